@@ -1,0 +1,75 @@
+/**
+ * The top of the command line: picks the subcommand and maps failures to exit codes.
+ *
+ * @module
+ */
+import { EXIT_USAGE } from "./exit_codes.ts";
+import { print, printError } from "./output.ts";
+import { UsageError } from "./usage_error.ts";
+
+/** A subcommand: gets the arguments after its name, returns the exit code. */
+export type Command = (args: string[]) => Promise<number>;
+
+const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+  run: {
+    summary: "run the agent (systemd ExecStart)",
+    load: async () => (await import("./run.ts")).runCommand,
+  },
+  check: {
+    summary: "validate the inventory; exit 1 with every problem",
+    load: async () => (await import("./check.ts")).checkCommand,
+  },
+  plan: {
+    summary: "offline: what run would do to a cluster snapshot",
+    load: async () => (await import("./plan.ts")).planCommand,
+  },
+  render: {
+    summary: "offline: print the keepalived config a host would run",
+    load: async () => (await import("./render.ts")).renderCommand,
+  },
+  version: {
+    summary: "print the version",
+    load: async () => (await import("./version.ts")).versionCommand,
+  },
+};
+
+/** The top-level help text. */
+export function usage(): string {
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(9)}${c.summary}`);
+  return [
+    "Usage: keelson <command> [flags]",
+    "",
+    "Commands:",
+    ...lines,
+    "",
+    'Run "keelson <command> --help" for the flags of a command.',
+  ].join("\n");
+}
+
+/**
+ * Runs the command line.
+ * @param args `Deno.args`
+ * @returns the exit code
+ */
+export async function dispatch(args: string[]): Promise<number> {
+  const [name, ...rest] = args;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    print(usage());
+    return name === undefined ? EXIT_USAGE : 0;
+  }
+  if (name === "--version") return (await COMMANDS.version!.load())([]);
+  const command = COMMANDS[name];
+  if (!command) {
+    printError(`keelson: unknown command "${name}"\n\n${usage()}`);
+    return EXIT_USAGE;
+  }
+  try {
+    return await (await command.load())(rest);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      printError(`keelson ${name}: ${error.message}\nRun "keelson ${name} --help" for usage.`);
+      return EXIT_USAGE;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * The provider contract: the TypeScript form of k8s.io/cloud-provider's `cloudprovider.Interface`.
+ *
+ * Controllers see only this file. A provider implements the capabilities it has and leaves the
+ * others `undefined`, so "is it supported?" is a property check, as upstream's `(x, ok)` pair.
+ *
+ * @module
+ */
+import type {
+  V1LoadBalancerStatus,
+  V1Node,
+  V1NodeAddress,
+  V1Service,
+} from "@kubernetes/client-node";
+import type { Lister } from "../kube/ports.ts";
+
+/** What a provider learns about one machine, as upstream's `InstanceMetadata`. */
+export interface InstanceMetadata {
+  /** `<scheme>://<id>`; stable for the life of the machine. */
+  providerID: string;
+  /** Written to `node.kubernetes.io/instance-type` (and the beta twin); empty = not set. */
+  instanceType: string;
+  /** The Node's addresses: InternalIP, ExternalIP, Hostname. */
+  nodeAddresses: V1NodeAddress[];
+  /** Written to `topology.kubernetes.io/zone`; empty = not set. */
+  zone: string;
+  /** Written to `topology.kubernetes.io/region`; empty = not set. */
+  region: string;
+  /** Extra labels; `kubernetes.io`/`k8s.io` keys are dropped and existing labels are kept. */
+  additionalLabels: Record<string, string>;
+}
+
+/**
+ * Where a machine stands in the provider's inventory. `absent` means the provider knows its whole
+ * inventory and the machine is not in it; an inventory that cannot be read is an error instead.
+ */
+export type MachineState = "active" | "maintenance" | "shutdown" | "retired" | "absent";
+
+/** Upstream `InstancesV2`, plus Keelson's machine state. */
+export interface InstancesV2 {
+  /** True when the machine behind the Node exists. Throws when it cannot tell. */
+  instanceExists(node: V1Node): Promise<boolean>;
+  /** True when the machine is shut down. Throws when it cannot tell. */
+  instanceShutdown(node: V1Node): Promise<boolean>;
+  /** The machine's metadata, or `null` when the provider has nothing to say about it. */
+  instanceMetadata(node: V1Node): Promise<InstanceMetadata | null>;
+  /** Keelson extension: the machine's state (maintenance and retirement have no upstream twin). */
+  instanceState?(node: V1Node): Promise<MachineState>;
+}
+
+/** Upstream `Zones` (legacy; InstancesV2 carries zone and region). */
+export interface Zones {
+  /** Zone and region of the Node's machine. */
+  getZoneByNodeName(nodeName: string): Promise<{ zone: string; region: string }>;
+}
+
+/** Upstream `LoadBalancer`. */
+export interface LoadBalancer {
+  /** The LB's status and whether it exists. */
+  getLoadBalancer(
+    clusterName: string,
+    service: V1Service,
+  ): Promise<{ status: V1LoadBalancerStatus; exists: boolean }>;
+  /** A stable name for the Service's LB. */
+  getLoadBalancerName(clusterName: string, service: V1Service): string;
+  /** Creates or converges the LB; returns the status to write. */
+  ensureLoadBalancer(
+    clusterName: string,
+    service: V1Service,
+    nodes: V1Node[],
+  ): Promise<V1LoadBalancerStatus>;
+  /** Converges the LB's backends. */
+  updateLoadBalancer(clusterName: string, service: V1Service, nodes: V1Node[]): Promise<void>;
+  /** Removes the LB; succeeds when it is already gone. */
+  ensureLoadBalancerDeleted(clusterName: string, service: V1Service): Promise<void>;
+}
+
+/** One pod-CIDR route, as upstream's `Route`. */
+export interface Route {
+  name: string;
+  targetNode: string;
+  destinationCIDR: string;
+  blackhole?: boolean;
+}
+
+/** Upstream `Routes`. */
+export interface Routes {
+  listRoutes(clusterName: string): Promise<Route[]>;
+  createRoute(clusterName: string, nameHint: string, route: Route): Promise<void>;
+  deleteRoute(clusterName: string, route: Route): Promise<void>;
+}
+
+/** Upstream `Clusters`. */
+export interface Clusters {
+  listClusters(): Promise<string[]>;
+  master(clusterName: string): Promise<string>;
+}
+
+/** What `initialize` hands a provider: read-only views of the cluster, as upstream's client builder. */
+export interface ProviderContext {
+  nodes: Lister<V1Node>;
+  services: Lister<V1Service>;
+  signal: AbortSignal;
+}
+
+/** A cloud provider. Each capability is optional; absent means unsupported. */
+export interface CloudProvider {
+  /** The providerID scheme and registry name, e.g. `baremetal`. */
+  readonly providerName: string;
+  /** Whether the provider has a cluster ID (upstream `HasClusterID`). */
+  hasClusterID(): boolean;
+  /** Called once when this process starts leading, before controllers run. */
+  initialize?(context: ProviderContext): Promise<void>;
+  readonly instancesV2?: InstancesV2;
+  readonly zones?: Zones;
+  readonly loadBalancer?: LoadBalancer;
+  readonly routes?: Routes;
+  readonly clusters?: Clusters;
+}
+
+/** An error a provider raises when it cannot answer; `retriable` says whether a retry may help. */
+export class ProviderError extends Error {
+  /** Whether retrying later may succeed. */
+  readonly retriable: boolean;
+  /**
+   * @param message what failed, with the object named
+   * @param options `retriable` (default true) and the `cause`
+   */
+  constructor(message: string, options: { retriable?: boolean; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = "ProviderError";
+    this.retriable = options.retriable ?? true;
+  }
+}

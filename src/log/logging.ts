@@ -1,0 +1,59 @@
+/**
+ * Logging: structured records through @logtape/logtape; JSON lines when stderr is not a terminal
+ * (journald, files), readable text on a terminal.
+ *
+ * @module
+ */
+import {
+  configure,
+  getJsonLinesFormatter,
+  getLogger,
+  getStreamSink,
+  getTextFormatter,
+  type Logger,
+  type LogLevel,
+  reset,
+} from "@logtape/logtape";
+
+/** Accepted `--log-level` values, quietest last. */
+export const LOG_LEVELS = ["trace", "debug", "info", "warning", "error", "fatal"] as const;
+
+/** Options for `setupLogging`. */
+export interface LoggingOptions {
+  /** Lowest level written. @default "info" */
+  level?: LogLevel;
+  /** `json`, `text`, or `auto` (text on a terminal, JSON otherwise). @default "auto" */
+  format?: "json" | "text" | "auto";
+}
+
+/**
+ * Configures the process-wide log sinks. Safe to call again (for example after a reload).
+ * @param options level and format
+ */
+export async function setupLogging(options: LoggingOptions = {}): Promise<void> {
+  const format = options.format ?? "auto";
+  const json = format === "json" || (format === "auto" && !Deno.stderr.isTerminal());
+  await reset();
+  await configure({
+    reset: true,
+    sinks: {
+      // stderr, so stdout stays free for command output (check, plan, render)
+      stderr: getStreamSink(Deno.stderr.writable, {
+        formatter: json ? getJsonLinesFormatter() : getTextFormatter({ timestamp: "date-time" }),
+      }),
+    },
+    loggers: [
+      { category: ["keelson"], lowestLevel: options.level ?? "info", sinks: ["stderr"] },
+      { category: ["logtape", "meta"], lowestLevel: "warning", sinks: ["stderr"] },
+    ],
+  });
+}
+
+/**
+ * The logger of one part of Keelson, e.g. `logger("controllers", "node")`.
+ * @param category path below `keelson`
+ * @returns a logtape Logger
+ */
+export function logger(...category: string[]): Logger {
+  return getLogger(["keelson", ...category]);
+}
