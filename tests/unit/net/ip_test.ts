@@ -1,0 +1,60 @@
+import assert from "node:assert/strict";
+import {
+  canonicalIp,
+  formatIp,
+  parseIp,
+  parseRange,
+  rangeSize,
+  rangesOverlap,
+} from "../../../src/net/ip.ts";
+
+Deno.test("parseIp() and formatIp() round-trip IPv4 and IPv6", () => {
+  for (
+    const text of [
+      "10.0.0.1",
+      "0.0.0.0",
+      "255.255.255.255",
+      "2001:db8::1",
+      "::",
+      "::1",
+      "fe80::1:2:3:4",
+      "2001:db8:0:1:1:1:1:1",
+    ]
+  ) {
+    const ip = parseIp(text)!;
+    assert.equal(formatIp(ip.family, ip.value), text);
+  }
+  assert.equal(canonicalIp("2001:0db8:0000:0000:0000:0000:0000:0001"), "2001:db8::1");
+  assert.equal(canonicalIp("::ffff:10.0.0.1"), "::ffff:a00:1");
+  assert.equal(parseIp("10.0.0.300"), undefined);
+});
+
+Deno.test("parseRange() reads CIDRs, ranges and single addresses", () => {
+  const cidr = parseRange("203.0.113.16/28");
+  assert.ok(!("error" in cidr));
+  assert.equal(rangeSize(cidr), 16n);
+  const range = parseRange("10.20.0.100-10.20.0.150");
+  assert.ok(!("error" in range));
+  assert.equal(rangeSize(range), 51n);
+  const v6 = parseRange("2001:db8:100::/120");
+  assert.ok(!("error" in v6));
+  assert.equal(rangeSize(v6), 256n);
+  assert.match((parseRange("10.0.0.300/24") as { error: string }).error, /not an IP address/);
+  assert.match((parseRange("10.0.0.1/24") as { error: string }).error, /host bits/);
+  assert.match((parseRange("10.0.0.9-10.0.0.1") as { error: string }).error, /comes after/);
+  assert.match(
+    (parseRange("10.0.0.1-2001:db8::1") as { error: string }).error,
+    /different families/,
+  );
+});
+
+Deno.test("rangesOverlap() compares only ranges of one family", () => {
+  const a = parseRange("10.0.0.0/24"),
+    b = parseRange("10.0.0.200-10.0.1.5"),
+    c = parseRange("10.0.1.0/24");
+  const v6 = parseRange("::/0");
+  assert.ok(!("error" in a) && !("error" in b) && !("error" in c) && !("error" in v6));
+  assert.ok(rangesOverlap(a, b));
+  assert.ok(!rangesOverlap(a, c));
+  assert.ok(!rangesOverlap(a, v6));
+});
