@@ -1,0 +1,110 @@
+/**
+ * Reads a saved cluster state (`kubectl get nodes,services,pv -o yaml|json`) for offline commands.
+ *
+ * @module
+ */
+import type { V1Node, V1PersistentVolume, V1Service } from "@kubernetes/client-node";
+import { parseAllDocuments } from "yaml";
+
+/** The objects of a snapshot, by kind. */
+export interface Snapshot {
+  nodes: V1Node[];
+  services: V1Service[];
+  persistentVolumes: V1PersistentVolume[];
+}
+
+/**
+ * Loads a snapshot file: a `List` (or `NodeList`, ...), several YAML documents, or one object, in
+ * YAML or JSON. Objects of other kinds are ignored.
+ * @param path the file to read
+ * @returns the Nodes, Services and PersistentVolumes it holds, in file order
+ * @throws {Error} naming the file (and the document or item index) when it cannot be read or parsed
+ */
+export async function loadSnapshot(path: string): Promise<Snapshot> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (error) {
+    throw new Error(`Cannot read cluster state ${path}: ${(error as Error).message}`);
+  }
+  return parseSnapshot(text, path);
+}
+
+/**
+ * Parses snapshot text (see `loadSnapshot`).
+ * @param text YAML or JSON
+ * @param source the file name used in error messages
+ * @returns the objects by kind
+ * @throws {Error} naming `source` and the document/item index on a malformed input
+ */
+export function parseSnapshot(text: string, source: string): Snapshot {
+  const snapshot: Snapshot = { nodes: [], services: [], persistentVolumes: [] };
+  const documents = parseAllDocuments(text);
+  if (!Array.isArray(documents)) {
+    throw new Error(`Cannot parse cluster state ${source}: it is empty`);
+  }
+  documents.forEach((document, docIndex) => {
+    const where = documents.length > 1 ? ` document ${docIndex + 1}` : "";
+    if (document.errors.length > 0) {
+      throw new Error(
+        `Cannot parse cluster state ${source}${where}: ${document.errors[0]?.message ?? ""}`,
+      );
+    }
+    const value: unknown = document.toJS();
+    if (value === null || value === undefined) return;
+    if (!isObject(value)) {
+      throw new Error(
+        `Cannot read cluster state ${source}${where}: expected a Kubernetes object or List, found ${typeof value}`,
+      );
+    }
+    if (Array.isArray(value.items)) {
+      value.items.forEach((item: unknown, itemIndex: number) => {
+        add(snapshot, item, `${source}${where} item ${itemIndex}`, value.kind);
+      });
+    } else {
+      add(snapshot, value, `${source}${where}`, undefined);
+    }
+  });
+  return snapshot;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+const LIST_KINDS: Record<string, string> = {
+  NodeList: "Node",
+  ServiceList: "Service",
+  PersistentVolumeList: "PersistentVolume",
+};
+
+function add(snapshot: Snapshot, item: unknown, where: string, listKind: unknown): void {
+  if (!isObject(item)) {
+    throw new Error(`Cannot read cluster state ${where}: expected an object, found ${typeof item}`);
+  }
+  const kind = typeof item.kind === "string"
+    ? item.kind
+    : typeof listKind === "string"
+    ? LIST_KINDS[listKind]
+    : undefined;
+  const metadata = item.metadata;
+  if (!isObject(metadata) || typeof metadata.name !== "string" || metadata.name === "") {
+    throw new Error(`Cannot read cluster state ${where}: metadata.name is missing`);
+  }
+  switch (kind) {
+    case "Node":
+      snapshot.nodes.push(item as V1Node);
+      break;
+    case "Service":
+      snapshot.services.push(item as V1Service);
+      break;
+    case "PersistentVolume":
+      snapshot.persistentVolumes.push(item as V1PersistentVolume);
+      break;
+    case undefined:
+      throw new Error(`Cannot read cluster state ${where}: kind is missing`);
+    default:
+      // Other kinds (Pods, Endpoints, ...) may be in a broad `kubectl get` output; skip them.
+      break;
+  }
+}
