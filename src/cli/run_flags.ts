@@ -1,0 +1,207 @@
+/**
+ * `keelson run`'s flags: upstream cloud-controller-manager names where upstream has them, each
+ * overriding the matching TOML key.
+ *
+ * @module
+ */
+import type { Config } from "../config/types.ts";
+import { durationMs } from "../config/types.ts";
+import { LOG_LEVELS } from "../log/logging.ts";
+import { parseFlags, UsageError } from "./usage_error.ts";
+
+/** The run command's flag table (node:util parseArgs). */
+export const RUN_FLAGS = {
+  config: { type: "string", short: "c" },
+  host: { type: "string" },
+  kubeconfig: { type: "string" },
+  "cluster-name": { type: "string" },
+  controllers: { type: "string" },
+  "leader-elect": { type: "string" },
+  "leader-elect-lease-duration": { type: "string" },
+  "leader-elect-renew-deadline": { type: "string" },
+  "leader-elect-retry-period": { type: "string" },
+  "leader-elect-resource-name": { type: "string" },
+  "leader-elect-resource-namespace": { type: "string" },
+  "bind-address": { type: "string" },
+  "secure-port": { type: "string" },
+  listen: { type: "string" },
+  "kube-api-qps": { type: "string" },
+  "kube-api-burst": { type: "string" },
+  "node-status-update-frequency": { type: "string" },
+  "node-monitor-period": { type: "string" },
+  "concurrent-node-syncs": { type: "string" },
+  "concurrent-service-syncs": { type: "string" },
+  "log-level": { type: "string" },
+  "log-format": { type: "string" },
+  v: { type: "string", short: "v" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+/** The help text of `keelson run`. */
+export const RUN_USAGE = `Usage: keelson run --config FILE [flags]
+
+Runs the agent: the cloud-node, cloud-node-lifecycle, service and pv-labels controllers while
+this process holds the leader Lease, and keepalived rendering on every control-plane host.
+Flags override the matching keys of the TOML file.
+
+Flags:
+  -c, --config FILE                        inventory file (env KEELSON_CONFIG)
+      --host NAME                          this host's machine name (default: the hostname)
+      --kubeconfig FILE                    [kubernetes] kubeconfig; default $KUBECONFIG, then in-cluster
+      --cluster-name NAME                  [cluster] name (default "kubernetes")
+      --controllers LIST                   "*" or a comma list; "-name" disables. Names:
+                                           cloud-node, cloud-node-lifecycle, service, pv-labels
+                                           (canonical upstream names are accepted too)
+      --leader-elect BOOL                  [leader_election] enabled (default true)
+      --leader-elect-lease-duration DUR    (default 15s)
+      --leader-elect-renew-deadline DUR    (default 10s)
+      --leader-elect-retry-period DUR      (default 2s)
+      --leader-elect-resource-name NAME    (default keelson)
+      --leader-elect-resource-namespace NS (default kube-system)
+      --listen HOST:PORT                   health and metrics address (default 127.0.0.1:10258)
+      --bind-address IP, --secure-port N   upstream spelling of --listen
+      --kube-api-qps N, --kube-api-burst N client-side rate limit (default 20 / 30)
+      --node-status-update-frequency DUR   periodic address sync (default 5m)
+      --node-monitor-period DUR            node lifecycle period (default 5s)
+      --concurrent-node-syncs N            (default 1)
+      --concurrent-service-syncs N         (default 1)
+  -v, --log-level LEVEL                    ${LOG_LEVELS.join(", ")}, or a klog number 0-10
+      --log-format FORMAT                  auto (text on a terminal, JSON lines otherwise), json, text
+  -h, --help                               this text`;
+
+/** What the flags decided beyond config overrides. */
+export interface RunFlags {
+  configPath: string | undefined;
+  host: string | undefined;
+  logLevel: (typeof LOG_LEVELS)[number];
+  logFormat: "auto" | "json" | "text";
+  help: boolean;
+  /** Applies the flag overrides to a freshly loaded config (also after every reload). */
+  apply(config: Config): Config;
+}
+
+/**
+ * Parses `keelson run`'s arguments.
+ * @throws {UsageError} naming the flag and the accepted values
+ */
+export function parseRunFlags(args: string[], env: (name: string) => string | undefined): RunFlags {
+  const { values } = parseFlags(args, RUN_FLAGS);
+  const durations: Array<[keyof typeof values, (c: Config, v: string) => void]> = [
+    ["leader-elect-lease-duration", (c, v) => c.leader_election.lease_duration = v],
+    ["leader-elect-renew-deadline", (c, v) => c.leader_election.renew_deadline = v],
+    ["leader-elect-retry-period", (c, v) => c.leader_election.retry_period = v],
+    ["node-status-update-frequency", (c, v) => c.controllers.node_status_update_frequency = v],
+    ["node-monitor-period", (c, v) => c.controllers.node_monitor_period = v],
+  ];
+  for (const [flag] of durations) {
+    const value = values[flag];
+    if (typeof value === "string") checkDuration(flag, value);
+  }
+  const number = (flag: keyof typeof values, integer: boolean): number | undefined => {
+    const value = values[flag];
+    if (typeof value !== "string") return undefined;
+    const n = Number(value);
+    if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
+      throw new UsageError(
+        `--${flag} "${value}" is not a positive ${integer ? "whole " : ""}number`,
+      );
+    }
+    return n;
+  };
+  const qps = number("kube-api-qps", false);
+  const burst = number("kube-api-burst", true);
+  const nodeSyncs = number("concurrent-node-syncs", true);
+  const serviceSyncs = number("concurrent-service-syncs", true);
+  const securePort = number("secure-port", true);
+  let leaderElect: boolean | undefined;
+  if (values["leader-elect"] !== undefined) {
+    const v = values["leader-elect"];
+    if (v !== "true" && v !== "false") {
+      throw new UsageError(`--leader-elect "${v}" must be true or false`);
+    }
+    leaderElect = v === "true";
+  }
+  const listen = listenFrom(values.listen, values["bind-address"], securePort);
+  const logLevel = parseLogLevel(values["log-level"] ?? values.v ?? env("KEELSON_LOG_LEVEL"));
+  const logFormat = values["log-format"] ?? "auto";
+  if (logFormat !== "auto" && logFormat !== "json" && logFormat !== "text") {
+    throw new UsageError(`--log-format "${logFormat}" must be auto, json or text`);
+  }
+  const controllers = values.controllers?.split(",").map((s) => s.trim()).filter(Boolean);
+
+  return {
+    configPath: values.config ?? env("KEELSON_CONFIG"),
+    host: values.host ?? env("KEELSON_HOST"),
+    logLevel,
+    logFormat,
+    help: values.help ?? false,
+    apply(config: Config): Config {
+      const c = structuredClone(config);
+      if (values.kubeconfig !== undefined) c.kubernetes.kubeconfig = values.kubeconfig;
+      if (values["cluster-name"] !== undefined) c.cluster.name = values["cluster-name"];
+      if (controllers !== undefined) c.controllers.enabled = controllers;
+      if (leaderElect !== undefined) c.leader_election.enabled = leaderElect;
+      if (values["leader-elect-resource-name"] !== undefined) {
+        c.leader_election.name = values["leader-elect-resource-name"];
+      }
+      if (values["leader-elect-resource-namespace"] !== undefined) {
+        c.leader_election.namespace = values["leader-elect-resource-namespace"];
+      }
+      if (qps !== undefined) c.kubernetes.qps = qps;
+      if (burst !== undefined) c.kubernetes.burst = burst;
+      if (nodeSyncs !== undefined) c.controllers.concurrent_node_syncs = nodeSyncs;
+      if (serviceSyncs !== undefined) c.controllers.concurrent_service_syncs = serviceSyncs;
+      if (listen !== undefined) c.server.listen = listen(c.server.listen);
+      for (const [flag, set] of durations) {
+        const value = values[flag];
+        if (typeof value === "string") set(c, value);
+      }
+      return c;
+    },
+  };
+}
+
+function checkDuration(flag: string, value: string): void {
+  try {
+    durationMs(value);
+  } catch {
+    throw new UsageError(`--${flag} "${value}" is not a duration such as "15s" or "5m"`);
+  }
+}
+
+// --listen wins; otherwise --bind-address/--secure-port replace their half of [server] listen.
+function listenFrom(
+  listen: string | undefined,
+  bindAddress: string | undefined,
+  securePort: number | undefined,
+): ((current: string) => string) | undefined {
+  if (listen !== undefined) {
+    if (!/^(\[[0-9a-fA-F:]+\]|[0-9.]+|[a-zA-Z0-9.-]+):\d{1,5}$/.test(listen)) {
+      throw new UsageError(`--listen "${listen}" must be HOST:PORT, e.g. 127.0.0.1:10258`);
+    }
+    return () => listen;
+  }
+  if (bindAddress === undefined && securePort === undefined) return undefined;
+  return (current) => {
+    const split = current.lastIndexOf(":");
+    const host = bindAddress ?? current.slice(0, split);
+    const port = securePort ?? Number(current.slice(split + 1));
+    const bracketed = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+    return `${bracketed}:${port}`;
+  };
+}
+
+function parseLogLevel(value: string | undefined): (typeof LOG_LEVELS)[number] {
+  if (value === undefined) return "info";
+  if ((LOG_LEVELS as readonly string[]).includes(value)) {
+    return value as (typeof LOG_LEVELS)[number];
+  }
+  // klog verbosity: 0-1 info, 2-3 debug, 4+ trace
+  if (/^\d+$/.test(value)) {
+    const n = Number(value);
+    return n >= 4 ? "trace" : n >= 2 ? "debug" : "info";
+  }
+  throw new UsageError(
+    `--log-level "${value}" must be one of ${LOG_LEVELS.join(", ")} or a number 0-10`,
+  );
+}

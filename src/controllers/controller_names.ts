@@ -1,0 +1,60 @@
+/**
+ * Controller names for `--controllers` / `[controllers] enabled`: upstream's canonical names and
+ * their aliases, plus Keelson's pv-labels controller.
+ *
+ * @module
+ */
+
+/** Keelson's controllers, by the short name used in logs, health checks and metrics. */
+export const CONTROLLERS = ["cloud-node", "cloud-node-lifecycle", "service", "pv-labels"] as const;
+/** One controller's short name. */
+export type ControllerName = (typeof CONTROLLERS)[number];
+
+const ALIASES: Record<string, ControllerName> = {
+  "cloud-node": "cloud-node",
+  "cloud-node-controller": "cloud-node",
+  "cloud-node-lifecycle": "cloud-node-lifecycle",
+  "cloud-node-lifecycle-controller": "cloud-node-lifecycle",
+  "service": "service",
+  "service-lb-controller": "service",
+  "pv-labels": "pv-labels",
+  "persistentvolume-labels": "pv-labels",
+};
+
+/** Upstream's canonical names (health check names follow them). */
+export const CANONICAL_NAMES: Record<ControllerName, string> = {
+  "cloud-node": "cloud-node-controller",
+  "cloud-node-lifecycle": "cloud-node-lifecycle-controller",
+  "service": "service-lb-controller",
+  "pv-labels": "pv-labels-controller",
+};
+
+/**
+ * Resolves an enable list as upstream does: `*` enables all, `name` enables one, `-name`
+ * disables one (also after `*`).
+ * @returns the enabled controllers, or the unknown names
+ */
+export function resolveControllers(
+  list: string[],
+): { enabled: Set<ControllerName> } | { unknown: string[] } {
+  const enabled = new Set<ControllerName>();
+  const unknown: string[] = [];
+  const entries = list.length === 0 ? ["*"] : list;
+  if (entries.includes("*")) CONTROLLERS.forEach((c) => enabled.add(c));
+  for (const entry of entries) {
+    if (entry === "*") continue;
+    const negated = entry.startsWith("-");
+    const name = ALIASES[negated ? entry.slice(1) : entry];
+    // upstream accepts "route"; Keelson has no route controller yet, so it is known but inert
+    if (!name) {
+      if (
+        entry.replace(/^-/, "") === "route" || entry.replace(/^-/, "") === "node-route-controller"
+      ) continue;
+      unknown.push(entry);
+      continue;
+    }
+    if (negated) enabled.delete(name);
+    else enabled.add(name);
+  }
+  return unknown.length > 0 ? { unknown } : { enabled };
+}

@@ -1,0 +1,25 @@
+import assert from "node:assert/strict";
+import { resolveControllers } from "../../../src/controllers/controller_names.ts";
+
+Deno.test("resolveControllers() enables all for * and honours -name", () => {
+  const all = resolveControllers(["*"]);
+  assert.ok("enabled" in all);
+  assert.deepEqual([...all.enabled].sort(), [
+    "cloud-node",
+    "cloud-node-lifecycle",
+    "pv-labels",
+    "service",
+  ]);
+  const some = resolveControllers(["*", "-service-lb-controller", "-pv-labels"]);
+  assert.ok("enabled" in some);
+  assert.deepEqual([...some.enabled].sort(), ["cloud-node", "cloud-node-lifecycle"]);
+});
+
+Deno.test("resolveControllers() accepts aliases and reports unknown names", () => {
+  const one = resolveControllers(["cloud-node-controller"]);
+  assert.ok("enabled" in one);
+  assert.deepEqual([...one.enabled], ["cloud-node"]);
+  assert.deepEqual(resolveControllers(["*", "nodes"]), { unknown: ["nodes"] });
+  const route = resolveControllers(["*", "-route"]);
+  assert.ok("enabled" in route);
+});
