@@ -1,0 +1,291 @@
+/**
+ * The keepalived model: which VRRP instances one control-plane host runs, with which VRIDs,
+ * priorities, peers and VIPs. Pure and deterministic: the same inventory and the same Service
+ * VIPs give the same model on every host, except that host's priorities and source address.
+ *
+ * Decisions (see the README of this folder for the reasoning):
+ * - VRIDs: the lowest VRID of `[keepalived] vrid_range` is reserved for the IPv4 control-plane
+ *   VIP and the next one for the IPv6 control-plane VIP, whether or not they are configured, so
+ *   that adding a control-plane VIP later never renumbers the Service groups.
+ * - Service VIPs: each VIP belongs to group `fnv1a(address bytes) mod G`, where G is the number
+ *   of remaining VRIDs. A VIP's group depends only on its address and the range, so adding or
+ *   removing another VIP never moves it. IPv4 and IPv6 groups reuse the same VRIDs (VRRP over
+ *   IPv4 and over IPv6 are separate VRID spaces, RFC 5798 §5.2.3; keepalived accepts it).
+ * - Inside a group the lowest `max_vips_per_instance` addresses go in `virtual_ipaddress`, the
+ *   rest in `virtual_ipaddress_excluded` (held by the same instance, not listed in adverts).
+ * - Priorities rotate: rank = (host index + group index) mod n, priority = 200 - step * rank,
+ *   so each host is preferred master for a different share of the groups.
+ * - Preemption: Service groups preempt after a delay (a recovered host takes its share back
+ *   once it has been up for `SERVICE_PREEMPT_DELAY_S`); the control-plane VIP never preempts,
+ *   because every move drops all API clients' connections and any healthy apiserver will do.
+ *
+ * @module
+ */
+import type { Config, Machine } from "../../../src/config/types.ts";
+import { durationMs } from "../../../src/config/types.ts";
+import { formatIp, type IpFamily, parseIp } from "../../../src/net/ip.ts";
+
+/** One parsed address. Only these numbers, never the text they came from, are rendered. */
+export interface ModelIp {
+  family: IpFamily;
+  value: bigint;
+}
+
+/** One `vrrp_instance`. */
+export interface VrrpInstanceModel {
+  /** `keelson_cp_v4`, `keelson_v6_g3`, ... (alphabet `[a-z0-9_]`). */
+  name: string;
+  kind: "control-plane" | "service";
+  family: IpFamily;
+  vrid: number;
+  priority: number;
+  /** false: `nopreempt`. */
+  preempt: boolean;
+  /** Seconds; only when `preempt`. */
+  preemptDelayS: number;
+  /** The host's own address, when unicast. */
+  unicastSrcIp?: ModelIp;
+  /** The other control-plane machines, when unicast (sorted). */
+  unicastPeers: ModelIp[];
+  /** At most `max_vips_per_instance`, sorted. */
+  vips: ModelIp[];
+  /** The rest of the group, sorted. */
+  excludedVips: ModelIp[];
+  /** Tracks the apiserver-health file (control-plane instances). */
+  trackApiserver: boolean;
+}
+
+/** The whole keepalived configuration of one host. */
+export interface KeepalivedModel {
+  /** Machine name (the inventory's name alphabet). */
+  host: string;
+  interface: string;
+  /** advert_int in milliseconds, a multiple of 10 (VRRPv3 centiseconds). */
+  advertIntMs: number;
+  garpMasterRefreshS: number;
+  unicast: boolean;
+  /** The `track_file` watched by control-plane instances; undefined when there are none. */
+  trackFile?: { name: string; path: string; initValue: 0 | 1 };
+  instances: VrrpInstanceModel[];
+  /** Service VIPs left out, with the reason (never rendered; for logs). */
+  skipped: { value: string; reason: string }[];
+}
+
+/** Input of `buildKeepalivedModel`. */
+export interface KeepalivedModelInput {
+  config: Config;
+  /** This machine's name. */
+  host: string;
+  /** Ingress IPs of the Services Keelson handles; anything not an IP is skipped. */
+  serviceVips: readonly string[];
+  /**
+   * The apiserver-health value keepalived starts from when the track file does not exist yet.
+   * Only `true` starts healthy; absent or false fails closed (no control-plane VIP until the
+   * probe has seen the apiserver answer).
+   */
+  controlPlaneHealthy?: boolean;
+}
+
+/** Highest priority handed out (BACKUP instances may use 1..254). */
+export const BASE_PRIORITY = 200;
+/** Seconds a recovered host waits before taking its Service groups back. */
+export const SERVICE_PREEMPT_DELAY_S = 30;
+/** Name of the `track_file` block. */
+export const APISERVER_TRACK_NAME = "keelson_apiserver";
+/** File name of the apiserver-health file inside `track_file_dir`. */
+export const APISERVER_TRACK_FILE = "apiserver-health";
+/** Absolute paths Keelson renders: no spaces, quotes, braces or `..`. */
+export const SAFE_PATH_REGEXP = /^\/(?!.*\/\.\.?(\/|$))[A-Za-z0-9._/-]{0,255}$/;
+
+/**
+ * Builds the keepalived model of one control-plane host.
+ * @param input the configuration, the host's machine name and the Service VIPs
+ * @returns the model, or `{ error }` with a sentence naming the field and value
+ */
+export function buildKeepalivedModel(
+  input: KeepalivedModelInput,
+): KeepalivedModel | { error: string } {
+  const { config, host } = input;
+  const ka = config.keepalived;
+  const peers = config.machines
+    .filter((m) => m.role === "control-plane" && m.state !== "retired")
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const hostIndex = peers.findIndex((m) => m.name === host);
+  if (hostIndex < 0) {
+    return {
+      error: `Cannot render keepalived for host "${host}": it is not a control-plane machine ` +
+        `of the inventory (control-plane machines: ${peers.map((m) => `"${m.name}"`).join(", ")})`,
+    };
+  }
+  const [low, high] = ka.vrid_range;
+  if (!(low >= 1 && high <= 255 && low + 1 < high)) {
+    return {
+      error: `Invalid keepalived.vrid_range [${low}, ${high}]: must lie within 1-255 and hold ` +
+        `at least 3 VRIDs (2 reserved for the control-plane VIP, 1 or more for Services)`,
+    };
+  }
+  const advertIntMs = durationMs(ka.advert_interval);
+  if (!(Number.isInteger(advertIntMs / 10) && advertIntMs >= 10 && advertIntMs <= 40_950)) {
+    return {
+      error: `Invalid keepalived.advert_interval "${ka.advert_interval}": must be a multiple ` +
+        `of 10ms between 10ms and 40.95s`,
+    };
+  }
+  const trackPath = `${ka.track_file_dir.replace(/\/+$/, "")}/${APISERVER_TRACK_FILE}`;
+  if (!SAFE_PATH_REGEXP.test(trackPath)) {
+    return {
+      error: `Invalid keepalived.track_file_dir "${ka.track_file_dir}": must be an absolute ` +
+        `path of letters, digits, '.', '_', '-' and '/' without ".." components`,
+    };
+  }
+
+  const n = peers.length;
+  const step = n > 1 ? Math.max(1, Math.min(10, Math.floor((BASE_PRIORITY - 1) / (n - 1)))) : 10;
+  const override = peers[hostIndex]!.keepalived_priority;
+  const priorityFor = (groupIndex: number): number =>
+    override ?? BASE_PRIORITY - step * ((hostIndex + groupIndex) % n);
+
+  const addressing = (family: IpFamily): Addressing | { error: string } => {
+    const own = firstIp(peers[hostIndex]!, family);
+    if (!ka.unicast) return { unicastPeers: [] };
+    if (!own) {
+      return {
+        error: `Cannot use unicast VRRP for IPv${family} VIPs on host "${host}": machine ` +
+          `"${host}" has no IPv${family} address in internal_ips`,
+      };
+    }
+    const others = peers.filter((_, i) => i !== hostIndex).map((m) => firstIp(m, family))
+      .filter((ip): ip is ModelIp => ip !== undefined);
+    return { unicastSrcIp: own, unicastPeers: sortIps(others) };
+  };
+
+  const instances: VrrpInstanceModel[] = [];
+  const cpVips = dedupe(config.control_plane.vip.map((v) => parseIp(v)!));
+  for (const family of [4, 6] as const) {
+    const vips = cpVips.filter((ip) => ip.family === family);
+    if (vips.length === 0) continue;
+    const addr = addressing(family);
+    if ("error" in addr) return addr;
+    instances.push({
+      name: `keelson_cp_v${family}`,
+      kind: "control-plane",
+      family,
+      vrid: family === 4 ? low : low + 1,
+      priority: priorityFor(0),
+      preempt: false,
+      preemptDelayS: 0,
+      ...addr,
+      vips,
+      excludedVips: [],
+      trackApiserver: true,
+    });
+  }
+
+  const skipped: KeepalivedModel["skipped"] = [];
+  const cpKeys = new Set(cpVips.map(ipKey));
+  const serviceIps: ModelIp[] = [];
+  for (const value of input.serviceVips) {
+    const ip = parseIp(value);
+    if (!ip) skipped.push({ value, reason: "not an IP address" });
+    else if (cpKeys.has(ipKey(ip))) skipped.push({ value, reason: "is the control-plane VIP" });
+    else serviceIps.push(ip);
+  }
+  const groupCount = high - low - 1;
+  for (const family of [4, 6] as const) {
+    const groups = new Map<number, ModelIp[]>();
+    for (const ip of dedupe(serviceIps.filter((i) => i.family === family))) {
+      const g = serviceGroupOf(ip, groupCount);
+      groups.set(g, [...(groups.get(g) ?? []), ip]);
+    }
+    if (groups.size === 0) continue;
+    const addr = addressing(family);
+    if ("error" in addr) return addr;
+    for (const g of [...groups.keys()].sort((a, b) => a - b)) {
+      const members = groups.get(g)!; // already sorted by dedupe
+      instances.push({
+        name: `keelson_v${family}_g${g}`,
+        kind: "service",
+        family,
+        vrid: low + 2 + g,
+        // +1 so a host preferred for the control-plane VIP is not also first for group 0
+        priority: priorityFor(g + 1),
+        preempt: true,
+        preemptDelayS: SERVICE_PREEMPT_DELAY_S,
+        ...addr,
+        vips: members.slice(0, ka.max_vips_per_instance),
+        excludedVips: members.slice(ka.max_vips_per_instance),
+        trackApiserver: false,
+      });
+    }
+  }
+
+  return {
+    host,
+    interface: ka.interface,
+    advertIntMs,
+    garpMasterRefreshS: ka.garp_master_refresh,
+    unicast: ka.unicast,
+    ...(instances.some((i) => i.trackApiserver)
+      ? {
+        trackFile: {
+          name: APISERVER_TRACK_NAME,
+          path: trackPath,
+          initValue: input.controlPlaneHealthy === true ? 0 as const : 1 as const,
+        },
+      }
+      : {}),
+    instances,
+    skipped,
+  };
+}
+
+/**
+ * The Service group (0-based) of a VIP: FNV-1a of its address bytes modulo the group count.
+ * It depends on nothing but the address and the count, which is what keeps VIPs in place when
+ * other VIPs come and go.
+ * @param ip the VIP
+ * @param groupCount number of Service VRIDs (>= 1)
+ * @returns the group index
+ */
+export function serviceGroupOf(ip: ModelIp, groupCount: number): number {
+  const bytes = ip.family === 4 ? 4 : 16;
+  let hash = 0x811c9dc5;
+  for (let i = bytes - 1; i >= 0; i--) {
+    hash ^= Number((ip.value >> BigInt(8 * i)) & 0xffn);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % groupCount;
+}
+
+interface Addressing {
+  unicastSrcIp?: ModelIp;
+  unicastPeers: ModelIp[];
+}
+
+function firstIp(machine: Machine, family: IpFamily): ModelIp | undefined {
+  for (const text of machine.internal_ips) {
+    const ip = parseIp(text);
+    if (ip?.family === family) return ip;
+  }
+  return undefined;
+}
+
+function ipKey(ip: ModelIp): string {
+  return formatIp(ip.family, ip.value);
+}
+
+function sortIps(ips: ModelIp[]): ModelIp[] {
+  return [...ips].sort((a, b) =>
+    a.family - b.family || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0)
+  );
+}
+
+function dedupe(ips: ModelIp[]): ModelIp[] {
+  const seen = new Set<string>();
+  return sortIps(ips).filter((ip) => {
+    const key = ipKey(ip);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
