@@ -1,0 +1,90 @@
+/**
+ * The backend node set handed to the LoadBalancer provider (upstream §3.6) and the node-change
+ * triggers of the node sync (§3.8). Readiness is deliberately not a criterion (upstream 1.32+).
+ *
+ * @module
+ */
+import type { V1Node } from "@kubernetes/client-node";
+
+/** Nodes carrying this label (with a value that is not a boolean false) get no LB traffic. */
+export const EXCLUDE_FROM_LOAD_BALANCERS_LABEL =
+  "node.kubernetes.io/exclude-from-external-load-balancers";
+
+/** The cluster autoscaler's taint on a Node it is about to delete. */
+export const TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler";
+
+const FALSE_WORDS = new Set(["0", "f", "F", "FALSE", "false", "False"]);
+
+/**
+ * Whether the exclusion label excludes the Node. As upstream 1.34 (Go `ParseBool`): absent or a
+ * boolean false keeps it; a boolean true or a value that does not parse (`""`, `yes`) excludes it.
+ * @param node the Node
+ * @returns true when the Node is excluded by its label
+ */
+export function excludedByLabel(node: V1Node): boolean {
+  const value = node.metadata?.labels?.[EXCLUDE_FROM_LOAD_BALANCERS_LABEL];
+  if (value === undefined) return false;
+  // a boolean true excludes, and so does anything ParseBool rejects
+  return !FALSE_WORDS.has(value);
+}
+
+/**
+ * Whether the Node may back a load balancer: not being deleted, not excluded by label, not
+ * tainted for deletion by the cluster autoscaler.
+ * @param node the Node
+ * @returns true when it belongs in the node set
+ */
+export function isLoadBalancerNode(node: V1Node): boolean {
+  if (node.metadata?.deletionTimestamp) return false;
+  if (excludedByLabel(node)) return false;
+  return !(node.spec?.taints ?? []).some((taint) => taint.key === TO_BE_DELETED_TAINT);
+}
+
+/**
+ * The eligible Nodes, sorted by name so the provider sees a stable order.
+ * @param nodes every Node in the cache
+ * @returns the node set
+ */
+export function loadBalancerNodes(nodes: readonly V1Node[]): V1Node[] {
+  return nodes.filter(isLoadBalancerNode).sort((a, b) =>
+    (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? "")
+  );
+}
+
+/** A node set as upstream compares it: name → providerID (addresses do not count). */
+export type NodeSetKey = ReadonlyMap<string, string>;
+
+/**
+ * The comparison key of a node set.
+ * @param nodes the node set
+ * @returns name → providerID
+ */
+export function nodeSetKey(nodes: readonly V1Node[]): NodeSetKey {
+  return new Map(nodes.map((node) => [node.metadata?.name ?? "", node.spec?.providerID ?? ""]));
+}
+
+/**
+ * Whether two node sets are equal by names and providerIDs.
+ * @param a one key
+ * @param b the other
+ * @returns true when no UpdateLoadBalancer is needed
+ */
+export function nodeSetsEqual(a: NodeSetKey, b: NodeSetKey): boolean {
+  if (a.size !== b.size) return false;
+  for (const [name, providerID] of a) {
+    if (b.get(name) !== providerID) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether a Node update can change node sets: the exclusion-label verdict flipped or the
+ * providerID changed. Readiness, taints and addresses alone do not trigger (upstream §3.8).
+ * @param old the Node before
+ * @param node the Node after
+ * @returns true when the node sync should run
+ */
+export function nodeUpdateNeedsSync(old: V1Node, node: V1Node): boolean {
+  return excludedByLabel(old) !== excludedByLabel(node) ||
+    (old.spec?.providerID ?? "") !== (node.spec?.providerID ?? "");
+}

@@ -1,0 +1,487 @@
+/**
+ * The service (LoadBalancer) controller, after k8s.io/cloud-provider `controllers/service`.
+ *
+ * Watches Services and Nodes. For each Service it handles (type LoadBalancer and our class) it
+ * adds the `service.kubernetes.io/load-balancer-cleanup` finalizer, calls the provider's
+ * `ensureLoadBalancer` with the eligible Nodes and writes `status.loadBalancer.ingress` when it
+ * changed. When a Service stops needing a load balancer (deleted, type changed away, class no
+ * longer ours) it releases it, clears the ingress and removes the finalizer. Services of another
+ * class are never touched. Writes go through the `services/status` subresource, as upstream.
+ *
+ * Beyond upstream: a released address re-enqueues every pending Service (no ingress yet), so a
+ * Service waiting for a taken or exhausted address gets it as soon as one is free.
+ *
+ * @module
+ */
+import type { V1LoadBalancerStatus, V1Node, V1Service } from "@kubernetes/client-node";
+import type { Registry } from "prom-client";
+import { type LoadBalancer, ProviderError } from "../../cloud/provider.ts";
+import { type Clock, systemClock } from "../../kube/clock.ts";
+import {
+  type ClusterWriter,
+  type EventRecorder,
+  type EventTarget,
+  type Informer,
+  type InformerEvent,
+  isNotFound,
+  objectKey,
+} from "../../kube/ports.ts";
+import { serviceRateLimiter } from "../../kube/rate_limiters.ts";
+import { type RateLimiter, runWorkers, WorkQueue } from "../../kube/work_queue.ts";
+import { logger } from "../../log/logging.ts";
+import { done, failed, requeueAfter, type SyncResult } from "../sync_result.ts";
+import { addFinalizerPatch, hasCleanupFinalizer, removeFinalizerPatch } from "./finalizer.ts";
+import {
+  clearLoadBalancerStatusPatch,
+  currentIngress,
+  describeIngress,
+  ingressEqual,
+  loadBalancerStatusPatch,
+} from "./ingress.ts";
+import {
+  type EndpointLocator,
+  LOCAL_TRAFFIC_DROPPED_REASON,
+  localTrafficWarning,
+} from "./local_traffic.ts";
+import { needsUpdate } from "./needs_update.ts";
+import { syncNodeSets } from "./_node_sync.ts";
+import { loadBalancerNodes, type NodeSetKey, nodeSetKey, nodeUpdateNeedsSync } from "./node_set.ts";
+import { type ServiceMetrics, serviceMetrics } from "./service_metrics.ts";
+
+/** The controller's name (`--controllers`, event component). */
+export const SERVICE_CONTROLLER_NAME = "service-lb-controller";
+
+/** How long a Service whose request cannot be met (e.g. a taken IP) waits before a new try. */
+export const PENDING_RETRY_MS = 300_000;
+
+const NODE_SYNC_KEY = "nodes";
+
+/** What the controller talks to. */
+export interface ServiceControllerDeps {
+  /** The Service cache. */
+  services: Informer<V1Service>;
+  /** The Node cache. */
+  nodes: Informer<V1Node>;
+  /** Writes finalizers and status (through the status subresource). */
+  writer: ClusterWriter;
+  /** Records the upstream events and ours. */
+  events: EventRecorder;
+  /** The provider's LoadBalancer capability. */
+  loadBalancer: LoadBalancer;
+  /** Where the controller's and its queues' metrics are registered. */
+  registry: Registry;
+  /** Where endpoints run, for the `externalTrafficPolicy: Local` warning. @default none (no warning) */
+  endpoints?: EndpointLocator;
+}
+
+/** How the controller behaves. */
+export interface ServiceControllerOptions {
+  /** `--cluster-name`, passed to every provider call. */
+  clusterName: string;
+  /** `--concurrent-service-syncs`: service workers and the node-sync fan-out. */
+  workers: number;
+  /** Whether a Service is ours: type LoadBalancer and the configured class (`handlesService`). */
+  handles: (service: V1Service) => boolean;
+  /** Backoff of failed syncs. @default serviceRateLimiter() (5 s doubling to 300 s) */
+  rateLimiter?: RateLimiter;
+  /** Delay before a Service whose request cannot be met is tried again. @default PENDING_RETRY_MS */
+  pendingRetryMs?: number;
+  /** Time source for the queues and latency metrics. @default systemClock() */
+  clock?: Clock;
+}
+
+/** What the controller remembers of a Service it ensured (upstream's service cache). */
+interface Remembered {
+  service: V1Service;
+  nodes: NodeSetKey;
+}
+
+/** The LoadBalancer controller; `run` it while this process holds the Lease. */
+export class ServiceController {
+  #deps: ServiceControllerDeps;
+  #options: ServiceControllerOptions;
+  #clock: Clock;
+  #serviceQueue: WorkQueue;
+  #nodeQueue: WorkQueue;
+  #metrics: ServiceMetrics;
+  #remembered = new Map<string, Remembered>();
+  #log = logger("controllers", "service");
+
+  /**
+   * @param deps caches, writer, recorder, provider, registry and optional endpoint locator
+   * @param options cluster name, workers, class filter and timing
+   */
+  constructor(deps: ServiceControllerDeps, options: ServiceControllerOptions) {
+    this.#deps = deps;
+    this.#options = options;
+    this.#clock = options.clock ?? systemClock();
+    this.#serviceQueue = new WorkQueue({
+      name: "service",
+      rateLimiter: options.rateLimiter ?? serviceRateLimiter(),
+      registry: deps.registry,
+      clock: this.#clock,
+    });
+    this.#nodeQueue = new WorkQueue({
+      name: "service-nodes",
+      rateLimiter: options.rateLimiter ?? serviceRateLimiter(),
+      registry: deps.registry,
+      clock: this.#clock,
+    });
+    this.#metrics = serviceMetrics(deps.registry);
+  }
+
+  /**
+   * Waits for the Service and Node caches, enqueues every Service (a full ensure, as upstream
+   * on start and on leader acquisition), then runs the workers until `signal` aborts.
+   * Nothing is synced before both caches have synced.
+   * @param signal stops the controller
+   * @returns resolves once every worker has stopped
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    const unsubscribe = [
+      this.#deps.services.subscribe((event) => this.#onService(event)),
+      this.#deps.nodes.subscribe((event) => this.#onNode(event)),
+    ];
+    try {
+      const synced = await this.#deps.services.waitForSync(signal) &&
+        await this.#deps.nodes.waitForSync(signal);
+      if (!synced || signal.aborted) return;
+      for (const service of this.#deps.services.list()) {
+        if (this.#wantsLoadBalancer(service) || this.#mayNeedCleanup(service)) {
+          this.#serviceQueue.add(objectKey(service));
+        }
+      }
+      this.#log.info("Service controller started with {workers} workers", {
+        workers: this.#options.workers,
+      });
+      await Promise.all([
+        runWorkers(this.#serviceQueue, this.#options.workers, (key) => this.sync(key), signal),
+        runWorkers(this.#nodeQueue, 1, () => this.#syncNodes(), signal),
+      ]);
+    } finally {
+      for (const stop of unsubscribe) stop();
+      this.#serviceQueue.shutDown();
+      this.#nodeQueue.shutDown();
+    }
+  }
+
+  /**
+   * Queues every Service that wants a load balancer and has no ingress yet. Called after every
+   * release; the run wiring also calls it when the pools change (a grown pool can serve them).
+   */
+  requeuePending(): void {
+    for (const service of this.#deps.services.list()) {
+      if (this.#wantsLoadBalancer(service) && currentIngress(service).length === 0) {
+        this.#serviceQueue.add(objectKey(service));
+      }
+    }
+  }
+
+  /**
+   * Queues one Service (e.g. when its EndpointSlices changed, for the Local-policy check).
+   * @param key `namespace/name`
+   */
+  requeue(key: string): void {
+    this.#serviceQueue.add(key);
+  }
+
+  /**
+   * Reconciles one Service key (what a worker runs; public for tests and tools).
+   * @param key `namespace/name`
+   * @returns what the queue should do next
+   */
+  async sync(key: string): Promise<SyncResult> {
+    const service = this.#deps.services.get(key);
+    const remembered = this.#remembered.get(key);
+    if (remembered && remembered.service.metadata?.uid !== service?.metadata?.uid) {
+      // Deleted without our finalizer (stripped by hand), or deleted and recreated fast.
+      const result = await this.#deleteForgotten(key, remembered.service);
+      if (result.kind !== "done" || !service) return result;
+    }
+    if (!service) return done();
+    if (this.#wantsLoadBalancer(service)) return await this.#ensure(key, service);
+    if (await this.#isOursToClean(key, service)) return await this.#cleanup(key, service);
+    return done();
+  }
+
+  // A Service we should have a load balancer for right now.
+  #wantsLoadBalancer(service: V1Service): boolean {
+    return this.#options.handles(service) && !service.metadata?.deletionTimestamp;
+  }
+
+  // Cheap, synchronous pre-filter of `#isOursToClean` for the event handlers.
+  #mayNeedCleanup(service: V1Service): boolean {
+    const key = objectKey(service);
+    if (this.#remembered.has(key)) return !this.#wantsLoadBalancer(service);
+    if (!hasCleanupFinalizer(service)) return false;
+    if (service.spec?.type === "LoadBalancer") {
+      return this.#options.handles(service) && !!service.metadata?.deletionTimestamp;
+    }
+    return true;
+  }
+
+  // Whether a Service that does not want a load balancer is one we must release. A foreign
+  // class is never ours unless we ensured it in this process (the class setting changed). After
+  // a type change the API server has wiped the class, so the provider is asked whether it holds
+  // a load balancer for it.
+  async #isOursToClean(key: string, service: V1Service): Promise<boolean> {
+    if (this.#remembered.has(key)) return true;
+    if (!hasCleanupFinalizer(service)) return false;
+    if (service.spec?.type === "LoadBalancer") return this.#options.handles(service);
+    if (this.#options.handles(asLoadBalancer(service))) return true;
+    try {
+      const { exists } = await this.#deps.loadBalancer.getLoadBalancer(
+        this.#options.clusterName,
+        service,
+      );
+      return exists;
+    } catch (error) {
+      this.#log.warn("Cannot tell whether {key} has a load balancer: {error}", { key, error });
+      return false;
+    }
+  }
+
+  async #ensure(key: string, service: V1Service): Promise<SyncResult> {
+    const { namespace = "", name = "" } = service.metadata ?? {};
+    this.#event(service, "Normal", "EnsuringLoadBalancer", "Ensuring load balancer");
+    let status: V1LoadBalancerStatus;
+    try {
+      // Before touching the provider, so the Service cannot vanish with an address held.
+      if (!hasCleanupFinalizer(service)) {
+        await this.#deps.writer.patchServiceStatus(
+          namespace,
+          name,
+          addFinalizerPatch(),
+          "strategic",
+        );
+      }
+      const nodes = loadBalancerNodes(this.#deps.nodes.list());
+      if (nodes.length === 0) {
+        this.#event(
+          service,
+          "Warning",
+          "UnAvailableLoadBalancer",
+          "There are no available nodes for LoadBalancer",
+        );
+      }
+      this.#remembered.set(key, { service, nodes: nodeSetKey(nodes) });
+      status = await this.#deps.loadBalancer.ensureLoadBalancer(
+        this.#options.clusterName,
+        service,
+        nodes,
+      );
+      this.#event(service, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
+      const before = currentIngress(service);
+      if (!ingressEqual(before, status.ingress)) {
+        await this.#deps.writer.patchServiceStatus(
+          namespace,
+          name,
+          loadBalancerStatusPatch(status),
+          "merge",
+        );
+        this.#log.info("Wrote ingress {ingress} of {key}", {
+          key,
+          ingress: describeIngress(status.ingress ?? []),
+        });
+        // An address this Service held may be free now (a changed request moved it).
+        if (before.length > 0) this.requeuePending();
+      }
+    } catch (error) {
+      return this.#failed(key, service, error);
+    }
+    this.#checkLocalTraffic(service, status);
+    return done();
+  }
+
+  async #cleanup(key: string, service: V1Service): Promise<SyncResult> {
+    const { namespace = "", name = "" } = service.metadata ?? {};
+    const provider = this.#deps.loadBalancer;
+    let released = false;
+    try {
+      let exists: boolean;
+      try {
+        ({ exists } = await provider.getLoadBalancer(this.#options.clusterName, service));
+      } catch (error) {
+        throw new Error(
+          `failed to check if load balancer exists before cleanup: ${messageOf(error)}`,
+          { cause: error },
+        );
+      }
+      // Upstream deletes only what Get reports, so Get must be truthful.
+      if (exists) {
+        this.#event(service, "Normal", "DeletingLoadBalancer", "Deleting load balancer");
+        await provider.ensureLoadBalancerDeleted(this.#options.clusterName, service);
+        released = true;
+      }
+      // Cleared before the finalizer goes (upstream clears after): an address still in a
+      // status counts as taken, and a Service kept by another finalizer would hold it forever.
+      if (currentIngress(service).length > 0) {
+        await ignoreNotFound(
+          this.#deps.writer.patchServiceStatus(
+            namespace,
+            name,
+            clearLoadBalancerStatusPatch(),
+            "merge",
+          ),
+        );
+      }
+      if (hasCleanupFinalizer(service)) {
+        await ignoreNotFound(
+          this.#deps.writer.patchServiceStatus(
+            namespace,
+            name,
+            removeFinalizerPatch(),
+            "strategic",
+          ),
+        );
+      }
+    } catch (error) {
+      return this.#failed(key, service, error);
+    }
+    this.#event(service, "Normal", "DeletedLoadBalancer", "Deleted load balancer");
+    this.#remembered.delete(key);
+    this.#log.info("Released the load balancer of {key}", { key, released });
+    if (released) this.requeuePending();
+    return done();
+  }
+
+  // Upstream's legacy path: the Service is gone (or was recreated) without passing through
+  // our finalizer; release what we ensured for the old object.
+  async #deleteForgotten(key: string, old: V1Service): Promise<SyncResult> {
+    this.#event(old, "Normal", "DeletingLoadBalancer", "Deleting load balancer");
+    try {
+      await this.#deps.loadBalancer.ensureLoadBalancerDeleted(this.#options.clusterName, old);
+    } catch (error) {
+      this.#event(
+        old,
+        "Warning",
+        "DeleteLoadBalancerFailed",
+        `Error deleting load balancer: ${messageOf(error)}`,
+      );
+      return failed(error, { retriable: true });
+    }
+    this.#event(old, "Normal", "DeletedLoadBalancer", "Deleted load balancer");
+    this.#remembered.delete(key);
+    this.requeuePending();
+    return done();
+  }
+
+  #failed(key: string, service: V1Service, error: unknown): SyncResult {
+    this.#event(
+      service,
+      "Warning",
+      "SyncLoadBalancerFailed",
+      `Error syncing load balancer: ${messageOf(error)}`,
+    );
+    const reason = allocationReason(error);
+    if (reason !== undefined) {
+      this.#event(
+        service,
+        "Warning",
+        "AllocationFailed",
+        `Cannot allocate an address for service "${key}": ${reason}`,
+      );
+    }
+    if (error instanceof ProviderError && !error.retriable) {
+      // Not retriable now, yet the Service stays pending: a release re-enqueues it at once;
+      // this slow retry is the safety net.
+      this.#log.warn("Service {key} stays pending: {error}", { key, error: messageOf(error) });
+      return requeueAfter(this.#options.pendingRetryMs ?? PENDING_RETRY_MS);
+    }
+    return failed(error, { retriable: true });
+  }
+
+  #checkLocalTraffic(service: V1Service, status: V1LoadBalancerStatus): void {
+    const locator = this.#deps.endpoints;
+    if (!locator) return;
+    const vips = (status.ingress ?? []).flatMap((entry) => entry.ip ? [entry.ip] : []);
+    const message = localTrafficWarning(service, locator, vips);
+    if (message) this.#event(service, "Warning", LOCAL_TRAFFIC_DROPPED_REASON, message);
+  }
+
+  #onService(event: InformerEvent<V1Service>): void {
+    const service = event.object;
+    const key = objectKey(service);
+    if (event.type === "delete") {
+      if (this.#remembered.has(key)) this.#serviceQueue.add(key);
+      if (currentIngress(event.old ?? service).length > 0) this.requeuePending();
+      return;
+    }
+    const old = event.old;
+    const changed = event.type === "add" || old === undefined
+      ? this.#wantsLoadBalancer(service)
+      : needsUpdate(old, service, this.#options.handles);
+    if (changed || this.#mayNeedCleanup(service)) this.#serviceQueue.add(key);
+    // Someone else's address went back to the pool: pending Services may get it now.
+    if (old && currentIngress(old).length > 0 && currentIngress(service).length === 0) {
+      this.requeuePending();
+    }
+  }
+
+  #onNode(event: InformerEvent<V1Node>): void {
+    if (event.type !== "update" || !event.old || nodeUpdateNeedsSync(event.old, event.object)) {
+      this.#nodeQueue.add(NODE_SYNC_KEY);
+    }
+  }
+
+  #syncNodes(): Promise<SyncResult> {
+    return syncNodeSets({
+      clusterName: this.#options.clusterName,
+      workers: this.#options.workers,
+      nodes: loadBalancerNodes(this.#deps.nodes.list()),
+      remembered: this.#remembered,
+      current: (key) => {
+        const service = this.#deps.services.get(key);
+        return service && this.#wantsLoadBalancer(service) ? service : undefined;
+      },
+      loadBalancer: this.#deps.loadBalancer,
+      event: (service, type, reason, message) => this.#event(service, type, reason, message),
+      retry: (key) => this.#serviceQueue.add(key),
+      metrics: this.#metrics,
+      clock: this.#clock,
+    });
+  }
+
+  #event(
+    service: V1Service,
+    type: "Normal" | "Warning",
+    reason: string,
+    message: string,
+  ): void {
+    this.#deps.events.event(serviceTarget(service), type, reason, message);
+  }
+}
+
+function serviceTarget(service: V1Service): EventTarget {
+  const { name, namespace, uid, resourceVersion } = service.metadata ?? {};
+  const metadata: { name?: string; namespace?: string; uid?: string; resourceVersion?: string } =
+    {};
+  if (name !== undefined) metadata.name = name;
+  if (namespace !== undefined) metadata.namespace = namespace;
+  if (uid !== undefined) metadata.uid = uid;
+  if (resourceVersion !== undefined) metadata.resourceVersion = resourceVersion;
+  return { kind: "Service", apiVersion: "v1", metadata };
+}
+
+function asLoadBalancer(service: V1Service): V1Service {
+  return { ...service, spec: { ...service.spec, type: "LoadBalancer" } };
+}
+
+// The allocator's reason, when the provider gave one (`ProviderError.reason`, optional).
+function allocationReason(error: unknown): string | undefined {
+  if (!(error instanceof ProviderError)) return undefined;
+  const reason = (error as ProviderError & { reason?: unknown }).reason;
+  return typeof reason === "string" && reason !== "" ? reason : undefined;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+async function ignoreNotFound(write: Promise<unknown>): Promise<void> {
+  try {
+    await write;
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+}
