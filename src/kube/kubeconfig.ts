@@ -1,0 +1,338 @@
+/**
+ * Where and how to reach the API server. Resolution order, like upstream CCMs (no
+ * `~/.kube/config` fallback): an explicit kubeconfig path (flag or TOML), then `$KUBECONFIG`
+ * (only its FIRST file: kubectl merges all files of the list, Keelson does not), then in-cluster
+ * (`KUBERNETES_SERVICE_HOST`/`_PORT` and the mounted ServiceAccount).
+ *
+ * Only forms the transport can honour are accepted; everything else fails with a
+ * `KubeconfigError` naming the file, context and field. Secrets never appear in messages.
+ *
+ * @module
+ */
+import { dirname, isAbsolute, join } from "node:path";
+import { parse as parseYaml } from "yaml";
+
+/** Everything the transport needs to reach and authenticate to the API server. */
+export interface ConnectionSettings {
+  /** Base URL, e.g. `https://10.0.0.10:6443` (no trailing slash). */
+  server: string;
+  /** CA bundle (PEM) trusted for the server, in addition to the system roots. */
+  caPem?: string;
+  /** Client certificate chain (PEM) for mTLS. */
+  clientCertPem?: string;
+  /** Client private key (PEM) for mTLS. */
+  clientKeyPem?: string;
+  /** A static bearer token. */
+  token?: string;
+  /** A file holding the bearer token; re-read periodically (projected tokens rotate). */
+  tokenFile?: string;
+  /** HTTP basic auth user name (with `password`). */
+  username?: string;
+  /** HTTP basic auth password. */
+  password?: string;
+  /** The name to verify the server certificate against instead of the URL's host. */
+  tlsServerName?: string;
+  /** Always false: Deno cannot skip verification per client, so kubeconfigs asking for it are refused. */
+  insecureSkipTlsVerify?: boolean;
+  /** The namespace of the context, or of the in-cluster ServiceAccount. */
+  namespace?: string;
+  /** Where these settings came from, for logs: `kubeconfig "<path>" context "<name>"` or `in-cluster`. */
+  source: string;
+}
+
+/** A problem with the kubeconfig or the in-cluster environment that the user can fix. */
+export class KubeconfigError extends Error {
+  /**
+   * @param message what is wrong and what to do
+   * @param options the cause
+   */
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "KubeconfigError";
+  }
+}
+
+/** Where the ServiceAccount is mounted in a pod. */
+export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+/** Options for `resolveConnectionSettings`. */
+export interface ResolveOptions {
+  /** Explicit kubeconfig path (flag or TOML); wins over everything else. */
+  kubeconfig?: string;
+  /** Context to use instead of `current-context`. */
+  context?: string;
+  /** Environment lookup. @default Deno.env.get */
+  getEnv?: (name: string) => string | undefined;
+  /** File reader. @default Deno.readTextFile */
+  readTextFile?: (path: string) => Promise<string>;
+  /** ServiceAccount mount. @default SERVICE_ACCOUNT_DIR */
+  serviceAccountDir?: string;
+}
+
+/**
+ * Resolves the connection settings: explicit path, `$KUBECONFIG` (first file), in-cluster.
+ * @param options explicit path, context and injectable environment/file access
+ * @returns the settings
+ * @throws {KubeconfigError} when nothing is configured or the configuration is unusable
+ */
+export async function resolveConnectionSettings(
+  options: ResolveOptions = {},
+): Promise<ConnectionSettings> {
+  const getEnv = options.getEnv ?? ((name: string) => Deno.env.get(name));
+  const read = options.readTextFile ?? ((path: string) => Deno.readTextFile(path));
+  let path = options.kubeconfig;
+  if (!path) {
+    const list = getEnv("KUBECONFIG");
+    path = list?.split(":").find((entry) => entry !== "");
+  }
+  if (path) {
+    const text = await readFile(read, path, `Cannot read kubeconfig "${path}"`);
+    return await parseKubeconfig(text, path, { context: options.context, readTextFile: read });
+  }
+  const host = getEnv("KUBERNETES_SERVICE_HOST");
+  const port = getEnv("KUBERNETES_SERVICE_PORT");
+  if (host && port) {
+    return await inClusterSettings(
+      host,
+      port,
+      options.serviceAccountDir ?? SERVICE_ACCOUNT_DIR,
+      read,
+    );
+  }
+  throw new KubeconfigError(
+    "Cannot find a Kubernetes connection: no kubeconfig was given (--kubeconfig or " +
+      "[kubernetes] kubeconfig), $KUBECONFIG is empty and KUBERNETES_SERVICE_HOST/PORT are not " +
+      "set (not in a pod)",
+  );
+}
+
+/**
+ * Parses kubeconfig YAML and picks one context.
+ * @param text the YAML
+ * @param path the file it came from (names it in errors; relative file fields resolve against it)
+ * @param options the context to use and a file reader for referenced files
+ * @returns the settings
+ * @throws {KubeconfigError} on bad YAML, a missing context/cluster/user or an unsupported form
+ */
+export async function parseKubeconfig(
+  text: string,
+  path: string,
+  options: { context?: string | undefined; readTextFile?: (path: string) => Promise<string> } = {},
+): Promise<ConnectionSettings> {
+  const read = options.readTextFile ?? ((p: string) => Deno.readTextFile(p));
+  const where = `kubeconfig "${path}"`;
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message.split("\n")[0] : String(error);
+    throw new KubeconfigError(`Cannot parse ${where}: ${detail}`, { cause: error });
+  }
+  if (!isRecord(doc)) throw new KubeconfigError(`Cannot use ${where}: it is not a YAML mapping`);
+  const contextName = options.context ?? str(doc["current-context"]);
+  if (!contextName) {
+    throw new KubeconfigError(
+      `Cannot use ${where}: current-context is not set; set it or pass a context name`,
+    );
+  }
+  const context = named(doc, "contexts", "context", contextName, where);
+  const at = `${where} context "${contextName}"`;
+  const clusterName = str(context["cluster"]);
+  if (!clusterName) throw new KubeconfigError(`Cannot use ${at}: context.cluster is not set`);
+  const cluster = named(doc, "clusters", "cluster", clusterName, where);
+  const userName = str(context["user"]);
+  const user = userName ? named(doc, "users", "user", userName, where) : {};
+  const base = dirname(path);
+  const settings: ConnectionSettings = {
+    server: serverUrl(cluster["server"], `${at} cluster "${clusterName}"`),
+    source: `${where} context "${contextName}"`,
+  };
+  const namespace = str(context["namespace"]);
+  if (namespace) settings.namespace = namespace;
+  const tlsServerName = str(cluster["tls-server-name"]);
+  if (tlsServerName) settings.tlsServerName = tlsServerName;
+  if (cluster["insecure-skip-tls-verify"] === true) {
+    throw new KubeconfigError(
+      `Cannot use ${at}: cluster "${clusterName}" sets insecure-skip-tls-verify, which Deno ` +
+        "cannot do per connection; set certificate-authority-data to the cluster's CA instead",
+    );
+  }
+  if (cluster["proxy-url"] !== undefined) {
+    throw new KubeconfigError(
+      `Cannot use ${at}: cluster "${clusterName}" sets proxy-url, which Keelson does not support; ` +
+        "reach the API server directly",
+    );
+  }
+  const ca = await pem(cluster, "certificate-authority", base, at, read);
+  if (ca) settings.caPem = ca;
+  const userAt = `${at} user "${userName ?? ""}"`;
+  for (
+    const [field, what] of [["exec", "an exec credential plugin"], [
+      "auth-provider",
+      "an auth-provider plugin",
+    ]] as const
+  ) {
+    if (user[field] !== undefined) {
+      throw new KubeconfigError(
+        `Cannot use ${userAt}: it uses ${what} (${field}), which Keelson does not run; use a ` +
+          "client certificate (client-certificate-data/client-key-data), token or tokenFile",
+      );
+    }
+  }
+  const cert = await pem(user, "client-certificate", base, userAt, read);
+  const key = await pem(user, "client-key", base, userAt, read);
+  if ((cert === undefined) !== (key === undefined)) {
+    throw new KubeconfigError(
+      `Cannot use ${userAt}: client-certificate and client-key must be given together`,
+    );
+  }
+  if (cert && key) {
+    settings.clientCertPem = cert;
+    settings.clientKeyPem = key;
+  }
+  const token = str(user["token"]);
+  if (token) settings.token = token;
+  const tokenFile = str(user["tokenFile"]);
+  if (tokenFile) settings.tokenFile = isAbsolute(tokenFile) ? tokenFile : join(base, tokenFile);
+  const username = str(user["username"]);
+  if (username) {
+    settings.username = username;
+    settings.password = str(user["password"]) ?? "";
+  }
+  return settings;
+}
+
+async function inClusterSettings(
+  host: string,
+  port: string,
+  dir: string,
+  read: (path: string) => Promise<string>,
+): Promise<ConnectionSettings> {
+  const hostPart = host.includes(":") ? `[${host}]` : host;
+  const tokenFile = join(dir, "token");
+  await readFile(read, tokenFile, "Cannot use the in-cluster ServiceAccount: cannot read token");
+  const caPem = await readFile(
+    read,
+    join(dir, "ca.crt"),
+    "Cannot use the in-cluster ServiceAccount: cannot read ca.crt",
+  );
+  const settings: ConnectionSettings = {
+    server: `https://${hostPart}:${port}`,
+    caPem,
+    tokenFile,
+    source: "in-cluster",
+  };
+  try {
+    const namespace = (await read(join(dir, "namespace"))).trim();
+    if (namespace) settings.namespace = namespace;
+  } catch {
+    // the namespace file is optional; leader election has its own configured namespace
+  }
+  return settings;
+}
+
+async function readFile(
+  read: (path: string) => Promise<string>,
+  path: string,
+  prefix: string,
+): Promise<string> {
+  try {
+    return await read(path);
+  } catch (error) {
+    const detail = error instanceof Deno.errors.NotFound
+      ? "the file does not exist"
+      : error instanceof Deno.errors.PermissionDenied || error instanceof Deno.errors.NotCapable
+      ? "permission denied"
+      : error instanceof Error
+      ? error.message
+      : String(error);
+    throw new KubeconfigError(`${prefix} "${path}": ${detail}`, { cause: error });
+  }
+}
+
+/** Finds `{ name, <inner>: {...} }` in the list `doc[listKey]`. */
+function named(
+  doc: Record<string, unknown>,
+  listKey: string,
+  inner: string,
+  name: string,
+  where: string,
+): Record<string, unknown> {
+  const list = Array.isArray(doc[listKey]) ? doc[listKey] as unknown[] : [];
+  const names: string[] = [];
+  for (const entry of list) {
+    if (!isRecord(entry)) continue;
+    const entryName = str(entry["name"]);
+    if (entryName !== undefined) names.push(entryName);
+    if (entryName === name) {
+      const value = entry[inner];
+      if (!isRecord(value)) {
+        throw new KubeconfigError(
+          `Cannot use ${where}: ${listKey} entry "${name}" has no "${inner}" mapping`,
+        );
+      }
+      return value;
+    }
+  }
+  const known = names.length ? names.map((n) => `"${n}"`).join(", ") : "none";
+  throw new KubeconfigError(
+    `Cannot use ${where}: ${inner} "${name}" is not in ${listKey} (known: ${known})`,
+  );
+}
+
+/** Reads `<field>-data` (base64 PEM) or `<field>` (a file path). */
+async function pem(
+  section: Record<string, unknown>,
+  field: string,
+  base: string,
+  at: string,
+  read: (path: string) => Promise<string>,
+): Promise<string | undefined> {
+  const data = str(section[`${field}-data`]);
+  if (data) {
+    let text: string;
+    try {
+      const bytes = Uint8Array.from(atob(data.replace(/\s+/g, "")), (c) => c.charCodeAt(0));
+      text = new TextDecoder().decode(bytes);
+    } catch (error) {
+      throw new KubeconfigError(`Cannot use ${at}: ${field}-data is not valid base64`, {
+        cause: error,
+      });
+    }
+    if (!text.includes("-----BEGIN ")) {
+      throw new KubeconfigError(`Cannot use ${at}: ${field}-data does not decode to PEM`);
+    }
+    return text;
+  }
+  const file = str(section[field]);
+  if (!file) return undefined;
+  const full = isAbsolute(file) ? file : join(base, file);
+  return await readFile(read, full, `Cannot use ${at}: cannot read ${field}`);
+}
+
+function serverUrl(value: unknown, at: string): string {
+  const server = str(value);
+  if (!server) throw new KubeconfigError(`Cannot use ${at}: cluster.server is not set`);
+  let url: URL;
+  try {
+    url = new URL(server);
+  } catch (error) {
+    throw new KubeconfigError(`Cannot use ${at}: cluster.server "${server}" is not a URL`, {
+      cause: error,
+    });
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new KubeconfigError(
+      `Cannot use ${at}: cluster.server "${server}" must start with https:// or http://`,
+    );
+  }
+  return server.replace(/\/+$/, "");
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
