@@ -1,0 +1,172 @@
+/**
+ * Cross-field checks on the settings around the control plane: the apiserver VIP, keepalived's
+ * VRID range and peers, the TLS pair and leader election timings. Folder-internal.
+ *
+ * @module
+ */
+import { canonicalIp, type IpFamily, parseIp } from "../net/ip.ts";
+import type { PoolRange } from "./_check_pools.ts";
+import { ADDRESS_KEYS } from "./_check_machines.ts";
+import type { RawIssue } from "./_schema_issues.ts";
+import { type Config, durationMs, type Machine, type Pool } from "./types.ts";
+
+/** What these checks read; a section is undefined when it failed the schema. */
+export interface ControlPlaneView {
+  machines: readonly (Machine | undefined)[];
+  pools: readonly (Pool | undefined)[];
+  poolRanges: readonly PoolRange[];
+  keepalived: Config["keepalived"] | undefined;
+  controlPlane: Config["control_plane"] | undefined;
+  server: Config["server"] | undefined;
+  leaderElection: Config["leader_election"] | undefined;
+}
+
+/** client-go's leader elector requires renew_deadline > JITTER_FACTOR × retry_period. */
+const JITTER_FACTOR = 1.2;
+
+/**
+ * Runs every control-plane check.
+ * @param view the sections that passed the schema
+ * @returns one issue per problem
+ */
+export function checkControlPlane(view: ControlPlaneView): RawIssue[] {
+  return [
+    ...checkVips(view),
+    ...checkKeepalived(view),
+    ...checkTls(view.server),
+    ...checkLeaderElection(view.leaderElection),
+  ];
+}
+
+function checkVips(view: ControlPlaneView): RawIssue[] {
+  const issues: RawIssue[] = [];
+  const byFamily = new Map<IpFamily, number>();
+  for (const [k, vip] of (view.controlPlane?.vip ?? []).entries()) {
+    const parsed = parseIp(vip);
+    if (parsed === undefined) continue;
+    const path = ["control_plane", "vip", k];
+    const first = byFamily.get(parsed.family);
+    if (first !== undefined) {
+      issues.push({
+        path,
+        message: `"${vip}" is a second IPv${parsed.family} VIP besides ` +
+          `"${
+            view.controlPlane!.vip[first]
+          }" (control_plane.vip[${first}]); at most one per family`,
+      });
+    } else byFamily.set(parsed.family, k);
+    for (const { pool, entry, range } of view.poolRanges) {
+      if (
+        range.family !== parsed.family || parsed.value < range.first || parsed.value > range.last
+      ) {
+        continue;
+      }
+      issues.push({
+        path,
+        message: `"${vip}" lies inside "${range.source}" of pool "${view.pools[pool]!.name}" ` +
+          `(pools[${pool}].addresses[${entry}]); the control-plane VIP must be outside every pool`,
+      });
+    }
+    for (const [m, machine] of view.machines.entries()) {
+      for (const [key, words] of ADDRESS_KEYS) {
+        for (const [j, ip] of (machine?.[key] ?? []).entries()) {
+          if (canonicalIp(ip) !== canonicalIp(vip)) continue;
+          issues.push({
+            path,
+            message: `"${vip}" is also the ${words} of machine "${machine!.name}" ` +
+              `(machines[${m}].${key}[${j}]); the VIP must be an address no machine owns`,
+          });
+        }
+      }
+    }
+  }
+  return issues;
+}
+
+function checkKeepalived(view: ControlPlaneView): RawIssue[] {
+  const keepalived = view.keepalived;
+  if (keepalived === undefined) return [];
+  const issues: RawIssue[] = [];
+  const [first, last] = keepalived.vrid_range;
+  const path = ["keepalived", "vrid_range"];
+  const shown = `[${first}, ${last}]`;
+  if (first < 1 || first > 255 || last < 1 || last > 255) {
+    issues.push({ path, message: `${shown} is out of range; VRIDs are 1 to 255` });
+  } else if (first > last) {
+    issues.push({ path, message: `${shown} is reversed; the first VRID must not exceed the last` });
+  } else if (keepalived.enabled) {
+    const vipFamilies = new Set((view.controlPlane?.vip ?? []).map((v) => parseIp(v)?.family));
+    const poolFamilies = new Set(view.poolRanges.map((r) => r.range.family));
+    const needed = vipFamilies.size + poolFamilies.size;
+    const size = last - first + 1;
+    if (size < needed) {
+      issues.push({
+        path,
+        message: `${shown} holds ${size} VRID${size === 1 ? "" : "s"} but at least ${needed} ` +
+          `are needed: ${vipFamilies.size} for control_plane.vip and ${poolFamilies.size} for ` +
+          "the address families of the pools",
+      });
+    }
+  }
+  const poolCount = view.pools.filter((p) => p !== undefined).length;
+  const vipCount = view.controlPlane?.vip.length ?? 0;
+  const hasPeer = view.machines.some((m) =>
+    m !== undefined && m.role === "control-plane" && m.state !== "retired" &&
+    m.internal_ips.length > 0
+  );
+  // with a machine that failed the schema, "no peer" could be a false alarm
+  const allMachinesValid = view.machines.every((m) => m !== undefined);
+  if (keepalived.enabled && (poolCount > 0 || vipCount > 0) && !hasPeer && allMachinesValid) {
+    issues.push({
+      path: ["keepalived", "enabled"],
+      message: `keepalived is enabled for ${poolCount} pool(s) and ${vipCount} control-plane ` +
+        "VIP(s) but no control-plane machine (other than retired ones) has internal_ips to act " +
+        "as a VRRP peer; add internal_ips to the control-plane machines or set enabled = false",
+    });
+  }
+  return issues;
+}
+
+function checkTls(server: Config["server"] | undefined): RawIssue[] {
+  if (server === undefined) return [];
+  const cert = server.tls_cert_file, key = server.tls_key_file;
+  if (cert !== undefined && key === undefined) {
+    return [{
+      path: ["server", "tls_cert_file"],
+      message: `is set to "${cert}" but tls_key_file is not; set both or neither`,
+    }];
+  }
+  if (key !== undefined && cert === undefined) {
+    return [{
+      path: ["server", "tls_key_file"],
+      message: `is set to "${key}" but tls_cert_file is not; set both or neither`,
+    }];
+  }
+  return [];
+}
+
+function checkLeaderElection(election: Config["leader_election"] | undefined): RawIssue[] {
+  if (election === undefined || !election.enabled) return [];
+  const issues: RawIssue[] = [];
+  const { lease_duration: lease, renew_deadline: renew, retry_period: retry } = election;
+  if (durationMs(lease) <= durationMs(renew)) {
+    issues.push({
+      path: ["leader_election", "lease_duration"],
+      message: `"${lease}" must be longer than renew_deadline "${renew}"`,
+    });
+  }
+  if (durationMs(renew) <= JITTER_FACTOR * durationMs(retry)) {
+    issues.push({
+      path: ["leader_election", "renew_deadline"],
+      message: `"${renew}" must be longer than ${JITTER_FACTOR} × retry_period "${retry}" ` +
+        `(${JITTER_FACTOR * durationMs(retry)}ms), as client-go's leader election requires`,
+    });
+  }
+  if (durationMs(retry) <= 0) {
+    issues.push({
+      path: ["leader_election", "retry_period"],
+      message: `"${retry}" must be above 0`,
+    });
+  }
+  return issues;
+}

@@ -1,0 +1,48 @@
+/**
+ * Reading the configuration file from disk. The only I/O in src/config besides the reloader.
+ *
+ * @module
+ */
+import { ConfigError } from "./config_error.ts";
+import { parseConfig } from "./parse_config.ts";
+import type { Config } from "./types.ts";
+
+/**
+ * Reads and validates a configuration file.
+ * @param path the file, as the user named it (issues quote it unchanged)
+ * @returns the validated config
+ * @throws {ConfigError} when the file cannot be read (naming the OS reason) or does not validate
+ * @example
+ * ```ts
+ * const config = await loadConfigFile("/etc/keelson/keelson.toml");
+ * ```
+ */
+export async function loadConfigFile(path: string): Promise<Config> {
+  const text = await readConfigText(path);
+  return parseConfig(text, path);
+}
+
+/**
+ * Reads the file's text, turning any failure into a one-issue `ConfigError`.
+ * @param path the file
+ * @returns its text
+ * @throws {ConfigError} when it cannot be read
+ */
+export async function readConfigText(path: string): Promise<string> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (error) {
+    throw new ConfigError([{
+      file: path,
+      path: "",
+      message: `Cannot read the configuration file: ${osReason(error)}`,
+    }], { cause: error });
+  }
+}
+
+/** "No such file or directory (os error 2): readfile '/x'" -> "no such file or directory (os error 2)" */
+function osReason(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const reason = error.message.replace(/\): .*$/s, ")").trim();
+  return reason.charAt(0).toLowerCase() + reason.slice(1);
+}

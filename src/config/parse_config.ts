@@ -1,0 +1,121 @@
+/**
+ * TOML text to a validated `Config`: syntax, then the schema (`schema.ts`, the authority), then
+ * the checks that span fields. Every problem found lands in one `ConfigError`, each with the line
+ * of the offending key or element.
+ *
+ * @module
+ */
+import { parse, TomlError } from "smol-toml";
+import { checkControlPlane } from "./_check_control_plane.ts";
+import { checkMachines } from "./_check_machines.ts";
+import { checkPools } from "./_check_pools.ts";
+import { type RawIssue, schemaIssues } from "./_schema_issues.ts";
+import { ConfigError, type ConfigIssue } from "./config_error.ts";
+import { formatPath, indexLines } from "./locate_line.ts";
+import { ConfigSchema, MachineSchema, PoolSchema } from "./schema.ts";
+import type { Config, Machine, Pool } from "./types.ts";
+
+/**
+ * Parses and validates a configuration file's text. Pure: no I/O.
+ * @param text the TOML document
+ * @param source the file name to put in issues, e.g. `keelson.toml`
+ * @returns the validated config with defaults filled in
+ * @throws {ConfigError} listing every problem found, in line order
+ * @example
+ * ```ts
+ * const config = parseConfig('[cluster]\nname = "dc1-prod"\n', "keelson.toml");
+ * config.cluster.name; // "dc1-prod"
+ * ```
+ */
+export function parseConfig(text: string, source: string): Config {
+  let raw: Record<string, unknown>;
+  try {
+    raw = parse(text);
+  } catch (error) {
+    if (!(error instanceof TomlError)) throw error;
+    throw new ConfigError([syntaxIssue(error, source)], { cause: error });
+  }
+
+  const result = ConfigSchema.safeParse(raw);
+  const issues: RawIssue[] = result.success ? [] : schemaIssues(result.error.issues, raw);
+  issues.push(...crossIssues(result.success ? viewOf(result.data) : partialView(raw)));
+  if (result.success && issues.length === 0) return result.data;
+
+  const index = indexLines(text);
+  const located = issues.map((issue): ConfigIssue => {
+    let line: number | undefined;
+    for (let length = issue.path.length; length > 0 && line === undefined; length--) {
+      line = index.get(formatPath(issue.path.slice(0, length)));
+    }
+    const out: ConfigIssue = { file: source, path: formatPath(issue.path), message: issue.message };
+    if (line !== undefined) out.line = line;
+    return out;
+  });
+  // stable sort: file order, issues without a line last
+  located.sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
+  throw new ConfigError(located);
+}
+
+function syntaxIssue(error: TomlError, source: string): ConfigIssue {
+  // smol-toml's message is "Invalid TOML document: <reason>\n\n<code excerpt>"
+  const reason = error.message.split("\n")[0]!.replace(/^Invalid TOML document: /, "");
+  return {
+    file: source,
+    line: error.line,
+    path: "",
+    message: `Cannot parse TOML at column ${error.column}: ${reason}`,
+  };
+}
+
+interface View {
+  machines: (Machine | undefined)[];
+  pools: (Pool | undefined)[];
+  keepalived: Config["keepalived"] | undefined;
+  controlPlane: Config["control_plane"] | undefined;
+  server: Config["server"] | undefined;
+  leaderElection: Config["leader_election"] | undefined;
+}
+
+function viewOf(config: Config): View {
+  return {
+    machines: config.machines,
+    pools: config.pools,
+    keepalived: config.keepalived,
+    controlPlane: config.control_plane,
+    server: config.server,
+    leaderElection: config.leader_election,
+  };
+}
+
+/**
+ * When the schema fails, the cross-field checks still run on every section and array entry
+ * that passes on its own, so one run reports all problems; indices stay those of the file.
+ */
+function partialView(raw: Record<string, unknown>): View {
+  const shape = ConfigSchema.shape;
+  const section = <T>(
+    schema: { safeParse(v: unknown): { success: boolean; data?: T } },
+    v: unknown,
+  ) => {
+    const parsed = schema.safeParse(v);
+    return parsed.success ? parsed.data : undefined;
+  };
+  const entries = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+  return {
+    machines: entries(raw.machines).map((m) => section<Machine>(MachineSchema, m)),
+    pools: entries(raw.pools).map((p) => section<Pool>(PoolSchema, p)),
+    keepalived: section<Config["keepalived"]>(shape.keepalived, raw.keepalived),
+    controlPlane: section<Config["control_plane"]>(shape.control_plane, raw.control_plane),
+    server: section<Config["server"]>(shape.server, raw.server),
+    leaderElection: section<Config["leader_election"]>(shape.leader_election, raw.leader_election),
+  };
+}
+
+function crossIssues(view: View): RawIssue[] {
+  const pools = checkPools(view.pools, view.machines);
+  return [
+    ...checkMachines(view.machines),
+    ...pools.issues,
+    ...checkControlPlane({ ...view, poolRanges: pools.ranges }),
+  ];
+}

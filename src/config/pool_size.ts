@@ -1,0 +1,95 @@
+/**
+ * How many addresses a pool can hand out, per family. Pure; shared by `keelson check`'s summary,
+ * IPAM and the pool metrics.
+ *
+ * @module
+ */
+import { type IpFamily, type IpRange, parseRange } from "../net/ip.ts";
+import type { Pool } from "./types.ts";
+
+/** An inclusive interval of one family. */
+export interface AddressInterval {
+  family: IpFamily;
+  first: bigint;
+  last: bigint;
+}
+
+/**
+ * The addresses a pool may allocate, as sorted, disjoint intervals: its ranges merged, without
+ * the network and broadcast addresses of IPv4 CIDRs shorter than /31, without reserved addresses.
+ * Entries that do not parse are skipped (the config check reports them).
+ * @param pool a pool from the validated config
+ * @returns intervals sorted by family, then first address
+ */
+export function poolUsableIntervals(pool: Pool): AddressInterval[] {
+  const usable: AddressInterval[] = [];
+  for (const text of pool.addresses) {
+    const range = parseRange(text);
+    if ("error" in range) continue;
+    usable.push(usableInterval(range));
+  }
+  const reserved = pool.reserved.map(parseRange).filter((r): r is IpRange => !("error" in r));
+  return mergeIntervals(usable).flatMap((interval) => subtract(interval, reserved));
+}
+
+/**
+ * Usable addresses of a pool per family (see `poolUsableIntervals`).
+ * @param pool a pool from the validated config
+ * @returns counts per family
+ * @example
+ * ```ts
+ * poolCapacity({ name: "p", addresses: ["192.0.2.0/24"], reserved: ["192.0.2.1"],
+ *   auto_assign: true, namespaces: [] }); // { ipv4: 253n, ipv6: 0n }
+ * ```
+ */
+export function poolCapacity(pool: Pool): { ipv4: bigint; ipv6: bigint } {
+  const total = { ipv4: 0n, ipv6: 0n };
+  for (const interval of poolUsableIntervals(pool)) {
+    const size = interval.last - interval.first + 1n;
+    if (interval.family === 4) total.ipv4 += size;
+    else total.ipv6 += size;
+  }
+  return total;
+}
+
+/**
+ * Sorts and merges overlapping or adjacent intervals of the same family.
+ * @param intervals any intervals
+ * @returns disjoint intervals sorted by family, then first address
+ */
+export function mergeIntervals(intervals: readonly AddressInterval[]): AddressInterval[] {
+  const sorted = intervals
+    .filter((r) => r.first <= r.last)
+    .map((r) => ({ family: r.family, first: r.first, last: r.last }))
+    .sort((a, b) => a.family - b.family || (a.first < b.first ? -1 : a.first > b.first ? 1 : 0));
+  const merged: AddressInterval[] = [];
+  for (const interval of sorted) {
+    const last = merged[merged.length - 1];
+    if (last && last.family === interval.family && interval.first <= last.last + 1n) {
+      if (interval.last > last.last) last.last = interval.last;
+    } else merged.push(interval);
+  }
+  return merged;
+}
+
+function usableInterval(range: IpRange): AddressInterval {
+  // an IPv4 CIDR shorter than /31 has network and broadcast addresses no host can use
+  if (range.family === 4 && range.prefix !== undefined && range.prefix < 31) {
+    return { family: 4, first: range.first + 1n, last: range.last - 1n };
+  }
+  return { family: range.family, first: range.first, last: range.last };
+}
+
+function subtract(interval: AddressInterval, holes: readonly AddressInterval[]): AddressInterval[] {
+  let pieces = [interval];
+  for (const hole of holes) {
+    if (hole.family !== interval.family) continue;
+    pieces = pieces.flatMap((piece) => {
+      if (hole.last < piece.first || hole.first > piece.last) return [piece];
+      const left = { ...piece, last: hole.first - 1n };
+      const right = { ...piece, first: hole.last + 1n };
+      return [left, right].filter((p) => p.first <= p.last);
+    });
+  }
+  return pieces;
+}

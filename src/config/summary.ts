@@ -1,0 +1,88 @@
+/**
+ * A one-paragraph description of a valid config, printed by `keelson check` so an operator can
+ * see at a glance that the file says what they meant.
+ *
+ * @module
+ */
+import { poolCapacity } from "./pool_size.ts";
+import { MACHINE_STATES } from "./schema.ts";
+import type { Config, Machine } from "./types.ts";
+
+/**
+ * Describes the cluster: name, provider, machines by role and state, zones, pool sizes,
+ * control-plane VIP and the controllers enabled.
+ * @param config a validated config
+ * @returns one paragraph (no trailing newline)
+ * @example
+ * ```ts
+ * summarizeConfig(parseConfig('[cluster]\nname = "lab"\n', "keelson.toml"));
+ * // Cluster "lab" (provider "baremetal"): no machines; no zones; no pools; ...
+ * ```
+ */
+export function summarizeConfig(config: Config): string {
+  const parts = [
+    `Cluster "${config.cluster.name}" (provider "${config.cluster.provider}"): ` +
+    describeMachines(config.machines),
+    describeZones(config.machines),
+    describePools(config),
+    config.control_plane.vip.length === 0
+      ? "no control-plane VIP"
+      : `control-plane VIP ${
+        config.control_plane.vip.join(" and ")
+      } (port ${config.control_plane.port})`,
+    `controllers ${config.controllers.enabled.map((c) => `"${c}"`).join(", ")}`,
+    `keepalived ${
+      config.keepalived.enabled
+        ? `on ${config.keepalived.interface}, VRIDs ${config.keepalived.vrid_range.join("-")}`
+        : "off"
+    }`,
+    `leader election ${
+      config.leader_election.enabled
+        ? `on (${config.leader_election.namespace}/${config.leader_election.name})`
+        : "off"
+    }`,
+  ];
+  return parts.join("; ") + ".";
+}
+
+function describeMachines(machines: readonly Machine[]): string {
+  if (machines.length === 0) return "no machines";
+  const roles = (["control-plane", "worker"] as const).flatMap((role) => {
+    const ofRole = machines.filter((m) => m.role === role);
+    if (ofRole.length === 0) return [];
+    const states = MACHINE_STATES.flatMap((state) => {
+      const n = ofRole.filter((m) => m.state === state).length;
+      return n === 0 ? [] : [`${n} ${state}`];
+    });
+    return [`${ofRole.length} ${role} (${states.join(", ")})`];
+  });
+  return `${count(machines.length, "machine")}: ${roles.join(", ")}`;
+}
+
+function describeZones(machines: readonly Machine[]): string {
+  const zones = new Map<string, number>();
+  for (const machine of machines) {
+    if (machine.zone !== "") zones.set(machine.zone, (zones.get(machine.zone) ?? 0) + 1);
+  }
+  if (zones.size === 0) return "no zones";
+  const list = [...zones.entries()].sort(([a], [b]) => a.localeCompare(b))
+    .map(([zone, n]) => `${zone} (${n})`);
+  return `${count(zones.size, "zone")}: ${list.join(", ")}`;
+}
+
+function describePools(config: Config): string {
+  if (config.pools.length === 0) return "no pools";
+  const list = config.pools.map((pool) => {
+    const { ipv4, ipv6 } = poolCapacity(pool);
+    const sizes = [
+      ...(ipv4 > 0n ? [`${ipv4} IPv4`] : []),
+      ...(ipv6 > 0n ? [`${ipv6} IPv6`] : []),
+    ];
+    return `"${pool.name}" ${sizes.length === 0 ? "0" : sizes.join(" + ")} usable`;
+  });
+  return `${count(config.pools.length, "pool")}: ${list.join(", ")}`;
+}
+
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
