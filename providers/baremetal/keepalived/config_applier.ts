@@ -1,0 +1,220 @@
+/**
+ * Writes Keelson's keepalived file and reloads keepalived, failing closed: a text that
+ * `keepalived -t` rejects never replaces the file in force (keepalived applies an invalid config
+ * partially on reload, e.g. an out-of-range priority silently becomes 100).
+ *
+ * Steps per apply: skip when the file already holds the text; write a temp file in the same
+ * directory (named so a `conf.d/*.conf` include never picks it up); run the check command on it
+ * (in the target network namespace when `netns` is set, since the interface check is done
+ * where `-t` runs); rename it over the file (atomic); send SIGHUP to the pid in the pid file, or
+ * run the configured reload command. Bursts are debounced and coalesced to the latest text.
+ *
+ * @module
+ */
+import { Counter, type Registry } from "prom-client";
+import { basename, dirname } from "node:path";
+import { type Clock, systemClock, type Timer } from "../../../src/kube/clock.ts";
+import { logger } from "../../../src/log/logging.ts";
+
+/** Outcome of one apply, also the `result` label of the reload counter. */
+export type ApplyOutcome = "success" | "invalid" | "error" | "unchanged";
+
+/** What `KeepalivedApplier.apply` did. */
+export interface ApplyResult {
+  result: ApplyOutcome;
+  /** Whether keepalived was told to reload. */
+  reloaded: boolean;
+  /** One sentence for logs. */
+  message: string;
+  /** stderr lines of the check command when it rejected the text. */
+  checkOutput?: string[];
+}
+
+/** Options of `KeepalivedApplier`. */
+export interface KeepalivedApplierOptions {
+  /** The file keepalived reads (or includes). */
+  configFile: string;
+  /** Command that validates a file appended as last argument. @default ["keepalived", "-t", "-f"] */
+  checkCommand?: string[];
+  /** keepalived's parent pid file; SIGHUP goes to that pid. */
+  pidFile: string;
+  /** Runs instead of SIGHUP when set (no shell). */
+  reloadCommand?: string[];
+  /** Run the check with `ip netns exec <netns>` (tests). */
+  netns?: string;
+  /** Bursts within this window are coalesced to the latest text. @default 200 */
+  debounceMs?: number;
+  /** Registry of `keelson_keepalived_reloads_total`. */
+  registry: Registry;
+  /** The pid file's process must have this `comm`, so a stale pid is never signalled. @default "keepalived" */
+  processName?: string;
+  /** Longest a check or reload command may run. @default 30000 */
+  commandTimeoutMs?: number;
+  /** Timers of the debounce. @default systemClock() */
+  clock?: Clock;
+}
+
+const RELOADS_METRIC = "keelson_keepalived_reloads_total";
+
+/** Applies rendered keepalived text: validate, write atomically, reload; debounced. */
+export class KeepalivedApplier {
+  #options: KeepalivedApplierOptions;
+  #reloads: Counter<"result">;
+  #log = logger("keepalived", "applier");
+  #pendingText: string | undefined;
+  #waiters: ((result: ApplyResult) => void)[] = [];
+  #timer: Timer | undefined;
+  #chain: Promise<void> = Promise.resolve();
+  #sequence = 0;
+
+  /**
+   * @param options file paths, commands and the metrics registry
+   */
+  constructor(options: KeepalivedApplierOptions) {
+    this.#options = options;
+    this.#reloads = (options.registry.getSingleMetric(RELOADS_METRIC) as
+      | Counter<"result">
+      | undefined) ??
+      new Counter({
+        name: RELOADS_METRIC,
+        help: "keepalived config applies by result (success, invalid, error, unchanged).",
+        labelNames: ["result"],
+        registers: [options.registry],
+      });
+  }
+
+  /**
+   * Schedules `text` to be applied. Calls within the debounce window share one apply of the
+   * latest text, and all of them resolve with its result.
+   * @param text the whole file
+   * @returns what was done
+   */
+  apply(text: string): Promise<ApplyResult> {
+    this.#pendingText = text;
+    const promise = new Promise<ApplyResult>((resolve) => this.#waiters.push(resolve));
+    this.#timer ??= (this.#options.clock ?? systemClock()).setTimer(
+      () => this.#flush(),
+      this.#options.debounceMs ?? 200,
+    );
+    return promise;
+  }
+
+  /** Drops a pending debounced apply (its callers get an "unchanged" result). */
+  close(): void {
+    this.#timer?.cancel();
+    this.#timer = undefined;
+    const waiters = this.#waiters.splice(0);
+    for (const w of waiters) w({ result: "unchanged", reloaded: false, message: "closed" });
+  }
+
+  #flush(): void {
+    this.#timer = undefined;
+    const text = this.#pendingText ?? "";
+    const waiters = this.#waiters.splice(0);
+    this.#chain = this.#chain.then(async () => {
+      let result: ApplyResult;
+      try {
+        result = await this.#applyNow(text);
+      } catch (error) {
+        result = { result: "error", reloaded: false, message: String(error) };
+      }
+      this.#reloads.inc({ result: result.result });
+      const level = result.result === "success" || result.result === "unchanged"
+        ? "info"
+        : "warning";
+      this.#log[level]("keepalived config {result}: {message}", { ...result });
+      for (const w of waiters) w(result);
+    });
+  }
+
+  async #applyNow(text: string): Promise<ApplyResult> {
+    const file = this.#options.configFile;
+    const current = await Deno.readTextFile(file).catch(() => undefined);
+    if (current === text) {
+      return { result: "unchanged", reloaded: false, message: `${file} already up to date` };
+    }
+    const temp = `${dirname(file)}/.${basename(file)}.${Deno.pid}.${++this.#sequence}.tmp`;
+    await Deno.mkdir(dirname(file), { recursive: true });
+    try {
+      await writeSynced(temp, text);
+      const check = await this.#run([
+        ...(this.#options.netns ? ["ip", "netns", "exec", this.#options.netns] : []),
+        ...(this.#options.checkCommand ?? ["keepalived", "-t", "-f"]),
+        temp,
+      ]);
+      if (check.code !== 0) {
+        const lines = check.stderr.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+        for (const line of lines) this.#log.warning("keepalived -t: {line}", { line });
+        return {
+          result: "invalid",
+          reloaded: false,
+          message: `Rejected keepalived config: the check exited ${check.code}; ${file} kept`,
+          checkOutput: lines,
+        };
+      }
+      await Deno.rename(temp, file);
+    } finally {
+      await Deno.remove(temp).catch(() => {});
+    }
+    return await this.#reload(file);
+  }
+
+  async #reload(file: string): Promise<ApplyResult> {
+    if (this.#options.reloadCommand) {
+      const run = await this.#run(this.#options.reloadCommand);
+      return run.code === 0
+        ? { result: "success", reloaded: true, message: `${file} written, reload command ran` }
+        : {
+          result: "error",
+          reloaded: false,
+          message: `${file} written but the reload command exited ${run.code}: ${run.stderr}`,
+        };
+    }
+    const pidFile = this.#options.pidFile;
+    const pidText = await Deno.readTextFile(pidFile).catch(() => undefined);
+    if (pidText === undefined) {
+      // keepalived may not be running yet; it reads the file when it starts
+      return {
+        result: "success",
+        reloaded: false,
+        message: `${file} written; not reloaded because pid file ${pidFile} does not exist`,
+      };
+    }
+    const pid = Number(pidText.trim());
+    const comm = Number.isInteger(pid) && pid > 1
+      ? await Deno.readTextFile(`/proc/${pid}/comm`).catch(() => undefined)
+      : undefined;
+    if (comm?.trim() !== (this.#options.processName ?? "keepalived")) {
+      return {
+        result: "error",
+        reloaded: false,
+        message: `${file} written; not reloaded because pid file ${pidFile} names ` +
+          `${JSON.stringify(pidText.trim())}, which is not a running keepalived`,
+      };
+    }
+    Deno.kill(pid, "SIGHUP");
+    return { result: "success", reloaded: true, message: `${file} written, SIGHUP sent to ${pid}` };
+  }
+
+  async #run(argv: string[]): Promise<{ code: number; stderr: string }> {
+    const [cmd, ...args] = argv;
+    if (!cmd) throw new TypeError("Empty command");
+    const output = await new Deno.Command(cmd, {
+      args,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(this.#options.commandTimeoutMs ?? 30_000),
+    }).output();
+    return { code: output.code, stderr: new TextDecoder().decode(output.stderr) };
+  }
+}
+
+async function writeSynced(path: string, text: string): Promise<void> {
+  // fsync before the rename so a crash never leaves an empty file in place of the old one
+  using file = await Deno.open(path, { write: true, create: true, truncate: true, mode: 0o644 });
+  const bytes = new TextEncoder().encode(text);
+  let written = 0;
+  while (written < bytes.length) written += await file.write(bytes.subarray(written));
+  await file.sync();
+}

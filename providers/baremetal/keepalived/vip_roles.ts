@@ -1,0 +1,89 @@
+/**
+ * Which VIPs this host holds right now, read from the kernel (`ip -j addr`): a VIP present on
+ * the host means its VRRP instance is MASTER here, absent means BACKUP (or FAULT). This needs no
+ * keepalived state dump, whose paths are global and shared by every instance on a host.
+ *
+ * @module
+ */
+import { Gauge, type Registry } from "prom-client";
+import { canonicalIp } from "../../../src/net/ip.ts";
+
+/** VIPs split by whether this host holds them. */
+export interface VipRoles {
+  master: string[];
+  backup: string[];
+}
+
+/** Options of `observeVipRoles`. */
+export interface ObserveVipRolesOptions {
+  /** Read the addresses inside this network namespace (`ip -n`). */
+  netns?: string;
+  /** Only this interface. @default every interface */
+  interface?: string;
+  /** Gauge from `createVipRoleGauge`, set to the counts when given. */
+  gauge?: Gauge<"host_role">;
+}
+
+const VIPS_METRIC = "keelson_vips";
+
+/**
+ * Declares `keelson_vips{host_role="master|backup"}` (or returns it when already declared).
+ * @param registry the process's registry
+ * @returns the gauge
+ */
+export function createVipRoleGauge(registry: Registry): Gauge<"host_role"> {
+  return (registry.getSingleMetric(VIPS_METRIC) as Gauge<"host_role"> | undefined) ??
+    new Gauge({
+      name: VIPS_METRIC,
+      help: "VIPs Keelson renders, by whether this host holds them (master) or not (backup).",
+      labelNames: ["host_role"],
+      registers: [registry],
+    });
+}
+
+/**
+ * Splits `vips` into those configured on this host and the rest.
+ * @param vips the VIPs rendered for this host
+ * @param options namespace, interface and gauge
+ * @returns the sorted split
+ * @throws {Error} when `ip -j addr` fails or prints something that is not its JSON
+ */
+export async function observeVipRoles(
+  vips: readonly string[],
+  options: ObserveVipRolesOptions = {},
+): Promise<VipRoles> {
+  const args = [
+    ...(options.netns ? ["-n", options.netns] : []),
+    "-j",
+    "addr",
+    "show",
+    ...(options.interface ? ["dev", options.interface] : []),
+  ];
+  const output = await new Deno.Command("ip", { args, stdout: "piped", stderr: "piped" }).output();
+  if (output.code !== 0) {
+    throw new Error(
+      `Cannot list addresses with "ip ${args.join(" ")}": ${
+        new TextDecoder().decode(output.stderr).trim()
+      }`,
+    );
+  }
+  const held = new Set<string>();
+  const links = JSON.parse(new TextDecoder().decode(output.stdout)) as {
+    addr_info?: { local?: string }[];
+  }[];
+  for (const link of links) {
+    for (const info of link.addr_info ?? []) {
+      const ip = info.local && canonicalIp(info.local);
+      if (ip) held.add(ip);
+    }
+  }
+  const roles: VipRoles = { master: [], backup: [] };
+  for (const vip of new Set(vips.map((v) => canonicalIp(v)).filter((v) => v !== undefined))) {
+    (held.has(vip) ? roles.master : roles.backup).push(vip);
+  }
+  roles.master.sort();
+  roles.backup.sort();
+  options.gauge?.set({ host_role: "master" }, roles.master.length);
+  options.gauge?.set({ host_role: "backup" }, roles.backup.length);
+  return roles;
+}
