@@ -114,7 +114,10 @@ async function crudScenario(cp: ControlPlane, kubeconfig: string, name: string):
       created.metadata?.creationTimestamp?.getTime(),
     );
     assert.equal(replaced.status?.capacity?.["memory"], "8Gi");
-    assert.deepEqual(replaced.status?.addresses, [{ type: "InternalIP", address: "10.0.0.9" }]);
+    assert.deepEqual(structuredClone(replaced.status?.addresses), [{
+      type: "InternalIP",
+      address: "10.0.0.9",
+    }]);
     assert.equal(replaced.spec?.unschedulable, true);
     // What the server stores equals what a direct read returns: nothing was lost on the way.
     const raw = await cp.requestOk<V1Node & Record<string, unknown>>(
