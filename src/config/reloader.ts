@@ -1,0 +1,224 @@
+/**
+ * Re-reads the configuration file on SIGHUP or when it changes on disk. A file that does not
+ * validate is logged issue by issue and rejected; the last good config stays in force (fail
+ * closed). Exposes Prometheus' own reload metric names.
+ *
+ * @module
+ */
+import { Gauge, type Registry } from "prom-client";
+import { logger } from "../log/logging.ts";
+import { ConfigError, formatIssue } from "./config_error.ts";
+import { loadConfigFile } from "./load_config.ts";
+import type { Config } from "./types.ts";
+
+/** Options of `ConfigReloader`. */
+export interface ConfigReloaderOptions {
+  /** Where the reload gauges are registered. */
+  registry: Registry;
+  /** Quiet time after the last file event before reloading, in ms. @default 500 */
+  debounceMs?: number;
+  /** Called with the new and previous config after a valid file with different content. */
+  onChange: (config: Config, previous: Config) => void | Promise<void>;
+  /** Clock for the success timestamp, in ms since the epoch. @default Date.now */
+  now?: () => number;
+}
+
+const SUCCESS_NAME = "keelson_config_last_reload_successful";
+const TIMESTAMP_NAME = "keelson_config_last_reload_success_timestamp_seconds";
+
+/**
+ * Keeps the current config and replaces it when a reload succeeds.
+ * @example
+ * ```ts
+ * const reloader = new ConfigReloader(path, config, {
+ *   registry,
+ *   onChange: (next) => provider.update(next),
+ * });
+ * await reloader.run(signal); // until aborted
+ * ```
+ */
+export class ConfigReloader {
+  #path: string;
+  #config: Config;
+  #fingerprint: string;
+  #options: ConfigReloaderOptions;
+  #successful: Gauge;
+  #timestamp: Gauge;
+  #log = logger("config");
+  /** Reloads run one at a time, in order. */
+  #queue: Promise<unknown> = Promise.resolve();
+
+  /**
+   * @param path the configuration file
+   * @param initial the config loaded at startup (counts as a successful load)
+   * @param options registry, debounce and the change callback
+   */
+  constructor(path: string, initial: Config, options: ConfigReloaderOptions) {
+    this.#path = path;
+    this.#config = initial;
+    this.#fingerprint = fingerprint(initial);
+    this.#options = options;
+    this.#successful = gauge(
+      options.registry,
+      SUCCESS_NAME,
+      "Whether the last configuration reload attempt was successful (1) or not (0).",
+    );
+    this.#timestamp = gauge(
+      options.registry,
+      TIMESTAMP_NAME,
+      "Timestamp of the last successful configuration load, in seconds since the epoch.",
+    );
+    this.#markSuccess();
+  }
+
+  /** @returns the config in force: the last one that validated */
+  current(): Config {
+    return this.#config;
+  }
+
+  /**
+   * Reads and validates the file now; on success replaces the config and, when its content
+   * changed, calls `onChange`. Never throws.
+   * @param reason why, for the log (e.g. "SIGHUP", "file changed")
+   * @returns true when the file validated, false when it was rejected
+   */
+  reload(reason: string): Promise<boolean> {
+    const attempt = this.#queue.then(() => this.#reload(reason));
+    this.#queue = attempt;
+    return attempt;
+  }
+
+  /**
+   * Reloads on SIGHUP and on changes to the file until `signal` aborts. Watches the file's
+   * directory because editors and config management replace files by rename. Never throws.
+   * @param signal stops watching
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    const onHangup = (): void => void this.reload("SIGHUP");
+    let listening = false;
+    try {
+      Deno.addSignalListener("SIGHUP", onHangup);
+      listening = true;
+    } catch (error) {
+      this.#log.warn("Cannot listen for SIGHUP: {error}", { error: String(error) });
+    }
+    try {
+      await this.#watch(signal);
+      if (!signal.aborted) {
+        await new Promise<void>((resolve) =>
+          signal.addEventListener("abort", () => resolve(), { once: true })
+        );
+      }
+    } finally {
+      if (listening) Deno.removeSignalListener("SIGHUP", onHangup);
+      await this.#queue;
+    }
+  }
+
+  async #watch(signal: AbortSignal): Promise<void> {
+    const { dir, base } = splitPath(this.#path);
+    let watcher: Deno.FsWatcher;
+    try {
+      watcher = Deno.watchFs(dir, { recursive: false });
+    } catch (error) {
+      this.#log.error("Cannot watch {dir} for changes to {file}; reload with SIGHUP: {error}", {
+        dir,
+        file: this.#path,
+        error: String(error),
+      });
+      return;
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const close = (): void => {
+      clearTimeout(timer);
+      watcher.close();
+    };
+    signal.addEventListener("abort", close, { once: true });
+    try {
+      for await (const event of watcher) {
+        if (!event.paths.some((p) => splitPath(p).base === base)) continue;
+        clearTimeout(timer);
+        timer = setTimeout(() => void this.reload("file changed"), this.#options.debounceMs ?? 500);
+      }
+    } catch (error) {
+      if (!signal.aborted) {
+        this.#log.error("Stopped watching {file}: {error}", {
+          file: this.#path,
+          error: String(error),
+        });
+      }
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", close);
+    }
+  }
+
+  async #reload(reason: string): Promise<boolean> {
+    let next: Config;
+    try {
+      next = await loadConfigFile(this.#path);
+    } catch (error) {
+      this.#successful.set(0);
+      const lines = error instanceof ConfigError
+        ? error.issues.map(formatIssue)
+        : [`${this.#path}: ${String(error)}`];
+      this.#log.error("Rejected configuration reload ({reason}); keeping the last good one", {
+        reason,
+        issues: lines.length,
+      });
+      for (const line of lines) this.#log.error("{issue}", { issue: line });
+      return false;
+    }
+    this.#markSuccess();
+    const nextFingerprint = fingerprint(next);
+    if (nextFingerprint === this.#fingerprint) {
+      this.#log.debug("Configuration reloaded ({reason}); unchanged", { reason });
+      return true;
+    }
+    const previous = this.#config;
+    this.#config = next;
+    this.#fingerprint = nextFingerprint;
+    this.#log.info("Configuration reloaded ({reason}); applying changes", { reason });
+    try {
+      await this.#options.onChange(next, previous);
+    } catch (error) {
+      this.#log.error("Applying the reloaded configuration failed: {error}", {
+        error: String(error),
+      });
+    }
+    return true;
+  }
+
+  #markSuccess(): void {
+    this.#successful.set(1);
+    this.#timestamp.set((this.#options.now ?? Date.now)() / 1000);
+  }
+}
+
+/** The same gauge when two reloaders share a registry (prom-client rejects duplicates). */
+function gauge(registry: Registry, name: string, help: string): Gauge {
+  const existing = registry.getSingleMetric(name);
+  if (existing instanceof Gauge) return existing;
+  return new Gauge({ name, help, registers: [registry] });
+}
+
+/** Key-order-independent JSON, so reordered but equal files count as unchanged. */
+function fingerprint(value: unknown): string {
+  return JSON.stringify(
+    value,
+    (_key, v: unknown) =>
+      v !== null && typeof v === "object" && !Array.isArray(v)
+        ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)),
+        )
+        : v,
+  );
+}
+
+function splitPath(path: string): { dir: string; base: string } {
+  const cut = path.lastIndexOf("/");
+  return cut < 0
+    ? { dir: ".", base: path }
+    : { dir: path.slice(0, cut) || "/", base: path.slice(cut + 1) };
+}

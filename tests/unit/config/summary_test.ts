@@ -1,0 +1,27 @@
+import assert from "node:assert/strict";
+import { parseConfig } from "../../../src/config/parse_config.ts";
+import { summarizeConfig } from "../../../src/config/summary.ts";
+
+Deno.test("summarizeConfig() describes the example inventory in one paragraph", async () => {
+  const text = await Deno.readTextFile(
+    new URL("../../../deploy/examples/keelson.toml", import.meta.url),
+  );
+  const summary = summarizeConfig(parseConfig(text, "keelson.toml"));
+  assert.ok(!summary.includes("\n"));
+  for (
+    const part of [
+      'Cluster "dc1-prod" (provider "baremetal")',
+      "9 machines: 3 control-plane (3 active), " +
+      "6 worker (3 active, 1 maintenance, 1 shutdown, 1 retired)",
+      "2 zones: dc1-row-a (5), dc1-row-b (4)",
+      '"public" 63 IPv4 usable, "internal-v6" 256 IPv6 usable',
+      "control-plane VIP 10.0.0.10 and 2001:db8:0:1::10",
+      'controllers "*", "-route"',
+    ]
+  ) assert.ok(summary.includes(part), `missing "${part}" in: ${summary}`);
+});
+
+Deno.test("summarizeConfig() says what is absent in an empty config", () => {
+  const summary = summarizeConfig(parseConfig("", "keelson.toml"));
+  assert.match(summary, /no machines; no zones; no pools; no control-plane VIP/);
+});
