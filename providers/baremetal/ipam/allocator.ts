@@ -1,0 +1,316 @@
+/**
+ * The in-memory address allocator (MetalLB-style): which Service holds which address, and the
+ * choice of addresses for a Service's request. Pure and synchronous: Services and pools come in as
+ * data, nothing is read or written elsewhere. The Kubernetes API stays the only durable state;
+ * callers rebuild this object from Service statuses with `restore` before assigning.
+ *
+ * Rules: a requested address is either given exactly or refused with a reason, never swapped
+ * for another; auto-assignment takes the lowest free address of the first pool by name; a Service
+ * that already holds compatible addresses keeps them; addresses outside every pool (pool removed
+ * or shrunk) stay with their Service and are reported as orphaned.
+ *
+ * @module
+ */
+import { formatIp, type IpFamily, parseIp } from "../../../src/net/ip.ts";
+import {
+  type AddressPool,
+  addressStanding,
+  type ExcludedWhy,
+  key,
+  poolCapacity,
+  poolHasFamily,
+} from "./pools.ts";
+import type { ServiceRequest, SharingProfile } from "./service_requests.ts";
+import { sharingConflict } from "./sharing.ts";
+import { chooseAddresses } from "./_choose.ts";
+
+/** Machine-readable reasons an assignment fails (used as Event reasons' detail and in errors). */
+export type AllocationFailure =
+  | "AddressInUse"
+  | "AddressNotInPool"
+  | "AddressReserved"
+  | "PoolNotAllowed"
+  | "PoolExhausted"
+  | "UnknownPool"
+  | "InvalidRequest"
+  | "FamilyUnavailable";
+
+/** The outcome of `assign`. */
+export type AssignResult =
+  | { ok: true; ips: string[]; pool: string }
+  | { ok: false; reason: AllocationFailure; message: string };
+
+/** An address held by a Service but no longer usable in any pool. */
+export interface OrphanedAllocation {
+  serviceKey: string;
+  /** Canonical text of the address. */
+  ip: string;
+  /** The pool the addresses were attributed to (or named by the annotation), even if removed. */
+  pool: string | undefined;
+  /** `outside` (no pool's ranges hold it) or why its pool excludes it. */
+  why: "outside" | ExcludedWhy;
+}
+
+/** Usage of one pool and family. `total` is exact; IPv6 pools can exceed 2^53. */
+export interface PoolStats {
+  pool: string;
+  family: IpFamily;
+  total: bigint;
+  used: number;
+}
+
+/** Options of `restore`. */
+export interface RestoreOptions {
+  /** The pool named by the Service's `keelson.io/allocated-from-pool` annotation. */
+  pool?: string | undefined;
+  /** The holder's sharing profile; absent = it shares with nobody. */
+  sharing?: SharingProfile | undefined;
+  /** False for Services another implementation owns: they block addresses but are not reported. @default true */
+  managed?: boolean;
+}
+
+/** One address held by a Service. */
+export interface Holding {
+  family: IpFamily;
+  value: bigint;
+  text: string;
+}
+
+interface Allocation {
+  ips: Holding[];
+  pool: string | undefined;
+  sharing: SharingProfile | undefined;
+  managed: boolean;
+}
+
+/** The allocator. One per process; rebuilt from the API on start and before decisions. */
+export class Allocator {
+  /** Pools sorted by name. */
+  #pools: AddressPool[] = [];
+  /** serviceKey -> what it holds. */
+  #byService = new Map<string, Allocation>();
+  /** address key (`family:value`) -> service keys holding it (more than one only when shared). */
+  #owners = new Map<string, Set<string>>();
+
+  /**
+   * Replaces the pools. Existing allocations are kept, even outside every pool.
+   * @param pools built pools (`buildPools`)
+   * @returns the allocations now outside every pool's usable addresses
+   */
+  setPools(pools: readonly AddressPool[]): OrphanedAllocation[] {
+    this.#pools = [...pools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const allocation of this.#byService.values()) {
+      allocation.pool = this.#attribute(allocation.ips, allocation.pool);
+    }
+    return this.orphanedAllocations();
+  }
+
+  /** The pools, sorted by name. */
+  pools(): readonly AddressPool[] {
+    return this.#pools;
+  }
+
+  /**
+   * Gives a Service addresses for its request, or says why not. Idempotent: a Service already
+   * holding addresses that satisfy the request keeps them. On failure the Service keeps what it
+   * held (its status still shows it).
+   * @param serviceKey `namespace/name`
+   * @param request the parsed request (`readServiceRequest`)
+   * @returns the addresses (canonical text) and pool, or a reason and a message quoting the values
+   */
+  assign(serviceKey: string, request: ServiceRequest): AssignResult {
+    const current = this.#byService.get(serviceKey);
+    if (current && this.#satisfies(serviceKey, current, request)) {
+      current.sharing = request.sharing;
+      current.managed = true;
+      return { ok: true, ips: current.ips.map((h) => h.text), pool: current.pool ?? "" };
+    }
+    const choice = chooseAddresses({
+      pools: this.#pools,
+      request,
+      conflict: (family, value) => this.#conflict(serviceKey, family, value, request.sharing),
+      used: (pool, family) => this.#used(pool, family),
+    });
+    if (!choice.ok) return choice;
+    this.release(serviceKey);
+    this.#record(serviceKey, {
+      ips: choice.ips,
+      pool: choice.pool,
+      sharing: request.sharing,
+      managed: true,
+    });
+    return { ok: true, ips: choice.ips.map((h) => h.text), pool: choice.pool };
+  }
+
+  /**
+   * Registers addresses a Service already holds according to the API (its status), whether or
+   * not they are in a pool, so they are never given to another Service.
+   * @param serviceKey `namespace/name`
+   * @param ips addresses from `status.loadBalancer.ingress`; non-addresses are ignored
+   * @param options pool hint, sharing profile, managed flag
+   * @returns the canonical addresses registered
+   */
+  restore(serviceKey: string, ips: readonly string[], options: RestoreOptions = {}): string[] {
+    const holdings: Holding[] = [];
+    for (const text of ips) {
+      const ip = parseIp(text.trim());
+      if (!ip) continue;
+      const canonical = formatIp(ip.family, ip.value);
+      if (!holdings.some((h) => h.text === canonical)) holdings.push({ ...ip, text: canonical });
+    }
+    this.release(serviceKey);
+    if (holdings.length === 0) return [];
+    this.#record(serviceKey, {
+      ips: holdings,
+      pool: this.#attribute(holdings, options.pool),
+      sharing: options.sharing,
+      managed: options.managed ?? true,
+    });
+    return holdings.map((h) => h.text);
+  }
+
+  /**
+   * Forgets what a Service holds.
+   * @param serviceKey `namespace/name`
+   * @returns whether it held anything
+   */
+  release(serviceKey: string): boolean {
+    const allocation = this.#byService.get(serviceKey);
+    if (!allocation) return false;
+    for (const h of allocation.ips) {
+      const k = key(h.family, h.value);
+      const owners = this.#owners.get(k);
+      owners?.delete(serviceKey);
+      if (owners?.size === 0) this.#owners.delete(k);
+    }
+    this.#byService.delete(serviceKey);
+    return true;
+  }
+
+  /**
+   * Whether any Service holds the address.
+   * @param ip an address in any textual form
+   * @returns false for text that is not an address
+   */
+  inUse(ip: string): boolean {
+    const parsed = parseIp(ip.trim());
+    return parsed !== undefined && this.#owners.has(key(parsed.family, parsed.value));
+  }
+
+  /**
+   * What a Service holds.
+   * @param serviceKey `namespace/name`
+   * @returns canonical addresses and pool, or undefined
+   */
+  holding(serviceKey: string): { ips: string[]; pool: string | undefined } | undefined {
+    const a = this.#byService.get(serviceKey);
+    return a && { ips: a.ips.map((h) => h.text), pool: a.pool };
+  }
+
+  /** Every Service key holding addresses, sorted. */
+  serviceKeys(): string[] {
+    return [...this.#byService.keys()].sort();
+  }
+
+  /**
+   * Addresses of managed Services that no pool can hand out any more (pool removed, shrunk or
+   * address reserved since), sorted by service and address.
+   * @returns one entry per orphaned address
+   */
+  orphanedAllocations(): OrphanedAllocation[] {
+    const out: OrphanedAllocation[] = [];
+    for (const serviceKey of this.serviceKeys()) {
+      const a = this.#byService.get(serviceKey)!;
+      if (!a.managed) continue;
+      for (const h of a.ips) {
+        const standings = this.#pools.map((p) => addressStanding(p, h.family, h.value));
+        if (standings.includes("usable")) continue;
+        const why = standings.find((s) => s !== "outside") ?? "outside";
+        out.push({ serviceKey, ip: h.text, pool: a.pool, why: why as OrphanedAllocation["why"] });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Usage of each pool and family the pool has; shared addresses count once.
+   * @returns entries sorted by pool name, then family
+   */
+  stats(): PoolStats[] {
+    const out: PoolStats[] = [];
+    for (const pool of this.#pools) {
+      const capacity = poolCapacity(pool);
+      for (const family of [4, 6] as const) {
+        if (!poolHasFamily(pool, family)) continue;
+        out.push({
+          pool: pool.name,
+          family,
+          total: capacity[family],
+          used: this.#used(pool, family),
+        });
+      }
+    }
+    return out;
+  }
+
+  #record(serviceKey: string, allocation: Allocation): void {
+    this.#byService.set(serviceKey, allocation);
+    for (const h of allocation.ips) {
+      const k = key(h.family, h.value);
+      const owners = this.#owners.get(k) ?? new Set<string>();
+      owners.add(serviceKey);
+      this.#owners.set(k, owners);
+    }
+  }
+
+  /** Why `serviceKey` may not take the address, or undefined when it is free or shareable. */
+  #conflict(
+    serviceKey: string,
+    family: IpFamily,
+    value: bigint,
+    sharing: SharingProfile,
+  ): string | undefined {
+    for (const owner of [...(this.#owners.get(key(family, value)) ?? [])].sort()) {
+      if (owner === serviceKey) continue;
+      const why = sharingConflict(owner, this.#byService.get(owner)?.sharing, sharing);
+      if (why) return why;
+    }
+    return undefined;
+  }
+
+  /** Distinct usable addresses of the pool and family that are held. */
+  #used(pool: AddressPool, family: IpFamily): number {
+    let used = 0;
+    for (const k of this.#owners.keys()) {
+      const [f, v] = k.split(":") as [string, string];
+      if (Number(f) === family && addressStanding(pool, family, BigInt(v)) === "usable") used++;
+    }
+    return used;
+  }
+
+  /** Whether the held addresses still answer the request (so the Service keeps them). */
+  #satisfies(serviceKey: string, current: Allocation, request: ServiceRequest): boolean {
+    if (current.ips.length === 0) return false;
+    if (request.ips.length > 0) {
+      const want = request.ips.map((ip) => ip.text).sort().join(",");
+      if (current.ips.map((h) => h.text).sort().join(",") !== want) return false;
+    }
+    if (request.pool !== undefined && current.pool !== request.pool) return false;
+    if (!current.ips.every((h) => request.families.includes(h.family))) return false;
+    if (request.policy === "SingleStack" && current.ips.length !== 1) return false;
+    if (request.policy === "RequireDualStack" && current.ips.length !== 2) return false;
+    return current.ips.every((h) =>
+      this.#conflict(serviceKey, h.family, h.value, request.sharing) === undefined
+    );
+  }
+
+  /** The pool to attribute addresses to: the hint if it holds them, else the first that does. */
+  #attribute(ips: readonly Holding[], hint: string | undefined): string | undefined {
+    const holds = (p: AddressPool) =>
+      ips.every((h) => addressStanding(p, h.family, h.value) !== "outside");
+    const hinted = this.#pools.find((p) => p.name === hint);
+    if (hinted && holds(hinted)) return hinted.name;
+    // a removed pool keeps its name on the allocation, so orphans say where they came from
+    return this.#pools.find(holds)?.name ?? hint;
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * Offline allocation: what every LoadBalancer Service of a cluster snapshot would get from the
+ * inventory's pools, or why it stays pending. `keelson plan` and `keelson render` use it; it runs
+ * the same allocator, restore and request reading as the live load balancer. Pure.
+ *
+ * @module
+ */
+import type { V1Service } from "@kubernetes/client-node";
+import type { Config } from "../../../src/config/types.ts";
+import { objectKey } from "../../../src/kube/ports.ts";
+import { canonicalIp } from "../../../src/net/ip.ts";
+import { handlesService } from "../../../src/controllers/service/handles_service.ts";
+import {
+  type AllocationFailure,
+  Allocator,
+  type OrphanedAllocation,
+  type PoolStats,
+} from "./allocator.ts";
+import { buildPools } from "./pools.ts";
+import { readServiceRequest } from "./service_requests.ts";
+import { ingressIps, restoreHoldings, statusHoldings } from "./status_holdings.ts";
+
+/** What one Service would get. */
+export interface PlannedAllocation {
+  serviceKey: string;
+  /** `kept`: its status already shows these addresses; `allocated`: new or changed; `pending`: none. */
+  outcome: "kept" | "allocated" | "pending";
+  /** Canonical addresses (empty when pending). */
+  ips: string[];
+  /** The pool they come from (undefined when pending or outside every pool). */
+  pool: string | undefined;
+  /** Why it stays pending. */
+  reason?: AllocationFailure;
+  /** The sentence explaining `reason`, quoting the values. */
+  message?: string;
+}
+
+/** The whole plan. */
+export interface AllocationPlan {
+  /** One entry per LoadBalancer Service Keelson handles, sorted by key. */
+  services: PlannedAllocation[];
+  /** Addresses Services keep although no pool offers them any more. */
+  orphans: OrphanedAllocation[];
+  /** Pool usage after the plan. */
+  stats: PoolStats[];
+  /** Pool entries that did not parse (validation normally rejects them first). */
+  problems: string[];
+}
+
+/**
+ * Plans allocations for a snapshot: existing statuses are restored first (they are never taken
+ * away), then Services are served oldest first (creation time, then key) so the plan is stable.
+ * @param config the validated configuration
+ * @param services every Service of the snapshot
+ * @returns the plan
+ */
+export function planAllocations(config: Config, services: readonly V1Service[]): AllocationPlan {
+  const allocator = new Allocator();
+  const pools = buildPools(config.pools);
+  allocator.setPools(pools);
+  restoreHoldings(allocator, statusHoldings(config, services));
+
+  const planned: PlannedAllocation[] = [];
+  const ours = services.filter((s) => handlesService(config, s) && !s.metadata?.deletionTimestamp)
+    .sort(byAge);
+  for (const service of ours) {
+    const serviceKey = objectKey(service);
+    const request = readServiceRequest(service);
+    const result = request.ok
+      ? allocator.assign(serviceKey, request.request)
+      : { ok: false as const, reason: request.reason, message: request.message };
+    if (result.ok) {
+      const current = ingressIps(service).map((ip) => canonicalIp(ip.trim()) ?? ip).sort().join(
+        ",",
+      );
+      const kept = current === [...result.ips].sort().join(",");
+      planned.push({
+        serviceKey,
+        outcome: kept ? "kept" : "allocated",
+        ips: result.ips,
+        pool: result.pool || undefined,
+      });
+    } else {
+      planned.push({
+        serviceKey,
+        outcome: "pending",
+        ips: [],
+        pool: undefined,
+        reason: result.reason,
+        message: result.message,
+      });
+    }
+  }
+  planned.sort((a, b) => (a.serviceKey < b.serviceKey ? -1 : 1));
+  return {
+    services: planned,
+    orphans: allocator.orphanedAllocations(),
+    stats: allocator.stats(),
+    problems: pools.flatMap((p) => p.problems),
+  };
+}
+
+function byAge(a: V1Service, b: V1Service): number {
+  const ta = time(a), tb = time(b);
+  if (ta !== tb) return ta - tb;
+  const ka = objectKey(a), kb = objectKey(b);
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
+
+function time(service: V1Service): number {
+  const raw: unknown = service.metadata?.creationTimestamp;
+  const ms = raw === undefined ? NaN : new Date(raw as string | Date).getTime();
+  return Number.isNaN(ms) ? Number.MAX_SAFE_INTEGER : ms;
+}

@@ -1,0 +1,68 @@
+/**
+ * What the API says each Service holds: the addresses in `status.loadBalancer.ingress`, the pool
+ * named by `keelson.io/allocated-from-pool`, and who may share them. This is the only input the
+ * allocator is rebuilt from (the API is the only state). Every Service with ingress addresses
+ * counts, whatever its type or class: an address in any status is never handed to another. Pure.
+ *
+ * @module
+ */
+import type { V1Service } from "@kubernetes/client-node";
+import type { Config } from "../../../src/config/types.ts";
+import { objectKey } from "../../../src/kube/ports.ts";
+import { matchesClass } from "../../../src/controllers/service/handles_service.ts";
+import type { Allocator, RestoreOptions } from "./allocator.ts";
+import { ANNOTATIONS, readServiceRequest } from "./service_requests.ts";
+
+/** One Service's addresses according to the API. */
+export interface StatusHolding {
+  serviceKey: string;
+  /** Addresses from `status.loadBalancer.ingress[].ip`, as written. */
+  ips: string[];
+  /** What `Allocator.restore` needs besides the addresses. */
+  options: RestoreOptions;
+}
+
+/**
+ * The addresses of a Service's `status.loadBalancer.ingress`.
+ * @param service the Service
+ * @returns the `ip` fields (hostnames are ignored)
+ */
+export function ingressIps(service: V1Service): string[] {
+  return (service.status?.loadBalancer?.ingress ?? []).flatMap((e) => e.ip ? [e.ip] : []);
+}
+
+/**
+ * What each Service with ingress addresses holds, sorted by key.
+ * @param config the configuration (for the class filter)
+ * @param services every Service of the cluster (a lister's snapshot)
+ * @returns one entry per Service with at least one ingress address
+ */
+export function statusHoldings(config: Config, services: readonly V1Service[]): StatusHolding[] {
+  const out: StatusHolding[] = [];
+  for (const service of services) {
+    const ips = ingressIps(service);
+    if (ips.length === 0) continue;
+    const managed = matchesClass(config, service);
+    const request = managed ? readServiceRequest(service) : undefined;
+    out.push({
+      serviceKey: objectKey(service),
+      ips,
+      options: {
+        pool: service.metadata?.annotations?.[ANNOTATIONS.allocatedFromPool],
+        // a malformed Service still holds its addresses, it just shares with nobody
+        sharing: request?.ok ? request.request.sharing : undefined,
+        managed,
+      },
+    });
+  }
+  return out.sort((a, b) => (a.serviceKey < b.serviceKey ? -1 : 1));
+}
+
+/**
+ * Registers every holding in the allocator.
+ * @param allocator the allocator (pools already set)
+ * @param holdings from `statusHoldings`
+ */
+export function restoreHoldings(allocator: Allocator, holdings: readonly StatusHolding[]): void {
+  for (const h of holdings) allocator.restore(h.serviceKey, h.ips, h.options);
+}

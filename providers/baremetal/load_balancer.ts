@@ -1,0 +1,265 @@
+/**
+ * The bare-metal LoadBalancer capability: VIPs from the inventory's pools, written by the service
+ * controller into `status.loadBalancer.ingress` and served by keepalived on the control-plane
+ * hosts. The Kubernetes API is the only state: before every decision the allocator is rebuilt
+ * from the Services' statuses (plus the addresses this process handed out whose status write has
+ * not been seen yet, so two Services never get one address in the window between the two).
+ *
+ * @example
+ * ```ts
+ * const lb = createLoadBalancer({ config: () => current, services: servicesInformer, registry });
+ * const status = await lb.ensureLoadBalancer("kubernetes", service, nodes);
+ * ```
+ *
+ * @module
+ */
+import type { V1LoadBalancerStatus, V1Node, V1Service } from "@kubernetes/client-node";
+import { Gauge, type Registry } from "prom-client";
+import { type LoadBalancer, ProviderError } from "../../src/cloud/provider.ts";
+import type { Config } from "../../src/config/types.ts";
+import { type ClusterWriter, type Lister, objectKey } from "../../src/kube/ports.ts";
+import { logger } from "../../src/log/logging.ts";
+import { canonicalIp } from "../../src/net/ip.ts";
+import { matchesClass } from "../../src/controllers/service/handles_service.ts";
+import { type AllocationFailure, Allocator, type OrphanedAllocation } from "./ipam/allocator.ts";
+import { buildPools } from "./ipam/pools.ts";
+import { ANNOTATIONS, readServiceRequest } from "./ipam/service_requests.ts";
+import { ingressIps, statusHoldings } from "./ipam/status_holdings.ts";
+
+/** The pool-usage gauge's name. */
+export const POOL_ADDRESSES_METRIC = "keelson_pool_addresses";
+
+/** Failures another Service's release or a pool change can cure; the others need a user edit. */
+const RETRIABLE: ReadonlySet<AllocationFailure> = new Set(["AddressInUse", "PoolExhausted"]);
+
+/** An allocation the user must fix or wait for; `reason` goes into an `AllocationFailed` event. */
+export class AllocationError extends ProviderError {
+  /** Machine-readable reason, e.g. `PoolExhausted`. */
+  readonly reason: AllocationFailure;
+  /**
+   * @param reason the allocator's reason
+   * @param message the allocator's sentence, quoting the values
+   */
+  constructor(reason: AllocationFailure, message: string) {
+    super(message, { retriable: RETRIABLE.has(reason) });
+    this.name = "AllocationError";
+    this.reason = reason;
+  }
+}
+
+/** Options of `createLoadBalancer`. */
+export interface LoadBalancerOptions {
+  /** The configuration in force (re-read on every call; reloads take effect at once). */
+  config: () => Config;
+  /** Every Service of the cluster, or a getter for it once the informer exists. */
+  services: Lister<V1Service> | (() => Lister<V1Service> | undefined);
+  /** Whether the Service cache has synced; nothing is allocated before. @default always true */
+  hasSynced?: () => boolean;
+  /** Where `keelson_pool_addresses` is registered. @default not exported */
+  registry?: Registry;
+  /** Writes `keelson.io/allocated-from-pool` on the Service. @default not written (the pool is still derived from the address) */
+  writer?: Pick<ClusterWriter, "patchService">;
+}
+
+/** The capability plus what callers need for Warning events. */
+export interface BaremetalLoadBalancer extends LoadBalancer {
+  /** Addresses Services keep although no pool offers them any more, for Warning events. */
+  orphanedAllocations(): OrphanedAllocation[];
+  /** The current allocator (read-only use: stats, inUse), rebuilt at the last call. */
+  readonly allocator: Allocator;
+}
+
+/**
+ * Builds the LoadBalancer capability of the bare-metal provider.
+ * @param options configuration source, Service lister, metrics registry, optional writer
+ * @returns the capability
+ */
+export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadBalancer {
+  const log = logger("provider", "load-balancer");
+  const allocator = new Allocator();
+  /** Addresses returned by ensure whose status write has not been seen in the lister yet. */
+  const pending = new Map<string, string[]>();
+  let lastConfig: Config | undefined;
+  let reported = new Set<string>();
+
+  const listServices = (): V1Service[] => {
+    const lister = typeof options.services === "function" ? options.services() : options.services;
+    if (!lister || (options.hasSynced && !options.hasSynced())) {
+      throw new ProviderError("Cannot allocate addresses yet: the Service cache has not synced", {
+        retriable: true,
+      });
+    }
+    return lister.list();
+  };
+
+  const rebuild = (config: Config, services: readonly V1Service[]): void => {
+    if (config !== lastConfig) {
+      lastConfig = config;
+      allocator.setPools(buildPools(config.pools));
+    }
+    const live = new Map(services.map((s) => [objectKey(s), s]));
+    const holdings = new Map(statusHoldings(config, services).map((h) => [h.serviceKey, h]));
+    for (const [key, ips] of pending) {
+      const service = live.get(key);
+      const shown = holdings.get(key)?.ips.map((ip) => canonicalIp(ip) ?? ip) ?? [];
+      const gone = !service || Boolean(service.metadata?.deletionTimestamp) ||
+        !matchesClass(config, service);
+      if (gone || sameSet(shown, ips)) pending.delete(key);
+    }
+    for (const key of allocator.serviceKeys()) {
+      if (!holdings.has(key) && !pending.has(key)) allocator.release(key);
+    }
+    for (const h of holdings.values()) {
+      // until the status shows the new addresses, the Service holds both old and new
+      const extra = pending.get(h.serviceKey) ?? [];
+      allocator.restore(h.serviceKey, [...h.ips, ...extra], h.options);
+    }
+    for (const [key, ips] of pending) {
+      if (!holdings.has(key)) {
+        const request = readServiceRequest(live.get(key)!);
+        allocator.restore(key, ips, { sharing: request.ok ? request.request.sharing : undefined });
+      }
+    }
+    const orphans = allocator.orphanedAllocations();
+    const now = new Set(orphans.map((o) => `${o.serviceKey} ${o.ip}`));
+    for (const o of orphans) {
+      if (reported.has(`${o.serviceKey} ${o.ip}`)) continue;
+      log.warn("Service {key} keeps {ip}, which no pool offers any more ({why})", {
+        key: o.serviceKey,
+        ip: o.ip,
+        why: o.why,
+        pool: o.pool,
+      });
+    }
+    reported = now;
+  };
+
+  if (options.registry) {
+    registerPoolGauge(options.registry, allocator, () => {
+      try {
+        rebuild(options.config(), listServices());
+      } catch {
+        // not synced yet: report what the allocator last knew
+      }
+    });
+  }
+
+  const lb: BaremetalLoadBalancer = {
+    allocator,
+    getLoadBalancerName(_clusterName: string, service: V1Service): string {
+      return `a${(service.metadata?.uid ?? "").replaceAll("-", "")}`.slice(0, 32);
+    },
+
+    getLoadBalancer(_clusterName: string, service: V1Service) {
+      const config = options.config();
+      const exists = matchesClass(config, service) && ingressIps(service).length > 0;
+      const status: V1LoadBalancerStatus = exists
+        ? structuredClone(service.status!.loadBalancer!)
+        : {};
+      return Promise.resolve({ status, exists });
+    },
+
+    async ensureLoadBalancer(_clusterName: string, service: V1Service, _nodes: V1Node[]) {
+      const config = options.config();
+      const key = objectKey(service);
+      rebuild(config, listServices());
+      const request = readServiceRequest(service);
+      if (!request.ok) throw new AllocationError(request.reason, request.message);
+      const result = allocator.assign(key, request.request);
+      if (!result.ok) throw new AllocationError(result.reason, result.message);
+      const shown = ingressIps(service).map((ip) => canonicalIp(ip) ?? ip);
+      if (sameSet(shown, result.ips)) pending.delete(key);
+      else pending.set(key, result.ips);
+      log.info("Service {key} holds {ips} from pool {pool}", {
+        key,
+        ips: result.ips.join(","),
+        pool: result.pool,
+        event: "IPAllocated",
+      });
+      await writePoolAnnotation(options.writer, service, result.pool, log);
+      return { ingress: result.ips.map((ip) => ({ ip, ipMode: "VIP" })) };
+    },
+
+    updateLoadBalancer(): Promise<void> {
+      // backends are kube-proxy's business and VIP placement is keepalived's: nothing to do
+      return Promise.resolve();
+    },
+
+    ensureLoadBalancerDeleted(_clusterName: string, service: V1Service): Promise<void> {
+      const key = objectKey(service);
+      pending.delete(key);
+      allocator.release(key);
+      return Promise.resolve();
+    },
+
+    orphanedAllocations(): OrphanedAllocation[] {
+      return allocator.orphanedAllocations();
+    },
+  };
+  return lb;
+}
+
+/**
+ * The merge patch that records the pool on a Service, or undefined when it is already recorded.
+ * @param service the Service
+ * @param pool the pool its addresses come from ("" = none known)
+ * @returns `{ metadata: { annotations: { "keelson.io/allocated-from-pool": pool } } }` or undefined
+ */
+export function allocatedPoolPatch(
+  service: V1Service,
+  pool: string,
+): { metadata: { annotations: Record<string, string> } } | undefined {
+  if (pool === "" || service.metadata?.annotations?.[ANNOTATIONS.allocatedFromPool] === pool) {
+    return undefined;
+  }
+  return { metadata: { annotations: { [ANNOTATIONS.allocatedFromPool]: pool } } };
+}
+
+async function writePoolAnnotation(
+  writer: Pick<ClusterWriter, "patchService"> | undefined,
+  service: V1Service,
+  pool: string,
+  log: ReturnType<typeof logger>,
+): Promise<void> {
+  const patch = allocatedPoolPatch(service, pool);
+  if (!writer || !patch) return;
+  try {
+    await writer.patchService(
+      service.metadata!.namespace!,
+      service.metadata!.name!,
+      patch,
+      "merge",
+    );
+  } catch (error) {
+    // the annotation is a hint (the address's pool can be derived); the status is what counts
+    log.warn("Cannot record pool {pool} on service {key}: {error}", {
+      pool,
+      key: objectKey(service),
+      error: error instanceof Error ? error.message : String(error),
+    });
+  }
+}
+
+function registerPoolGauge(registry: Registry, allocator: Allocator, refresh: () => void): void {
+  // a reload may build a new load balancer against the same registry: the newest one reports
+  registry.removeSingleMetric(POOL_ADDRESSES_METRIC);
+  new Gauge({
+    name: POOL_ADDRESSES_METRIC,
+    help: "Addresses of each load-balancer pool and family: total usable, and used by Services.",
+    labelNames: ["pool", "family", "state"],
+    registers: [registry],
+    collect() {
+      refresh();
+      this.reset();
+      for (const s of allocator.stats()) {
+        const labels = { pool: s.pool, family: `IPv${s.family}` };
+        this.set({ ...labels, state: "total" }, Number(s.total));
+        this.set({ ...labels, state: "used" }, s.used);
+      }
+    },
+  });
+}
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && [...a].sort().join(",") === [...b].sort().join(",");
+}
