@@ -1,0 +1,184 @@
+import assert from "node:assert/strict";
+import {
+  KubeconfigError,
+  parseKubeconfig,
+  resolveConnectionSettings,
+} from "../../../src/kube/kubeconfig.ts";
+
+const DIR = new URL("./testdata/kubeconfig/", import.meta.url).pathname;
+const fixture = (name: string) => `${DIR}${name}`;
+const CA = Deno.readTextFileSync(fixture("ca.crt"));
+const CERT = Deno.readTextFileSync(fixture("client.crt"));
+const KEY = Deno.readTextFileSync(fixture("client.key"));
+const noEnv = () => undefined;
+
+async function load(name: string, context?: string) {
+  return await resolveConnectionSettings({
+    kubeconfig: fixture(name),
+    getEnv: noEnv,
+    ...(context ? { context } : {}),
+  });
+}
+
+async function rejectsWith(promise: Promise<unknown>, ...parts: (string | RegExp)[]) {
+  await assert.rejects(promise, (error: Error) => {
+    assert.ok(error instanceof KubeconfigError, `expected KubeconfigError, got ${error.name}`);
+    for (const part of parts) {
+      if (typeof part === "string") assert.ok(error.message.includes(part), error.message);
+      else assert.match(error.message, part);
+    }
+    assert.doesNotMatch(error.message, /s3cr3t/, "a secret leaked into the message");
+    assert.doesNotMatch(error.message, /\.$/, "messages have no trailing period");
+    return true;
+  });
+}
+
+Deno.test("resolveConnectionSettings() reads a token kubeconfig with certificate-authority-data", async () => {
+  const settings = await load("token.yaml");
+  assert.deepEqual(settings, {
+    server: "https://10.0.0.10:6443",
+    caPem: CA,
+    token: "s3cr3t-static-token",
+    namespace: "kube-system",
+    source: `kubeconfig "${fixture("token.yaml")}" context "main"`,
+  });
+});
+
+Deno.test("resolveConnectionSettings() reads kubeadm-style client-certificate-data and client-key-data", async () => {
+  const settings = await load("cert.yaml");
+  assert.equal(settings.clientCertPem, CERT);
+  assert.equal(settings.clientKeyPem, KEY);
+  assert.equal(settings.token, undefined);
+});
+
+Deno.test("resolveConnectionSettings() resolves certificate, key, CA and tokenFile paths relative to the kubeconfig", async () => {
+  const settings = await load("files.yaml");
+  assert.equal(settings.caPem, CA);
+  assert.equal(settings.clientCertPem, CERT);
+  assert.equal(settings.clientKeyPem, KEY);
+  assert.equal(settings.tokenFile, fixture("token"));
+  assert.equal(settings.tlsServerName, "kubernetes.default");
+});
+
+Deno.test("resolveConnectionSettings() reads basic auth username and password", async () => {
+  const settings = await load("basic.yaml");
+  assert.equal(settings.username, "admin");
+  assert.equal(settings.password, "s3cr3t-password");
+});
+
+Deno.test("resolveConnectionSettings() uses the given context instead of current-context", async () => {
+  const settings = await load("token.yaml", "other");
+  assert.equal(settings.token, "other-token");
+  assert.equal(settings.namespace, undefined);
+  assert.match(settings.source, /context "other"$/);
+});
+
+Deno.test("resolveConnectionSettings() refuses exec plugins naming file, context and user", async () => {
+  await rejectsWith(load("exec.yaml"), fixture("exec.yaml"), 'context "main"', 'user "u1"', "exec");
+});
+
+Deno.test("resolveConnectionSettings() refuses auth-provider plugins", async () => {
+  await rejectsWith(load("auth_provider.yaml"), "auth-provider", "tokenFile");
+});
+
+Deno.test("resolveConnectionSettings() refuses insecure-skip-tls-verify and says to set the CA", async () => {
+  await rejectsWith(
+    load("insecure.yaml"),
+    "insecure-skip-tls-verify",
+    "certificate-authority-data",
+  );
+});
+
+Deno.test("resolveConnectionSettings() fails when current-context is not set", async () => {
+  await rejectsWith(load("no_context.yaml"), fixture("no_context.yaml"), "current-context");
+});
+
+Deno.test("resolveConnectionSettings() fails on an unknown context and lists the known ones", async () => {
+  await rejectsWith(load("token.yaml", "nope"), 'context "nope"', '"main", "other"');
+});
+
+Deno.test("resolveConnectionSettings() fails on a client certificate without its key", async () => {
+  await rejectsWith(load("cert_without_key.yaml"), "client-certificate and client-key");
+});
+
+Deno.test("resolveConnectionSettings() fails on bad YAML naming the file", async () => {
+  await rejectsWith(load("bad_yaml.yaml"), `Cannot parse kubeconfig "${fixture("bad_yaml.yaml")}"`);
+});
+
+Deno.test("resolveConnectionSettings() fails on a missing file naming it", async () => {
+  await rejectsWith(load("missing.yaml"), fixture("missing.yaml"), "does not exist");
+});
+
+Deno.test("resolveConnectionSettings() takes the first file of $KUBECONFIG", async () => {
+  const env = { KUBECONFIG: `${fixture("cert.yaml")}:${fixture("token.yaml")}` };
+  const settings = await resolveConnectionSettings({ getEnv: (name) => env[name as "KUBECONFIG"] });
+  assert.equal(settings.clientCertPem, CERT);
+});
+
+Deno.test("resolveConnectionSettings() prefers the explicit path over $KUBECONFIG and in-cluster", async () => {
+  const env: Record<string, string> = {
+    KUBECONFIG: fixture("cert.yaml"),
+    KUBERNETES_SERVICE_HOST: "10.96.0.1",
+    KUBERNETES_SERVICE_PORT: "443",
+  };
+  const settings = await resolveConnectionSettings({
+    kubeconfig: fixture("token.yaml"),
+    getEnv: (name) => env[name],
+  });
+  assert.equal(settings.token, "s3cr3t-static-token");
+});
+
+Deno.test("resolveConnectionSettings() falls back to the in-cluster ServiceAccount", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/token`, "sa-token");
+    await Deno.writeTextFile(`${dir}/ca.crt`, CA);
+    await Deno.writeTextFile(`${dir}/namespace`, "kube-system\n");
+    const env: Record<string, string> = {
+      KUBERNETES_SERVICE_HOST: "fd00::1",
+      KUBERNETES_SERVICE_PORT: "443",
+    };
+    const settings = await resolveConnectionSettings({
+      getEnv: (name) => env[name],
+      serviceAccountDir: dir,
+    });
+    assert.deepEqual(settings, {
+      server: "https://[fd00::1]:443",
+      caPem: CA,
+      tokenFile: `${dir}/token`,
+      namespace: "kube-system",
+      source: "in-cluster",
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("resolveConnectionSettings() fails in-cluster when the token is missing", async () => {
+  const env: Record<string, string> = {
+    KUBERNETES_SERVICE_HOST: "10.96.0.1",
+    KUBERNETES_SERVICE_PORT: "443",
+  };
+  await rejectsWith(
+    resolveConnectionSettings({
+      getEnv: (name) => env[name],
+      serviceAccountDir: "/nonexistent-sa",
+    }),
+    "in-cluster",
+    "/nonexistent-sa/token",
+  );
+});
+
+Deno.test("resolveConnectionSettings() fails with guidance when nothing is configured", async () => {
+  await rejectsWith(resolveConnectionSettings({ getEnv: noEnv }), "--kubeconfig", "KUBECONFIG");
+});
+
+Deno.test("parseKubeconfig() refuses a server that is not http(s)", async () => {
+  const text = [
+    "current-context: x",
+    "contexts: [{name: x, context: {cluster: c, user: u}}]",
+    "clusters: [{name: c, cluster: {server: 'ftp://h'}}]",
+    "users: [{name: u, user: {}}]",
+  ].join("\n");
+  await rejectsWith(parseKubeconfig(text, "inline.yaml"), 'cluster.server "ftp://h"');
+});

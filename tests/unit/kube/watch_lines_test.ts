@@ -1,0 +1,52 @@
+import assert from "node:assert/strict";
+import { LineSplitter, parseWatchLine } from "../../../src/kube/watch_lines.ts";
+
+Deno.test("LineSplitter.push() joins an event split across chunks", () => {
+  const lines = new LineSplitter();
+  assert.deepEqual(lines.push('{"type":"ADD'), []);
+  assert.deepEqual(lines.push('ED","object":{'), []);
+  assert.ok(lines.pending > 0);
+  assert.deepEqual(lines.push("}}\n"), ['{"type":"ADDED","object":{}}']);
+  assert.equal(lines.pending, 0);
+});
+
+Deno.test("LineSplitter.push() returns every complete line of a chunk in order and keeps the tail", () => {
+  const lines = new LineSplitter();
+  assert.deepEqual(lines.push('{"a":1}\n{"b":2}\n{"c"'), ['{"a":1}', '{"b":2}']);
+  assert.deepEqual(lines.push(":3}\n"), ['{"c":3}']);
+});
+
+Deno.test("LineSplitter.push() drops empty lines and CRLF endings", () => {
+  const lines = new LineSplitter();
+  assert.deepEqual(lines.push('\n\r\n{"a":1}\r\n\n'), ['{"a":1}']);
+});
+
+Deno.test("LineSplitter.flush() returns an unterminated last line once", () => {
+  const lines = new LineSplitter();
+  lines.push('{"a":1}\n{"b"');
+  lines.push(":2}");
+  assert.equal(lines.flush(), '{"b":2}');
+  assert.equal(lines.flush(), undefined);
+});
+
+Deno.test("LineSplitter.push() handles a 300 KB event delivered in 1 KB chunks", () => {
+  const big = JSON.stringify({ type: "MODIFIED", object: { data: "x".repeat(300_000) } });
+  const text = big + "\n";
+  const lines = new LineSplitter();
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += 1024) out.push(...lines.push(text.slice(i, i + 1024)));
+  assert.equal(out.length, 1);
+  assert.equal(parseWatchLine(out[0]!).type, "MODIFIED");
+});
+
+Deno.test("parseWatchLine() returns type and object", () => {
+  assert.deepEqual(parseWatchLine('{"type":"DELETED","object":{"metadata":{"name":"n"}}}'), {
+    type: "DELETED",
+    object: { metadata: { name: "n" } },
+  });
+});
+
+Deno.test("parseWatchLine() throws SyntaxError on a non-event line", () => {
+  assert.throws(() => parseWatchLine("<html>"), SyntaxError);
+  assert.throws(() => parseWatchLine('{"kind":"Status"}'), SyntaxError);
+});
