@@ -1,0 +1,178 @@
+import assert from "node:assert/strict";
+import { configure, type LogRecord, reset } from "@logtape/logtape";
+import { Registry } from "prom-client";
+import { parseConfig } from "../../../src/config/parse_config.ts";
+import { ConfigReloader } from "../../../src/config/reloader.ts";
+import type { Config } from "../../../src/config/types.ts";
+
+const VALID_A = '[cluster]\nname = "a"\n';
+const VALID_B = '[cluster]\nname = "b"\n';
+const INVALID = '[cluster]\nname = "a"\n\n[[pools]]\nname = "p"\naddresses = ["10.0.0.300/24"]\n';
+
+interface Fixture {
+  path: string;
+  registry: Registry;
+  records: LogRecord[];
+  changes: [Config, Config][];
+  reloader: ConfigReloader;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+async function fixture(options: { debounceMs?: number } = {}): Promise<Fixture> {
+  const records: LogRecord[] = [];
+  await configure({
+    reset: true,
+    sinks: { memory: (record: LogRecord) => void records.push(record) },
+    loggers: [
+      { category: ["keelson"], lowestLevel: "debug", sinks: ["memory"] },
+      { category: ["logtape", "meta"], lowestLevel: "error", sinks: [] },
+    ],
+  });
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/keelson.toml`;
+  await Deno.writeTextFile(path, VALID_A);
+  const registry = new Registry();
+  const changes: [Config, Config][] = [];
+  const reloader = new ConfigReloader(path, parseConfig(VALID_A, path), {
+    registry,
+    debounceMs: options.debounceMs ?? 50,
+    onChange: (next, previous) => void changes.push([next, previous]),
+    now: () => 1_700_000_000_000,
+  });
+  return {
+    path,
+    registry,
+    records,
+    changes,
+    reloader,
+    async [Symbol.asyncDispose]() {
+      await Deno.remove(dir, { recursive: true });
+      await reset();
+    },
+  };
+}
+
+async function gauge(registry: Registry, name: string): Promise<number | undefined> {
+  const metric = registry.getSingleMetric(name);
+  return (await metric?.get())?.values[0]?.value;
+}
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(condition(), `timed out waiting for ${what}`);
+}
+
+function messages(records: LogRecord[]): string[] {
+  return records.filter((r) => r.level === "error").map((r) =>
+    r.message.map((part) => String(part)).join("")
+  );
+}
+
+Deno.test("ConfigReloader counts the initial config as a successful load", async () => {
+  await using f = await fixture();
+  assert.equal(await gauge(f.registry, "keelson_config_last_reload_successful"), 1);
+  assert.equal(
+    await gauge(f.registry, "keelson_config_last_reload_success_timestamp_seconds"),
+    1_700_000_000,
+  );
+  assert.equal(f.reloader.current().cluster.name, "a");
+});
+
+Deno.test("ConfigReloader.reload() keeps the last good config when the file turns invalid", async () => {
+  await using f = await fixture();
+  await Deno.writeTextFile(f.path, INVALID);
+  assert.equal(await f.reloader.reload("test"), false);
+  assert.equal(f.reloader.current().cluster.name, "a");
+  assert.equal(await gauge(f.registry, "keelson_config_last_reload_successful"), 0);
+  assert.deepEqual(f.changes, []);
+  const logged = messages(f.records);
+  assert.ok(
+    logged.includes(
+      `${f.path}:6: pools[0].addresses[0]: "10.0.0.300/24" is not an IP range: ` +
+        '"10.0.0.300" is not an IP address; expected a CIDR ("192.0.2.0/28"), ' +
+        'a range ("192.0.2.10-192.0.2.20") or one address',
+    ),
+    logged.join("\n"),
+  );
+});
+
+Deno.test("ConfigReloader.reload() applies a fixed file, calls onChange and sets the metric to 1", async () => {
+  await using f = await fixture();
+  await Deno.writeTextFile(f.path, INVALID);
+  await f.reloader.reload("test");
+  await Deno.writeTextFile(f.path, VALID_B);
+  assert.equal(await f.reloader.reload("test"), true);
+  assert.equal(f.reloader.current().cluster.name, "b");
+  assert.equal(await gauge(f.registry, "keelson_config_last_reload_successful"), 1);
+  assert.equal(f.changes.length, 1);
+  assert.equal(f.changes[0]![0].cluster.name, "b");
+  assert.equal(f.changes[0]![1].cluster.name, "a");
+});
+
+Deno.test("ConfigReloader.reload() does not call onChange for identical content", async () => {
+  await using f = await fixture();
+  // same content, reformatted with a comment
+  await Deno.writeTextFile(f.path, '# edited\n[cluster]\nname    = "a"\n');
+  assert.equal(await f.reloader.reload("test"), true);
+  assert.deepEqual(f.changes, []);
+});
+
+Deno.test("ConfigReloader.reload() survives a throwing onChange", async () => {
+  await using f = await fixture();
+  const reloader = new ConfigReloader(f.path, parseConfig(VALID_A, f.path), {
+    registry: f.registry,
+    onChange: () => {
+      throw new Error("boom");
+    },
+  });
+  await Deno.writeTextFile(f.path, VALID_B);
+  assert.equal(await reloader.reload("test"), true);
+  assert.ok(messages(f.records).some((m) => m.includes("boom")));
+});
+
+Deno.test("ConfigReloader.run() reloads once for a burst of file changes", async () => {
+  await using f = await fixture({ debounceMs: 150 });
+  const controller = new AbortController();
+  const running = f.reloader.run(controller.signal);
+  // give the watcher a moment to start before editing
+  await new Promise((r) => setTimeout(r, 100));
+  for (const name of ["x", "y", "b"]) {
+    await Deno.writeTextFile(f.path, `[cluster]\nname = "${name}"\n`);
+  }
+  await until(() => f.changes.length > 0, "onChange");
+  await new Promise((r) => setTimeout(r, 450));
+  controller.abort();
+  await running;
+  assert.equal(f.changes.length, 1);
+  assert.equal(f.reloader.current().cluster.name, "b");
+});
+
+Deno.test("ConfigReloader.run() notices a file replaced by rename, as editors do", async () => {
+  await using f = await fixture({ debounceMs: 50 });
+  const controller = new AbortController();
+  const running = f.reloader.run(controller.signal);
+  await new Promise((r) => setTimeout(r, 100));
+  await Deno.writeTextFile(`${f.path}.swp`, VALID_B);
+  await Deno.rename(`${f.path}.swp`, f.path);
+  await until(() => f.changes.length === 1, "onChange after the rename");
+  controller.abort();
+  await running;
+  assert.equal(f.reloader.current().cluster.name, "b");
+});
+
+Deno.test("ConfigReloader.run() reloads on SIGHUP and stops on abort", async () => {
+  await using f = await fixture({ debounceMs: 10_000 });
+  const controller = new AbortController();
+  const running = f.reloader.run(controller.signal);
+  await Deno.writeTextFile(f.path, VALID_B);
+  Deno.kill(Deno.pid, "SIGHUP");
+  await until(() => f.reloader.current().cluster.name === "b", "the SIGHUP reload");
+  controller.abort();
+  await running;
+});
+
+Deno.test("ConfigReloader.run() returns at once for an aborted signal", async () => {
+  await using f = await fixture();
+  await f.reloader.run(AbortSignal.abort());
+  assert.equal(f.reloader.current().cluster.name, "a");
+});
