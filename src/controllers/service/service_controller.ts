@@ -379,7 +379,7 @@ export class ServiceController {
         service,
         "Warning",
         "AllocationFailed",
-        `Cannot allocate an address for service "${key}": ${reason}`,
+        `Cannot allocate an address for service "${key}" (${reason}): ${messageOf(error)}`,
       );
     }
     if (error instanceof ProviderError && !error.retriable) {

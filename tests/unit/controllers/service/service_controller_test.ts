@@ -176,7 +176,10 @@ Deno.test("ServiceController gives a pending Service the address it asked for on
     assert.deepEqual(ingressOf(cluster, "default/second"), []);
     const allocation = running.events.withReason("AllocationFailed");
     assert.equal(allocation.length, 1);
-    assert.match(allocation[0]?.message ?? "", /"203\.0\.113\.10" is in use by service/);
+    assert.match(
+      allocation[0]?.message ?? "",
+      /\(address "203\.0\.113\.10" is in use by service "default\/first"\)/,
+    );
     cluster.deleteService("default/first");
     await settle();
     assert.equal(cluster.services.get("default/first"), undefined);
