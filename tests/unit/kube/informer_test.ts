@@ -1,0 +1,180 @@
+import assert from "node:assert/strict";
+import type { V1Node } from "@kubernetes/client-node";
+import { createInformer } from "../../../src/kube/informer.ts";
+import type { ListResult, WatchOptions } from "../../../src/kube/kube_client.ts";
+import { type InformerEvent, KubeApiError } from "../../../src/kube/ports.ts";
+import type { RawWatchEvent } from "../../../src/kube/watch_lines.ts";
+
+const node = (name: string, rv: string) => ({
+  metadata: { name, resourceVersion: rv, creationTimestamp: "2026-01-02T03:04:05Z" },
+  status: { capacity: { cpu: "4", memory: "8Gi" } },
+});
+
+/** A scripted client: each list/watch call takes the next entry; an Error entry is thrown. */
+function fakeClient(
+  lists: Array<ListResult | Error>,
+  watches: Array<Array<RawWatchEvent | Error>>,
+) {
+  const calls: string[] = [];
+  return {
+    calls,
+    list(path: string): Promise<ListResult> {
+      calls.push(`list ${path}`);
+      const next = lists.shift();
+      if (!next) return new Promise(() => {});
+      return next instanceof Error ? Promise.reject(next) : Promise.resolve(next);
+    },
+    async *watch(path: string, options?: WatchOptions): AsyncGenerator<RawWatchEvent> {
+      calls.push(
+        `watch ${path} rv=${options?.resourceVersion} bookmarks=${options?.allowWatchBookmarks}`,
+      );
+      const script = watches.shift();
+      if (!script) {
+        // no more script: block until aborted, like a quiet watch
+        await new Promise((resolve) => options?.signal?.addEventListener("abort", resolve));
+        return;
+      }
+      for (const item of script) {
+        if (item instanceof Error) throw item;
+        yield item;
+      }
+    },
+  };
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 1));
+  assert.ok(check(), "condition not reached");
+}
+
+Deno.test("createInformer() lists, then watches from the list's resourceVersion with bookmarks, and applies add/update/delete", async () => {
+  const client = fakeClient([{ items: [node("a", "1")], resourceVersion: "10" }], [[
+    { type: "ADDED", object: node("b", "11") },
+    { type: "MODIFIED", object: node("a", "12") },
+    { type: "BOOKMARK", object: { metadata: { resourceVersion: "13" } } },
+    { type: "DELETED", object: node("b", "14") },
+  ]]);
+  const informer = createInformer<V1Node>(client, { path: "/api/v1/nodes", kind: "Node" });
+  const events: InformerEvent<V1Node>[] = [];
+  informer.subscribe((e) => events.push(e));
+  const controller = new AbortController();
+  const done = informer.run(controller.signal);
+  assert.equal(await informer.waitForSync(AbortSignal.timeout(1000)), true);
+  await until(() => events.length === 4);
+  controller.abort();
+  await done;
+  assert.deepEqual(events.map((e) => `${e.type} ${e.object.metadata?.name}`), [
+    "add a",
+    "add b",
+    "update a",
+    "delete b",
+  ]);
+  assert.equal(events[2]!.old?.metadata?.resourceVersion, "1");
+  assert.deepEqual(informer.list().map((n) => n.metadata?.name), ["a"]);
+  assert.ok(informer.get("a")?.metadata?.creationTimestamp instanceof Date, "objects are models");
+  assert.equal(client.calls[1], "watch /api/v1/nodes rv=10 bookmarks=true");
+});
+
+Deno.test("createInformer() re-lists after 410 Expired and deletes objects gone meanwhile", async () => {
+  const gone = new KubeApiError("expired", { code: 410, reason: "Expired" });
+  const client = fakeClient([
+    { items: [node("a", "1"), node("b", "2")], resourceVersion: "5" },
+    { items: [node("a", "1")], resourceVersion: "9" },
+  ], [[gone]]);
+  const informer = createInformer<V1Node>(client, { path: "/api/v1/nodes", kind: "Node" });
+  const events: string[] = [];
+  informer.subscribe((e) => events.push(`${e.type} ${e.object.metadata?.name}`));
+  const controller = new AbortController();
+  const done = informer.run(controller.signal);
+  await until(() => events.includes("delete b"));
+  controller.abort();
+  await done;
+  assert.deepEqual(client.calls.slice(0, 4), [
+    "list /api/v1/nodes",
+    "watch /api/v1/nodes rv=5 bookmarks=true",
+    "list /api/v1/nodes",
+    "watch /api/v1/nodes rv=9 bookmarks=true",
+  ]);
+});
+
+Deno.test("createInformer() retries failures with backoff doubling from 1 s to 30 s and never stops by itself", async () => {
+  const down = new KubeApiError("refused", { code: 0 });
+  const client = fakeClient(
+    [down, down, down, down, down, down, down, { items: [], resourceVersion: "1" }],
+    [],
+  );
+  const slept: number[] = [];
+  const informer = createInformer<V1Node>(client, {
+    path: "/api/v1/nodes",
+    kind: "Node",
+    random: () => 0.5, // no jitter
+    sleep: (ms) => {
+      slept.push(ms);
+      return Promise.resolve();
+    },
+  });
+  const controller = new AbortController();
+  const done = informer.run(controller.signal);
+  assert.equal(await informer.waitForSync(AbortSignal.timeout(1000)), true);
+  controller.abort();
+  await done;
+  assert.deepEqual(slept, [1000, 2000, 4000, 8000, 16000, 30000, 30000]);
+});
+
+Deno.test("createInformer() keeps going when a handler throws", async () => {
+  const client = fakeClient(
+    [{ items: [node("a", "1"), node("b", "2")], resourceVersion: "5" }],
+    [],
+  );
+  const informer = createInformer<V1Node>(client, { path: "/api/v1/nodes", kind: "Node" });
+  const seen: string[] = [];
+  informer.subscribe(() => {
+    throw new Error("handler bug");
+  });
+  informer.subscribe((e) => seen.push(e.object.metadata?.name ?? ""));
+  const controller = new AbortController();
+  const done = informer.run(controller.signal);
+  await informer.waitForSync(AbortSignal.timeout(1000));
+  controller.abort();
+  await done;
+  assert.deepEqual(seen, ["a", "b"]);
+  assert.equal(informer.list().length, 2);
+});
+
+Deno.test("createInformer() resync delivers every cached object as an update with old === object", async () => {
+  const client = fakeClient([{ items: [node("a", "1")], resourceVersion: "5" }], []);
+  let resyncs = 0;
+  const informer = createInformer<V1Node>(client, {
+    path: "/api/v1/nodes",
+    kind: "Node",
+    resyncMs: 60_000,
+    sleep: (ms, signal) => {
+      if (ms !== 60_000) return Promise.resolve();
+      resyncs++;
+      // let the first resync through, then wait for the abort
+      return resyncs === 1
+        ? new Promise((r) => setTimeout(r, 5))
+        : new Promise((_, reject) =>
+          signal?.addEventListener("abort", () => reject(signal.reason))
+        );
+    },
+  });
+  const events: InformerEvent<V1Node>[] = [];
+  informer.subscribe((e) => events.push(e));
+  const controller = new AbortController();
+  const done = informer.run(controller.signal);
+  await until(() => events.length === 2);
+  controller.abort();
+  await done;
+  assert.equal(events[1]!.type, "update");
+  assert.equal(events[1]!.old, events[1]!.object);
+});
+
+Deno.test("createInformer() waitForSync() resolves false when the signal aborts first", async () => {
+  const informer = createInformer<V1Node>(fakeClient([], []), {
+    path: "/api/v1/nodes",
+    kind: "Node",
+  });
+  assert.equal(await informer.waitForSync(AbortSignal.abort()), false);
+  assert.equal(informer.hasSynced(), false);
+});
