@@ -39,10 +39,14 @@ export function formatIssue(issue: ConfigIssue): string {
  * A configuration that cannot be used, with every problem found in it.
  * @example
  * ```ts
+ * import { parseConfig } from "./parse_config.ts";
+ *
  * try {
- *   parseConfig(text, "keelson.toml");
+ *   parseConfig("[cluster]\nnam = 1\n", "keelson.toml");
  * } catch (error) {
- *   if (error instanceof ConfigError) print(error.format());
+ *   if (error instanceof ConfigError) {
+ *     error.format(); // keelson.toml:2: cluster.nam: unknown key; did you mean "name"?
+ *   }
  * }
  * ```
  */

@@ -14,7 +14,7 @@ import type { Config } from "./types.ts";
  * @throws {ConfigError} when the file cannot be read (naming the OS reason) or does not validate
  * @example
  * ```ts
- * const config = await loadConfigFile("/etc/keelson/keelson.toml");
+ * const config = await loadConfigFile("deploy/examples/keelson.toml");
  * ```
  */
 export async function loadConfigFile(path: string): Promise<Config> {

@@ -30,11 +30,20 @@ const TIMESTAMP_NAME = "keelson_config_last_reload_success_timestamp_seconds";
  * Keeps the current config and replaces it when a reload succeeds.
  * @example
  * ```ts
- * const reloader = new ConfigReloader(path, config, {
- *   registry,
- *   onChange: (next) => provider.update(next),
- * });
- * await reloader.run(signal); // until aborted
+ * import { Registry } from "prom-client";
+ * import { loadConfigFile } from "./load_config.ts";
+ *
+ * async function watchConfig(path: string, signal: AbortSignal): Promise<void> {
+ *   const reloader = new ConfigReloader(path, await loadConfigFile(path), {
+ *     registry: new Registry(),
+ *     onChange: (next, previous) => {
+ *       if (next.pools !== previous.pools) {
+ *         // hand the new pools to IPAM
+ *       }
+ *     },
+ *   });
+ *   await reloader.run(signal); // until aborted
+ * }
  * ```
  */
 export class ConfigReloader {

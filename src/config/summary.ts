@@ -15,6 +15,8 @@ import type { Config, Machine } from "./types.ts";
  * @returns one paragraph (no trailing newline)
  * @example
  * ```ts
+ * import { parseConfig } from "./parse_config.ts";
+ *
  * summarizeConfig(parseConfig('[cluster]\nname = "lab"\n', "keelson.toml"));
  * // Cluster "lab" (provider "baremetal"): no machines; no zones; no pools; ...
  * ```
