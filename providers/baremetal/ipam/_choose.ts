@@ -123,10 +123,9 @@ export function chooseAddresses(options: ChooseOptions): Choice {
       for (const family of families) {
         const value = lowestAcceptable(pool, family, options.conflict);
         if (value === undefined) {
-          const total = pool.usable[family].reduce((n, s) => n + s.last - s.first + 1n, 0n);
           exhausted.add(
             `pool "${pool.name}" has no free IPv${family} addresses ` +
-              `(${options.used(pool, family)} of ${total} used)`,
+              `(${options.used(pool, family)} of ${pool.capacity[family]} used)`,
           );
         } else {
           picks.push({ family, value, text: formatIp(family, value) });

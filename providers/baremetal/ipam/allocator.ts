@@ -17,7 +17,6 @@ import {
   addressStanding,
   type ExcludedWhy,
   key,
-  poolCapacity,
   poolHasFamily,
 } from "./pools.ts";
 import type { ServiceRequest, SharingProfile } from "./service_requests.ts";
@@ -239,13 +238,12 @@ export class Allocator {
   stats(): PoolStats[] {
     const out: PoolStats[] = [];
     for (const pool of this.#pools) {
-      const capacity = poolCapacity(pool);
       for (const family of [4, 6] as const) {
         if (!poolHasFamily(pool, family)) continue;
         out.push({
           pool: pool.name,
           family,
-          total: capacity[family],
+          total: pool.capacity[family],
           used: this.#used(pool, family),
         });
       }

@@ -1,12 +1,14 @@
 /**
  * Address pools as the allocator sees them: the `[[pools]]` entries of the inventory turned into
- * sorted, merged spans of usable addresses per family. Reserved addresses, and the network and
- * broadcast addresses of IPv4 CIDRs shorter than /31, are cut out of the spans, so "usable" and
- * "capacity" are one computation. Pure: no I/O.
+ * sorted, merged spans of usable addresses per family, computed by `poolUsableIntervals`
+ * (src/config/pool_size.ts) so `keelson check`, the metrics and the allocator count alike: reserved
+ * addresses and the network and broadcast addresses of IPv4 CIDRs shorter than /31 are cut out.
+ * Pure: no I/O.
  *
  * @module
  */
 import type { Pool } from "../../../src/config/types.ts";
+import { poolCapacity, poolUsableIntervals } from "../../../src/config/pool_size.ts";
 import { type IpFamily, type IpRange, parseRange } from "../../../src/net/ip.ts";
 
 /** An inclusive span of address values of one family. */
@@ -30,6 +32,8 @@ export interface AddressPool {
   readonly ranges: readonly IpRange[];
   /** Usable addresses per family: sorted, merged, without excluded ones. */
   readonly usable: { readonly 4: readonly Span[]; readonly 6: readonly Span[] };
+  /** Number of usable addresses per family (`poolCapacity` of src/config/pool_size.ts). */
+  readonly capacity: { readonly 4: bigint; readonly 6: bigint };
   /** Addresses inside the ranges that are never handed out, with why. */
   readonly excluded: ReadonlyMap<string, ExcludedWhy>;
   /** Excluded reserved ranges (reserved entries may be ranges or CIDRs). */
@@ -57,50 +61,33 @@ export function buildPool(pool: Pool): AddressPool {
   const ranges = parseAll(pool.addresses, `pool "${pool.name}" address`, problems);
   const reserved = parseAll(pool.reserved, `pool "${pool.name}" reserved address`, problems);
   const excluded = new Map<string, ExcludedWhy>();
-  const usable = { 4: [] as Span[], 6: [] as Span[] };
-  for (const family of [4, 6] as const) {
-    const cut: Span[] = reserved.filter((r) => r.family === family);
-    for (const range of ranges.filter((r) => r.family === family)) {
-      // IPv4 networks of /30 and wider lose their network and broadcast addresses; /31 and /32
-      // (RFC 3021 point-to-point, single hosts) keep every address
-      if (family === 4 && range.prefix !== undefined && range.prefix < 31) {
-        cut.push({ first: range.first, last: range.first }, {
-          first: range.last,
-          last: range.last,
-        });
-        excluded.set(key(4, range.first), "network");
-        excluded.set(key(4, range.last), "broadcast");
-      }
+  for (const range of ranges) {
+    // mirrors poolUsableIntervals: IPv4 CIDRs shorter than /31 lose network and broadcast
+    if (range.family === 4 && range.prefix !== undefined && range.prefix < 31) {
+      excluded.set(key(4, range.first), "network");
+      excluded.set(key(4, range.last), "broadcast");
     }
-    for (const r of reserved.filter((r) => r.family === family && r.first === r.last)) {
-      excluded.set(key(family, r.first), "reserved");
-    }
-    usable[family] = subtractSpans(
-      mergeSpans(ranges.filter((r) => r.family === family)),
-      mergeSpans(cut),
-    );
   }
+  for (const r of reserved.filter((r) => r.first === r.last)) {
+    excluded.set(key(r.family, r.first), "reserved");
+  }
+  const intervals = poolUsableIntervals(pool);
+  const usable = {
+    4: intervals.filter((i) => i.family === 4).map(({ first, last }) => ({ first, last })),
+    6: intervals.filter((i) => i.family === 6).map(({ first, last }) => ({ first, last })),
+  };
+  const { ipv4, ipv6 } = poolCapacity(pool);
   return {
     name: pool.name,
     autoAssign: pool.auto_assign,
     namespaces: [...pool.namespaces],
     ranges,
     usable,
+    capacity: { 4: ipv4, 6: ipv6 },
     excluded,
     reserved,
     problems,
   };
-}
-
-/**
- * Number of addresses a pool can hand out, per family (reserved, network and broadcast excluded).
- * @param pool a built pool
- * @returns the usable address count of each family
- */
-export function poolCapacity(pool: AddressPool): { 4: bigint; 6: bigint } {
-  const count = (spans: readonly Span[]) =>
-    spans.reduce((sum, s) => sum + (s.last - s.first + 1n), 0n);
-  return { 4: count(pool.usable[4]), 6: count(pool.usable[6]) };
 }
 
 /**
@@ -140,46 +127,6 @@ export function poolAllowsNamespace(pool: AddressPool, namespace: string): boole
  */
 export function poolHasFamily(pool: AddressPool, family: IpFamily): boolean {
   return pool.usable[family].length > 0;
-}
-
-/**
- * Sorts and merges overlapping or adjacent spans.
- * @param spans any spans of one family
- * @returns sorted disjoint spans covering the same addresses
- */
-export function mergeSpans(spans: readonly Span[]): Span[] {
-  const sorted = [...spans].sort((a, b) => (a.first < b.first ? -1 : a.first > b.first ? 1 : 0));
-  const out: Span[] = [];
-  for (const s of sorted) {
-    const last = out[out.length - 1];
-    if (last && s.first <= last.last + 1n) {
-      if (s.last > last.last) last.last = s.last;
-    } else {
-      out.push({ first: s.first, last: s.last });
-    }
-  }
-  return out;
-}
-
-/**
- * The addresses of `from` that are not in `cut`.
- * @param from sorted disjoint spans
- * @param cut sorted disjoint spans
- * @returns sorted disjoint spans
- */
-export function subtractSpans(from: readonly Span[], cut: readonly Span[]): Span[] {
-  const out: Span[] = [];
-  for (const span of from) {
-    let first = span.first;
-    for (const c of cut) {
-      if (c.last < first || c.first > span.last) continue;
-      if (c.first > first) out.push({ first, last: c.first - 1n });
-      first = c.last + 1n;
-      if (first > span.last) break;
-    }
-    if (first <= span.last) out.push({ first, last: span.last });
-  }
-  return out;
 }
 
 /**
