@@ -51,6 +51,9 @@ import { type ServiceMetrics, serviceMetrics } from "./service_metrics.ts";
 /** The controller's name (`--controllers`, event component). */
 export const SERVICE_CONTROLLER_NAME = "service-lb-controller";
 
+/** The event source component, as upstream's service controller. */
+export const SERVICE_CONTROLLER_EVENT_COMPONENT = "service-controller";
+
 /** How long a Service whose request cannot be met (e.g. a taken IP) waits before a new try. */
 export const PENDING_RETRY_MS = 300_000;
 
@@ -96,7 +99,19 @@ interface Remembered {
   nodes: NodeSetKey;
 }
 
-/** The LoadBalancer controller; `run` it while this process holds the Lease. */
+/**
+ * The LoadBalancer controller; `run` it while this process holds the Lease. One instance runs
+ * once: build a new one on the next leader acquisition (its queues are shut down on abort).
+ *
+ * @example
+ * ```ts ignore
+ * const controller = new ServiceController(
+ *   { services, nodes, writer, events, loadBalancer, registry },
+ *   { clusterName: "kubernetes", workers: 1, handles: (s) => handlesService(config, s) },
+ * );
+ * await controller.run(leaderSignal);
+ * ```
+ */
 export class ServiceController {
   #deps: ServiceControllerDeps;
   #options: ServiceControllerOptions;

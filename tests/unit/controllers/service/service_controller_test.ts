@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { ProviderError } from "../../../../src/cloud/provider.ts";
+import { KubeApiError } from "../../../../src/kube/ports.ts";
 import { LOAD_BALANCER_CLEANUP_FINALIZER } from "../../../../src/controllers/service/finalizer.ts";
 import {
   FakeLoadBalancer,
@@ -290,6 +291,10 @@ Deno.test("ServiceController passes only eligible Nodes and calls updateLoadBala
     assert.equal(lb.updates, 1);
     assert.equal(running.events.withReason("UpdatedLoadBalancer").length, 1);
     assert.equal(seen.length, 1, "a node change is an update, not a full ensure");
+    const metric = await running.registry.getSingleMetric(
+      "service_controller_loadbalancer_sync_total",
+    )?.get();
+    assert.equal(metric?.values[0]?.value, 1);
   } finally {
     await running.stop();
   }
@@ -315,6 +320,48 @@ Deno.test("ServiceController warns when a Local-policy Service has no endpoint o
     assert.equal(warnings.length, 1);
     assert.equal(warnings[0]?.object, "Service/default/local");
     assert.match(warnings[0]?.message ?? "", /"203\.0\.113\.1\d" will be dropped/);
+  } finally {
+    await running.stop();
+  }
+});
+
+Deno.test("ServiceController releases the address of a Service that vanished without its finalizer", async () => {
+  const cluster = clusterWithNodes();
+  const lb = new FakeLoadBalancer(["203.0.113.10"], cluster.log);
+  cluster.addService(lbService("web"));
+  const running = await startController(cluster, lb);
+  try {
+    assert.equal(lb.allocations.size, 1);
+    cluster.services.remove("default/web");
+    await settle();
+    assert.equal(lb.allocations.size, 0);
+    assert.deepEqual(reasonsOf(running.events.events, "Service/default/web").slice(2), [
+      "DeletingLoadBalancer",
+      "DeletedLoadBalancer",
+    ]);
+  } finally {
+    await running.stop();
+  }
+});
+
+Deno.test("ServiceController retries a failed finalizer write before calling the provider", async () => {
+  const cluster = clusterWithNodes();
+  const lb = new FakeLoadBalancer(["203.0.113.10"], cluster.log);
+  cluster.failOnce(
+    "patchService",
+    new KubeApiError('services "web" is forbidden', { code: 403, reason: "Forbidden" }),
+  );
+  cluster.addService(lbService("web"));
+  const running = await startController(cluster, lb);
+  try {
+    assert.equal(lb.allocations.size, 0, "no address without the finalizer");
+    assert.match(
+      running.events.withReason("SyncLoadBalancerFailed")[0]?.message ?? "",
+      /forbidden/,
+    );
+    running.clock.advance(1_000);
+    await settle();
+    assert.deepEqual(ingressOf(cluster, "default/web"), ["203.0.113.10"]);
   } finally {
     await running.stop();
   }
