@@ -1,0 +1,229 @@
+/**
+ * A real keepalived VRRP lab in network namespaces (after shared/reference/keepalived-lab.sh):
+ * a bridge in its own namespace, one namespace per control-plane node (10.250.0.11-13 on
+ * eth0), keepalived per node with its own pid files. Nothing is added to the host namespace.
+ * Everything a lab starts is stopped by pid and its namespaces deleted in `close()`.
+ *
+ * @module
+ */
+
+const encoder = new TextEncoder();
+
+/** Prints a line to stdout (figures the e2e tests measure). */
+export function report(line: string): void {
+  Deno.stdout.writeSync(encoder.encode(`${line}\n`));
+}
+
+/**
+ * Why e2e tests cannot run here, or undefined when they can.
+ * @returns the reason
+ */
+export function e2eUnavailable(): string | undefined {
+  if (Deno.uid() !== 0) return "not root";
+  for (const bin of ["keepalived", "ip"]) {
+    const found = ["/usr/sbin", "/usr/bin", "/sbin", "/bin"].some((d) => {
+      try {
+        return Deno.statSync(`${d}/${bin}`).isFile;
+      } catch {
+        return false;
+      }
+    });
+    if (!found) return `${bin} is not installed`;
+  }
+  return undefined;
+}
+
+/** Runs a command, throwing with its stderr when it fails. */
+export async function run(cmd: string, args: string[]): Promise<string> {
+  const out = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped" }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  if (out.code !== 0) {
+    throw new Error(
+      `${cmd} ${args.join(" ")} exited ${out.code}: ${new TextDecoder().decode(out.stderr)}`,
+    );
+  }
+  return text;
+}
+
+/** Sleeps `ms`. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** One lab: namespaces, a work dir and the processes started in it. */
+export class KeepalivedLab {
+  readonly prefix: string;
+  readonly nodes: string[];
+  readonly dir: string;
+  #namespaces: string[] = [];
+  #children: Deno.ChildProcess[] = [];
+  /** keepalived parent per node. */
+  readonly keepalived = new Map<string, Deno.ChildProcess>();
+
+  private constructor(prefix: string, nodes: string[], dir: string) {
+    this.prefix = prefix;
+    this.nodes = nodes;
+    this.dir = dir;
+  }
+
+  /**
+   * Creates the bridge namespace and one namespace per node (n1 = 10.250.0.11, ...).
+   * @param tag unique per test, part of every namespace name
+   * @param count number of nodes
+   * @returns the lab
+   */
+  static async create(tag: string, count = 3): Promise<KeepalivedLab> {
+    const prefix = `kle2e${Deno.pid % 100000}${tag}`;
+    const existing = await run("ip", ["netns", "list"]);
+    if (existing.split("\n").some((l) => l.startsWith(`${prefix}-`))) {
+      throw new Error(`Namespaces ${prefix}-* already exist`);
+    }
+    const nodes = Array.from({ length: count }, (_, i) => `n${i + 1}`);
+    const lab = new KeepalivedLab(prefix, nodes, await Deno.makeTempDir({ prefix: `${prefix}.` }));
+    try {
+      const sw = lab.ns("sw");
+      await lab.#addNamespace(sw);
+      await run("ip", ["-n", sw, "link", "add", "br0", "type", "bridge"]);
+      await run("ip", ["-n", sw, "link", "set", "br0", "up"]);
+      for (const [i, node] of nodes.entries()) {
+        const ns = lab.ns(node);
+        await lab.#addNamespace(ns);
+        await run("ip", [
+          "-n",
+          sw,
+          "link",
+          "add",
+          `p-${node}`,
+          "type",
+          "veth",
+          "peer",
+          "name",
+          "eth0",
+          "netns",
+          ns,
+        ]);
+        await run("ip", ["-n", sw, "link", "set", `p-${node}`, "master", "br0", "up"]);
+        await run("ip", ["-n", ns, "link", "set", "lo", "up"]);
+        await run("ip", ["-n", ns, "addr", "add", `10.250.0.${11 + i}/24`, "dev", "eth0"]);
+        await run("ip", ["-n", ns, "link", "set", "eth0", "up"]);
+        await Deno.mkdir(`${lab.dir}/${node}`);
+      }
+    } catch (error) {
+      await lab.close();
+      throw error;
+    }
+    return lab;
+  }
+
+  /** Namespace name of a node (or "sw"). */
+  ns(node: string): string {
+    return `${this.prefix}-${node}`;
+  }
+
+  /** Work directory of a node. */
+  nodeDir(node: string): string {
+    return `${this.dir}/${node}`;
+  }
+
+  /** keepalived's config file of a node. */
+  confFile(node: string): string {
+    return `${this.nodeDir(node)}/keelson.conf`;
+  }
+
+  /** keepalived's parent pid file of a node. */
+  pidFile(node: string): string {
+    return `${this.nodeDir(node)}/keepalived.pid`;
+  }
+
+  /** Starts keepalived in a node's namespace (VRRP only, foreground, own pid files). */
+  startKeepalived(node: string): Deno.ChildProcess {
+    const d = this.nodeDir(node);
+    // `exec` all the way down: the child's pid is the keepalived parent itself
+    const child = this.spawn("sh", [
+      "-c",
+      `exec ip netns exec ${this.ns(node)} keepalived -n -l -D -P -f ${this.confFile(node)} ` +
+      `-p ${this.pidFile(node)} -r ${d}/vrrp.pid -c ${d}/checker.pid >> ${d}/keepalived.log 2>&1`,
+    ]);
+    this.keepalived.set(node, child);
+    return child;
+  }
+
+  /** Spawns a process this lab will stop by pid in `close()`. */
+  spawn(cmd: string, args: string[]): Deno.ChildProcess {
+    const child = new Deno.Command(cmd, { args, stdin: "null", stdout: "null", stderr: "null" })
+      .spawn();
+    this.#children.push(child);
+    return child;
+  }
+
+  /** The VRRP child's pid of a node. */
+  async vrrpPid(node: string): Promise<number> {
+    return Number((await Deno.readTextFile(`${this.nodeDir(node)}/vrrp.pid`)).trim());
+  }
+
+  /** Addresses on a node's eth0. */
+  async addresses(node: string): Promise<Set<string>> {
+    const out = await run("ip", ["-n", this.ns(node), "-j", "addr", "show", "dev", "eth0"]);
+    const links = JSON.parse(out) as { addr_info?: { local?: string }[] }[];
+    return new Set(links.flatMap((l) => (l.addr_info ?? []).map((a) => a.local ?? "")));
+  }
+
+  /** For each VIP, the nodes holding it. */
+  async holders(vips: readonly string[]): Promise<Map<string, string[]>> {
+    const held = await Promise.all(this.nodes.map((n) => this.addresses(n)));
+    return new Map(vips.map((v) => [v, this.nodes.filter((_, i) => held[i]!.has(v))]));
+  }
+
+  /**
+   * Polls every 20 ms until `predicate` holds.
+   * @returns milliseconds it took
+   * @throws {Error} after `timeoutMs`
+   */
+  async waitFor(
+    what: string,
+    predicate: (holders: Map<string, string[]>) => boolean,
+    vips: readonly string[],
+    timeoutMs = 15_000,
+  ): Promise<number> {
+    const start = performance.now();
+    for (;;) {
+      if (predicate(await this.holders(vips))) return performance.now() - start;
+      if (performance.now() - start > timeoutMs) {
+        const now = await this.holders(vips);
+        throw new Error(`Timed out waiting for ${what}: ${JSON.stringify([...now])}`);
+      }
+      await sleep(20);
+    }
+  }
+
+  /** Stops every process by pid (TERM, then KILL), deletes the namespaces and the work dir. */
+  async close(): Promise<void> {
+    for (const child of this.#children) {
+      try {
+        child.kill("SIGTERM");
+      } catch { /* already gone */ }
+    }
+    for (const child of this.#children) {
+      const done = await Promise.race([
+        child.status.then(() => true),
+        sleep(3000).then(() => false),
+      ]);
+      if (!done) {
+        try {
+          child.kill("SIGKILL");
+        } catch { /* already gone */ }
+        await child.status;
+      }
+    }
+    for (const ns of [...this.#namespaces].reverse()) {
+      await run("ip", ["netns", "del", ns]).catch(() => {});
+    }
+    if (Deno.env.get("KEELSON_E2E_KEEP_LOGS") === "1") report(`logs kept in ${this.dir}`);
+    else await Deno.remove(this.dir, { recursive: true }).catch(() => {});
+  }
+
+  async #addNamespace(ns: string): Promise<void> {
+    await run("ip", ["netns", "add", ns]);
+    this.#namespaces.push(ns);
+  }
+}
