@@ -1,0 +1,200 @@
+import assert from "node:assert/strict";
+import { createMetricsRegistry } from "../../../src/metrics/registry.ts";
+import { createKubeClient, type KubeClient } from "../../../src/kube/kube_client.ts";
+import { KubeApiError } from "../../../src/kube/ports.ts";
+import type { RawWatchEvent } from "../../../src/kube/watch_lines.ts";
+
+/** A loopback HTTP server answering with `handler`; records requests. */
+function serve(handler: (request: Request) => Response | Promise<Response>) {
+  const requests: Array<{ url: string; headers: Headers }> = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => {
+    requests.push({ url: request.url, headers: new Headers(request.headers) });
+    return handler(request);
+  });
+  const client = createKubeClient(
+    { server: `http://127.0.0.1:${server.addr.port}`, token: "t0k", source: "test" },
+    { registry: createMetricsRegistry(), userAgent: "keelson-test/1" },
+  );
+  return {
+    requests,
+    client,
+    async [Symbol.asyncDispose]() {
+      client.close();
+      await server.shutdown();
+    },
+  };
+}
+
+/** A streaming body whose chunks the test pushes. */
+function stream() {
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  const body = new ReadableStream<Uint8Array>({ start: (c) => void (controller = c) });
+  const encoder = new TextEncoder();
+  return {
+    body,
+    push: (text: string) => controller.enqueue(encoder.encode(text)),
+    close: () => controller.close(),
+  };
+}
+
+async function collect(events: AsyncIterable<RawWatchEvent>, limit = Infinity) {
+  const out: RawWatchEvent[] = [];
+  for await (const event of events) {
+    out.push(event);
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
+Deno.test("KubeClient.list() follows continue tokens and sends the bearer token and User-Agent", async () => {
+  await using s = serve((request) => {
+    const url = new URL(request.url);
+    const page = url.searchParams.get("continue");
+    return Response.json(
+      page === "p2"
+        ? { items: [{ metadata: { name: "b" } }], metadata: { resourceVersion: "7" } }
+        : {
+          items: [{ metadata: { name: "a" } }],
+          metadata: { resourceVersion: "6", continue: "p2" },
+        },
+    );
+  });
+  const result = await s.client.list("/api/v1/nodes", { limit: 1 });
+  assert.deepEqual(result, {
+    items: [{ metadata: { name: "a" } }, { metadata: { name: "b" } }],
+    resourceVersion: "7",
+  });
+  assert.equal(s.requests.length, 2);
+  assert.equal(s.requests[0]!.headers.get("authorization"), "Bearer t0k");
+  assert.equal(s.requests[0]!.headers.get("user-agent"), "keelson-test/1");
+  assert.equal(new URL(s.requests[1]!.url).searchParams.get("limit"), "1");
+});
+
+Deno.test("KubeClient.list() throws KubeApiError with the Status of a 403", async () => {
+  await using s = serve(() =>
+    Response.json(
+      { kind: "Status", reason: "Forbidden", message: "nodes is forbidden", code: 403 },
+      {
+        status: 403,
+      },
+    )
+  );
+  await assert.rejects(s.client.list("/api/v1/nodes"), (error: KubeApiError) => {
+    assert.equal(error.code, 403);
+    assert.equal(error.reason, "Forbidden");
+    assert.match(error.message, /^Cannot list \/api\/v1\/nodes: nodes is forbidden/);
+    return true;
+  });
+});
+
+Deno.test("KubeClient.watch() joins events split across chunks and asks for bookmarks and a server timeout", async () => {
+  const body = stream();
+  await using s = serve(() => new Response(body.body));
+  const events = collect(s.client.watch("/api/v1/nodes", { resourceVersion: "5" }), 3);
+  body.push('{"type":"ADDED","object":{"metadata":{"na');
+  body.push('me":"a"}}}\n{"type":"MODIFIED","object":{}}\n{"type":"BOOK');
+  body.push('MARK","object":{"metadata":{"resourceVersion":"9"}}}\n');
+  const got = await events;
+  body.close();
+  assert.deepEqual(got.map((e) => e.type), ["ADDED", "MODIFIED", "BOOKMARK"]);
+  const query = new URL(s.requests[0]!.url).searchParams;
+  assert.equal(query.get("watch"), "true");
+  assert.equal(query.get("resourceVersion"), "5");
+  assert.equal(query.get("allowWatchBookmarks"), "true");
+  const timeout = Number(query.get("timeoutSeconds"));
+  assert.ok(timeout >= 300 && timeout < 600, `timeoutSeconds ${timeout} is within 5–10 min`);
+});
+
+Deno.test("KubeClient.watch() ends without error when its signal aborts", async () => {
+  const body = stream();
+  await using s = serve(() => new Response(body.body));
+  const controller = new AbortController();
+  const events = s.client.watch("/api/v1/nodes", { signal: controller.signal })[
+    Symbol.asyncIterator
+  ]();
+  body.push('{"type":"ADDED","object":{}}\n');
+  assert.equal((await events.next()).value?.type, "ADDED");
+  const next = events.next();
+  controller.abort();
+  assert.deepEqual(await next, { done: true, value: undefined });
+});
+
+Deno.test("KubeClient.watch() throws KubeApiError 410 on an ERROR event with an Expired Status", async () => {
+  await using s = serve(() =>
+    new Response(
+      JSON.stringify({
+        type: "ERROR",
+        object: {
+          kind: "Status",
+          code: 410,
+          reason: "Expired",
+          message: "too old resource version",
+        },
+      }) + "\n",
+    )
+  );
+  await assert.rejects(collect(s.client.watch("/api/v1/nodes")), (error: KubeApiError) => {
+    assert.equal(error.code, 410);
+    assert.equal(error.reason, "Expired");
+    return true;
+  });
+});
+
+Deno.test("KubeClient.watch() treats a connection silent past idleTimeoutMs as dead", async () => {
+  const body = stream();
+  await using s = serve(() => new Response(body.body));
+  await assert.rejects(
+    collect(s.client.watch("/api/v1/nodes", { idleTimeoutMs: 100 })),
+    (error: KubeApiError) => {
+      assert.equal(error.code, 0);
+      assert.match(error.message, /silent for 100 ms/);
+      return true;
+    },
+  );
+  body.close();
+});
+
+Deno.test("KubeClient.core goes through the transport and maps responses to client-node models", async () => {
+  await using s = serve(() =>
+    Response.json({
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: { name: "n1", creationTimestamp: "2026-01-02T03:04:05Z" },
+    })
+  );
+  const node = await s.client.core.readNode({ name: "n1" });
+  assert.ok(node.metadata?.creationTimestamp instanceof Date);
+  assert.equal(new URL(s.requests[0]!.url).pathname, "/api/v1/nodes/n1");
+  assert.equal(s.requests[0]!.headers.get("authorization"), "Bearer t0k");
+});
+
+Deno.test("createKubeClient() counts requests in rest_client_requests_total", async () => {
+  const registry = createMetricsRegistry();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () => Response.json({ items: [], metadata: { resourceVersion: "1" } }),
+  );
+  const client: KubeClient = createKubeClient(
+    { server: `http://127.0.0.1:${server.addr.port}`, source: "test" },
+    { registry },
+  );
+  try {
+    await client.list("/api/v1/services");
+    const text = await registry.metrics();
+    assert.match(
+      text,
+      /rest_client_requests_total\{code="200",method="GET",host="127\.0\.0\.1:\d+"\} 1/,
+    );
+    assert.match(
+      text,
+      /rest_client_request_duration_seconds_count\{verb="GET",host="127\.0\.0\.1:\d+"\} 1/,
+    );
+    assert.match(
+      text,
+      /rest_client_rate_limiter_duration_seconds_count\{verb="GET",host="127\.0\.0\.1:\d+"\} 1/,
+    );
+  } finally {
+    client.close();
+    await server.shutdown();
+  }
+});
