@@ -4,6 +4,11 @@
  * reconnect with jittered exponential backoff (1 s doubling to 30 s) on any other error; never stop
  * until the signal aborts. Objects are client-node models (`model_codec.ts`).
  *
+ * While the API server does not answer at all (connection refused or reset: code 0) the delay stays
+ * at about 1 s instead of doubling, so an apiserver restart is noticed within a second or two; a
+ * refused connect costs the server nothing. HTTP errors (5xx, 403, 429 ...) back off fully, and a
+ * `Retry-After` is honoured.
+ *
  * @module
  */
 import { Counter, type Registry } from "prom-client";
@@ -19,6 +24,8 @@ const log = logger("kube", "informer");
 export const INITIAL_BACKOFF_MS = 1_000;
 /** Longest reconnect delay. */
 export const MAX_BACKOFF_MS = 30_000;
+/** Longest reconnect delay while the server does not answer at all (before jitter). */
+export const UNREACHABLE_BACKOFF_MS = 1_000;
 
 /** An object with the metadata an informer needs. */
 export interface KubeObject {
@@ -181,7 +188,12 @@ export function createInformer<T extends KubeObject>(
           continue;
         }
         metrics?.errors.inc({ resource });
-        const delay = Math.round(backoff * (0.5 + random()));
+        const unreachable = error instanceof KubeApiError && error.code === 0;
+        const retryAfterMs = error instanceof KubeApiError && error.retryAfterSeconds
+          ? error.retryAfterSeconds * 1000
+          : 0;
+        const base = unreachable ? Math.min(backoff, UNREACHABLE_BACKOFF_MS) : backoff;
+        const delay = Math.max(retryAfterMs, Math.round(base * (0.5 + random())));
         log.warn("Watch of {resource} failed, retrying in {delayMs} ms: {error}", {
           resource,
           delayMs: delay,

@@ -97,8 +97,8 @@ Deno.test("createInformer() re-lists after 410 Expired and deletes objects gone 
   ]);
 });
 
-Deno.test("createInformer() retries failures with backoff doubling from 1 s to 30 s and never stops by itself", async () => {
-  const down = new KubeApiError("refused", { code: 0 });
+Deno.test("createInformer() retries HTTP failures with backoff doubling from 1 s to 30 s and never stops by itself", async () => {
+  const down = new KubeApiError("unavailable", { code: 503 });
   const client = fakeClient(
     [down, down, down, down, down, down, down, { items: [], resourceVersion: "1" }],
     [],
@@ -177,4 +177,46 @@ Deno.test("createInformer() waitForSync() resolves false when the signal aborts 
   });
   assert.equal(await informer.waitForSync(AbortSignal.abort()), false);
   assert.equal(informer.hasSynced(), false);
+});
+
+Deno.test("createInformer() retries about every second while the server does not answer at all", async () => {
+  const refused = new KubeApiError("refused", { code: 0 });
+  const client = fakeClient([refused, refused, refused, { items: [], resourceVersion: "1" }], []);
+  const slept: number[] = [];
+  const informer = createInformer<V1Node>(client, {
+    path: "/api/v1/nodes",
+    kind: "Node",
+    random: () => 0.5,
+    sleep: (ms) => {
+      slept.push(ms);
+      return Promise.resolve();
+    },
+  });
+  const controller = new AbortController();
+  const done = informer.run(controller.signal);
+  assert.equal(await informer.waitForSync(AbortSignal.timeout(1000)), true);
+  controller.abort();
+  await done;
+  assert.deepEqual(slept, [1000, 1000, 1000]);
+});
+
+Deno.test("createInformer() waits at least the Retry-After the server asked for", async () => {
+  const busy = new KubeApiError("busy", { code: 429, retryAfterSeconds: 5 });
+  const client = fakeClient([busy, { items: [], resourceVersion: "1" }], []);
+  const slept: number[] = [];
+  const informer = createInformer<V1Node>(client, {
+    path: "/api/v1/nodes",
+    kind: "Node",
+    random: () => 0.5,
+    sleep: (ms) => {
+      slept.push(ms);
+      return Promise.resolve();
+    },
+  });
+  const controller = new AbortController();
+  const done = informer.run(controller.signal);
+  await informer.waitForSync(AbortSignal.timeout(1000));
+  controller.abort();
+  await done;
+  assert.deepEqual(slept, [5000]);
 });
