@@ -20,11 +20,10 @@ import { type Clock, systemClock } from "../../kube/clock.ts";
 import {
   type ClusterWriter,
   type EventRecorder,
-  type EventTarget,
   type Informer,
   type InformerEvent,
-  isNotFound,
   objectKey,
+  type PatchType,
 } from "../../kube/ports.ts";
 import { serviceRateLimiter } from "../../kube/rate_limiters.ts";
 import { type RateLimiter, runWorkers, WorkQueue } from "../../kube/work_queue.ts";
@@ -45,6 +44,13 @@ import {
 } from "./local_traffic.ts";
 import { needsUpdate } from "./needs_update.ts";
 import { syncNodeSets } from "./_node_sync.ts";
+import {
+  asLoadBalancer,
+  failureEvents,
+  ignoreNotFound,
+  messageOf,
+  serviceTarget,
+} from "./_helpers.ts";
 import { loadBalancerNodes, type NodeSetKey, nodeSetKey, nodeUpdateNeedsSync } from "./node_set.ts";
 import { type ServiceMetrics, serviceMetrics } from "./service_metrics.ts";
 
@@ -58,6 +64,7 @@ export const SERVICE_CONTROLLER_EVENT_COMPONENT = "service-controller";
 export const PENDING_RETRY_MS = 300_000;
 
 const NODE_SYNC_KEY = "nodes";
+const NO_NODES_MESSAGE = "There are no available nodes for LoadBalancer";
 
 /** What the controller talks to. */
 export interface ServiceControllerDeps {
@@ -257,27 +264,16 @@ export class ServiceController {
   }
 
   async #ensure(key: string, service: V1Service): Promise<SyncResult> {
-    const { namespace = "", name = "" } = service.metadata ?? {};
     this.#event(service, "Normal", "EnsuringLoadBalancer", "Ensuring load balancer");
     let status: V1LoadBalancerStatus;
     try {
       // Before touching the provider, so the Service cannot vanish with an address held.
       if (!hasCleanupFinalizer(service)) {
-        await this.#deps.writer.patchServiceStatus(
-          namespace,
-          name,
-          addFinalizerPatch(),
-          "strategic",
-        );
+        await this.#patchStatus(service, addFinalizerPatch(), "strategic");
       }
       const nodes = loadBalancerNodes(this.#deps.nodes.list());
       if (nodes.length === 0) {
-        this.#event(
-          service,
-          "Warning",
-          "UnAvailableLoadBalancer",
-          "There are no available nodes for LoadBalancer",
-        );
+        this.#event(service, "Warning", "UnAvailableLoadBalancer", NO_NODES_MESSAGE);
       }
       this.#remembered.set(key, { service, nodes: nodeSetKey(nodes) });
       status = await this.#deps.loadBalancer.ensureLoadBalancer(
@@ -288,12 +284,7 @@ export class ServiceController {
       this.#event(service, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
       const before = currentIngress(service);
       if (!ingressEqual(before, status.ingress)) {
-        await this.#deps.writer.patchServiceStatus(
-          namespace,
-          name,
-          loadBalancerStatusPatch(status),
-          "merge",
-        );
+        await this.#patchStatus(service, loadBalancerStatusPatch(status), "merge");
         this.#log.info("Wrote ingress {ingress} of {key}", {
           key,
           ingress: describeIngress(status.ingress ?? []),
@@ -309,7 +300,6 @@ export class ServiceController {
   }
 
   async #cleanup(key: string, service: V1Service): Promise<SyncResult> {
-    const { namespace = "", name = "" } = service.metadata ?? {};
     const provider = this.#deps.loadBalancer;
     let released = false;
     try {
@@ -331,24 +321,10 @@ export class ServiceController {
       // Cleared before the finalizer goes (upstream clears after): an address still in a
       // status counts as taken, and a Service kept by another finalizer would hold it forever.
       if (currentIngress(service).length > 0) {
-        await ignoreNotFound(
-          this.#deps.writer.patchServiceStatus(
-            namespace,
-            name,
-            clearLoadBalancerStatusPatch(),
-            "merge",
-          ),
-        );
+        await ignoreNotFound(this.#patchStatus(service, clearLoadBalancerStatusPatch(), "merge"));
       }
       if (hasCleanupFinalizer(service)) {
-        await ignoreNotFound(
-          this.#deps.writer.patchServiceStatus(
-            namespace,
-            name,
-            removeFinalizerPatch(),
-            "strategic",
-          ),
-        );
+        await ignoreNotFound(this.#patchStatus(service, removeFinalizerPatch(), "strategic"));
       }
     } catch (error) {
       return this.#failed(key, service, error);
@@ -382,20 +358,8 @@ export class ServiceController {
   }
 
   #failed(key: string, service: V1Service, error: unknown): SyncResult {
-    this.#event(
-      service,
-      "Warning",
-      "SyncLoadBalancerFailed",
-      `Error syncing load balancer: ${messageOf(error)}`,
-    );
-    const reason = allocationReason(error);
-    if (reason !== undefined) {
-      this.#event(
-        service,
-        "Warning",
-        "AllocationFailed",
-        `Cannot allocate an address for service "${key}" (${reason}): ${messageOf(error)}`,
-      );
+    for (const [reason, message] of failureEvents(key, error)) {
+      this.#event(service, "Warning", reason, message);
     }
     if (error instanceof ProviderError && !error.retriable) {
       // Not retriable now, yet the Service stays pending: a release re-enqueues it at once;
@@ -457,6 +421,11 @@ export class ServiceController {
     });
   }
 
+  #patchStatus(service: V1Service, patch: unknown, type: PatchType): Promise<V1Service> {
+    const { namespace = "", name = "" } = service.metadata ?? {};
+    return this.#deps.writer.patchServiceStatus(namespace, name, patch, type);
+  }
+
   #event(
     service: V1Service,
     type: "Normal" | "Warning",
@@ -464,39 +433,5 @@ export class ServiceController {
     message: string,
   ): void {
     this.#deps.events.event(serviceTarget(service), type, reason, message);
-  }
-}
-
-function serviceTarget(service: V1Service): EventTarget {
-  const { name, namespace, uid, resourceVersion } = service.metadata ?? {};
-  const metadata: { name?: string; namespace?: string; uid?: string; resourceVersion?: string } =
-    {};
-  if (name !== undefined) metadata.name = name;
-  if (namespace !== undefined) metadata.namespace = namespace;
-  if (uid !== undefined) metadata.uid = uid;
-  if (resourceVersion !== undefined) metadata.resourceVersion = resourceVersion;
-  return { kind: "Service", apiVersion: "v1", metadata };
-}
-
-function asLoadBalancer(service: V1Service): V1Service {
-  return { ...service, spec: { ...service.spec, type: "LoadBalancer" } };
-}
-
-// The allocator's reason, when the provider gave one (`ProviderError.reason`, optional).
-function allocationReason(error: unknown): string | undefined {
-  if (!(error instanceof ProviderError)) return undefined;
-  const reason = (error as ProviderError & { reason?: unknown }).reason;
-  return typeof reason === "string" && reason !== "" ? reason : undefined;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-async function ignoreNotFound(write: Promise<unknown>): Promise<void> {
-  try {
-    await write;
-  } catch (error) {
-    if (!isNotFound(error)) throw error;
   }
 }
