@@ -20,6 +20,13 @@ import type { Registry } from "prom-client";
 import { logger } from "../log/logging.ts";
 import { type ElectionMetrics, electionMetrics } from "./_leader_election_metrics.ts";
 import { type Clock, systemClock } from "./clock.ts";
+import {
+  defaultIdentity,
+  recordKey,
+  sleep,
+  timeMs,
+  validateElectorOptions,
+} from "./_leader_election_helpers.ts";
 import type { LeaseApi } from "./lease_api.ts";
 import { isConflict } from "./ports.ts";
 
@@ -72,76 +79,6 @@ export const LEADER_ELECTION_DEFAULTS = {
   retryPeriodMs: 2_000,
 } as const;
 
-function defaultIdentity(): string {
-  let host = "keelson";
-  try {
-    host = Deno.hostname();
-  } catch {
-    // no --allow-sys=hostname: the UUID alone keeps identities unique
-  }
-  return `${host}_${crypto.randomUUID()}`;
-}
-
-function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      timer.cancel();
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = clock.setTimer(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
-}
-
-function timeMs(value: unknown): number | undefined {
-  if (value instanceof Date) return value.getTime();
-  if (typeof value === "string") {
-    const ms = Date.parse(value);
-    return Number.isNaN(ms) ? undefined : ms;
-  }
-  return undefined;
-}
-
-// The fields that make up client-go's LeaderElectionRecord; a change in any of them restarts the
-// expiry countdown. Times are normalised because reads return strings and writes send Dates.
-function recordKey(lease: V1Lease | undefined): string {
-  const spec = lease?.spec ?? {};
-  return JSON.stringify([
-    spec.holderIdentity ?? "",
-    spec.leaseDurationSeconds ?? 0,
-    timeMs(spec.acquireTime) ?? null,
-    timeMs(spec.renewTime) ?? null,
-    spec.leaseTransitions ?? 0,
-  ]);
-}
-
-function validate(options: LeaderElectorOptions, jitterFactor: number): void {
-  const fail = (detail: string) => {
-    throw new RangeError(
-      `Cannot create leader elector for lease "${options.namespace}/${options.name}": ${detail}`,
-    );
-  };
-  if (!options.namespace || !options.name) fail("namespace and name must not be empty");
-  if (!(options.retryPeriodMs > 0)) fail(`retryPeriodMs must be > 0, got ${options.retryPeriodMs}`);
-  if (!(options.leaseDurationMs >= 1000)) {
-    fail(`leaseDurationMs must be at least 1000, got ${options.leaseDurationMs}`);
-  }
-  if (!(options.leaseDurationMs > options.renewDeadlineMs)) {
-    fail(
-      `leaseDurationMs must be greater than renewDeadlineMs, got ${options.leaseDurationMs} <= ${options.renewDeadlineMs}`,
-    );
-  }
-  if (!(options.renewDeadlineMs > jitterFactor * options.retryPeriodMs)) {
-    fail(
-      `renewDeadlineMs must be greater than retryPeriodMs * ${jitterFactor}, got ${options.renewDeadlineMs} <= ${
-        jitterFactor * options.retryPeriodMs
-      }`,
-    );
-  }
-}
-
 /** Campaigns for one Lease and reports leadership through callbacks and `isLeader()`. */
 export class LeaderElector {
   /** This candidate's identity (the Lease's holderIdentity while we lead). */
@@ -177,7 +114,7 @@ export class LeaderElector {
    */
   constructor(api: LeaseApi, options: LeaderElectorOptions) {
     const jitterFactor = options.jitterFactor ?? 1.2;
-    validate(options, jitterFactor);
+    validateElectorOptions(options, jitterFactor);
     this.#api = api;
     this.#namespace = options.namespace;
     this.#name = options.name;
