@@ -65,7 +65,7 @@ export interface PoolSpec {
   name: string;
   addresses: string[];
   reserved?: string[];
-  auto_assign?: boolean;
+  "auto_assign"?: boolean;
   namespaces?: string[];
 }
 

@@ -1,0 +1,190 @@
+import assert from "node:assert/strict";
+import type { V1Service } from "@kubernetes/client-node";
+import { Registry } from "prom-client";
+import { ProviderError } from "../../../../src/cloud/provider.ts";
+import type { Config } from "../../../../src/config/types.ts";
+import { type Lister, objectKey, type PatchType } from "../../../../src/kube/ports.ts";
+import {
+  allocatedPoolPatch,
+  AllocationError,
+  createLoadBalancer,
+} from "../../../../providers/baremetal/load_balancer.ts";
+import { configWith, svc, type SvcSpec } from "./ipam/_helpers.ts";
+
+/** A lister over a map, changed by the test as the API would be. */
+class MapLister implements Lister<V1Service> {
+  readonly items = new Map<string, V1Service>();
+  get(key: string): V1Service | undefined {
+    return this.items.get(key);
+  }
+  list(): V1Service[] {
+    return [...this.items.values()];
+  }
+  put(spec: SvcSpec): V1Service {
+    const service = svc(spec);
+    this.items.set(objectKey(service), service);
+    return service;
+  }
+}
+
+function setup(config: Config = configWith([{ name: "lan", addresses: ["10.0.0.1-10.0.0.3"] }])) {
+  const services = new MapLister();
+  const patches: { name: string; patch: unknown; type: PatchType }[] = [];
+  const registry = new Registry();
+  let current = config;
+  const lb = createLoadBalancer({
+    config: () => current,
+    services,
+    registry,
+    writer: {
+      patchService(_namespace, name, patch, type) {
+        patches.push({ name, patch, type });
+        return Promise.resolve(services.get(`default/${name}`)!);
+      },
+    },
+  });
+  return { lb, services, patches, registry, reconfigure: (c: Config) => (current = c) };
+}
+
+async function ips(promise: Promise<{ ingress?: { ip?: string }[] }>): Promise<string[]> {
+  return ((await promise).ingress ?? []).map((e) => e.ip ?? "");
+}
+
+Deno.test("createLoadBalancer().ensureLoadBalancer() returns VIP ingress and never hands one address out twice before the status lands", async () => {
+  const { lb, services, patches } = setup();
+  const s1 = services.put({ key: "s1" });
+  const status = await lb.ensureLoadBalancer("kubernetes", s1, []);
+  assert.deepEqual(status, { ingress: [{ ip: "10.0.0.1", ipMode: "VIP" }] });
+  assert.deepEqual(patches, [{
+    name: "s1",
+    patch: { metadata: { annotations: { "keelson.io/allocated-from-pool": "lan" } } },
+    type: "merge",
+  }]);
+  // s1's status is not written yet: s2 must still not get .1
+  const s2 = services.put({ key: "s2" });
+  assert.deepEqual(await ips(lb.ensureLoadBalancer("kubernetes", s2, [])), ["10.0.0.2"]);
+  // the statuses land; s1 is ensured again and keeps its address
+  services.put({ key: "s1", ingress: ["10.0.0.1"] });
+  services.put({ key: "s2", ingress: ["10.0.0.2"] });
+  assert.deepEqual(
+    await ips(lb.ensureLoadBalancer("kubernetes", services.get("default/s1")!, [])),
+    ["10.0.0.1"],
+  );
+});
+
+Deno.test("createLoadBalancer() rebuilds from Service statuses after a restart", async () => {
+  const { lb, services } = setup();
+  services.put({
+    key: "old",
+    ingress: ["10.0.0.1"],
+    annotations: { "keelson.io/allocated-from-pool": "lan" },
+  });
+  services.put({ key: "foreign", type: "ClusterIP", ingress: ["10.0.0.2"] });
+  const fresh = services.put({ key: "new" });
+  assert.deepEqual(await ips(lb.ensureLoadBalancer("kubernetes", fresh, [])), ["10.0.0.3"]);
+  assert.equal(lb.allocator.inUse("10.0.0.1"), true);
+  assert.equal(lb.allocator.inUse("10.0.0.2"), true);
+});
+
+Deno.test("createLoadBalancer().ensureLoadBalancer() throws an AllocationError with a reason", async () => {
+  const { lb, services } = setup(configWith([{ name: "lan", addresses: ["10.0.0.1"] }]));
+  services.put({ key: "s1", ingress: ["10.0.0.1"] });
+  const cases: [SvcSpec, string, boolean][] = [
+    [{ key: "s2" }, "PoolExhausted", true],
+    [{ key: "s2", loadBalancerIP: "10.0.0.1" }, "AddressInUse", true],
+    [{ key: "s2", loadBalancerIP: "10.9.9.9" }, "AddressNotInPool", false],
+    [{ key: "s2", loadBalancerIP: "bogus" }, "InvalidRequest", false],
+    [{ key: "s2", annotations: { "keelson.io/address-pool": "x" } }, "UnknownPool", false],
+  ];
+  for (const [spec, reason, retriable] of cases) {
+    const error = await lb.ensureLoadBalancer("kubernetes", services.put(spec), []).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.ok(error instanceof AllocationError, reason);
+    assert.ok(error instanceof ProviderError);
+    assert.equal(error.reason, reason);
+    assert.equal(error.retriable, retriable, reason);
+    assert.match(error.message, /^Cannot allocate an address for service "default\/s2": /);
+  }
+});
+
+Deno.test("createLoadBalancer().getLoadBalancer() exists only for our class with ingress addresses", async () => {
+  const { lb } = setup();
+  const held = svc({ key: "a", ingress: ["10.0.0.1"] });
+  assert.deepEqual(await lb.getLoadBalancer("k", held), {
+    status: { ingress: [{ ip: "10.0.0.1" }] },
+    exists: true,
+  });
+  // a type change keeps it ours until the controller cleans up
+  assert.equal(
+    (await lb.getLoadBalancer("k", svc({ key: "a", type: "ClusterIP", ingress: ["10.0.0.1"] })))
+      .exists,
+    true,
+  );
+  assert.equal((await lb.getLoadBalancer("k", svc({ key: "a" }))).exists, false);
+  assert.equal(
+    (await lb.getLoadBalancer(
+      "k",
+      svc({ key: "a", loadBalancerClass: "x.io/y", ingress: ["10.0.0.1"] }),
+    )).exists,
+    false,
+  );
+  assert.equal(
+    lb.getLoadBalancerName("k", { metadata: { uid: "1234-5678-90ab-cdef-1234-5678-90ab-cdef" } }),
+    "a1234567890abcdef1234567890abcdef".slice(0, 32),
+  );
+});
+
+Deno.test("createLoadBalancer().ensureLoadBalancerDeleted() releases an address whose status never landed", async () => {
+  const { lb, services } = setup(configWith([{ name: "lan", addresses: ["10.0.0.1"] }]));
+  const s1 = services.put({ key: "s1" });
+  assert.deepEqual(await ips(lb.ensureLoadBalancer("k", s1, [])), ["10.0.0.1"]);
+  await lb.ensureLoadBalancerDeleted("k", s1);
+  services.items.delete("default/s1");
+  assert.deepEqual(await ips(lb.ensureLoadBalancer("k", services.put({ key: "s2" }), [])), [
+    "10.0.0.1",
+  ]);
+});
+
+Deno.test("createLoadBalancer() keeps addresses of a removed pool, reports them, and exports pool gauges", async () => {
+  const { lb, services, registry, reconfigure } = setup();
+  services.put({ key: "s1", ingress: ["10.0.0.1"] });
+  const s2 = services.put({ key: "s2" });
+  await lb.ensureLoadBalancer("k", s2, []);
+  const text = await registry.metrics();
+  assert.match(text, /keelson_pool_addresses\{pool="lan",family="IPv4",state="total"\} 3/);
+  assert.match(text, /keelson_pool_addresses\{pool="lan",family="IPv4",state="used"\} 2/);
+
+  reconfigure(configWith([{ name: "new", addresses: ["10.1.0.1"] }]));
+  const s1 = services.get("default/s1")!;
+  assert.deepEqual(await ips(lb.ensureLoadBalancer("k", s1, [])), ["10.0.0.1"]);
+  assert.deepEqual(lb.orphanedAllocations().map((o) => `${o.serviceKey} ${o.ip} ${o.why}`), [
+    "default/s1 10.0.0.1 outside",
+    "default/s2 10.0.0.2 outside",
+  ]);
+  assert.match(
+    await registry.metrics(),
+    /keelson_pool_addresses\{pool="new",family="IPv4",state="used"\} 0/,
+  );
+});
+
+Deno.test("createLoadBalancer() allocates nothing before the Service cache has synced", async () => {
+  const lb = createLoadBalancer({
+    config: () => configWith([{ name: "lan", addresses: ["10.0.0.1"] }]),
+    services: () => undefined,
+  });
+  await assert.rejects(
+    lb.ensureLoadBalancer("k", svc({ key: "s1" }), []),
+    (e: unknown) => e instanceof ProviderError && e.retriable && /not synced/.test(e.message),
+  );
+});
+
+Deno.test("allocatedPoolPatch() is undefined when the pool is already recorded or unknown", () => {
+  const service = svc({ key: "s", annotations: { "keelson.io/allocated-from-pool": "lan" } });
+  assert.equal(allocatedPoolPatch(service, "lan"), undefined);
+  assert.equal(allocatedPoolPatch(service, ""), undefined);
+  assert.deepEqual(allocatedPoolPatch(service, "wan"), {
+    metadata: { annotations: { "keelson.io/allocated-from-pool": "wan" } },
+  });
+});
