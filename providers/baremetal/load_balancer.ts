@@ -24,7 +24,7 @@ import { matchesClass } from "../../src/controllers/service/handles_service.ts";
 import { type AllocationFailure, Allocator, type OrphanedAllocation } from "./ipam/allocator.ts";
 import { buildPools } from "./ipam/pools.ts";
 import { ANNOTATIONS, readServiceRequest } from "./ipam/service_requests.ts";
-import { ingressIps, statusHoldings } from "./ipam/status_holdings.ts";
+import { ingressIps, statusHolding } from "./ipam/status_holdings.ts";
 
 /** The pool-usage gauge's name. */
 export const POOL_ADDRESSES_METRIC = "keelson_pool_addresses";
@@ -80,7 +80,7 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
   /** Addresses returned by ensure whose status write has not been seen in the lister yet. */
   const pending = new Map<string, string[]>();
   let lastConfig: Config | undefined;
-  let reported = new Set<string>();
+  const reported = new Set<string>();
 
   const listServices = (): V1Service[] => {
     const lister = typeof options.services === "function" ? options.services() : options.services;
@@ -92,38 +92,70 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
     return lister.list();
   };
 
+  /** Which object each Service's allocation was last restored from (and with which pending). */
+  const restored = new Map<string, { object: V1Service; extra: string }>();
+
+  // Rebuilding is incremental: a Service whose object (informer caches keep unchanged objects)
+  // and pending addresses are the same as last time is not restored again, so an ensure costs
+  // O(Services) identity checks rather than O(Services) address parses.
   const rebuild = (config: Config, services: readonly V1Service[]): void => {
+    let reconfigured = false;
+    const touched: string[] = [];
     if (config !== lastConfig) {
       lastConfig = config;
       allocator.setPools(buildPools(config.pools));
+      restored.clear();
+      reconfigured = true;
     }
     const live = new Map(services.map((s) => [objectKey(s), s]));
-    const holdings = new Map(statusHoldings(config, services).map((h) => [h.serviceKey, h]));
     for (const [key, ips] of pending) {
       const service = live.get(key);
-      const shown = holdings.get(key)?.ips.map((ip) => canonicalIp(ip) ?? ip) ?? [];
       const gone = !service || Boolean(service.metadata?.deletionTimestamp) ||
         !matchesClass(config, service);
+      const shown = service ? ingressIps(service).map((ip) => canonicalIp(ip) ?? ip) : [];
       if (gone || sameSet(shown, ips)) pending.delete(key);
+      if (!service) allocator.release(key);
     }
-    for (const key of allocator.serviceKeys()) {
-      if (!holdings.has(key) && !pending.has(key)) allocator.release(key);
-    }
-    for (const h of holdings.values()) {
-      // until the status shows the new addresses, the Service holds both old and new
-      const extra = pending.get(h.serviceKey) ?? [];
-      allocator.restore(h.serviceKey, [...h.ips, ...extra], h.options);
-    }
-    for (const [key, ips] of pending) {
-      if (!holdings.has(key)) {
-        const request = readServiceRequest(live.get(key)!);
-        allocator.restore(key, ips, { sharing: request.ok ? request.request.sharing : undefined });
+    // every allocation was restored (tracked) or assigned (pending, pruned above)
+    for (const key of restored.keys()) {
+      if (!live.has(key)) {
+        allocator.release(key);
+        restored.delete(key);
       }
     }
-    const orphans = allocator.orphanedAllocations();
-    const now = new Set(orphans.map((o) => `${o.serviceKey} ${o.ip}`));
+    for (const [key, service] of live) {
+      const extra = pending.get(key) ?? [];
+      const memo = restored.get(key);
+      if (memo && memo.object === service && memo.extra === extra.join(",")) continue;
+      touched.push(key);
+      restored.set(key, { object: service, extra: extra.join(",") });
+      const holding = statusHolding(config, service);
+      if (holding) {
+        // until the status shows the new addresses, the Service holds both old and new
+        allocator.restore(key, [...holding.ips, ...extra], holding.options);
+      } else if (extra.length > 0) {
+        const request = readServiceRequest(service);
+        allocator.restore(key, extra, {
+          sharing: request.ok ? request.request.sharing : undefined,
+        });
+      } else {
+        allocator.release(key);
+      }
+    }
+    // a full pass after a reload; otherwise only the Services restored just now
+    if (reconfigured) reported.clear();
+    const orphans = reconfigured
+      ? allocator.orphanedAllocations()
+      : touched.flatMap((key) => allocator.orphanedAllocations(key));
+    reportOrphans(orphans);
+  };
+
+  /** Logs each orphaned address once (per reload). */
+  const reportOrphans = (orphans: readonly OrphanedAllocation[]): void => {
     for (const o of orphans) {
-      if (reported.has(`${o.serviceKey} ${o.ip}`)) continue;
+      const id = `${o.serviceKey} ${o.ip}`;
+      if (reported.has(id)) continue;
+      reported.add(id);
       log.warn("Service {key} keeps {ip}, which no pool offers any more ({why})", {
         key: o.serviceKey,
         ip: o.ip,
@@ -131,7 +163,6 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
         pool: o.pool,
       });
     }
-    reported = now;
   };
 
   if (options.registry) {
@@ -189,6 +220,8 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
       const key = objectKey(service);
       pending.delete(key);
       allocator.release(key);
+      // the status may still show the addresses until the controller clears it: re-read it
+      restored.delete(key);
       return Promise.resolve();
     },
 

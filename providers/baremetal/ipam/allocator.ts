@@ -214,13 +214,15 @@ export class Allocator {
   /**
    * Addresses of managed Services that no pool can hand out any more (pool removed, shrunk or
    * address reserved since), sorted by service and address.
+   * @param serviceKey only this Service's (cheap when there are many Services)
    * @returns one entry per orphaned address
    */
-  orphanedAllocations(): OrphanedAllocation[] {
+  orphanedAllocations(serviceKey?: string): OrphanedAllocation[] {
     const out: OrphanedAllocation[] = [];
-    for (const serviceKey of this.serviceKeys()) {
-      const a = this.#byService.get(serviceKey)!;
-      if (!a.managed) continue;
+    const keys = serviceKey === undefined ? this.serviceKeys() : [serviceKey];
+    for (const serviceKey of keys) {
+      const a = this.#byService.get(serviceKey);
+      if (!a?.managed) continue;
       for (const h of a.ips) {
         const standings = this.#pools.map((p) => addressStanding(p, h.family, h.value));
         if (standings.includes("usable")) continue;
@@ -268,7 +270,10 @@ export class Allocator {
     value: bigint,
     sharing: SharingProfile,
   ): string | undefined {
-    for (const owner of [...(this.#owners.get(key(family, value)) ?? [])].sort()) {
+    const owners = this.#owners.get(key(family, value));
+    if (owners === undefined) return undefined;
+    // sorted only when shared, so the message names the same holder every time
+    for (const owner of owners.size === 1 ? owners : [...owners].sort()) {
       if (owner === serviceKey) continue;
       const why = sharingConflict(owner, this.#byService.get(owner)?.sharing, sharing);
       if (why) return why;

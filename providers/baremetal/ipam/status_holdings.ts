@@ -32,30 +32,37 @@ export function ingressIps(service: V1Service): string[] {
 }
 
 /**
+ * What one Service holds according to the API.
+ * @param config the configuration (for the class filter)
+ * @param service the Service
+ * @returns its holding, or undefined when its status has no ingress address
+ */
+export function statusHolding(config: Config, service: V1Service): StatusHolding | undefined {
+  const ips = ingressIps(service);
+  if (ips.length === 0) return undefined;
+  const managed = matchesClass(config, service);
+  const request = managed ? readServiceRequest(service) : undefined;
+  return {
+    serviceKey: objectKey(service),
+    ips,
+    options: {
+      pool: service.metadata?.annotations?.[ANNOTATIONS.allocatedFromPool],
+      // a malformed Service still holds its addresses, it just shares with nobody
+      sharing: request?.ok ? request.request.sharing : undefined,
+      managed,
+    },
+  };
+}
+
+/**
  * What each Service with ingress addresses holds, sorted by key.
  * @param config the configuration (for the class filter)
  * @param services every Service of the cluster (a lister's snapshot)
  * @returns one entry per Service with at least one ingress address
  */
 export function statusHoldings(config: Config, services: readonly V1Service[]): StatusHolding[] {
-  const out: StatusHolding[] = [];
-  for (const service of services) {
-    const ips = ingressIps(service);
-    if (ips.length === 0) continue;
-    const managed = matchesClass(config, service);
-    const request = managed ? readServiceRequest(service) : undefined;
-    out.push({
-      serviceKey: objectKey(service),
-      ips,
-      options: {
-        pool: service.metadata?.annotations?.[ANNOTATIONS.allocatedFromPool],
-        // a malformed Service still holds its addresses, it just shares with nobody
-        sharing: request?.ok ? request.request.sharing : undefined,
-        managed,
-      },
-    });
-  }
-  return out.sort((a, b) => (a.serviceKey < b.serviceKey ? -1 : 1));
+  return services.flatMap((service) => statusHolding(config, service) ?? [])
+    .sort((a, b) => (a.serviceKey < b.serviceKey ? -1 : 1));
 }
 
 /**
