@@ -188,3 +188,41 @@ Deno.test("allocatedPoolPatch() is undefined when the pool is already recorded o
     metadata: { annotations: { "keelson.io/allocated-from-pool": "wan" } },
   });
 });
+
+Deno.test("createLoadBalancer() follows status changes and deletions seen in the lister", async () => {
+  const { lb, services } = setup(configWith([{ name: "lan", addresses: ["10.0.0.1-10.0.0.4"] }]));
+  services.put({ key: "s1", ingress: ["10.0.0.1"] });
+  assert.deepEqual(await ips(lb.ensureLoadBalancer("k", services.put({ key: "s2" }), [])), [
+    "10.0.0.2",
+  ]);
+  services.put({ key: "s2", ingress: ["10.0.0.2"] });
+  // s1 moves to .1 -> .3 behind our back (a new object), then s2 is deleted
+  services.put({ key: "s1", ingress: ["10.0.0.3"] });
+  services.items.delete("default/s2");
+  assert.deepEqual(await ips(lb.ensureLoadBalancer("k", services.put({ key: "s3" }), [])), [
+    "10.0.0.1",
+  ]);
+  assert.deepEqual(await ips(lb.ensureLoadBalancer("k", services.put({ key: "s4" }), [])), [
+    "10.0.0.2",
+  ]);
+});
+
+Deno.test("createLoadBalancer() holds both the old and the new address while a move is being written", async () => {
+  const { lb, services } = setup();
+  services.put({ key: "s1", ingress: ["10.0.0.1"] });
+  const moved = services.put({ key: "s1", ingress: ["10.0.0.1"], loadBalancerIP: "10.0.0.3" });
+  assert.deepEqual(await ips(lb.ensureLoadBalancer("k", moved, [])), ["10.0.0.3"]);
+  // neither .1 (still in the status) nor .3 (about to be written) may go to s2
+  assert.deepEqual(await ips(lb.ensureLoadBalancer("k", services.put({ key: "s2" }), [])), [
+    "10.0.0.2",
+  ]);
+  await assert.rejects(
+    lb.ensureLoadBalancer("k", services.put({ key: "s3" }), []),
+    (e: unknown) => e instanceof AllocationError && e.reason === "PoolExhausted",
+  );
+  // the new status lands: .1 is free again
+  services.put({ key: "s1", ingress: ["10.0.0.3"], loadBalancerIP: "10.0.0.3" });
+  assert.deepEqual(await ips(lb.ensureLoadBalancer("k", services.get("default/s3")!, [])), [
+    "10.0.0.1",
+  ]);
+});

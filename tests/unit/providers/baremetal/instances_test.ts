@@ -1,0 +1,60 @@
+import assert from "node:assert/strict";
+import { InstanceNotFoundError, ProviderError } from "../../../../src/cloud/provider.ts";
+import { createBaremetalProvider } from "../../../../providers/baremetal/mod.ts";
+import { sampleConfig, testConfig } from "../../_fakes/test_inventory.ts";
+
+Deno.test("BaremetalInstances.instanceMetadata returns providerID, addresses, topology and labels", async () => {
+  const provider = createBaremetalProvider(() => ({ config: sampleConfig(), healthy: true }));
+  const metadata = await provider.instancesV2.instanceMetadata({ metadata: { name: "cp-1" } });
+  assert.deepEqual(metadata, {
+    providerID: "baremetal://SN-1",
+    instanceType: "r650",
+    nodeAddresses: [
+      { type: "InternalIP", address: "10.0.0.11" },
+      { type: "InternalIP", address: "fd00::11" },
+      { type: "ExternalIP", address: "203.0.113.11" },
+      { type: "Hostname", address: "cp-1.dc1.example.net" },
+    ],
+    zone: "dc1-a",
+    region: "dc1",
+    additionalLabels: { "example.com/storage": "nvme", "node-role.kubernetes.io/x": "y" },
+  });
+});
+
+Deno.test("BaremetalInstances.instanceMetadata throws InstanceNotFoundError for an unknown machine", async () => {
+  const provider = createBaremetalProvider(() => ({ config: sampleConfig(), healthy: true }));
+  await assert.rejects(
+    provider.instancesV2.instanceMetadata({ metadata: { name: "ghost" } }),
+    (error) => error instanceof InstanceNotFoundError && /name "ghost"/.test(error.tried),
+  );
+});
+
+Deno.test("BaremetalInstances.instanceExists is false for absent and retired, instanceShutdown follows state", async () => {
+  const config = testConfig({
+    machines: [{ name: "old", state: "retired" }, { name: "off", state: "shutdown" }],
+  });
+  const { instancesV2 } = createBaremetalProvider(() => ({ config, healthy: true }));
+  assert.equal(await instancesV2.instanceExists({ metadata: { name: "old" } }), false);
+  assert.equal(await instancesV2.instanceExists({ metadata: { name: "ghost" } }), false);
+  assert.equal(await instancesV2.instanceExists({ metadata: { name: "off" } }), true);
+  assert.equal(await instancesV2.instanceShutdown({ metadata: { name: "off" } }), true);
+  assert.equal(await instancesV2.instanceState({ metadata: { name: "ghost" } }), "absent");
+});
+
+Deno.test("BaremetalInstances throws ProviderError on every call while the inventory is unhealthy", async () => {
+  const { instancesV2 } = createBaremetalProvider(() => ({
+    config: sampleConfig(),
+    healthy: false,
+  }));
+  await assert.rejects(instancesV2.instanceExists({ metadata: { name: "ghost" } }), ProviderError);
+  await assert.rejects(instancesV2.instanceShutdown({ metadata: { name: "cp-1" } }), ProviderError);
+  await assert.rejects(instancesV2.instanceMetadata({ metadata: { name: "cp-1" } }), ProviderError);
+});
+
+Deno.test("BaremetalInstances reads the inventory on every call so reloads take effect", async () => {
+  let config = sampleConfig();
+  const { instancesV2 } = createBaremetalProvider(() => ({ config, healthy: true }));
+  assert.equal(await instancesV2.instanceExists({ metadata: { name: "w-2" } }), true);
+  config = testConfig({ machines: [] });
+  assert.equal(await instancesV2.instanceExists({ metadata: { name: "w-2" } }), false);
+});
