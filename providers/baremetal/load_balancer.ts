@@ -7,8 +7,15 @@
  *
  * @example
  * ```ts
- * const lb = createLoadBalancer({ config: () => current, services: servicesInformer, registry });
- * const status = await lb.ensureLoadBalancer("kubernetes", service, nodes);
+ * import { ConfigSchema } from "../../src/config/schema.ts";
+ * import { createLoadBalancer } from "./load_balancer.ts";
+ *
+ * const config = ConfigSchema.parse({ pools: [{ name: "lan", addresses: ["10.0.0.1-10.0.0.9"] }] });
+ * const services = { get: () => undefined, list: () => [] };
+ * const lb = createLoadBalancer({ config: () => config, services });
+ * const service = { metadata: { name: "web", namespace: "shop" }, spec: { type: "LoadBalancer" } };
+ * const status = await lb.ensureLoadBalancer("kubernetes", service, []);
+ * // status.ingress: [{ ip: "10.0.0.1", ipMode: "VIP" }]
  * ```
  *
  * @module
