@@ -1,0 +1,163 @@
+import assert from "node:assert/strict";
+import type { CoreV1Event } from "@kubernetes/client-node";
+import {
+  AggregatingEventRecorder,
+  type EventSink,
+  objectReference,
+} from "../../../src/kube/event_recorder.ts";
+import { KubeApiError } from "../../../src/kube/ports.ts";
+import { FakeClock } from "../_fakes/fake_clock.ts";
+
+type Call =
+  | { op: "create"; namespace: string; event: CoreV1Event }
+  | { op: "patch"; namespace: string; name: string; patch: unknown };
+
+/** An EventSink that keeps its calls and can be told to fail. */
+class MemorySink implements EventSink {
+  calls: Call[] = [];
+  failWith: unknown = undefined;
+  create(namespace: string, event: CoreV1Event): Promise<CoreV1Event> {
+    this.calls.push({ op: "create", namespace, event });
+    return this.failWith ? Promise.reject(this.failWith) : Promise.resolve(event);
+  }
+  patch(namespace: string, name: string, patch: unknown): Promise<CoreV1Event> {
+    this.calls.push({ op: "patch", namespace, name, patch });
+    return this.failWith ? Promise.reject(this.failWith) : Promise.resolve({} as CoreV1Event);
+  }
+}
+
+const NODE = { kind: "Node", apiVersion: "v1", metadata: { name: "worker-1", uid: "u-1" } };
+const SERVICE = {
+  kind: "Service",
+  apiVersion: "v1",
+  metadata: { name: "web", namespace: "shop", uid: "u-2" },
+};
+
+function setup(): { sink: MemorySink; clock: FakeClock; recorder: AggregatingEventRecorder } {
+  const sink = new MemorySink();
+  const clock = new FakeClock(1_700_000_000_000);
+  const recorder = new AggregatingEventRecorder(sink, {
+    component: "cloud-node-controller",
+    host: "cp-1",
+    clock,
+  });
+  return { sink, clock, recorder };
+}
+
+Deno.test("AggregatingEventRecorder.event() creates a client-go style Event", async () => {
+  const { sink, recorder } = setup();
+  recorder.event(SERVICE, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
+  await recorder.flush();
+  assert.equal(sink.calls.length, 1);
+  const call = sink.calls[0]!;
+  assert.equal(call.op, "create");
+  assert.ok(call.op === "create");
+  assert.equal(call.namespace, "shop");
+  assert.equal(call.event.metadata.name, `web.${(1_700_000_000_000n * 1_000_000n).toString(16)}`);
+  assert.deepEqual(call.event.involvedObject, {
+    kind: "Service",
+    apiVersion: "v1",
+    name: "web",
+    namespace: "shop",
+    uid: "u-2",
+  });
+  assert.equal(call.event.type, "Normal");
+  assert.equal(call.event.reason, "EnsuredLoadBalancer");
+  assert.equal(call.event.count, 1);
+  assert.deepEqual(call.event.source, { component: "cloud-node-controller", host: "cp-1" });
+  assert.equal(call.event.firstTimestamp?.toISOString(), "2023-11-14T22:13:20.000Z");
+});
+
+Deno.test("AggregatingEventRecorder.event() puts events of cluster-scoped objects in default", async () => {
+  const { sink, recorder } = setup();
+  recorder.event(NODE, "Normal", "Synced", "Node synced successfully");
+  await recorder.flush();
+  assert.equal(sink.calls[0]?.namespace, "default");
+});
+
+Deno.test("AggregatingEventRecorder.event() patches count and lastTimestamp of a repeat", async () => {
+  const { sink, clock, recorder } = setup();
+  recorder.event(NODE, "Normal", "Synced", "Node synced successfully");
+  clock.advance(30_000);
+  recorder.event(NODE, "Normal", "Synced", "Node synced successfully");
+  clock.advance(30_000);
+  recorder.event(NODE, "Normal", "Synced", "Node synced successfully");
+  await recorder.flush();
+  assert.deepEqual(sink.calls.map((c) => c.op), ["create", "patch", "patch"]);
+  const created = sink.calls[0]!;
+  assert.ok(created.op === "create");
+  const last = sink.calls[2]!;
+  assert.ok(last.op === "patch");
+  assert.equal(last.name, created.event.metadata.name);
+  assert.equal(last.namespace, "default");
+  assert.deepEqual(last.patch, { count: 3, lastTimestamp: "2023-11-14T22:14:20Z" });
+});
+
+Deno.test("AggregatingEventRecorder.event() creates a new Event for another message or reason", async () => {
+  const { sink, recorder } = setup();
+  recorder.event(NODE, "Warning", "SyncFailed", "Cannot sync: timeout");
+  recorder.event(NODE, "Warning", "SyncFailed", "Cannot sync: refused");
+  recorder.event(NODE, "Normal", "SyncFailed", "Cannot sync: refused");
+  await recorder.flush();
+  assert.deepEqual(sink.calls.map((c) => c.op), ["create", "create", "create"]);
+  const names = sink.calls.map((c) => c.op === "create" ? c.event.metadata.name : "");
+  assert.equal(new Set(names).size, 3, "names are unique within one millisecond");
+});
+
+Deno.test("AggregatingEventRecorder.event() creates again after the 10 minute window", async () => {
+  const { sink, clock, recorder } = setup();
+  recorder.event(NODE, "Normal", "Synced", "Node synced successfully");
+  clock.advance(10 * 60 * 1000 + 1);
+  recorder.event(NODE, "Normal", "Synced", "Node synced successfully");
+  await recorder.flush();
+  assert.deepEqual(sink.calls.map((c) => c.op), ["create", "create"]);
+});
+
+Deno.test("AggregatingEventRecorder.event() does not throw when the sink fails", async () => {
+  const { sink, recorder } = setup();
+  sink.failWith = new KubeApiError("Cannot create event: forbidden", { code: 403 });
+  recorder.event(NODE, "Normal", "Synced", "Node synced successfully");
+  await recorder.flush();
+  sink.failWith = undefined;
+  // the failed create is forgotten, so the repeat creates instead of patching nothing
+  recorder.event(NODE, "Normal", "Synced", "Node synced successfully");
+  await recorder.flush();
+  assert.deepEqual(sink.calls.map((c) => c.op), ["create", "create"]);
+});
+
+Deno.test("AggregatingEventRecorder.event() creates a new Event when the patched one is gone", async () => {
+  const { sink, recorder } = setup();
+  recorder.event(NODE, "Normal", "Synced", "Node synced successfully");
+  await recorder.flush();
+  sink.failWith = new KubeApiError("Cannot patch event: not found", { code: 404 });
+  recorder.event(NODE, "Normal", "Synced", "Node synced successfully");
+  await recorder.flush();
+  assert.deepEqual(sink.calls.map((c) => c.op), ["create", "patch", "create"]);
+  const recreated = sink.calls[2]!;
+  assert.ok(recreated.op === "create");
+  assert.equal(recreated.event.count, 2);
+});
+
+Deno.test("AggregatingEventRecorder.event() writes in order and drops past the queue bound", async () => {
+  const sink = new MemorySink();
+  const recorder = new AggregatingEventRecorder(sink, { component: "c", maxPending: 3 });
+  for (let i = 0; i < 6; i++) recorder.event(NODE, "Normal", "Step", `step ${i}`);
+  await recorder.flush();
+  const messages = sink.calls.map((c) => c.op === "create" ? c.event.message : "");
+  // the first write starts at once, so three more fit in the queue behind it
+  assert.deepEqual(messages, ["step 0", "step 1", "step 2", "step 3"]);
+});
+
+Deno.test("objectReference() accepts a flat ObjectReference and an object with metadata", () => {
+  assert.deepEqual(objectReference({ kind: "Node", name: "n1", uid: "u" }), {
+    kind: "Node",
+    name: "n1",
+    uid: "u",
+  });
+  assert.deepEqual(objectReference(NODE), {
+    kind: "Node",
+    apiVersion: "v1",
+    name: "worker-1",
+    uid: "u-1",
+  });
+});
