@@ -132,3 +132,21 @@ export class ProviderError extends Error {
     this.retriable = options.retriable ?? true;
   }
 }
+
+/**
+ * The provider knows its whole inventory and no machine matches the Node (upstream
+ * `InstanceNotFound`). Controllers keep the Node tainted and say what was tried.
+ */
+export class InstanceNotFoundError extends ProviderError {
+  /** What the lookup tried, e.g. `providerID "baremetal://x", name "n1", IPs 10.0.0.5`. */
+  readonly tried: string;
+  /**
+   * @param message what was looked up, naming the Node
+   * @param tried what the lookup tried, for events
+   */
+  constructor(message: string, tried: string) {
+    super(message, { retriable: true });
+    this.name = "InstanceNotFoundError";
+    this.tried = tried;
+  }
+}

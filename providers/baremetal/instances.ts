@@ -1,0 +1,143 @@
+/**
+ * The bare-metal provider's InstancesV2: answers existence, shutdown and metadata questions about
+ * a Node from the TOML inventory. When the inventory is unusable (the last reload failed
+ * validation) every call throws, so "unknown" never turns into "gone".
+ *
+ * @module
+ */
+import type { V1Node, V1NodeAddress } from "@kubernetes/client-node";
+import {
+  type InstanceMetadata,
+  InstanceNotFoundError,
+  type InstancesV2,
+  type MachineState,
+  ProviderError,
+} from "../../src/cloud/provider.ts";
+import { type Config, type Machine, machineId } from "../../src/config/types.ts";
+import { matchMachine } from "./machine_matcher.ts";
+
+/** The inventory as the provider sees it right now. */
+export interface InventoryView {
+  /** The configuration in force (the last one that validated). */
+  config: Config;
+  /** False when the last reload failed validation: the provider then answers nothing. */
+  healthy: boolean;
+}
+
+/** Returns the current inventory; called on every question so reloads take effect at once. */
+export type InventorySource = () => InventoryView;
+
+/** InstancesV2 over the inventory. */
+export class BaremetalInstances implements InstancesV2 {
+  #source: InventorySource;
+
+  /** @param source the current inventory and whether it is usable */
+  constructor(source: InventorySource) {
+    this.#source = source;
+  }
+
+  /**
+   * The machine behind `node`, or undefined when the inventory has none.
+   * @param node the Node
+   * @returns the machine, or undefined when absent
+   * @throws {ProviderError} when the inventory is unusable, the match is ambiguous, or the
+   *   providerID belongs to another provider
+   */
+  findMachine(node: V1Node): Machine | undefined {
+    const { config, healthy } = this.#source();
+    const name = node.metadata?.name ?? "";
+    if (!healthy) {
+      throw new ProviderError(
+        `Cannot look up the machine of node "${name}": the inventory failed validation on its last reload`,
+      );
+    }
+    const match = matchMachine(node, config.machines, config.cluster.provider);
+    switch (match.kind) {
+      case "matched":
+        return match.machine;
+      case "absent":
+        return undefined;
+      case "foreign":
+        throw new ProviderError(
+          `Cannot look up the machine of node "${name}": its providerID "${match.providerID}" does not start with "${config.cluster.provider}://"`,
+          { retriable: false },
+        );
+      case "ambiguous":
+        throw new ProviderError(
+          `Cannot look up the machine of node "${name}": machines "${
+            match.machines[0].name
+          }" and "${match.machines[1].name}" both match by ${match.step} (tried ${match.tried})`,
+        );
+    }
+  }
+
+  /** @returns the machine's state, `absent` when the inventory has none */
+  instanceState(node: V1Node): Promise<MachineState> {
+    return attempt(() => this.findMachine(node)?.state ?? "absent");
+  }
+
+  /** @returns false for a machine absent from the inventory or retired */
+  instanceExists(node: V1Node): Promise<boolean> {
+    return attempt(() => {
+      const state = this.findMachine(node)?.state;
+      return state !== undefined && state !== "retired";
+    });
+  }
+
+  /** @returns true when the machine's state is `shutdown` */
+  instanceShutdown(node: V1Node): Promise<boolean> {
+    return attempt(() => this.findMachine(node)?.state === "shutdown");
+  }
+
+  /**
+   * @returns the machine's providerID, addresses, zone, region, instance type and labels
+   * @throws {InstanceNotFoundError} when no machine matches, naming what was tried
+   */
+  instanceMetadata(node: V1Node): Promise<InstanceMetadata | null> {
+    return attempt(() => {
+      const machine = this.findMachine(node);
+      const { config } = this.#source();
+      if (machine === undefined) {
+        const match = matchMachine(node, config.machines, config.cluster.provider);
+        const tried = match.kind === "absent" ? match.tried : "";
+        throw new InstanceNotFoundError(
+          `Cannot find the machine of node "${
+            node.metadata?.name ?? ""
+          }" in the inventory: tried ${tried}`,
+          tried,
+        );
+      }
+      return machineMetadata(machine, config.cluster.provider);
+    });
+  }
+}
+
+/**
+ * The metadata of one machine.
+ * @param machine the inventory entry
+ * @param scheme the providerID scheme
+ * @returns upstream's InstanceMetadata for it
+ */
+export function machineMetadata(machine: Machine, scheme: string): InstanceMetadata {
+  const addresses: V1NodeAddress[] = [
+    ...machine.internal_ips.map((address) => ({ type: "InternalIP", address })),
+    ...machine.external_ips.map((address) => ({ type: "ExternalIP", address })),
+    { type: "Hostname", address: machine.hostname ?? machine.name },
+  ];
+  return {
+    providerID: `${scheme}://${machineId(machine)}`,
+    instanceType: machine.instance_type,
+    nodeAddresses: addresses,
+    zone: machine.zone,
+    region: machine.region,
+    additionalLabels: { ...machine.labels },
+  };
+}
+
+function attempt<T>(body: () => T): Promise<T> {
+  try {
+    return Promise.resolve(body());
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}

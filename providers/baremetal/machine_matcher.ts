@@ -1,0 +1,102 @@
+/**
+ * Finds the inventory machine behind a Node, in a fixed order of evidence: `spec.providerID`, then
+ * machine name = Node name, then hostname, then an InternalIP the kubelet reported. The first
+ * step that matches decides; two machines matching at one step is an error, never a guess.
+ *
+ * @module
+ */
+import type { V1Node } from "@kubernetes/client-node";
+import { type Machine, machineId } from "../../src/config/types.ts";
+import { canonicalIp } from "../../src/net/ip.ts";
+
+/** The annotation kubelet writes with its `--node-ip` (one IP or a dual-stack pair). */
+export const PROVIDED_NODE_IP_ANNOTATION = "alpha.kubernetes.io/provided-node-ip";
+
+/** Which evidence matched. */
+export type MatchStep = "providerID" | "name" | "hostname" | "internalIP";
+
+/** The outcome of matching one Node. */
+export type MachineMatch =
+  | { kind: "matched"; machine: Machine; step: MatchStep }
+  | { kind: "absent"; tried: string }
+  | { kind: "ambiguous"; step: MatchStep; machines: [Machine, Machine]; tried: string }
+  | { kind: "foreign"; providerID: string };
+
+/**
+ * Matches `node` against `machines`.
+ * @param node the Node as the API has it
+ * @param machines the inventory
+ * @param scheme the providerID scheme (`[cluster] provider`), e.g. `baremetal`
+ * @returns the machine and the step that found it, or why there is none
+ */
+export function matchMachine(node: V1Node, machines: Machine[], scheme: string): MachineMatch {
+  const name = node.metadata?.name ?? "";
+  const providerID = node.spec?.providerID ?? "";
+  if (providerID !== "") {
+    const prefix = `${scheme}://`;
+    if (!providerID.startsWith(prefix)) return { kind: "foreign", providerID };
+    const id = providerID.slice(prefix.length);
+    const found = machines.filter((m) => machineId(m) === id);
+    // A providerID is the machine's identity: an unknown id is "absent", never a name lookup.
+    if (found.length === 0) return { kind: "absent", tried: `providerID "${providerID}"` };
+    return pick(found, "providerID", `providerID "${providerID}"`);
+  }
+  const hostnames = nodeHostnames(node);
+  const ips = nodeInternalIps(node);
+  const tried = describeTried(name, hostnames, ips);
+  const steps: [MatchStep, (m: Machine) => boolean][] = [
+    ["name", (m) => m.name === name],
+    ["hostname", (m) => m.hostname !== undefined && hostnames.has(m.hostname.toLowerCase())],
+    ["internalIP", (m) => m.internal_ips.some((ip) => ips.has(canonicalOrSelf(ip)))],
+  ];
+  for (const [step, test] of steps) {
+    const found = machines.filter(test);
+    if (found.length > 0) return pick(found, step, tried);
+  }
+  return { kind: "absent", tried };
+}
+
+function pick(found: Machine[], step: MatchStep, tried: string): MachineMatch {
+  const [first, second] = found;
+  if (second !== undefined && first !== undefined) {
+    return { kind: "ambiguous", step, machines: [first, second], tried };
+  }
+  return { kind: "matched", machine: first as Machine, step };
+}
+
+/** The Node name and its kubelet-reported Hostname addresses, lower-cased. */
+function nodeHostnames(node: V1Node): Set<string> {
+  const names = new Set<string>();
+  if (node.metadata?.name) names.add(node.metadata.name.toLowerCase());
+  for (const address of node.status?.addresses ?? []) {
+    if (address.type === "Hostname") names.add(address.address.toLowerCase());
+  }
+  return names;
+}
+
+/** InternalIPs the kubelet reported (status and the provided-node-ip annotation), canonical. */
+function nodeInternalIps(node: V1Node): Set<string> {
+  const ips = new Set<string>();
+  for (const address of node.status?.addresses ?? []) {
+    if (address.type === "InternalIP") ips.add(canonicalOrSelf(address.address));
+  }
+  const provided = node.metadata?.annotations?.[PROVIDED_NODE_IP_ANNOTATION];
+  for (const ip of provided?.split(",") ?? []) {
+    if (ip.trim() !== "") ips.add(canonicalOrSelf(ip.trim()));
+  }
+  return ips;
+}
+
+function canonicalOrSelf(ip: string): string {
+  return canonicalIp(ip) ?? ip;
+}
+
+function describeTried(name: string, hostnames: Set<string>, ips: Set<string>): string {
+  const parts = [`no providerID`, `name "${name}"`];
+  const others = [...hostnames].filter((h) => h !== name.toLowerCase());
+  parts.push(
+    others.length > 0 ? `hostnames ${others.map((h) => `"${h}"`).join(", ")}` : "no other hostname",
+  );
+  parts.push(ips.size > 0 ? `InternalIPs ${[...ips].join(", ")}` : "no InternalIP");
+  return parts.join(", ");
+}

@@ -1,0 +1,148 @@
+/**
+ * The pure part of initializing a Node: the one PUT's content (providerID, topology and
+ * instance-type labels with their beta twins, additional labels, taint removal) and the addresses
+ * that follow. Shared by the controller and `keelson plan`.
+ *
+ * @module
+ */
+import type { V1Node, V1NodeAddress } from "@kubernetes/client-node";
+import type { InstanceMetadata } from "../../cloud/provider.ts";
+import {
+  additionalLabelsToAdd,
+  LABEL_BETA_INSTANCE_TYPE,
+  LABEL_BETA_REGION,
+  LABEL_BETA_ZONE,
+  LABEL_INSTANCE_TYPE,
+  LABEL_REGION,
+  LABEL_ZONE,
+  UNINITIALIZED_TAINT,
+} from "./node_labels.ts";
+import { applyProvidedNodeIp } from "./provided_node_ip.ts";
+
+/** What initialization changes on a Node. */
+export interface Initialization {
+  /** The Node to PUT (a modified copy). */
+  node: V1Node;
+  /** The providerID the Node ends up with. */
+  providerID: string;
+  /** Labels set or added by this write. */
+  labels: Record<string, string>;
+  /** Warnings about labels left alone. */
+  warnings: string[];
+}
+
+/**
+ * The providerID to use: the provider's, else the Node's own.
+ * @param node the Node
+ * @param metadata the provider's answer
+ * @returns the providerID
+ * @throws {Error} when both are empty (upstream: "cloud provider does not set node provider ID")
+ */
+export function resolveProviderID(node: V1Node, metadata: InstanceMetadata): string {
+  const providerID = metadata.providerID || node.spec?.providerID || "";
+  if (providerID === "") {
+    throw new Error(
+      `Cannot initialize node "${
+        node.metadata?.name ?? ""
+      }": the cloud provider does not set node provider ID`,
+    );
+  }
+  return providerID;
+}
+
+/**
+ * Checks the provided-node-ip annotation against the cloud addresses (initialization fails on a
+ * mismatch or a parse error, and the Node stays tainted).
+ * @param node the Node
+ * @param metadata the provider's answer
+ * @throws {Error} naming the Node and the annotation when it is invalid or does not match
+ */
+export function validateProvidedNodeIp(node: V1Node, metadata: InstanceMetadata): void {
+  try {
+    applyProvidedNodeIp(node.metadata?.annotations, metadata.nodeAddresses);
+  } catch (error) {
+    throw new Error(
+      `Cannot initialize node "${node.metadata?.name ?? ""}": provided node ip is not valid: ${
+        (error as Error).message
+      }`,
+      { cause: error },
+    );
+  }
+}
+
+/**
+ * Applies the initialization modifiers to a copy of `node` (idempotent; re-run on each conflict
+ * retry against the freshly read Node).
+ * @param node the Node as last read
+ * @param metadata the provider's answer
+ * @returns the Node to PUT and what changed
+ * @throws {Error} when the providerID is missing or the provided node IP is not valid
+ */
+export function applyInitialization(node: V1Node, metadata: InstanceMetadata): Initialization {
+  const providerID = resolveProviderID(node, metadata);
+  validateProvidedNodeIp(node, metadata);
+  const next = structuredClone(node);
+  next.spec ??= {};
+  if (!next.spec.providerID) next.spec.providerID = providerID;
+  const labels: Record<string, string> = {};
+  if (metadata.instanceType) {
+    labels[LABEL_INSTANCE_TYPE] = metadata.instanceType;
+    labels[LABEL_BETA_INSTANCE_TYPE] = metadata.instanceType;
+  }
+  if (metadata.zone) {
+    labels[LABEL_ZONE] = metadata.zone;
+    labels[LABEL_BETA_ZONE] = metadata.zone;
+  }
+  if (metadata.region) {
+    labels[LABEL_REGION] = metadata.region;
+    labels[LABEL_BETA_REGION] = metadata.region;
+  }
+  next.metadata ??= {};
+  const existing = { ...next.metadata.labels, ...labels };
+  const extra = additionalLabelsToAdd(existing, metadata.additionalLabels);
+  Object.assign(labels, extra.added);
+  next.metadata.labels = { ...next.metadata.labels, ...labels };
+  next.spec.taints = (next.spec.taints ?? []).filter((t) => t.key !== UNINITIALIZED_TAINT);
+  if (next.spec.taints.length === 0) delete next.spec.taints;
+  return {
+    node: next,
+    providerID: next.spec.providerID ?? providerID,
+    labels,
+    warnings: extra.warnings,
+  };
+}
+
+/**
+ * The status addresses to write after initialization or on the periodic sync (upstream 1.5):
+ * undefined when nothing is to write.
+ * @param node the Node (its current addresses and annotation)
+ * @param metadata the provider's answer
+ * @returns the new list, or undefined when the cloud has none or nothing changed
+ * @throws {RangeError} when the provided node IP is invalid or matches no cloud address
+ */
+export function addressUpdate(
+  node: V1Node,
+  metadata: InstanceMetadata,
+): V1NodeAddress[] | undefined {
+  let cloud = metadata.nodeAddresses;
+  if (cloud.length === 0) return undefined;
+  const current = node.status?.addresses ?? [];
+  if (!cloud.some((a) => a.type === "Hostname")) {
+    cloud = [...cloud, ...current.filter((a) => a.type === "Hostname")];
+  }
+  const next = applyProvidedNodeIp(node.metadata?.annotations, cloud);
+  return addressesChanged(current, next) ? next : undefined;
+}
+
+/**
+ * Upstream's change detection: lengths differ, or a new (type, address) differs from the old
+ * value for that type (old list keyed by type, last wins).
+ * @param current the Node's addresses
+ * @param next the computed addresses
+ * @returns whether a write is needed
+ */
+export function addressesChanged(current: V1NodeAddress[], next: V1NodeAddress[]): boolean {
+  if (current.length !== next.length) return true;
+  const byType = new Map(current.map((a) => [a.type, a.address]));
+  return next.some((a) => byType.get(a.type) !== a.address);
+}
