@@ -52,6 +52,7 @@ export class ConfigReloader {
   #fingerprint: string;
   #options: ConfigReloaderOptions;
   #successful: Gauge;
+  #lastSucceeded = true;
   #timestamp: Gauge;
   #log = logger("config");
   /** Reloads run one at a time, in order. */
@@ -163,12 +164,23 @@ export class ConfigReloader {
     }
   }
 
+  /**
+   * Whether the last load of the file validated. After a rejected reload the last good config
+   * stays in force, but callers that act destructively on the inventory (Node deletion) must
+   * hold back until the file is fixed.
+   * @returns false after a rejected reload, true after a successful one
+   */
+  lastReloadSucceeded(): boolean {
+    return this.#lastSucceeded;
+  }
+
   async #reload(reason: string): Promise<boolean> {
     let next: Config;
     try {
       next = await loadConfigFile(this.#path);
     } catch (error) {
       this.#successful.set(0);
+      this.#lastSucceeded = false;
       const lines = error instanceof ConfigError
         ? error.issues.map(formatIssue)
         : [`${this.#path}: ${String(error)}`];
@@ -200,6 +212,7 @@ export class ConfigReloader {
   }
 
   #markSuccess(): void {
+    this.#lastSucceeded = true;
     this.#successful.set(1);
     this.#timestamp.set((this.#options.now ?? Date.now)() / 1000);
   }

@@ -1,0 +1,112 @@
+/**
+ * The announcer: keeps this host's keepalived config equal to what the inventory and the
+ * Services' ingress addresses say. It runs on every control-plane host, leader or not, and only
+ * reads the API (the leader's allocator writes the addresses; this serves them).
+ *
+ * Before the Service cache has synced it never writes Service VIPs from an empty cache: a file
+ * already on disk stays as it is (keepalived keeps serving what it served), and only a host with
+ * no file at all gets one with the control-plane VIP, so the API VIP comes up before any cluster.
+ *
+ * @module
+ */
+import type { V1Service } from "@kubernetes/client-node";
+import type { Config } from "../../../src/config/types.ts";
+import type { Lister } from "../../../src/kube/ports.ts";
+import { handlesService } from "../../../src/controllers/service/handles_service.ts";
+import { logger } from "../../../src/log/logging.ts";
+import { ingressIps } from "../ipam/status_holdings.ts";
+import type { ApplyResult, KeepalivedApplier } from "./config_applier.ts";
+import { buildKeepalivedModel } from "./model.ts";
+import { renderKeepalivedConfig } from "./render.ts";
+
+/** Where the announcer reads Services from, once a Kubernetes connection exists. */
+export interface ServiceSource {
+  services: Lister<V1Service>;
+  hasSynced(): boolean;
+}
+
+/** Options of `KeepalivedAnnouncer`. */
+export interface KeepalivedAnnouncerOptions {
+  /** The configuration in force. */
+  config: () => Config;
+  /** This host's machine name. */
+  host: string;
+  /** Validates, writes and reloads. */
+  applier: Pick<KeepalivedApplier, "apply">;
+  /** Whether the local apiserver was last seen healthy (the track file's starting value). */
+  controlPlaneHealthy?: () => boolean;
+}
+
+/** Renders and applies this host's keepalived config whenever its inputs change. */
+export class KeepalivedAnnouncer {
+  #options: KeepalivedAnnouncerOptions;
+  #source: ServiceSource | undefined;
+  #log = logger("keepalived", "announcer");
+  #lastError = "";
+
+  /** @param options config source, host name and applier */
+  constructor(options: KeepalivedAnnouncerOptions) {
+    this.#options = options;
+  }
+
+  /** Connects the Service cache (when the Kubernetes client exists) and renders. */
+  setServiceSource(source: ServiceSource | undefined): Promise<ApplyResult | undefined> {
+    this.#source = source;
+    return this.sync("service source changed");
+  }
+
+  /**
+   * The Service VIPs this host serves: ingress addresses of the Services Keelson handles,
+   * sorted and unique; undefined while the cache has not synced.
+   */
+  serviceVips(): string[] | undefined {
+    const source = this.#source;
+    if (!source || !source.hasSynced()) return undefined;
+    const config = this.#options.config();
+    const vips = new Set<string>();
+    for (const service of source.services.list()) {
+      if (!handlesService(config, service)) continue;
+      for (const ip of ingressIps(service)) vips.add(ip);
+    }
+    return [...vips].sort();
+  }
+
+  /**
+   * Renders and applies the config now (the applier debounces bursts).
+   * @param reason for the log
+   * @returns the apply result, or undefined when nothing was applied
+   */
+  async sync(reason: string): Promise<ApplyResult | undefined> {
+    const config = this.#options.config();
+    const vips = this.serviceVips();
+    if (vips === undefined && await fileExists(config.keepalived.config_file)) {
+      this.#log.debug("Not rendering ({reason}): the Service cache has not synced", { reason });
+      return undefined;
+    }
+    const model = buildKeepalivedModel({
+      config,
+      host: this.#options.host,
+      serviceVips: vips ?? [],
+      controlPlaneHealthy: this.#options.controlPlaneHealthy?.() ?? false,
+    });
+    if ("error" in model) {
+      if (model.error !== this.#lastError) this.#log.error("{error}", { error: model.error });
+      this.#lastError = model.error;
+      return undefined;
+    }
+    this.#lastError = "";
+    for (const skipped of model.skipped) {
+      this.#log.warn("Not serving {value}: {reason}", { ...skipped });
+    }
+    return await this.#options.applier.apply(renderKeepalivedConfig(model));
+  }
+}
+
+async function fileExists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * keepalived on a control-plane host: the announcer that renders and applies the config, the
+ * kube-apiserver probe behind the control-plane VIP, and the VIP-role gauge. Needs no
+ * Kubernetes API, so the control-plane VIP comes up before the cluster exists.
+ *
+ * @module
+ */
+import type { Registry } from "prom-client";
+import type { Config } from "../config/types.ts";
+import { durationMs } from "../config/types.ts";
+import { abortableSleep } from "../kube/rate_limiter.ts";
+import { logger } from "../log/logging.ts";
+import { ApiserverProbe } from "../../providers/baremetal/control_plane/apiserver_probe.ts";
+import { KeepalivedAnnouncer } from "../../providers/baremetal/keepalived/announcer.ts";
+import { KeepalivedApplier } from "../../providers/baremetal/keepalived/config_applier.ts";
+import { APISERVER_TRACK_FILE } from "../../providers/baremetal/keepalived/model.ts";
+import {
+  createVipRoleGauge,
+  observeVipRoles,
+} from "../../providers/baremetal/keepalived/vip_roles.ts";
+
+/** Options of `startKeepalived`. */
+export interface KeepalivedOptions {
+  config: () => Config;
+  host: string;
+  registry: Registry;
+  signal: AbortSignal;
+}
+
+/** The running keepalived side. */
+export interface RunningKeepalived {
+  announcer: KeepalivedAnnouncer;
+  /** Resolves when every loop has stopped. */
+  finished: Promise<void>;
+}
+
+const VIP_ROLE_PERIOD_MS = 10_000;
+
+/**
+ * Starts the keepalived side when this host is a control-plane machine and `[keepalived]` is
+ * enabled; otherwise logs why not and returns undefined.
+ * @param options config source, host, registry, signal
+ * @returns the running parts, or undefined
+ */
+export async function startKeepalived(
+  options: KeepalivedOptions,
+): Promise<RunningKeepalived | undefined> {
+  const log = logger("keepalived");
+  const config = options.config();
+  if (!config.keepalived.enabled) {
+    log.info("keepalived management is off ([keepalived] enabled = false)");
+    return undefined;
+  }
+  const machine = config.machines.find((m) => m.name === options.host);
+  if (!machine || machine.role !== "control-plane") {
+    log.info(
+      "Host {host} is not a control-plane machine of the inventory: not rendering keepalived",
+      {
+        host: options.host,
+      },
+    );
+    return undefined;
+  }
+  const ka = config.keepalived;
+  const applier = new KeepalivedApplier({
+    configFile: ka.config_file,
+    checkCommand: ka.check_command,
+    pidFile: ka.pid_file,
+    ...(ka.reload_command ? { reloadCommand: ka.reload_command } : {}),
+    registry: options.registry,
+  });
+  const loops: Promise<void>[] = [];
+  let probe: ApiserverProbe | undefined;
+  if (config.control_plane.vip.length > 0) {
+    probe = new ApiserverProbe({
+      url: `https://127.0.0.1:${config.control_plane.port}/readyz`,
+      trackFile: `${ka.track_file_dir.replace(/\/+$/, "")}/${APISERVER_TRACK_FILE}`,
+      intervalMs: durationMs(config.control_plane.health_interval),
+      timeoutMs: durationMs(config.control_plane.health_timeout),
+    });
+    loops.push(probe.run(options.signal));
+  }
+  const announcer = new KeepalivedAnnouncer({
+    config: options.config,
+    host: options.host,
+    applier,
+    controlPlaneHealthy: () => probe?.state === "healthy",
+  });
+  await announcer.sync("startup");
+  loops.push(observeRoles(announcer, options));
+  options.signal.addEventListener("abort", () => applier.close(), { once: true });
+  return { announcer, finished: Promise.all(loops).then(() => undefined) };
+}
+
+async function observeRoles(announcer: KeepalivedAnnouncer, options: KeepalivedOptions) {
+  const gauge = createVipRoleGauge(options.registry);
+  const log = logger("keepalived");
+  let warned = false;
+  while (!options.signal.aborted) {
+    const config = options.config();
+    const vips = [...config.control_plane.vip, ...(announcer.serviceVips() ?? [])];
+    try {
+      await observeVipRoles(vips, { interface: config.keepalived.interface, gauge });
+      warned = false;
+    } catch (error) {
+      if (!warned) log.warn("Cannot observe VIPs: {error}", { error: String(error) });
+      warned = true;
+    }
+    await abortableSleep(VIP_ROLE_PERIOD_MS, options.signal);
+  }
+}

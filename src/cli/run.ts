@@ -1,0 +1,82 @@
+/**
+ * `keelson run`: the agent, as systemd's ExecStart runs it.
+ *
+ * @module
+ */
+import { runAgent } from "../agent/agent.ts";
+import { ConfigError } from "../config/config_error.ts";
+import { loadConfigFile } from "../config/load_config.ts";
+import { logger, setupLogging } from "../log/logging.ts";
+import { EXIT_INVALID } from "./exit_codes.ts";
+import { print, printError } from "./output.ts";
+import { parseRunFlags, RUN_USAGE } from "./run_flags.ts";
+import { UsageError } from "./usage_error.ts";
+
+/**
+ * Runs the agent until SIGTERM or SIGINT.
+ * @param args the arguments after `run`
+ * @returns 0 after a clean stop, 1 for an invalid configuration
+ * @throws {UsageError} for a wrong command line
+ */
+export async function runCommand(args: string[]): Promise<number> {
+  const flags = parseRunFlags(args, (name) => Deno.env.get(name));
+  if (flags.help) {
+    print(RUN_USAGE);
+    return 0;
+  }
+  if (!flags.configPath) {
+    throw new UsageError("--config FILE is required (or set KEELSON_CONFIG)");
+  }
+  let config;
+  try {
+    config = flags.apply(await loadConfigFile(flags.configPath));
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      printError(error.issues.length > 0 ? error.format() : error.message);
+      return EXIT_INVALID;
+    }
+    throw error;
+  }
+  await setupLogging({ level: flags.logLevel, format: flags.logFormat });
+  const host = flags.host ?? hostname();
+  const log = logger("agent");
+  log.info("Starting keelson on host {host} with {config}", {
+    host,
+    config: flags.configPath,
+    cluster: config.cluster.name,
+    machines: config.machines.length,
+    pools: config.pools.length,
+    controllers: config.controllers.enabled.join(","),
+    leaderElection: config.leader_election.enabled,
+    listen: config.server.listen,
+  });
+
+  const controller = new AbortController();
+  const stop = (signal: Deno.Signal) => () => {
+    if (controller.signal.aborted) return;
+    log.info("Received {signal}; stopping", { signal });
+    controller.abort();
+  };
+  const handlers = (["SIGTERM", "SIGINT"] as const).map((s) => [s, stop(s)] as const);
+  for (const [signal, handler] of handlers) Deno.addSignalListener(signal, handler);
+  try {
+    return await runAgent({
+      configPath: flags.configPath,
+      config,
+      applyFlags: flags.apply,
+      host,
+      signal: controller.signal,
+    });
+  } finally {
+    for (const [signal, handler] of handlers) Deno.removeSignalListener(signal, handler);
+  }
+}
+
+function hostname(): string {
+  try {
+    // the short name: machine names are short names in most inventories
+    return Deno.hostname().split(".")[0] ?? "";
+  } catch {
+    return "";
+  }
+}
