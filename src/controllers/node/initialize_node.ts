@@ -135,14 +135,14 @@ export function addressUpdate(
 }
 
 /**
- * Upstream's change detection: lengths differ, or a new (type, address) differs from the old
- * value for that type (old list keyed by type, last wins).
+ * Whether the addresses changed: any difference in length, order, type or value. Upstream keys
+ * the old list by type (last wins), which reports a dual-stack Node (two InternalIPs) as changed
+ * on every pass and patches it every period; an exact comparison misses nothing and avoids that.
  * @param current the Node's addresses
  * @param next the computed addresses
  * @returns whether a write is needed
  */
 export function addressesChanged(current: V1NodeAddress[], next: V1NodeAddress[]): boolean {
   if (current.length !== next.length) return true;
-  const byType = new Map(current.map((a) => [a.type, a.address]));
-  return next.some((a) => byType.get(a.type) !== a.address);
+  return next.some((a, i) => current[i]?.type !== a.type || current[i]?.address !== a.address);
 }
