@@ -239,6 +239,9 @@ async function campaign(
       renewDeadlineMs: durationMs(le.renew_deadline),
       retryPeriodMs: durationMs(le.retry_period),
       registry,
+      // client-go jitters acquire retries by up to 1.2 retry periods; a smaller jitter lets a
+      // standby take a released Lease within ~1.25 retry periods (SIGTERM hand-over < 3 s)
+      jitterFactor: 0.25,
       ...(identity ? { identity } : {}),
     });
     identity = elector.identity;

@@ -120,6 +120,18 @@ export class ManagedProcess {
   }
 
   /**
+   * Sends `signal` to the process (for crash tests: SIGKILL, SIGSTOP).
+   * @param signal the signal
+   */
+  kill(signal: Deno.Signal): void {
+    try {
+      this.#child?.kill(signal);
+    } catch {
+      // exited meanwhile
+    }
+  }
+
+  /**
    * The last lines of the log, for failure messages.
    * @param lines how many lines
    * @returns the tail, or a note that the log is unreadable

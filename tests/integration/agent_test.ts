@@ -1,0 +1,204 @@
+/**
+ * `keelson run` processes against a real kube-apiserver: leader election between two agents,
+ * health and metrics, hand-over on SIGTERM and on SIGKILL, and live reload of a broken file.
+ *
+ * Figures are printed with a `FIGURE` prefix.
+ */
+import assert from "node:assert/strict";
+import type { V1Lease } from "@kubernetes/client-node";
+import { integrationTest, startControlPlane } from "./_harness/control_plane.ts";
+import { type KeelsonProcess, startKeelson } from "./_harness/keelson_process.ts";
+import { waitFor } from "./_harness/kubelet.ts";
+
+// deno-lint-ignore no-console
+const figure = (text: string) => console.error(`FIGURE ${text}`);
+
+const LEADER = 'leader_election_master_status{name="keelson"}';
+
+/** A small valid inventory; keepalived is off (no network namespaces in these tests). */
+export function testInventory(extra = ""): string {
+  return `
+[cluster]
+name = "it"
+
+[keepalived]
+enabled = false
+
+[leader_election]
+lease_duration = "15s"
+renew_deadline = "10s"
+retry_period = "2s"
+
+[[pools]]
+name = "lan"
+addresses = ["192.0.2.0/28"]
+
+[[machines]]
+name = "cp-1"
+role = "control-plane"
+zone = "z1"
+region = "r1"
+internal_ips = ["10.0.0.11"]
+${extra}
+`;
+}
+
+async function leaderOf(agents: KeelsonProcess[]): Promise<KeelsonProcess | undefined> {
+  const values = await Promise.all(agents.map((a) => a.metric(LEADER)));
+  const leaders = agents.filter((_, i) => values[i] === 1);
+  const standbys = agents.filter((_, i) => values[i] === 0);
+  return leaders.length === 1 && standbys.length === agents.length - 1 ? leaders[0] : undefined;
+}
+
+integrationTest(
+  "keelson run: two agents elect one leader, serve health and metrics, hand over on SIGTERM and SIGKILL",
+  async (t) => {
+    await using cp = await startControlPlane();
+    const dir = await Deno.makeTempDir({ prefix: "keelson-agent-" });
+    const configPath = `${dir}/keelson.toml`;
+    await Deno.writeTextFile(configPath, testInventory());
+    const start = (name: string) =>
+      startKeelson({ configPath, kubeconfig: cp.tokenKubeconfigPath, host: name, dir, name });
+    const agents = [start("a"), start("b")];
+    try {
+      const began = performance.now();
+      const leader = await waitFor(() => leaderOf(agents), {
+        timeoutMs: 60_000,
+        message: "exactly one leader",
+      });
+      figure(`first leader after ${((performance.now() - began) / 1000).toFixed(1)} s`);
+      const standby = agents.find((a) => a !== leader)!;
+
+      await t.step("both serve /healthz 200 and /readyz once synced", async () => {
+        for (const agent of agents) {
+          const health = await agent.get("/healthz");
+          assert.equal(health?.status, 200);
+          assert.equal(health?.body, "ok");
+          await waitFor(async () => (await agent.get("/readyz"))?.status === 200, {
+            timeoutMs: 20_000,
+            message: "readyz",
+          });
+        }
+        const verbose = await leader.get("/healthz?verbose");
+        assert.match(verbose?.body ?? "", /\[\+\]leaderElection ok/);
+        assert.match(verbose?.body ?? "", /\[\+\]cloud-node-controller ok/);
+        assert.match(verbose?.body ?? "", /\[\+\]service-lb-controller ok/);
+      });
+
+      await t.step("metrics expose the upstream names", async () => {
+        const metrics = (await leader.get("/metrics"))?.body ?? "";
+        for (
+          const name of [
+            "keelson_build_info",
+            "workqueue_adds_total",
+            "rest_client_requests_total",
+            "keelson_config_last_reload_successful 1",
+            'running_managed_controllers{name="service",manager="keelson"} 1',
+          ]
+        ) assert.ok(metrics.includes(name), `missing ${name}`);
+        assert.equal(await standby.metric(LEADER), 0);
+      });
+
+      await t.step("the Lease is held, and SIGTERM hands over within 3 s", async () => {
+        const lease = await cp.requestOk<V1Lease>(
+          "GET",
+          "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/keelson",
+        );
+        assert.ok(lease.spec?.holderIdentity);
+        const stopped = performance.now();
+        const stopping = leader.stop();
+        await waitFor(async () => (await standby.metric(LEADER)) === 1, {
+          timeoutMs: 20_000,
+          intervalMs: 50,
+          message: "the standby to lead",
+        });
+        const took = (performance.now() - stopped) / 1000;
+        figure(`SIGTERM hand-over: ${took.toFixed(2)} s`);
+        await stopping;
+        const exit = await leader.process.exited();
+        assert.equal(exit.code, 0, "a SIGTERM stop exits 0");
+        assert.ok(took < 3, `hand-over took ${took.toFixed(2)} s`);
+      });
+
+      await t.step(
+        "SIGKILL of the leader: the other leads within lease duration + retry",
+        async () => {
+          const restarted = start("a2");
+          agents.push(restarted);
+          await waitFor(async () => (await restarted.metric(LEADER)) === 0, {
+            timeoutMs: 30_000,
+            message: "the restarted agent to stand by",
+          });
+          const killed = performance.now();
+          standby.process.kill("SIGKILL");
+          await waitFor(async () => (await restarted.metric(LEADER)) === 1, {
+            timeoutMs: 40_000,
+            intervalMs: 100,
+            message: "the restarted agent to lead",
+          });
+          const took = (performance.now() - killed) / 1000;
+          figure(`SIGKILL hand-over: ${took.toFixed(2)} s (lease 15 s, retry 2 s)`);
+          // Expiry is judged on the standby's own clock from when it last saw the record change
+          // (client-go), and its polls are jittered up to 2.2 retry periods: 15 + 2 x 4.4 bounds it.
+          assert.ok(took <= 15 + 2 * 4.4 + 1, `hand-over took ${took.toFixed(2)} s`);
+        },
+      );
+    } finally {
+      await Promise.all(agents.map((a) => a.stop()));
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
+
+integrationTest(
+  "keelson run: a file edited to an invalid state keeps the old config, and fixing it recovers",
+  async () => {
+    await using cp = await startControlPlane();
+    const dir = await Deno.makeTempDir({ prefix: "keelson-reload-" });
+    const configPath = `${dir}/keelson.toml`;
+    await Deno.writeTextFile(configPath, testInventory());
+    const agent = startKeelson({ configPath, kubeconfig: cp.tokenKubeconfigPath, dir });
+    try {
+      const reloadOk = "keelson_config_last_reload_successful";
+      await waitFor(async () => (await agent.metric(reloadOk)) === 1, {
+        timeoutMs: 30_000,
+        message: "the agent to start",
+      });
+      // a pool that overlaps the first one: invalid, and on a known line
+      const broken = testInventory(`
+[[pools]]
+name = "overlap"
+addresses = ["192.0.2.8/29"]
+`);
+      await Deno.writeTextFile(configPath, broken);
+      await waitFor(async () => (await agent.metric(reloadOk)) === 0, {
+        timeoutMs: 10_000,
+        message: "the reload to be rejected",
+      });
+      const line = broken.split("\n").findIndex((l) => l.includes("192.0.2.8/29")) + 1;
+      const log = await agent.log();
+      assert.match(log, new RegExp(`keelson\\.toml:${line}: pools\\[1\\]\\.addresses\\[0\\]`));
+      assert.equal((await agent.get("/healthz"))?.status, 200, "still serving");
+      assert.ok(agent.process.running, "still running");
+
+      await Deno.writeTextFile(configPath, testInventory());
+      await waitFor(async () => (await agent.metric(reloadOk)) === 1, {
+        timeoutMs: 10_000,
+        message: "the fixed file to be accepted",
+      });
+
+      // SIGHUP reloads too (the file is unchanged, so only the timestamp moves)
+      const before = await agent.metric("keelson_config_last_reload_success_timestamp_seconds");
+      await new Promise((r) => setTimeout(r, 1100));
+      Deno.kill(agent.process.pid!, "SIGHUP");
+      await waitFor(
+        async () =>
+          (await agent.metric("keelson_config_last_reload_success_timestamp_seconds"))! > before!,
+        { timeoutMs: 10_000, message: "SIGHUP to reload" },
+      );
+    } finally {
+      await agent.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
