@@ -13,7 +13,6 @@ import { ConfigReloader } from "../config/reloader.ts";
 import type { Config } from "../config/types.ts";
 import { durationMs } from "../config/types.ts";
 import { ReloadDeletionGuard } from "../controllers/node_lifecycle/deletion_guards.ts";
-import type { ServiceController } from "../controllers/service/service_controller.ts";
 import { createClusterWriter } from "../kube/cluster_writer.ts";
 import { createKubeClient, type KubeClient } from "../kube/kube_client.ts";
 import { KubeconfigError, resolveConnectionSettings } from "../kube/kubeconfig.ts";
@@ -29,7 +28,8 @@ import { registerBaremetal } from "../../providers/baremetal/mod.ts";
 import { createLoadBalancer } from "../../providers/baremetal/load_balancer.ts";
 import { createClusterCaches } from "./cluster_caches.ts";
 import { startKeepalived } from "./keepalived.ts";
-import { runLeaderControllers } from "./leader_controllers.ts";
+import { runLeaderControllers, type RunningServiceController } from "./leader_controllers.ts";
+import { reportOrphanedAddresses } from "./orphaned_addresses.ts";
 
 /** Inputs of `runAgent`, already parsed by `keelson run`. */
 export interface AgentOptions {
@@ -57,7 +57,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   const health = new HealthChecks();
   let config = options.config;
   let inventoryHealthy = true;
-  let serviceController: ServiceController | undefined;
+  let serviceController: RunningServiceController | undefined;
   const guard = new ReloadDeletionGuard();
   guard.onConfig(config);
 
@@ -114,7 +114,10 @@ export async function runAgent(options: AgentOptions): Promise<number> {
       config = options.applyFlags(next);
       guard.onConfig(config);
       await keepalived?.announcer.sync("configuration reloaded");
-      serviceController?.requeuePending();
+      if (serviceController && live.services) {
+        serviceController.controller.requeuePending();
+        reportOrphanedAddresses(config, live.services.list(), serviceController.events);
+      }
     },
   });
   const reloads = reloader.run(signal);

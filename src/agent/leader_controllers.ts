@@ -28,11 +28,17 @@ import {
 import { createEventSink } from "../kube/cluster_writer.ts";
 import { AggregatingEventRecorder } from "../kube/event_recorder.ts";
 import type { KubeClient } from "../kube/kube_client.ts";
-import type { ClusterWriter } from "../kube/ports.ts";
+import type { ClusterWriter, EventRecorder } from "../kube/ports.ts";
 import { logger } from "../log/logging.ts";
 import type { HealthChecks } from "../server/health_checks.ts";
 import type { ClusterCaches } from "./cluster_caches.ts";
 import { createEndpointLocator } from "./endpoint_locator.ts";
+
+/** The service controller while it runs, with its event recorder. */
+export interface RunningServiceController {
+  controller: ServiceController;
+  events: EventRecorder;
+}
 
 /** What the controllers are built from. */
 export interface LeaderControllerDeps {
@@ -44,8 +50,8 @@ export interface LeaderControllerDeps {
   registry: Registry;
   health: HealthChecks;
   guard: DeletionGuard;
-  /** Called with the service controller so reloads can re-queue pending Services. */
-  onServiceController?: (controller: ServiceController | undefined) => void;
+  /** Called with the running service controller (undefined when it stops), for reloads. */
+  onServiceController?: (running: RunningServiceController | undefined) => void;
 }
 
 /**
@@ -151,7 +157,7 @@ export async function runLeaderControllers(
       if (ns && svc) controller.requeue(`${ns}/${svc}`);
     });
     signal.addEventListener("abort", unsubscribe, { once: true });
-    deps.onServiceController?.(controller);
+    deps.onServiceController?.({ controller, events });
     start(
       "service",
       () => controller.run(signal).finally(() => deps.onServiceController?.(undefined)),

@@ -1,0 +1,35 @@
+import assert from "node:assert/strict";
+import type { V1Service } from "@kubernetes/client-node";
+import { parseConfig } from "../../../src/config/parse_config.ts";
+import {
+  REASON_ADDRESS_NOT_IN_POOL,
+  reportOrphanedAddresses,
+} from "../../../src/agent/orphaned_addresses.ts";
+import { RecordingEventRecorder } from "../_fakes/recording_event_recorder.ts";
+
+function service(name: string, ip: string): V1Service {
+  return {
+    metadata: { name, namespace: "default", uid: `uid-${name}` },
+    spec: { type: "LoadBalancer", ports: [{ port: 80, protocol: "TCP" }] },
+    status: { loadBalancer: { ingress: [{ ip, ipMode: "VIP" }] } },
+  };
+}
+
+Deno.test("reportOrphanedAddresses() warns once per address no pool offers any more", () => {
+  const config = parseConfig(
+    `[keepalived]\nenabled = false\n[[pools]]\nname = "lan"\naddresses = ["192.0.2.0/29"]\nreserved = ["192.0.2.3"]\n`,
+    "k.toml",
+  );
+  const events = new RecordingEventRecorder();
+  const count = reportOrphanedAddresses(config, [
+    service("kept", "192.0.2.2"),
+    service("shrunk", "192.0.2.9"),
+    service("reserved", "192.0.2.3"),
+  ], events);
+  assert.equal(count, 2);
+  const warnings = events.withReason(REASON_ADDRESS_NOT_IN_POOL);
+  assert.equal(warnings.length, 2);
+  assert.ok(warnings.every((e) => e.type === "Warning"));
+  assert.match(warnings.map((e) => e.message).join("\n"), /192\.0\.2\.9 .*no pool contains it/);
+  assert.match(warnings.map((e) => e.message).join("\n"), /192\.0\.2\.3 .*now reserved/);
+});
