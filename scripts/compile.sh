@@ -1,32 +1,47 @@
 #!/usr/bin/env bash
 # `deno task compile`: one self-contained binary per target in dist/, with the narrowest
-# permissions Keelson needs baked in. `deno compile` downloads its runtime (denort) unless
-# DENORT_BIN names a local one; set it on machines without internet access.
+# permissions Keelson needs baked in (scripts/compile_permissions.txt says why each one).
+#
+# It compiles the bundle (`deno task bundle`, dist/keelson.js), not main.ts: the bundle is the
+# file tests/integration/bundle_test.ts proves self-contained, it carries no npm tree into the
+# binary, and `deno compile main.ts` overflowed its stack on this project with Deno 2.9.6.
+#
+# `deno compile` downloads its runtime (denort) for each target unless DENORT_BIN names a local
+# one; set it on machines without internet access. DENORT_BIN is one runtime for one target, so
+# with it only that target is built (TARGET_FOR_DENORT_BIN, default this machine's).
 #   TARGETS="x86_64-unknown-linux-gnu" deno task compile     # one target only
+#   DENORT_BIN=/opt/denort-2.9.6 deno task compile            # offline, this machine's target
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 targets="${TARGETS:-x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu}"
-# Why each permission: net (API server, health server, apiserver probe), read (inventory,
-# kubeconfig, keepalived pid file), write (keepalived config dir and Keelson's track files),
-# env (KUBECONFIG, in-cluster variables), sys (hostname for the leader identity), run
-# (`keepalived -t` before every reload, `ip` to observe VIPs, and signalling keepalived).
-perms=(
-  --allow-net
-  --allow-read
-  "--allow-write=/etc/keepalived,/run/keelson,/run/keepalived,/tmp"
-  --allow-env
-  "--allow-sys=hostname,osRelease"
-  --allow-run
-)
+mapfile -t perms < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' scripts/compile_permissions.txt | grep -v '^$')
+
+if [ -n "${DENORT_BIN:-}" ]; then
+  if [ ! -x "$DENORT_BIN" ]; then
+    echo "compile: DENORT_BIN=\"$DENORT_BIN\" is not an executable file" >&2
+    exit 1
+  fi
+  export DENORT_BIN
+  denort_target="${TARGET_FOR_DENORT_BIN:-$(deno eval --no-config 'console.log(Deno.build.target)')}"
+fi
+
 mkdir -p dist
+deno bundle --quiet --output dist/keelson.js main.ts
+built=0
 for target in $targets; do
   suffix="${target%%-*}"
-  if [ -n "${DENORT_BIN:-}" ] && [ "$target" != "$(deno eval 'console.log(Deno.build.target)')" ]; then
-    echo "compile: DENORT_BIN is set but is for this machine's target; skipping $target" >&2
+  if [ -n "${DENORT_BIN:-}" ] && [ "$target" != "$denort_target" ]; then
+    echo "compile: DENORT_BIN is a runtime for $denort_target; skipping $target" >&2
     continue
   fi
-  deno compile "${perms[@]}" --target "$target" --output "dist/keelson-$suffix" main.ts
+  deno compile --quiet --no-config --no-check "${perms[@]}" \
+    --target "$target" --output "dist/keelson-$suffix" dist/keelson.js
   echo "dist/keelson-$suffix"
+  built=$((built + 1))
 done
+if [ "$built" -eq 0 ]; then
+  echo "compile: nothing built (targets: $targets)" >&2
+  exit 1
+fi
 if [ -e "dist/keelson-$(uname -m)" ]; then ln -sf "keelson-$(uname -m)" dist/keelson; fi
