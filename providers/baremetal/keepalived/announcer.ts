@@ -16,7 +16,7 @@ import { handlesService } from "../../../src/controllers/service/handles_service
 import { logger } from "../../../src/log/logging.ts";
 import { ingressIps } from "../ipam/status_holdings.ts";
 import type { ApplyResult, KeepalivedApplier } from "./config_applier.ts";
-import { buildKeepalivedModel } from "./model.ts";
+import { buildKeepalivedModel, type KeepalivedModelInput } from "./model.ts";
 import { renderKeepalivedConfig } from "./render.ts";
 
 /** Where the announcer reads Services from, once a Kubernetes connection exists. */
@@ -62,13 +62,7 @@ export class KeepalivedAnnouncer {
   serviceVips(): string[] | undefined {
     const source = this.#source;
     if (!source || !source.hasSynced()) return undefined;
-    const config = this.#options.config();
-    const vips = new Set<string>();
-    for (const service of source.services.list()) {
-      if (!handlesService(config, service)) continue;
-      for (const ip of ingressIps(service)) vips.add(ip);
-    }
-    return [...vips].sort();
+    return serviceVipsOf(this.#options.config(), source.services.list());
   }
 
   /**
@@ -83,23 +77,61 @@ export class KeepalivedAnnouncer {
       this.#log.debug("Not rendering ({reason}): the Service cache has not synced", { reason });
       return undefined;
     }
-    const model = buildKeepalivedModel({
+    const rendered = renderHostKeepalived({
       config,
       host: this.#options.host,
       serviceVips: vips ?? [],
       controlPlaneHealthy: this.#options.controlPlaneHealthy?.() ?? false,
     });
-    if ("error" in model) {
-      if (model.error !== this.#lastError) this.#log.error("{error}", { error: model.error });
-      this.#lastError = model.error;
+    if ("error" in rendered) {
+      if (rendered.error !== this.#lastError) {
+        this.#log.error("{error}", { error: rendered.error });
+      }
+      this.#lastError = rendered.error;
       return undefined;
     }
     this.#lastError = "";
-    for (const skipped of model.skipped) {
+    for (const skipped of rendered.skipped) {
       this.#log.warn("Not serving {value}: {reason}", { ...skipped });
     }
-    return await this.#options.applier.apply(renderKeepalivedConfig(model));
+    return await this.#options.applier.apply(rendered.text);
   }
+}
+
+/**
+ * The Service VIPs a host serves: ingress addresses of the Services Keelson handles (class
+ * filter of `handlesService`), sorted and unique. `keelson render` uses it too.
+ * @param config the configuration in force
+ * @param services every Service (a lister's snapshot)
+ * @returns the addresses as written in the statuses
+ */
+export function serviceVipsOf(config: Config, services: readonly V1Service[]): string[] {
+  const vips = new Set<string>();
+  for (const service of services) {
+    if (!handlesService(config, service)) continue;
+    for (const ip of ingressIps(service)) vips.add(ip);
+  }
+  return [...vips].sort();
+}
+
+/** The text of one host's keepalived file, with the VIPs left out. */
+export interface RenderedHostConfig {
+  text: string;
+  skipped: { value: string; reason: string }[];
+}
+
+/**
+ * Builds and renders one host's keepalived file: what the announcer applies, and what
+ * `keelson render keepalived` prints. Pure.
+ * @param input the configuration, host, Service VIPs and the apiserver-health starting value
+ * @returns the text and the skipped VIPs, or `{ error }` naming the field and value
+ */
+export function renderHostKeepalived(
+  input: KeepalivedModelInput,
+): RenderedHostConfig | { error: string } {
+  const model = buildKeepalivedModel(input);
+  if ("error" in model) return model;
+  return { text: renderKeepalivedConfig(model), skipped: model.skipped };
 }
 
 async function fileExists(path: string): Promise<boolean> {

@@ -1,0 +1,179 @@
+/**
+ * `keelson render keepalived`: prints the keepalived file one control-plane host would run once
+ * the agent has converged on a cluster snapshot. The VIPs are the ingress addresses of the
+ * Services Keelson handles, with the addresses `keelson plan` would give the pending ones; the
+ * text comes from the same function the running announcer applies. Offline: it talks to no
+ * cluster and writes nothing.
+ *
+ * @module
+ */
+import type { V1Service } from "@kubernetes/client-node";
+import { ConfigError } from "../config/config_error.ts";
+import { loadConfigFile } from "../config/load_config.ts";
+import type { Config } from "../config/types.ts";
+import { objectKey } from "../kube/ports.ts";
+import { loadSnapshot } from "../snapshot/load_snapshot.ts";
+import {
+  renderHostKeepalived,
+  serviceVipsOf,
+} from "../../providers/baremetal/keepalived/announcer.ts";
+import { planAllocations } from "../../providers/baremetal/ipam/plan_allocations.ts";
+import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
+import { print, printError } from "./output.ts";
+import { parseFlags, UsageError } from "./usage_error.ts";
+
+const USAGE = `Usage: keelson render keepalived --config FILE --host NAME [--state SNAPSHOT]
+
+Prints the keepalived configuration file that Keelson would keep on control-plane host NAME:
+the control-plane VIP from the inventory and, with --state, the VIPs of the LoadBalancer
+Services Keelson handles (their current ingress addresses plus what "keelson plan" would
+allocate to pending ones). Nothing is written anywhere.
+
+Flags:
+  -c, --config FILE      the inventory (env KEELSON_CONFIG)
+      --host NAME        a machine of the inventory with role "control-plane" (env KEELSON_HOST)
+  -s, --state SNAPSHOT   a saved cluster state, YAML or JSON (optional; without it only the
+                         control-plane VIP is rendered):
+                         kubectl get services -A -o yaml > state.yaml
+      --apiserver STATE  healthy (default) or unhealthy: the kube-apiserver health the agent
+                         last saw on that host; it only sets the track file's init_file value
+  -h, --help             print this help
+
+Exit codes: 0 printed, 1 invalid inventory, unreadable snapshot or a host that cannot run
+keepalived, 2 wrong command line.`;
+
+/**
+ * Runs `keelson render`.
+ * @param args the arguments after `render`
+ * @returns 0 when the file was printed, 1 when the inputs cannot be used
+ * @throws {UsageError} on a wrong command line (exit 2)
+ * @example
+ * ```ts
+ * const code = await renderCommand([
+ *   "keepalived", "--config", "keelson.toml", "--state", "state.yaml", "--host", "cp-1",
+ * ]);
+ * ```
+ */
+export async function renderCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, {
+    config: { type: "string", short: "c" },
+    state: { type: "string", short: "s" },
+    host: { type: "string" },
+    apiserver: { type: "string", default: "healthy" },
+    help: { type: "boolean", short: "h" },
+  });
+  if (values.help) {
+    print(USAGE);
+    return EXIT_OK;
+  }
+  const [what, extra] = positionals;
+  if (what !== "keepalived") {
+    throw new UsageError(
+      what === undefined
+        ? 'name what to render: "keelson render keepalived"'
+        : `cannot render "${what}"; the only target is "keepalived"`,
+    );
+  }
+  if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
+  const configPath = values.config ?? readEnv("KEELSON_CONFIG");
+  if (!configPath) throw new UsageError("--config FILE is required (or set KEELSON_CONFIG)");
+  const host = values.host ?? readEnv("KEELSON_HOST");
+  if (!host) throw new UsageError("--host NAME is required (or set KEELSON_HOST)");
+  if (values.apiserver !== "healthy" && values.apiserver !== "unhealthy") {
+    throw new UsageError(
+      `--apiserver "${values.apiserver}" is not allowed; use healthy or unhealthy`,
+    );
+  }
+
+  let config: Config;
+  try {
+    config = await loadConfigFile(configPath);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    printError(`${error.format()}\n${configPath}: the inventory is not valid; run keelson check`);
+    return EXIT_INVALID;
+  }
+  const problem = hostProblem(config, configPath, host);
+  if (problem) {
+    printError(problem);
+    return EXIT_INVALID;
+  }
+  let services: V1Service[] = [];
+  if (values.state) {
+    try {
+      services = (await loadSnapshot(values.state)).services;
+    } catch (error) {
+      printError((error as Error).message);
+      return EXIT_INVALID;
+    }
+  }
+  const rendered = renderHostKeepalived({
+    config,
+    host,
+    serviceVips: serviceVipsOf(config, convergedServices(config, services)),
+    controlPlaneHealthy: values.apiserver === "healthy",
+  });
+  if ("error" in rendered) {
+    printError(rendered.error);
+    return EXIT_INVALID;
+  }
+  for (const { value, reason } of rendered.skipped) {
+    printError(`Not serving "${value}": ${reason}`);
+  }
+  print(rendered.text);
+  return EXIT_OK;
+}
+
+/**
+ * The Services as they will be once the leader has allocated: each Service the plan gives new
+ * addresses gets them as its ingress; the others stay as they are.
+ * @param config the inventory
+ * @param services the snapshot's Services
+ * @returns copies with the planned ingress
+ */
+export function convergedServices(config: Config, services: readonly V1Service[]): V1Service[] {
+  const planned = new Map(
+    planAllocations(config, services).services
+      .filter((p) => p.outcome === "allocated")
+      .map((p) => [p.serviceKey, p.ips]),
+  );
+  return services.map((service) => {
+    const ips = planned.get(objectKey(service));
+    if (!ips) return service;
+    return {
+      ...service,
+      status: {
+        ...service.status,
+        loadBalancer: { ingress: ips.map((ip) => ({ ip, ipMode: "VIP" })) },
+      },
+    };
+  });
+}
+
+function hostProblem(config: Config, configPath: string, host: string): string | undefined {
+  const controlPlane = config.machines.filter((m) => m.role === "control-plane")
+    .map((m) => `"${m.name}"`).join(", ") || "none";
+  const machine = config.machines.find((m) => m.name === host);
+  if (!config.keepalived.enabled) {
+    return `Cannot render keepalived: ${configPath} sets [keepalived] enabled = false, so ` +
+      `Keelson writes no keepalived file on any host`;
+  }
+  if (!machine) {
+    return `Cannot render keepalived for host "${host}": ${configPath} has no machine of that ` +
+      `name (control-plane machines: ${controlPlane})`;
+  }
+  if (machine.role !== "control-plane") {
+    return `Cannot render keepalived for host "${host}": its role is "${machine.role}", and ` +
+      `only control-plane machines run keepalived (control-plane machines: ${controlPlane})`;
+  }
+  return undefined;
+}
+
+function readEnv(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    // without --allow-env the fallback simply does not apply
+    return undefined;
+  }
+}
