@@ -16,7 +16,7 @@ Deno.test("summarizeConfig() describes the example inventory in one paragraph", 
       "2 zones: dc1-row-a (5), dc1-row-b (4)",
       '"public" 63 IPv4 usable, "internal-v6" 256 IPv6 usable',
       "control-plane VIP 10.0.0.10 and 2001:db8:0:1::10",
-      'controllers "*", "-route"',
+      'controllers "*"',
     ]
   ) assert.ok(summary.includes(part), `missing "${part}" in: ${summary}`);
 });
