@@ -59,7 +59,7 @@ export interface TransportRequest {
 export interface HttpTransport {
   /** For `createConfiguration({ httpApi })`. */
   readonly httpApi: HttpLibrary;
-  /** The base URL requests go to (after any tls-server-name rewrite). */
+  /** The base URL requests go to. */
   readonly baseUrl: string;
   /**
    * Sends one request: waits for the rate limiter, adds credentials and User-Agent, records metrics.
@@ -101,7 +101,7 @@ export function createHttpTransport(
     if (!headers.has("accept")) headers.set("accept", "application/json");
     const authorization = await tokens.authorization();
     if (authorization) headers.set("authorization", authorization);
-    const target = url.startsWith("/") ? baseUrl + url : rebase(url, settings.server, baseUrl);
+    const target = url.startsWith("/") ? baseUrl + url : url;
     const started = now();
     try {
       const response = await fetch(target, {
@@ -150,29 +150,25 @@ export function createHttpTransport(
   };
 }
 
-/**
- * One Deno HttpClient, HTTP/1.1 only. A `tls-server-name` is honoured by sending the request to a
- * URL with that host name (so TLS verifies it) through a TCP "proxy" to the real address.
- */
+/** One Deno HttpClient, HTTP/1.1 only (keep-alive pooled). */
 function buildClient(settings: ConnectionSettings): { baseUrl: string; client: Deno.HttpClient } {
+  if (settings.tlsServerName && settings.tlsServerName !== new URL(settings.server).hostname) {
+    throw new TypeError(
+      `Cannot connect to ${settings.server}: a TLS server name ("${settings.tlsServerName}") ` +
+        "other than the URL's host is not supported by Deno's fetch",
+    );
+  }
+  if (settings.insecureSkipTlsVerify) {
+    throw new TypeError(
+      `Cannot connect to ${settings.server}: skipping TLS verification is not supported`,
+    );
+  }
   const base: Deno.CreateHttpClientOptions = { http1: true, http2: false };
   if (settings.caPem) base.caCerts = [settings.caPem];
-  let baseUrl = settings.server;
-  if (settings.tlsServerName) {
-    const url = new URL(settings.server);
-    const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
-    base.proxy = { transport: "tcp", hostname: url.hostname.replace(/^\[|\]$/g, ""), port };
-    url.hostname = settings.tlsServerName;
-    baseUrl = url.toString().replace(/\/+$/, "");
-  }
   const client = settings.clientCertPem && settings.clientKeyPem
     ? Deno.createHttpClient({ ...base, cert: settings.clientCertPem, key: settings.clientKeyPem })
     : Deno.createHttpClient(base);
-  return { baseUrl, client };
-}
-
-function rebase(url: string, server: string, baseUrl: string): string {
-  return server !== baseUrl && url.startsWith(server) ? baseUrl + url.slice(server.length) : url;
+  return { baseUrl: settings.server, client };
 }
 
 /** The Authorization header value, re-reading a token file at most once a minute. */

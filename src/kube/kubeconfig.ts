@@ -30,7 +30,11 @@ export interface ConnectionSettings {
   username?: string;
   /** HTTP basic auth password. */
   password?: string;
-  /** The name to verify the server certificate against instead of the URL's host. */
+  /**
+   * The name to verify the server certificate against. Deno cannot override it per client, so
+   * the parser refuses kubeconfigs whose tls-server-name differs from the server's host and the
+   * transport refuses settings that set it.
+   */
   tlsServerName?: string;
   /** Always false: Deno cannot skip verification per client, so kubeconfigs asking for it are refused. */
   insecureSkipTlsVerify?: boolean;
@@ -150,7 +154,14 @@ export async function parseKubeconfig(
   const namespace = str(context["namespace"]);
   if (namespace) settings.namespace = namespace;
   const tlsServerName = str(cluster["tls-server-name"]);
-  if (tlsServerName) settings.tlsServerName = tlsServerName;
+  if (tlsServerName && tlsServerName !== new URL(settings.server).hostname) {
+    // Deno's fetch verifies the certificate against the URL's host only; there is no per-client
+    // server-name override (a "tcp" proxy transport would silently drop TLS altogether)
+    throw new KubeconfigError(
+      `Cannot use ${at}: cluster "${clusterName}" sets tls-server-name "${tlsServerName}", which ` +
+        "Deno cannot honour; use a server URL whose host name is in the API server certificate",
+    );
+  }
   if (cluster["insecure-skip-tls-verify"] === true) {
     throw new KubeconfigError(
       `Cannot use ${at}: cluster "${clusterName}" sets insecure-skip-tls-verify, which Deno ` +

@@ -12,7 +12,9 @@ import { createClusterWriter } from "../../src/kube/cluster_writer.ts";
 import { createInformer, type RunnableInformer } from "../../src/kube/informer.ts";
 import { createKubeClient, type KubeClient } from "../../src/kube/kube_client.ts";
 import { resolveConnectionSettings } from "../../src/kube/kubeconfig.ts";
-import type { InformerEvent } from "../../src/kube/ports.ts";
+import type { InformerEvent, KubeApiError } from "../../src/kube/ports.ts";
+import { toKubeApiError } from "../../src/kube/api_error.ts";
+import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { type ControlPlane, integrationTest, startControlPlane } from "./_harness/control_plane.ts";
 
 interface Running {
@@ -179,6 +181,29 @@ integrationTest(
     for (const [identity, path] of identities) {
       await t.step(`with a ${identity} kubeconfig`, () => crudScenario(cp, path, `n-${identity}`));
     }
+    await t.step(
+      "mapping a rejected token to KubeApiError 401",
+      async () => {
+        // the cert kubeconfig's key swapped for another one: the TLS handshake or the apiserver
+        // must refuse, proving the client certificate is really what authenticates
+        const doc = parseYaml(await Deno.readTextFile(cp.tokenKubeconfigPath));
+        doc.users[0].user = { token: "not-a-valid-token" };
+        const path = `${cp.dir}/bad-token.kubeconfig`;
+        await Deno.writeTextFile(path, stringifyYaml(doc));
+        const client = createKubeClient(await resolveConnectionSettings({ kubeconfig: path }), {
+          registry: createMetricsRegistry(),
+        });
+        try {
+          await assert.rejects(client.core.listNode(), (error: unknown) => {
+            const mapped = toKubeApiError(error, "list nodes") as KubeApiError;
+            assert.equal(mapped.code, 401);
+            return true;
+          });
+        } finally {
+          client.close();
+        }
+      },
+    );
   },
 );
 

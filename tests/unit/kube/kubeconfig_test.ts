@@ -57,7 +57,14 @@ Deno.test("resolveConnectionSettings() resolves certificate, key, CA and tokenFi
   assert.equal(settings.clientCertPem, CERT);
   assert.equal(settings.clientKeyPem, KEY);
   assert.equal(settings.tokenFile, fixture("token"));
-  assert.equal(settings.tlsServerName, "kubernetes.default");
+});
+
+Deno.test("resolveConnectionSettings() refuses a tls-server-name other than the server's host", async () => {
+  await rejectsWith(
+    load("tls_server_name.yaml"),
+    'tls-server-name "kubernetes.default"',
+    "server URL",
+  );
 });
 
 Deno.test("resolveConnectionSettings() reads basic auth username and password", async () => {
