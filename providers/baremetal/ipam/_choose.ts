@@ -119,6 +119,10 @@ export function chooseAddresses(options: ChooseOptions): Choice {
       const families = wantedFamilies(pool, request);
       if (families.length === 0) continue;
       anyFamily = true;
+      // PreferDualStack's first pass wants both requested families from one pool
+      if (pass === "all" && request.policy === "PreferDualStack" && families.length < 2) {
+        continue;
+      }
       const picks: Holding[] = [];
       for (const family of families) {
         const value = lowestAcceptable(pool, family, options.conflict);

@@ -412,6 +412,24 @@ Deno.test("Allocator.assign() follows spec.ipFamilyPolicy", () => {
       ips: ["10.0.0.2", "2001:db8::2"],
     },
   ]);
+  // pools are tried by name: the IPv4-only pool comes first here
+  run([{ name: "a-v4", addresses: ["10.1.0.1"] }, {
+    name: "b-dual",
+    addresses: ["10.2.0.1", "2001:db8::1"],
+  }], [
+    {
+      desc: "PreferDualStack passes over a single-family pool while a pool has both free",
+      assign: { key: "s1", ipFamilies: ["IPv4", "IPv6"], policy: "PreferDualStack" },
+      ips: ["10.2.0.1", "2001:db8::1"],
+      pool: "b-dual",
+    },
+    {
+      desc: "PreferDualStack settles for the single-family pool once no pool has both",
+      assign: { key: "s2", ipFamilies: ["IPv4", "IPv6"], policy: "PreferDualStack" },
+      ips: ["10.1.0.1"],
+      pool: "a-v4",
+    },
+  ]);
 });
 
 Deno.test("Allocator.assign() keeps pools to their namespaces", () => {
