@@ -11,15 +11,10 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
+import { compilePermissions } from "./_harness/permissions.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const EXAMPLES = `${ROOT}deploy/examples`;
-
-/** The flags in scripts/compile_permissions.txt, as compile.sh reads them. */
-export async function compilePermissions(): Promise<string[]> {
-  const text = await Deno.readTextFile(`${ROOT}scripts/compile_permissions.txt`);
-  return text.split("\n").map((line) => line.replace(/#.*/, "").trim()).filter((l) => l !== "");
-}
 
 interface Outcome {
   code: number;

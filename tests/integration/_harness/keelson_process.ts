@@ -23,6 +23,8 @@ export interface KeelsonProcessOptions {
   dir: string;
   /** Name used for the log file. @default the host */
   name?: string;
+  /** Permission flags for `deno run`, e.g. the compile permissions. @default ["--allow-all"] */
+  permissions?: string[];
 }
 
 /** A running keelson. */
@@ -85,7 +87,7 @@ export function startKeelson(options: KeelsonProcessOptions): KeelsonProcess {
   const host = options.host ?? "test-host";
   const args = [
     "run",
-    "--allow-all",
+    ...(options.permissions ?? ["--allow-all"]),
     MAIN,
     "run",
     "--config",

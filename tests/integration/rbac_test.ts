@@ -1,0 +1,242 @@
+/**
+ * deploy/rbac.yaml against a real kube-apiserver in RBAC mode: applied as the admin, it is all
+ * `keelson run` needs (leader Lease, Node initialization, LoadBalancer allocation, Events, PV
+ * labels), run as the `kube-system:keelson` identity only and with exactly the permissions the
+ * compiled binary gets; and that identity is refused what Keelson never does.
+ */
+import assert from "node:assert/strict";
+import type {
+  CoreV1Event,
+  V1Lease,
+  V1Node,
+  V1PersistentVolume,
+  V1Service,
+} from "@kubernetes/client-node";
+import { fileURLToPath } from "node:url";
+import { type ControlPlane, integrationTest, startControlPlane } from "./_harness/control_plane.ts";
+import { type KeelsonProcess, startKeelson } from "./_harness/keelson_process.ts";
+import { registerNode, UNINITIALIZED_TAINT, waitFor } from "./_harness/kubelet.ts";
+import { createObject, describeObject, loadManifests } from "./_harness/manifests.ts";
+import { compilePermissions } from "./_harness/permissions.ts";
+
+const RBAC = fileURLToPath(new URL("../../deploy/rbac.yaml", import.meta.url));
+
+const INVENTORY = `
+[cluster]
+name = "rbac"
+
+[keepalived]
+enabled = false
+
+[[pools]]
+name = "lan"
+addresses = ["192.0.2.0/28"]
+
+[[machines]]
+name = "n-1"
+id = "SN-N1"
+role = "worker"
+zone = "z1"
+region = "r1"
+internal_ips = ["10.0.0.21"]
+`;
+
+const CLEANUP_FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
+const POOL_ANNOTATION = "keelson.io/allocated-from-pool";
+
+/** GET as the admin; undefined on 404. */
+async function get<T>(cp: ControlPlane, path: string): Promise<T | undefined> {
+  const response = await cp.request<T>("GET", path);
+  if (response.status === 404) return undefined;
+  assert.equal(response.status, 200, `GET ${path}: ${JSON.stringify(response.body)}`);
+  return response.body;
+}
+
+/** `waitFor` whose timeout error ends with the agent's log tail. */
+async function waitWithLog<T>(
+  agent: KeelsonProcess,
+  what: string,
+  predicate: () => Promise<T | undefined>,
+  timeoutMs = 30_000,
+): Promise<T> {
+  try {
+    return await waitFor(predicate, { timeoutMs, message: what });
+  } catch (error) {
+    throw new Error(`${String(error)}\nkeelson log tail:\n${(await agent.log()).slice(-4000)}`);
+  }
+}
+
+async function applyRbac(cp: ControlPlane): Promise<string[]> {
+  const applied: string[] = [];
+  for (const object of await loadManifests(RBAC)) {
+    const response = await createObject(cp, object);
+    assert.equal(
+      response.status,
+      201,
+      `${describeObject(object)}: ${response.status} ${JSON.stringify(response.body)}`,
+    );
+    applied.push(describeObject(object));
+  }
+  return applied;
+}
+
+integrationTest(
+  "deploy/rbac.yaml: keelson run with only that identity initializes Nodes, allocates Services, leads, records Events and labels PVs; other actions are refused",
+  async (t) => {
+    await using cp = await startControlPlane();
+    const asKeelson = (method: string, path: string, body?: unknown) =>
+      cp.request(method, path, body, undefined, cp.keelsonToken);
+
+    await t.step("before RBAC is applied the keelson identity can do nothing", async () => {
+      assert.equal((await asKeelson("GET", "/api/v1/nodes")).status, 403);
+    });
+
+    await t.step("every object of rbac.yaml is created", async () => {
+      assert.deepEqual(await applyRbac(cp), [
+        "ServiceAccount kube-system/keelson",
+        "ClusterRole system:keelson",
+        "ClusterRoleBinding system:keelson",
+        "Role kube-system/keelson-leader-election",
+        "RoleBinding kube-system/keelson-leader-election",
+      ]);
+    });
+
+    // Objects exist before Keelson starts, as on a cluster that is being set up.
+    await registerNode(cp, "n-1", { providedNodeIp: "10.0.0.21" });
+    await cp.requestOk("POST", "/api/v1/persistentvolumes", {
+      metadata: { name: "local-n1" },
+      spec: {
+        capacity: { storage: "1Gi" },
+        accessModes: ["ReadWriteOnce"],
+        storageClassName: "local",
+        local: { path: "/mnt/disk1" },
+        nodeAffinity: {
+          required: {
+            nodeSelectorTerms: [{
+              matchExpressions: [{
+                key: "kubernetes.io/hostname",
+                operator: "In",
+                values: ["n-1"],
+              }],
+            }],
+          },
+        },
+      },
+    });
+    await cp.requestOk("POST", "/api/v1/namespaces/default/services", {
+      metadata: { name: "web" },
+      spec: { type: "LoadBalancer", selector: { app: "web" }, ports: [{ port: 80 }] },
+    });
+
+    const dir = await Deno.makeTempDir({ prefix: "keelson-rbac-" });
+    const configPath = `${dir}/keelson.toml`;
+    await Deno.writeTextFile(configPath, INVENTORY);
+    await using agent = startKeelson({
+      configPath,
+      kubeconfig: cp.keelsonKubeconfigPath,
+      host: "n-1",
+      dir,
+      permissions: await compilePermissions(),
+    });
+
+    try {
+      await t.step("it becomes leader: the Lease is created and held", async () => {
+        const lease = await waitWithLog(agent, "the keelson Lease", async () => {
+          const l = await get<V1Lease>(
+            cp,
+            "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/keelson",
+          );
+          return l?.spec?.holderIdentity ? l : undefined;
+        }, 60_000);
+        // client-go's identity: the hostname, "_", a UUID per process
+        assert.match(lease.spec!.holderIdentity!, /^.+_[0-9a-f-]{36}$/);
+        assert.equal(await agent.metric('leader_election_master_status{name="keelson"}'), 1);
+      });
+
+      await t.step(
+        "the Node is initialized (providerID set, uninitialized taint removed)",
+        async () => {
+          const node = await waitWithLog(agent, "an initialized Node n-1", async () => {
+            const n = await get<V1Node>(cp, "/api/v1/nodes/n-1");
+            return n?.spec?.providerID ? n : undefined;
+          });
+          assert.equal(node.spec!.providerID, "baremetal://SN-N1");
+          assert.ok(!(node.spec!.taints ?? []).some((taint) => taint.key === UNINITIALIZED_TAINT));
+          assert.equal(node.metadata!.labels!["topology.kubernetes.io/zone"], "z1");
+        },
+      );
+
+      await t.step(
+        "the LoadBalancer Service gets an address, the finalizer and its pool",
+        async () => {
+          const service = await waitWithLog(
+            agent,
+            "an ingress address on default/web",
+            async () => {
+              const s = await get<V1Service>(cp, "/api/v1/namespaces/default/services/web");
+              return s?.status?.loadBalancer?.ingress?.length ? s : undefined;
+            },
+          );
+          assert.match(service.status!.loadBalancer!.ingress![0]!.ip!, /^192\.0\.2\.\d+$/);
+          assert.ok(service.metadata!.finalizers?.includes(CLEANUP_FINALIZER));
+          assert.equal(service.metadata!.annotations?.[POOL_ANNOTATION], "lan");
+        },
+      );
+
+      await t.step("Events are recorded for the Service", async () => {
+        const events = await waitWithLog(agent, "an Event about default/web", async () => {
+          const list = await get<{ items: CoreV1Event[] }>(
+            cp,
+            "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dweb",
+          );
+          return list?.items.length ? list.items : undefined;
+        });
+        assert.ok(events.some((e) => e.reason === "EnsuredLoadBalancer"), JSON.stringify(events));
+      });
+
+      await t.step("the local PV gets the zone and region of its Node", async () => {
+        const volume = await waitWithLog(agent, "zone label on PV local-n1", async () => {
+          const v = await get<V1PersistentVolume>(cp, "/api/v1/persistentvolumes/local-n1");
+          return v?.metadata?.labels?.["topology.kubernetes.io/zone"] ? v : undefined;
+        });
+        assert.equal(volume.metadata!.labels!["topology.kubernetes.io/region"], "r1");
+      });
+
+      await t.step("no request of the agent was refused", async () => {
+        const log = await agent.log();
+        assert.doesNotMatch(log, /forbidden|\b403\b/i, log.slice(-4000));
+        assert.doesNotMatch(log, /NotCapable|Requires \w+ access/, log.slice(-4000));
+      });
+    } finally {
+      await agent.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+
+    await t.step("actions outside the role are refused with 403", async () => {
+      const refused: Array<[string, string, unknown?]> = [
+        ["DELETE", "/api/v1/namespaces/default/services/web"],
+        ["GET", "/api/v1/namespaces/kube-system/secrets"],
+        ["GET", "/api/v1/namespaces/default/secrets/anything"],
+        ["POST", "/api/v1/namespaces/default/services", {
+          metadata: { name: "x" },
+          spec: { ports: [{ port: 1 }] },
+        }],
+        ["GET", "/api/v1/namespaces/default/pods"],
+        ["DELETE", "/api/v1/persistentvolumes/local-n1"],
+        ["PUT", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/other", {
+          metadata: { name: "other", namespace: "kube-system" },
+        }],
+        ["POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", {
+          metadata: { name: "escalate" },
+          rules: [],
+        }],
+      ];
+      for (const [method, path, body] of refused) {
+        const response = await asKeelson(method, path, body);
+        assert.equal(response.status, 403, `${method} ${path} answered ${response.status}`);
+      }
+      // and the Service is still there
+      assert.ok(await get<V1Service>(cp, "/api/v1/namespaces/default/services/web"));
+    });
+  },
+);
