@@ -1,0 +1,141 @@
+/**
+ * deploy/systemd passes `systemd-analyze verify` (unit syntax, known keys, executable paths,
+ * dependencies) and keeps its hardening (`systemd-analyze security --offline`), when the tool
+ * is installed. The unit names /usr/local/bin/keelson, which a test machine does not have, so a
+ * copy points at a stub executable in a temporary directory; nothing else is changed.
+ */
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+
+const SYSTEMD = fileURLToPath(new URL("../../deploy/systemd/", import.meta.url));
+const BINARY = "/usr/local/bin/keelson";
+/** Highest accepted `systemd-analyze security` exposure, in tenths (3.4 measured on systemd 252). */
+const MAX_EXPOSURE_TENTHS = 40;
+
+function findAnalyze(): string | undefined {
+  for (const dir of (Deno.env.get("PATH") ?? "/usr/bin:/bin").split(":")) {
+    try {
+      if (Deno.statSync(`${dir}/systemd-analyze`).isFile) return `${dir}/systemd-analyze`;
+    } catch {
+      // not in this directory
+    }
+  }
+  return undefined;
+}
+
+const analyze = findAnalyze();
+if (!analyze) {
+  // deno-lint-ignore no-console
+  console.error(
+    "systemd units: skipped, systemd-analyze is not installed (apt-get install systemd)",
+  );
+}
+
+async function run(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; output: string }> {
+  const result = await new Deno.Command(analyze!, {
+    args,
+    env: { SYSTEMD_LOG_COLOR: "0", SYSTEMD_PAGER: "", ...env },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(result.stderr) + new TextDecoder().decode(result.stdout);
+  return { code: result.code, output: text.trim() };
+}
+
+/** A copy of the units in `dir`, the binary path pointing at a stub that exists. */
+async function stage(dir: string): Promise<void> {
+  const stub = `${dir}/bin/keelson`;
+  await Deno.mkdir(`${dir}/bin`);
+  await Deno.writeTextFile(stub, "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+  const unit = await Deno.readTextFile(`${SYSTEMD}keelson.service`);
+  assert.ok(unit.includes(BINARY), `keelson.service should run ${BINARY}`);
+  await Deno.writeTextFile(`${dir}/keelson.service`, unit.replaceAll(BINARY, stub));
+  // A stand-in for the distribution's keepalived.service (Debian's, with the binary stubbed),
+  // so the drop-in is verified against the unit it extends.
+  await Deno.writeTextFile(
+    `${dir}/keepalived.service`,
+    [
+      "[Unit]",
+      "Description=Keepalive Daemon (LVS and VRRP)",
+      "After=network-online.target",
+      "Wants=network-online.target",
+      "",
+      "[Service]",
+      "Type=notify",
+      `ExecStart=${stub} --dont-fork`,
+      "ExecReload=/bin/kill -HUP $MAINPID",
+      "",
+      "[Install]",
+      "WantedBy=multi-user.target",
+      "",
+    ].join("\n"),
+  );
+  await Deno.mkdir(`${dir}/keepalived.service.d`);
+  await Deno.copyFile(
+    `${SYSTEMD}keepalived.service.d/keelson.conf`,
+    `${dir}/keepalived.service.d/keelson.conf`,
+  );
+}
+
+Deno.test({
+  name:
+    "deploy/systemd: systemd-analyze verify passes on keelson.service and the keepalived drop-in",
+  ignore: !analyze,
+  fn: async (t) => {
+    const dir = await Deno.makeTempDir({ prefix: "keelson-systemd-" });
+    try {
+      await stage(dir);
+      // The trailing ":" keeps the built-in search path after ours (network-online.target etc.).
+      const unitPath = { SYSTEMD_UNIT_PATH: `${dir}:` };
+
+      await t.step("keelson.service: no error and no warning", async () => {
+        const result = await run(["verify", `${dir}/keelson.service`], unitPath);
+        assert.equal(result.output, "");
+        assert.equal(result.code, 0);
+      });
+
+      await t.step("keepalived.service with the drop-in: no error and no warning", async () => {
+        const result = await run(["verify", `${dir}/keepalived.service`], unitPath);
+        assert.equal(result.output, "");
+        assert.equal(result.code, 0);
+        // and the drop-in is read: a bad key in a file beside it is reported
+        const probe = `${dir}/keepalived.service.d/zz-probe.conf`;
+        await Deno.writeTextFile(probe, "[Service]\nNoSuchKey=1\n");
+        const probed = await run(["verify", `${dir}/keepalived.service`], unitPath);
+        await Deno.remove(probe);
+        assert.match(probed.output, /zz-probe\.conf:2: Unknown key 'NoSuchKey'/);
+      });
+
+      await t.step("verify does report a broken copy (the checks above can fail)", async () => {
+        const broken = (await Deno.readTextFile(`${dir}/keelson.service`))
+          .replace("Restart=always", "Restart=sometimes\nNoSuchKey=1");
+        await Deno.writeTextFile(`${dir}/broken.service`, broken);
+        const result = await run(["verify", `${dir}/broken.service`], unitPath);
+        assert.match(result.output, /NoSuchKey/);
+        assert.match(result.output, /restart specifier, ignoring: sometimes/);
+      });
+
+      await t.step(
+        `keelson.service: security exposure at most ${MAX_EXPOSURE_TENTHS / 10}`,
+        async () => {
+          const result = await run([
+            "security",
+            "--offline=true",
+            `--threshold=${MAX_EXPOSURE_TENTHS}`,
+            `${dir}/keelson.service`,
+          ], unitPath);
+          const level = result.output.match(/Overall exposure level for [^:]+: ([\d.]+)/)?.[1];
+          // deno-lint-ignore no-console
+          console.error(`FIGURE keelson.service exposure level ${level}`);
+          assert.equal(result.code, 0, result.output.split("\n").slice(-3).join("\n"));
+        },
+      );
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
