@@ -12,7 +12,9 @@ import {
   getTextFormatter,
   type Logger,
   type LogLevel,
+  type LogRecord,
   reset,
+  type TextFormatter,
 } from "@logtape/logtape";
 
 /** Accepted `--log-level` values, quietest last. */
@@ -39,7 +41,9 @@ export async function setupLogging(options: LoggingOptions = {}): Promise<void> 
     sinks: {
       // stderr, so stdout stays free for command output (check, plan, render)
       stderr: getStreamSink(Deno.stderr.writable, {
-        formatter: json ? getJsonLinesFormatter() : getTextFormatter({ timestamp: "date-time" }),
+        formatter: withReadableErrors(
+          json ? getJsonLinesFormatter() : getTextFormatter({ timestamp: "date-time" }),
+        ),
       }),
     },
     loggers: [
@@ -56,4 +60,23 @@ export async function setupLogging(options: LoggingOptions = {}): Promise<void> 
  */
 export function logger(...category: string[]): Logger {
   return getLogger(["keelson", ...category]);
+}
+
+/**
+ * Errors in log properties become their `name: message` text: JSON would render an Error as
+ * `{}`, and the message is what an operator needs (stacks are for bugs, not for log lines).
+ * @param formatter the formatter to wrap
+ * @returns a formatter that sees errors as strings
+ */
+export function withReadableErrors(formatter: TextFormatter): TextFormatter {
+  const readable = (value: unknown): unknown =>
+    value instanceof Error ? `${value.name}: ${value.message}` : value;
+  return (record: LogRecord) =>
+    formatter({
+      ...record,
+      message: record.message.map(readable),
+      properties: Object.fromEntries(
+        Object.entries(record.properties).map(([key, value]) => [key, readable(value)]),
+      ),
+    });
 }

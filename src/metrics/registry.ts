@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { collectDefaultMetrics, Gauge, type Metric, Registry } from "prom-client";
 import { VERSION } from "../version.ts";
 
 /**
@@ -23,4 +23,21 @@ export function createMetricsRegistry(): Registry {
   });
   build.set({ version: VERSION, deno_version: Deno.version.deno }, 1);
   return registry;
+}
+
+/**
+ * The metric named `name` on `registry`, created by `create` the first time. Controllers are
+ * rebuilt on every leadership acquisition, and prom-client refuses a second registration of one
+ * name, so per-controller metrics are declared through this.
+ * @param registry the process's registry
+ * @param name the metric name `create` registers
+ * @param create builds and registers the metric
+ * @returns the metric
+ */
+export function declareOnce<T extends Metric>(
+  registry: Registry,
+  name: string,
+  create: () => T,
+): T {
+  return (registry.getSingleMetric(name) as T | undefined) ?? create();
 }

@@ -5,10 +5,10 @@
  * Figures are printed with a `FIGURE` prefix.
  */
 import assert from "node:assert/strict";
-import type { V1Lease } from "@kubernetes/client-node";
+import type { V1Lease, V1Node } from "@kubernetes/client-node";
 import { integrationTest, startControlPlane } from "./_harness/control_plane.ts";
 import { type KeelsonProcess, startKeelson } from "./_harness/keelson_process.ts";
-import { waitFor } from "./_harness/kubelet.ts";
+import { registerNode, UNINITIALIZED_TAINT, waitFor } from "./_harness/kubelet.ts";
 
 // deno-lint-ignore no-console
 const figure = (text: string) => console.error(`FIGURE ${text}`);
@@ -196,6 +196,67 @@ addresses = ["192.0.2.8/29"]
           (await agent.metric("keelson_config_last_reload_success_timestamp_seconds"))! > before!,
         { timeoutMs: 10_000, message: "SIGHUP to reload" },
       );
+    } finally {
+      await agent.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
+
+integrationTest(
+  "keelson run survives the apiserver stopping for 10 s: watches resume and a new Node is initialized within 2 s",
+  async () => {
+    await using cp = await startControlPlane();
+    const dir = await Deno.makeTempDir({ prefix: "keelson-outage-" });
+    const configPath = `${dir}/keelson.toml`;
+    await Deno.writeTextFile(
+      configPath,
+      testInventory(`
+[[machines]]
+name = "w-1"
+zone = "z1"
+region = "r1"
+internal_ips = ["10.0.0.21"]
+`),
+    );
+    const agent = startKeelson({
+      configPath,
+      kubeconfig: cp.certKubeconfigPath,
+      dir,
+      host: "cp-1",
+    });
+    try {
+      await waitFor(async () => (await agent.metric(LEADER)) === 1, {
+        timeoutMs: 30_000,
+        message: "the agent to lead",
+      });
+      await cp.stopApiserver();
+      await new Promise((resolve) => setTimeout(resolve, 10_000));
+      assert.ok(agent.process.running, "alive while the apiserver is down");
+      assert.equal((await agent.get("/healthz"))?.status, 200);
+      await cp.startApiserver();
+      // the Lease was renewed by nobody for 10 s; the agent keeps or regains it
+      await waitFor(async () => (await agent.metric(LEADER)) === 1, {
+        timeoutMs: 40_000,
+        message: "the agent to lead again",
+      });
+      const created = performance.now();
+      await registerNode(cp, "w-1", { providedNodeIp: "10.0.0.21" });
+      const node = await waitFor(async () => {
+        const n = await cp.requestOk<V1Node>("GET", "/api/v1/nodes/w-1");
+        const tainted = (n.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED_TAINT);
+        return !tainted && n.spec?.providerID ? n : undefined;
+      }, { timeoutMs: 10_000, intervalMs: 50, message: "w-1 to be initialized" });
+      const took = (performance.now() - created) / 1000;
+      figure(`after the outage, a new Node was initialized in ${took.toFixed(2)} s`);
+      assert.equal(node.spec?.providerID, "baremetal://w-1");
+      assert.equal(node.metadata?.labels?.["topology.kubernetes.io/zone"], "z1");
+      assert.ok(took < 2, `initialization took ${took.toFixed(2)} s`);
+      assert.ok(agent.process.running);
+    } catch (error) {
+      // deno-lint-ignore no-console
+      console.error((await agent.log()).split("\n").slice(-60).join("\n"));
+      throw error;
     } finally {
       await agent.stop();
       await Deno.remove(dir, { recursive: true });

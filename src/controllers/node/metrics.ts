@@ -4,6 +4,7 @@
  * @module
  */
 import { Histogram, type Registry } from "prom-client";
+import { declareOnce } from "../../metrics/registry.ts";
 
 /** Upstream's buckets: exponential from 1 s, factor 4, 6 buckets. */
 export const NODE_SYNC_BUCKETS: number[] = [1, 4, 16, 64, 256, 1024];
@@ -23,18 +24,28 @@ export interface NodeControllerMetrics {
  */
 export function nodeControllerMetrics(registry: Registry): NodeControllerMetrics {
   return {
-    taintRemovalDelay: new Histogram({
-      name: "node_controller_cloud_provider_taint_removal_delay_seconds",
-      help: "Number of seconds after node creation when the cloud provider taint was removed.",
-      buckets: NODE_SYNC_BUCKETS,
-      registers: [registry],
-    }),
-    initialSyncDelay: new Histogram({
-      name: "node_controller_initial_node_sync_delay_seconds",
-      help:
-        "Number of seconds after node creation when the node controller finished its initial sync.",
-      buckets: NODE_SYNC_BUCKETS,
-      registers: [registry],
-    }),
+    taintRemovalDelay: declareOnce(
+      registry,
+      "node_controller_cloud_provider_taint_removal_delay_seconds",
+      () =>
+        new Histogram({
+          name: "node_controller_cloud_provider_taint_removal_delay_seconds",
+          help: "Number of seconds after node creation when the cloud provider taint was removed.",
+          buckets: NODE_SYNC_BUCKETS,
+          registers: [registry],
+        }),
+    ),
+    initialSyncDelay: declareOnce(
+      registry,
+      "node_controller_initial_node_sync_delay_seconds",
+      () =>
+        new Histogram({
+          name: "node_controller_initial_node_sync_delay_seconds",
+          help:
+            "Number of seconds after node creation when the node controller finished its initial sync.",
+          buckets: NODE_SYNC_BUCKETS,
+          registers: [registry],
+        }),
+    ),
   };
 }

@@ -11,6 +11,7 @@
  */
 import type { V1Node, V1Taint } from "@kubernetes/client-node";
 import { Counter, type Registry } from "prom-client";
+import { declareOnce } from "../../metrics/registry.ts";
 import type { InstancesV2 } from "../../cloud/provider.ts";
 import { type Config, durationMs } from "../../config/types.ts";
 import { logger } from "../../log/logging.ts";
@@ -102,12 +103,13 @@ export class NodeLifecycleController {
     this.#policy = options.policy ??
       (() => ({ dryRun: false, maxDeletionsPerInterval: 1, deletionIntervalMs: 60_000 }));
     this.#now = options.now ?? Date.now;
-    this.#deletions = new Counter({
-      name: "keelson_node_deletions_total",
-      help: "Node deletion decisions of the node-lifecycle controller, by result.",
-      labelNames: ["result"],
-      registers: [deps.registry],
-    });
+    this.#deletions = declareOnce(deps.registry, "keelson_node_deletions_total", () =>
+      new Counter({
+        name: "keelson_node_deletions_total",
+        help: "Node deletion decisions of the node-lifecycle controller, by result.",
+        labelNames: ["result"],
+        registers: [deps.registry],
+      }));
   }
 
   /**
