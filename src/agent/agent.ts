@@ -264,7 +264,9 @@ async function campaign(
       },
     });
     await leading;
-    if (!signal.aborted) await abortableSleep(durationMs(le.retry_period), signal);
+    if (!signal.aborted) {
+      await abortableSleep(durationMs(le.retry_period), signal).catch(() => {});
+    }
   }
 }
 
@@ -303,7 +305,8 @@ async function connect(
         });
         lastError = message;
       }
-      await abortableSleep(KUBE_RETRY_MS, signal);
+      // abortableSleep rejects on abort; a stop while waiting is the normal way out
+      await abortableSleep(KUBE_RETRY_MS, signal).catch(() => {});
     }
   }
   return undefined;

@@ -106,6 +106,7 @@ async function observeRoles(announcer: KeepalivedAnnouncer, options: KeepalivedO
       if (!warned) log.warn("Cannot observe VIPs: {error}", { error: String(error) });
       warned = true;
     }
-    await abortableSleep(VIP_ROLE_PERIOD_MS, options.signal);
+    // abortableSleep rejects on abort; a stop while waiting is the normal way out
+    await abortableSleep(VIP_ROLE_PERIOD_MS, options.signal).catch(() => {});
   }
 }

@@ -1,0 +1,31 @@
+import assert from "node:assert/strict";
+import { runAgent } from "../../../src/agent/agent.ts";
+import { testConfig } from "../_fakes/test_inventory.ts";
+
+Deno.test("runAgent() returns 0 when stopped while waiting for a Kubernetes connection", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "keelson-agent-test." });
+  try {
+    const configPath = `${dir}/keelson.toml`;
+    await Deno.writeTextFile(configPath, "");
+    const config = testConfig({
+      // a kubeconfig that cannot be read: the agent keeps retrying, whatever $KUBECONFIG says
+      kubernetes: { kubeconfig: `${dir}/missing-kubeconfig` },
+      server: { listen: "127.0.0.1:0" },
+      keepalived: { enabled: false },
+      machines: [{ name: "w-1", role: "worker" }],
+    });
+    const controller = new AbortController();
+    const running = runAgent({
+      configPath,
+      config,
+      applyFlags: (c) => c,
+      host: "w-1",
+      signal: controller.signal,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    controller.abort();
+    assert.equal(await running, 0);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
