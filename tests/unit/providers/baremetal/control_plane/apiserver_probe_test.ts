@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { ApiserverProbe } from "../../../../../providers/baremetal/control_plane/apiserver_probe.ts";
+import { FakeClock } from "../../../_fakes/fake_clock.ts";
 
 Deno.test("ApiserverProbe.tick() changes state only after rise/fall and writes on change", async () => {
   const dir = await Deno.makeTempDir();
@@ -86,6 +87,49 @@ Deno.test("ApiserverProbe.tick() treats HTTP 200 as healthy and 500 or no server
     assert.equal(await Deno.readTextFile(`${dir}/h`), "1\n");
   } finally {
     ac.abort();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("ApiserverProbe.run() re-probes after recheckIntervalMs while a change is being confirmed", async () => {
+  const dir = await Deno.makeTempDir();
+  const clock = new FakeClock();
+  const answers = [true, true, true, false, false, false];
+  let calls = 0;
+  const probe = new ApiserverProbe({
+    trackFile: `${dir}/apiserver-health`,
+    intervalMs: 1000,
+    clock,
+    check: () => Promise.resolve(answers[calls++] ?? false),
+  });
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 30));
+  const controller = new AbortController();
+  const running = probe.run(controller.signal);
+  try {
+    await settle();
+    assert.deepEqual([calls, probe.state], [1, "unknown"]); // rising: re-check soon
+    clock.advance(200);
+    await settle();
+    assert.deepEqual([calls, probe.state], [2, "healthy"]); // settled: a whole interval
+    clock.advance(999);
+    await settle();
+    assert.equal(calls, 2);
+    clock.advance(1);
+    await settle();
+    assert.equal(calls, 3);
+    clock.advance(1000);
+    await settle();
+    assert.deepEqual([calls, probe.state], [4, "healthy"]); // first failure: re-check soon
+    clock.advance(200);
+    await settle();
+    assert.deepEqual([calls, probe.state], [5, "unhealthy"]);
+    assert.equal(await Deno.readTextFile(`${dir}/apiserver-health`), "1\n");
+    clock.advance(999);
+    await settle();
+    assert.equal(calls, 5);
+  } finally {
+    controller.abort();
+    await running;
     await Deno.remove(dir, { recursive: true });
   }
 });
