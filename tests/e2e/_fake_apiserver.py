@@ -1,7 +1,9 @@
 # A stand-in kube-apiserver /readyz for the e2e tests: 200, or 500 while FAIL_FILE exists.
-# Usage: python3 _fake_apiserver.py HOST PORT FAIL_FILE
+# Usage: python3 _fake_apiserver.py HOST PORT FAIL_FILE [CERT_FILE KEY_FILE]
+# With CERT_FILE and KEY_FILE it serves HTTPS, as kube-apiserver does.
 import http.server
 import os
+import ssl
 import sys
 
 host, port, fail_file = sys.argv[1], int(sys.argv[2]), sys.argv[3]
@@ -18,4 +20,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-http.server.HTTPServer((host, port), Handler).serve_forever()
+server = http.server.HTTPServer((host, port), Handler)
+if len(sys.argv) >= 6:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(sys.argv[4], sys.argv[5])
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+server.serve_forever()

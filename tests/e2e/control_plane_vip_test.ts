@@ -1,0 +1,292 @@
+/**
+ * `keelson run` end to end on three control-plane "hosts" (network namespaces on a bridge), with
+ * no Kubernetes API at all: in each namespace a stand-in kube-apiserver serves HTTPS `/readyz`
+ * on 127.0.0.1:6443, `keelson run --host cp-N` renders keepalived's file and probes the
+ * stand-in, and a real keepalived runs the file. The control-plane VIP must come up on exactly
+ * one host and leave a host whose apiserver starts failing within 2 s.
+ *
+ * Needs root, keepalived, iproute2, openssl, python3 and curl; skipped loudly otherwise (failed
+ * with KEELSON_REQUIRE_E2E=1). Prints the times it measures.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { e2eUnavailable, KeepalivedLab, report, run, sleep } from "./_keepalived_lab.ts";
+
+const REQUIRED_TOOLS = ["openssl", "python3", "curl"];
+
+function unavailable(): string | undefined {
+  const base = e2eUnavailable();
+  if (base) return base;
+  const path = (Deno.env.get("PATH") ?? "").split(":").filter(Boolean);
+  for (const tool of REQUIRED_TOOLS) {
+    const found = [...path, "/usr/bin", "/bin"].some((d) => {
+      try {
+        return Deno.statSync(`${d}/${tool}`).isFile;
+      } catch {
+        return false;
+      }
+    });
+    if (!found) return `${tool} is not installed`;
+  }
+  return undefined;
+}
+
+const reason = unavailable();
+if (reason) {
+  if (Deno.env.get("KEELSON_REQUIRE_E2E") === "1") {
+    throw new Error(`control-plane VIP e2e test cannot run (${reason}) and KEELSON_REQUIRE_E2E=1`);
+  }
+  report(`SKIPPING control-plane VIP e2e test: ${reason} (set KEELSON_REQUIRE_E2E=1 to fail)`);
+}
+
+const HOSTS: Record<string, string> = { n1: "cp-1", n2: "cp-2", n3: "cp-3" };
+const CP_VIP = "10.250.0.100";
+const ROOT = new URL("../../", import.meta.url).pathname;
+const MAIN = `${ROOT}main.ts`;
+const FAKE_APISERVER = new URL("./_fake_apiserver.py", import.meta.url).pathname;
+const KEELSON_LISTEN = "127.0.0.1:10258";
+
+/** One node's inventory: the same machines everywhere, the keepalived paths in its own dir. */
+function inventory(lab: KeepalivedLab, node: string): string {
+  const dir = lab.nodeDir(node);
+  const machines = Object.values(HOSTS).map((name, i) =>
+    `[[machines]]\nname = "${name}"\nrole = "control-plane"\n` +
+    `internal_ips = ["10.250.0.${11 + i}"]\n`
+  );
+  return [
+    '[cluster]\nname = "e2e"\n',
+    `[server]\nlisten = "${KEELSON_LISTEN}"\n`,
+    "[keepalived]",
+    `config_file = "${lab.confFile(node)}"`,
+    `pid_file = "${lab.pidFile(node)}"`,
+    `track_file_dir = "${dir}"`,
+    'interface = "eth0"\n',
+    `[control_plane]\nvip = ["${CP_VIP}"]\nport = 6443\n`,
+    ...machines,
+  ].join("\n");
+}
+
+/** Runs a command inside a node's namespace and returns its stdout. */
+function inNamespace(lab: KeepalivedLab, node: string, args: string[]): Promise<string> {
+  return run("ip", ["netns", "exec", lab.ns(node), ...args]);
+}
+
+async function waitForFile(path: string, timeoutMs: number): Promise<number> {
+  const start = performance.now();
+  for (;;) {
+    try {
+      if ((await Deno.stat(path)).isFile) return performance.now() - start;
+    } catch { /* not yet */ }
+    if (performance.now() - start > timeoutMs) throw new Error(`${path} did not appear`);
+    await sleep(50);
+  }
+}
+
+async function tail(path: string): Promise<string> {
+  const text = await Deno.readTextFile(path).catch(() => "");
+  return text.split("\n").slice(-15).join("\n");
+}
+
+Deno.test({
+  name: "keelson run holds the control-plane VIP with no Kubernetes API and follows /readyz",
+  ignore: reason !== undefined,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const lab = await KeepalivedLab.create("cpv");
+    try {
+      const cert = `${lab.dir}/apiserver.crt`;
+      const key = `${lab.dir}/apiserver.key`;
+      await run("openssl", [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=kube-apiserver",
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+        "-keyout",
+        key,
+        "-out",
+        cert,
+      ]);
+      // a clean environment: no KUBECONFIG, no in-cluster variables
+      const env = [`PATH=${Deno.env.get("PATH") ?? "/usr/sbin:/usr/bin:/sbin:/bin"}`, "NO_COLOR=1"];
+      for (const name of ["HOME", "DENO_DIR"]) {
+        const value = Deno.env.get(name);
+        if (value) env.push(`${name}=${value}`);
+      }
+      for (const node of lab.nodes) {
+        const d = lab.nodeDir(node);
+        await Deno.writeTextFile(`${d}/keelson.toml`, inventory(lab, node));
+        lab.spawn("sh", [
+          "-c",
+          `exec ip netns exec ${lab.ns(node)} python3 ${FAKE_APISERVER} 127.0.0.1 6443 ` +
+          `${d}/fail ${cert} ${key} >> ${d}/apiserver.log 2>&1`,
+        ]);
+      }
+
+      // the stand-ins answer before keelson starts, so every probe starts from a healthy apiserver
+      for (const node of lab.nodes) {
+        for (let attempt = 0;; attempt++) {
+          const ok = await inNamespace(lab, node, [
+            "curl",
+            "-sSk",
+            "-m",
+            "2",
+            "https://127.0.0.1:6443/readyz",
+          ]).then(() => true, () => false);
+          if (ok) break;
+          if (attempt > 100) throw new Error(`${node}'s stand-in apiserver does not answer`);
+          await sleep(100);
+        }
+      }
+
+      const start = performance.now();
+      const keelson = new Map<string, Deno.ChildProcess>();
+      for (const node of lab.nodes) {
+        const d = lab.nodeDir(node);
+        keelson.set(
+          node,
+          lab.spawn("sh", [
+            "-c",
+            `cd ${ROOT} && exec env -i ${env.join(" ")} ip netns exec ${
+              lab.ns(node)
+            } ${Deno.execPath()} run ` +
+            `-A --quiet ${MAIN} run --config ${d}/keelson.toml --host ${HOSTS[node]} ` +
+            `--log-format json >> ${d}/keelson.log 2>&1`,
+          ]),
+        );
+      }
+      // keepalived needs its file to exist when it starts: keelson writes it first
+      for (const node of lab.nodes) {
+        await waitForFile(lab.confFile(node), 60_000).catch(async (error) => {
+          throw new Error(`${error}\n${await tail(`${lab.nodeDir(node)}/keelson.log`)}`);
+        });
+      }
+      const filesMs = performance.now() - start;
+      const rendered = await Deno.readTextFile(lab.confFile("n1"));
+      assert.match(rendered, /vrrp_instance keelson_cp_v4 \{/);
+      assert.match(rendered, new RegExp(`file "${lab.nodeDir("n1")}/apiserver-health"`));
+      const keepalivedStart = performance.now();
+      for (const node of lab.nodes) lab.startKeepalived(node);
+
+      const upMs = await lab.waitFor(
+        "the control-plane VIP on exactly one node",
+        (h) => h.get(CP_VIP)!.length === 1,
+        [CP_VIP],
+        30_000,
+      ).catch(async (error) => {
+        throw new Error(`${error}\n${await tail(`${lab.nodeDir("n1")}/keelson.log`)}`);
+      });
+      report(
+        `RESULT cp_vip_up_ms=${(performance.now() - start).toFixed(0)} from keelson start ` +
+          `(config files after ${filesMs.toFixed(0)} ms; ` +
+          `VIP ${(performance.now() - keepalivedStart).toFixed(0)} ms after keepalived start)`,
+      );
+      assert.ok(upMs >= 0);
+      await sleep(1000); // no second holder appears
+      const [master] = (await lab.holders([CP_VIP])).get(CP_VIP)!;
+      assert.ok(master, "nobody holds the VIP");
+      assert.deepEqual((await lab.holders([CP_VIP])).get(CP_VIP), [master]);
+      for (const node of lab.nodes) {
+        assert.equal(
+          await Deno.readTextFile(`${lab.nodeDir(node)}/apiserver-health`),
+          "0\n",
+          `${node}'s track file`,
+        );
+      }
+
+      // keelson's own health and metrics answer inside the namespace, with no Kubernetes API
+      for (const node of lab.nodes) {
+        const healthz = await inNamespace(lab, node, [
+          "curl",
+          "-sS",
+          "-m",
+          "5",
+          `http://${KEELSON_LISTEN}/healthz`,
+        ]);
+        assert.equal(healthz.trim(), "ok", `${node} /healthz`);
+        const metrics = await inNamespace(lab, node, [
+          "curl",
+          "-sS",
+          "-m",
+          "5",
+          `http://${KEELSON_LISTEN}/metrics`,
+        ]);
+        const match = metrics.match(
+          /^keelson_keepalived_reloads_total\{result="success"\} (\d+)/m,
+        );
+        assert.ok(match && Number(match[1]) >= 1, `${node} reloads_total:\n${metrics}`);
+      }
+
+      // the master's apiserver starts failing: its keelson writes 1, keepalived goes FAULT
+      const healthFile = `${lab.nodeDir(master)}/apiserver-health`;
+      // at a random point of the probe period, so runs sample the whole range of detection times
+      await sleep(Math.random() * 1000);
+      const failAt = performance.now();
+      await Deno.writeTextFile(`${lab.nodeDir(master)}/fail`, "");
+      let trackMs: number | undefined;
+      let moveMs: number | undefined;
+      let holders: string[] = [];
+      while (moveMs === undefined) {
+        const now = performance.now() - failAt;
+        if (now > 15_000) throw new Error(`the VIP stayed on ${holders.join(",")}`);
+        if (trackMs === undefined && (await Deno.readTextFile(healthFile)) === "1\n") {
+          trackMs = now;
+        }
+        holders = (await lab.holders([CP_VIP])).get(CP_VIP)!;
+        if (holders.length === 1 && holders[0] !== master) moveMs = performance.now() - failAt;
+        else await sleep(10);
+      }
+      trackMs ??= moveMs;
+      report(
+        `RESULT apiserver_500_failover_ms=${moveMs.toFixed(0)} from=${master} to=${holders[0]} ` +
+          `(keelson probe wrote 1 after ${trackMs.toFixed(0)} ms, keepalived moved the VIP ` +
+          `${(moveMs - trackMs).toFixed(0)} ms later)`,
+      );
+      assert.ok(moveMs < 2000, `the control-plane VIP took ${moveMs.toFixed(0)} ms to move`);
+      assert.equal(await Deno.readTextFile(healthFile), "1\n");
+
+      // restored: keelson writes 0 again; with nopreempt the VIP may stay on the successor
+      await Deno.remove(`${lab.nodeDir(master)}/fail`);
+      const restoreAt = performance.now();
+      for (;;) {
+        if ((await Deno.readTextFile(healthFile)) === "0\n") break;
+        if (performance.now() - restoreAt > 10_000) throw new Error(`${healthFile} stayed 1`);
+        await sleep(50);
+      }
+      const healthyMs = performance.now() - restoreAt;
+      await sleep(3000); // longer than a master-down interval: any move back would have happened
+      const after = (await lab.holders([CP_VIP])).get(CP_VIP)!;
+      report(
+        `RESULT apiserver_restored healthy_after_ms=${healthyMs.toFixed(0)} ` +
+          `holder=${after.join(",")} (${after[0] === master ? "moved back" : "stayed put"})`,
+      );
+      assert.equal(after.length, 1, `holders after restore: ${after.join(",")}`);
+
+      // SIGTERM stops keelson cleanly although it never reached a Kubernetes API
+      for (const [node, child] of keelson) {
+        child.kill("SIGTERM");
+        const status = await child.status;
+        const logFile = `${lab.nodeDir(node)}/keelson.log`;
+        const log = await Deno.readTextFile(logFile);
+        assert.equal(
+          status.code,
+          0,
+          `${node}'s keelson exited ${status.code}:\n${await tail(logFile)}`,
+        );
+        assert.doesNotMatch(log, /Uncaught/);
+      }
+    } finally {
+      await lab.close();
+    }
+  },
+});
