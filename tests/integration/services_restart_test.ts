@@ -13,6 +13,7 @@ import type { KeelsonProcess } from "./_harness/keelson_process.ts";
 import {
   createLbService,
   createNamespace,
+  eventsOf,
   figure,
   getService,
   ingressIps,
@@ -113,6 +114,28 @@ integrationTest(
           await agent.metric('keelson_pool_addresses{pool="tiny",family="IPv4",state="used"}'),
           4,
         );
+      });
+
+      await t.step("shrinking the pool keeps live addresses and warns about each", async () => {
+        await Deno.writeTextFile(configPath, lbInventory({ pools: [pool(2)] }));
+        const warned = await waitFor(async () => {
+          const found: string[] = [];
+          for (const name of NAMES) {
+            const events = await eventsOf(cp, "crash", name);
+            const warning = events.find((e) =>
+              e.type === "Warning" && e.reason === "AddressNotInPool"
+            );
+            if (warning) found.push(warning.message ?? "");
+          }
+          return found.length === 2 ? found : undefined;
+        }, { timeoutMs: 30_000, message: "AddressNotInPool warnings on the 2 orphaned Services" });
+        assert.ok(warned.some((m) => m.includes("192.0.2.3")), warned.join("\n"));
+        assert.ok(warned.some((m) => m.includes("192.0.2.4")), warned.join("\n"));
+        const ips = (await services(cp)).flatMap((s) => ingressIps(s)).sort();
+        assert.deepEqual(ips, ["192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4"], "kept");
+        await createLbService(cp, "crash", "late");
+        await waitRefused(cp, "crash", "late", "PoolExhausted");
+        assert.deepEqual(ingressIps(await getService(cp, "crash", "late")), []);
       });
     } finally {
       await Promise.all(agents.map((a) => a.stop()));

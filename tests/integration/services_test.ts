@@ -138,7 +138,9 @@ integrationTest(
         }
         assert.notEqual(fromDmz[0], fromDmz[1]);
         figure(
-          `time to ingress, 7 Services created at once: ${seconds(performance.now() - created)} s`,
+          `time to ingress, 7 Services created at once, until all have ingress and pool annotations: ${
+            seconds(performance.now() - created)
+          } s`,
         );
       });
 
@@ -287,6 +289,7 @@ integrationTest(
         figure(
           `Service with the finalizer gone ${seconds(performance.now() - deleted)} s after DELETE`,
         );
+        await waitEvent(cp, "alloc", "web", "DeletingLoadBalancer");
         await waitEvent(cp, "alloc", "web", "DeletedLoadBalancer");
         await createLbService(cp, "alloc", "next");
         const { service } = await waitIngress(cp, "alloc", "next");
@@ -311,6 +314,21 @@ integrationTest(
         },
       );
 
+      await t.step(
+        "a Service pending on a taken address gets it once the holder is deleted",
+        async () => {
+          await cp.requestOk("DELETE", "/api/v1/namespaces/req/services/spec-ip");
+          const deleted = performance.now();
+          const { service } = await waitIngress(cp, "refuse", "taken");
+          figure(
+            `pending Service got the released address ${
+              seconds(performance.now() - deleted)
+            } s after its holder was deleted`,
+          );
+          assert.deepEqual(ingressIps(service), ["192.0.2.10"]);
+        },
+      );
+
       await t.step("refused Services are still pending and no address is held twice", async () => {
         const list = await cp.requestOk<{ items: V1Service[] }>("GET", "/api/v1/services");
         const ips = list.items.flatMap((s) =>
@@ -323,7 +341,7 @@ integrationTest(
             assert.deepEqual(holders.sort(), ["share/a", "share/b", "share/udp"]);
           } else assert.equal(holders.length, 1, `${ip} held by ${holders.join(", ")}`);
         }
-        for (const name of ["taken", "reserved", "outside"]) {
+        for (const name of ["reserved", "outside"]) {
           assert.deepEqual(ingressIps(await getService(cp, "refuse", name)), [], name);
         }
       });
