@@ -7,12 +7,20 @@
 import type { V1Service, V1ServicePort } from "@kubernetes/client-node";
 
 /**
+ * Annotations Keelson writes on a Service as a record of what it did, never read as a request.
+ * Upstream re-ensures on any annotation change; counting these would make every allocation
+ * re-trigger a second full ensure of the same Service (two more event writes each).
+ */
+const OWN_RECORD_ANNOTATIONS: ReadonlySet<string> = new Set(["keelson.io/allocated-from-pool"]);
+
+/**
  * Whether the change from `old` to `service` needs a new sync.
  *
  * Upstream's triggers (type/wants-LB, source ranges, ports, session affinity, loadBalancerIP,
  * externalIPs, any annotation, UID, externalTrafficPolicy, healthCheckNodePort, the number of
  * ipFamilies), plus three of ours: the class, the whole ipFamilies list and ipFamilyPolicy (our
- * provider allocates one address per family), and a newly set deletionTimestamp.
+ * provider allocates one address per family), and a newly set deletionTimestamp. One exception:
+ * `keelson.io/allocated-from-pool`, which Keelson writes itself after allocating, is ignored.
  * @param old the Service before
  * @param service the Service after
  * @param handles whether the controller handles a Service (type LoadBalancer and our class)
@@ -54,9 +62,10 @@ function recordsEqual(
   a: Readonly<Record<string, string>> | undefined,
   b: Readonly<Record<string, string>> | undefined,
 ): boolean {
-  const left = Object.entries(a ?? {});
+  const left = Object.entries(a ?? {}).filter(([key]) => !OWN_RECORD_ANNOTATIONS.has(key));
   const right = b ?? {};
-  return left.length === Object.keys(right).length &&
+  const rightCount = Object.keys(right).filter((key) => !OWN_RECORD_ANNOTATIONS.has(key)).length;
+  return left.length === rightCount &&
     left.every(([key, value]) => Object.hasOwn(right, key) && right[key] === value);
 }
 

@@ -43,3 +43,22 @@ Deno.test("needsUpdate() ignores status, finalizers, labels and selector", () =>
   ];
   for (const [what, mutate] of quiet) assert.equal(changed(mutate), false, what);
 });
+
+Deno.test("needsUpdate() ignores keelson.io/allocated-from-pool, which Keelson writes itself", () => {
+  const pool = "keelson.io/allocated-from-pool";
+  assert.equal(changed((s) => (s.metadata!.annotations = { [pool]: "lan" })), false, "added");
+  const old = lbService("web");
+  old.metadata!.annotations = { [pool]: "lan", a: "b" };
+  const next = structuredClone(old);
+  delete next.metadata!.annotations![pool];
+  assert.equal(needsUpdate(old, next, handlesDefault), false, "removed");
+  next.metadata!.annotations![pool] = "other";
+  assert.equal(needsUpdate(old, next, handlesDefault), false, "changed");
+  next.metadata!.annotations!.a = "c";
+  assert.equal(needsUpdate(old, next, handlesDefault), true, "another annotation changed too");
+  assert.equal(
+    changed((s) => (s.metadata!.annotations = { "keelson.io/address-pool": "lan" })),
+    true,
+    "a request annotation",
+  );
+});
