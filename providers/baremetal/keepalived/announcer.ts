@@ -3,9 +3,10 @@
  * Services' ingress addresses say. It runs on every control-plane host, leader or not, and only
  * reads the API (the leader's allocator writes the addresses; this serves them).
  *
- * Before the Service cache has synced it never writes Service VIPs from an empty cache: a file
- * already on disk stays as it is (keepalived keeps serving what it served), and only a host with
- * no file at all gets one with the control-plane VIP, so the API VIP comes up before any cluster.
+ * Before the Service cache has synced it never drops Service VIPs because of an empty cache: it
+ * keeps the Service VIPs of the file already on disk (keepalived keeps serving what it served)
+ * and renders everything else from the inventory, so the control-plane VIP comes up, and
+ * follows inventory changes, before any cluster exists.
  *
  * @module
  */
@@ -72,10 +73,19 @@ export class KeepalivedAnnouncer {
    */
   async sync(reason: string): Promise<ApplyResult | undefined> {
     const config = this.#options.config();
-    const vips = this.serviceVips();
-    if (vips === undefined && await fileExists(config.keepalived.config_file)) {
-      this.#log.debug("Not rendering ({reason}): the Service cache has not synced", { reason });
-      return undefined;
+    let vips = this.serviceVips();
+    if (vips === undefined) {
+      // No synced cache (or no Kubernetes API at all): keep serving the Service VIPs the file
+      // on disk holds, so inventory changes (control-plane VIP, peers, timers) still apply.
+      const current = await Deno.readTextFile(config.keepalived.config_file).catch(() => "");
+      vips = serviceVipsInFile(current);
+      this.#log.debug(
+        "Rendering ({reason}) before the Service cache synced: keeping {count} VIPs",
+        {
+          reason,
+          count: vips.length,
+        },
+      );
     }
     const rendered = renderHostKeepalived({
       config,
@@ -134,11 +144,30 @@ export function renderHostKeepalived(
   return { text: renderKeepalivedConfig(model), skipped: model.skipped };
 }
 
-async function fileExists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
+/**
+ * The Service VIPs a file rendered by Keelson holds (the `keelson_v4_g*`/`keelson_v6_g*`
+ * instances, listed and excluded). Only address-shaped tokens are returned; the model parses
+ * them again, so nothing else of the file can reach the next render.
+ * @param text a keepalived file written by Keelson (anything else yields fewer or no VIPs)
+ * @returns the addresses, in file order
+ */
+export function serviceVipsInFile(text: string): string[] {
+  const vips: string[] = [];
+  let inServiceInstance = false;
+  let inAddresses = false;
+  for (const line of text.split("\n")) {
+    const instance = line.match(/^vrrp_instance (\S+) \{$/);
+    if (instance) {
+      inServiceInstance = /^keelson_v[46]_g\d{1,3}$/.test(instance[1]!);
+      inAddresses = false;
+    } else if (/^ {4}virtual_ipaddress(_excluded)? \{$/.test(line)) {
+      inAddresses = inServiceInstance;
+    } else if (/^ {4}\}$/.test(line)) {
+      inAddresses = false;
+    } else if (inAddresses) {
+      const address = line.match(/^ {8}([0-9A-Fa-f.:]{2,45})\/\d{1,3} dev \S+$/);
+      if (address) vips.push(address[1]!);
+    }
   }
+  return vips;
 }

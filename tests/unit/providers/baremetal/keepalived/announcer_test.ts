@@ -1,0 +1,64 @@
+import assert from "node:assert/strict";
+import {
+  KeepalivedAnnouncer,
+  renderHostKeepalived,
+  serviceVipsInFile,
+} from "../../../../../providers/baremetal/keepalived/announcer.ts";
+import { testConfig, vipRange } from "./_inventory.ts";
+
+function render(vips: string[], keepalived: Record<string, unknown> = {}): string {
+  const rendered = renderHostKeepalived({
+    config: testConfig({
+      keepalived: { max_vips_per_instance: 2, ...keepalived },
+      ips: [["10.250.0.11", "fd00::11"], ["10.250.0.12", "fd00::12"], ["10.250.0.13", "fd00::13"]],
+    }),
+    host: "cp-1",
+    serviceVips: vips,
+  });
+  if ("error" in rendered) throw new Error(rendered.error);
+  return rendered.text;
+}
+
+Deno.test("serviceVipsInFile() reads back every Service VIP of a rendered file, listed or excluded", () => {
+  const vips = [...vipRange(80), "fd00::150", "fd00::151"];
+  const text = render(vips);
+  assert.match(text, /virtual_ipaddress_excluded/);
+  assert.deepEqual(serviceVipsInFile(text).sort(), [...vips].sort());
+  assert.deepEqual(serviceVipsInFile(render([])), []); // the control-plane VIP is not one
+  assert.deepEqual(serviceVipsInFile("vrrp_instance x {\n    virtual_ipaddress {\n"), []);
+});
+
+Deno.test("KeepalivedAnnouncer.sync() applies inventory changes before any Service cache exists", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const file = `${dir}/keelson.conf`;
+    const vips = vipRange(5);
+    await Deno.writeTextFile(file, render(vips, { config_file: file }));
+    const applied: string[] = [];
+    const config = testConfig({
+      keepalived: { config_file: file, garp_master_refresh: 30, max_vips_per_instance: 2 },
+    });
+    const announcer = new KeepalivedAnnouncer({
+      config: () => config,
+      host: "cp-1",
+      applier: {
+        apply: (text) => {
+          applied.push(text);
+          return Promise.resolve({ result: "success", reloaded: true, message: "captured" });
+        },
+      },
+    });
+    await announcer.sync("configuration reloaded");
+    assert.equal(applied.length, 1);
+    assert.match(applied[0]!, /garp_master_refresh 30/);
+    assert.deepEqual(serviceVipsInFile(applied[0]!).sort(), [...vips].sort());
+
+    // no file yet: the control-plane VIP alone
+    await Deno.remove(file);
+    await announcer.sync("startup");
+    assert.match(applied[1]!, /10\.250\.0\.100\/32/);
+    assert.deepEqual(serviceVipsInFile(applied[1]!), []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
