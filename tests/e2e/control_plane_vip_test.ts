@@ -272,6 +272,41 @@ Deno.test({
       );
       assert.equal(after.length, 1, `holders after restore: ${after.join(",")}`);
 
+      // an inventory edit reaches keepalived through keelson's reload: -t, rename, SIGHUP
+      const reloadAt = performance.now();
+      for (const node of lab.nodes) {
+        const file = `${lab.nodeDir(node)}/keelson.toml`;
+        const text = await Deno.readTextFile(file);
+        await Deno.writeTextFile(
+          file,
+          text.replace("[keepalived]\n", "[keepalived]\ngarp_master_refresh = 30\n"),
+        );
+      }
+      for (const node of lab.nodes) {
+        for (;;) {
+          const log = await Deno.readTextFile(`${lab.nodeDir(node)}/keepalived.log`);
+          const conf = await Deno.readTextFile(lab.confFile(node));
+          if (/garp_master_refresh 30/.test(conf) && /Reloading/.test(log)) break;
+          if (performance.now() - reloadAt > 15_000) {
+            throw new Error(
+              `${node}: keepalived was not reloaded\n${await tail(
+                `${lab.nodeDir(node)}/keelson.log`,
+              )}`,
+            );
+          }
+          await sleep(50);
+        }
+        const log = await Deno.readTextFile(`${lab.nodeDir(node)}/keelson.log`);
+        assert.match(log, /SIGHUP sent to \d+/, `${node} did not signal keepalived`);
+      }
+      report(
+        `RESULT inventory_edit_to_keepalived_reload_ms=${
+          (performance.now() - reloadAt).toFixed(0)
+        }`,
+      );
+      await sleep(1000);
+      assert.deepEqual((await lab.holders([CP_VIP])).get(CP_VIP), after, "the VIP moved on reload");
+
       // SIGTERM stops keelson cleanly although it never reached a Kubernetes API
       for (const [node, child] of keelson) {
         child.kill("SIGTERM");
