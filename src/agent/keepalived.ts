@@ -84,7 +84,6 @@ export async function startKeepalived(
     config: options.config,
     host: options.host,
     applier,
-    controlPlaneHealthy: () => probe?.state === "healthy",
   });
   await announcer.sync("startup");
   loops.push(observeRoles(announcer, options));

@@ -35,8 +35,6 @@ Flags:
   -s, --state SNAPSHOT   a saved cluster state, YAML or JSON (optional; without it only the
                          control-plane VIP is rendered):
                          kubectl get services -A -o yaml > state.yaml
-      --apiserver STATE  healthy (default) or unhealthy: the kube-apiserver health the agent
-                         last saw on that host; it only sets the track file's init_file value
   -h, --help             print this help
 
 Exit codes: 0 printed, 1 invalid inventory, unreadable snapshot or a host that cannot run
@@ -59,7 +57,6 @@ export async function renderCommand(args: string[]): Promise<number> {
     config: { type: "string", short: "c" },
     state: { type: "string", short: "s" },
     host: { type: "string" },
-    apiserver: { type: "string", default: "healthy" },
     help: { type: "boolean", short: "h" },
   });
   if (values.help) {
@@ -79,11 +76,6 @@ export async function renderCommand(args: string[]): Promise<number> {
   if (!configPath) throw new UsageError("--config FILE is required (or set KEELSON_CONFIG)");
   const host = values.host ?? readEnv("KEELSON_HOST");
   if (!host) throw new UsageError("--host NAME is required (or set KEELSON_HOST)");
-  if (values.apiserver !== "healthy" && values.apiserver !== "unhealthy") {
-    throw new UsageError(
-      `--apiserver "${values.apiserver}" is not allowed; use healthy or unhealthy`,
-    );
-  }
 
   let config: Config;
   try {
@@ -111,7 +103,6 @@ export async function renderCommand(args: string[]): Promise<number> {
     config,
     host,
     serviceVips: serviceVipsOf(config, convergedServices(config, services)),
-    controlPlaneHealthy: values.apiserver === "healthy",
   });
   if ("error" in rendered) {
     printError(rendered.error);

@@ -34,8 +34,6 @@ export interface KeepalivedAnnouncerOptions {
   host: string;
   /** Validates, writes and reloads. */
   applier: Pick<KeepalivedApplier, "apply">;
-  /** Whether the local apiserver was last seen healthy (the track file's starting value). */
-  controlPlaneHealthy?: () => boolean;
 }
 
 /** Renders and applies this host's keepalived config whenever its inputs change. */
@@ -91,7 +89,6 @@ export class KeepalivedAnnouncer {
       config,
       host: this.#options.host,
       serviceVips: vips ?? [],
-      controlPlaneHealthy: this.#options.controlPlaneHealthy?.() ?? false,
     });
     if ("error" in rendered) {
       if (rendered.error !== this.#lastError) {
