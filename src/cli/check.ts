@@ -9,6 +9,7 @@ import { summarizeConfig } from "../config/summary.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
+import { readEnv } from "./read_env.ts";
 
 /** Environment variable read when `--config` is not given. */
 export const CONFIG_ENV = "KEELSON_CONFIG";
@@ -59,14 +60,5 @@ export async function checkCommand(args: string[]): Promise<number> {
     const n = error.issues.length;
     print(`${error.format()}\n${path}: ${n} problem${n === 1 ? "" : "s"} found`);
     return EXIT_INVALID;
-  }
-}
-
-function readEnv(name: string): string | undefined {
-  try {
-    return Deno.env.get(name);
-  } catch {
-    // without --allow-env the fallback simply does not apply
-    return undefined;
   }
 }

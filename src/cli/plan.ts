@@ -16,6 +16,7 @@ import { planAllocations } from "../../providers/baremetal/ipam/plan_allocations
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
+import { readEnv } from "./read_env.ts";
 
 const USAGE = `Usage: keelson plan --config FILE --state SNAPSHOT [--output text|json]
 
@@ -92,13 +93,4 @@ export async function planCommand(args: string[]): Promise<number> {
     print(formatPlan(nodes, services).trimEnd());
   }
   return EXIT_OK;
-}
-
-function readEnv(name: string): string | undefined {
-  try {
-    return Deno.env.get(name);
-  } catch {
-    // without --allow-env the fallback simply does not apply
-    return undefined;
-  }
 }

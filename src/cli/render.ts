@@ -21,6 +21,7 @@ import { planAllocations } from "../../providers/baremetal/ipam/plan_allocations
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
+import { readEnv } from "./read_env.ts";
 
 const USAGE = `Usage: keelson render keepalived --config FILE --host NAME [--state SNAPSHOT]
 
@@ -158,13 +159,4 @@ function hostProblem(config: Config, configPath: string, host: string): string |
       `only control-plane machines run keepalived (control-plane machines: ${controlPlane})`;
   }
   return undefined;
-}
-
-function readEnv(name: string): string | undefined {
-  try {
-    return Deno.env.get(name);
-  } catch {
-    // without --allow-env the fallback simply does not apply
-    return undefined;
-  }
 }

@@ -10,6 +10,7 @@ import { logger, setupLogging } from "../log/logging.ts";
 import { EXIT_INVALID } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
 import { parseRunFlags, RUN_USAGE } from "./run_flags.ts";
+import { readEnv } from "./read_env.ts";
 import { UsageError } from "./usage_error.ts";
 
 /**
@@ -19,7 +20,7 @@ import { UsageError } from "./usage_error.ts";
  * @throws {UsageError} for a wrong command line
  */
 export async function runCommand(args: string[]): Promise<number> {
-  const flags = parseRunFlags(args, (name) => Deno.env.get(name));
+  const flags = parseRunFlags(args, readEnv);
   if (flags.help) {
     print(RUN_USAGE);
     return 0;
