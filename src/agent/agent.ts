@@ -56,7 +56,8 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   const registry = createMetricsRegistry();
   const health = new HealthChecks();
   let config = options.config;
-  let inventoryHealthy = true;
+  // set below; the provider asks it whether the last reload validated (fail closed after not)
+  let reloader: ConfigReloader | undefined;
   let serviceController: RunningServiceController | undefined;
   const guard = new ReloadDeletionGuard();
   guard.onConfig(config);
@@ -68,9 +69,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     registers: [registry],
   });
 
-  // The provider reads the live inventory: reloads apply at once, a rejected reload blocks
-  // anything destructive (unknown never deletes).
-  // filled in once the Kubernetes connection exists (the provider is built before it)
+  // Filled in once the Kubernetes connection exists (the provider is built before it).
   const live: {
     services?: { list(): V1Service[]; get(key: string): V1Service | undefined };
     servicesSynced: () => boolean;
@@ -78,7 +77,9 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   } = { servicesSynced: () => false };
   const providers = new ProviderRegistry();
   registerBaremetal(providers, {
-    inventory: () => ({ config, healthy: inventoryHealthy }),
+    // the live inventory: reloads apply at once, and a rejected reload blocks anything
+    // destructive (an inventory that is not known good never deletes)
+    inventory: () => ({ config, healthy: reloader?.lastReloadSucceeded() ?? true }),
     loadBalancer: () =>
       createLoadBalancer({
         config: () => config,
@@ -108,7 +109,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     signal,
   });
 
-  const reloader = new ConfigReloader(options.configPath, options.config, {
+  reloader = new ConfigReloader(options.configPath, options.config, {
     registry,
     onChange: async (next) => {
       config = options.applyFlags(next);
@@ -121,10 +122,6 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     },
   });
   const reloads = reloader.run(signal);
-  const inventoryWatch = setInterval(() => {
-    inventoryHealthy = reloader.lastReloadSucceeded();
-  }, 1000);
-  signal.addEventListener("abort", () => clearInterval(inventoryWatch), { once: true });
 
   let cachesSynced = () => false;
   let kubeConfigured = false;
