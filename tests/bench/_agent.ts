@@ -51,7 +51,12 @@ export interface RequestCounts {
  * @throws {Error} when /metrics does not answer
  */
 export async function requestCounts(agent: KeelsonProcess): Promise<RequestCounts> {
-  const response = await agent.get("/metrics");
+  // a busy agent on a loaded machine may miss the 2 s timeout of one scrape
+  let response = await agent.get("/metrics");
+  for (let attempt = 0; attempt < 10 && response?.status !== 200; attempt++) {
+    await sleep(500);
+    response = await agent.get("/metrics");
+  }
   if (!response || response.status !== 200) throw new Error("keelson /metrics does not answer");
   const counts: RequestCounts = { total: 0, byMethod: {}, rateLimiterWaitS: 0 };
   for (const line of response.body.split("\n")) {

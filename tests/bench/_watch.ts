@@ -18,6 +18,8 @@ export interface SeenEvent<T> {
 export interface BenchWatch extends AsyncDisposable {
   /** Ends the stream. */
   stop(): Promise<void>;
+  /** Rejects when the stream ends or fails before `stop()` (never resolves). */
+  ended: Promise<never>;
 }
 
 /**
@@ -78,11 +80,14 @@ export async function startWatch<T>(
     } catch (error) {
       if (!abort.signal.aborted) throw error;
     }
+    if (!abort.signal.aborted) throw new Error(`The watch of ${path} ended early`);
   })();
+  const ended = reading.then(() => new Promise<never>(() => {}));
+  ended.catch(() => {}); // observed by callers that race it; never an unhandled rejection
   const stop = async (): Promise<void> => {
     abort.abort();
     await reading.catch(() => {});
     client.close();
   };
-  return { stop, [Symbol.asyncDispose]: stop };
+  return { stop, ended, [Symbol.asyncDispose]: stop };
 }

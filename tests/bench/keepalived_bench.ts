@@ -20,11 +20,12 @@ import {
   buildKeepalivedModel,
   type KeepalivedModel,
 } from "../../providers/baremetal/keepalived/model.ts";
+import { SERVICE_PREEMPT_DELAY_S } from "../../providers/baremetal/keepalived/model.ts";
 import { renderKeepalivedConfig } from "../../providers/baremetal/keepalived/render.ts";
 import type { Config } from "../../src/config/types.ts";
 import { e2eUnavailable, KeepalivedLab } from "../e2e/_keepalived_lab.ts";
 import { testConfig, vipRange } from "../unit/providers/baremetal/keepalived/_inventory.ts";
-import { duration, say } from "./_report.ts";
+import { duration, say, sleep } from "./_report.ts";
 
 const HOSTS: Record<string, string> = { n1: "cp-1", n2: "cp-2", n3: "cp-3" };
 const CP_VIP = "10.250.0.100";
@@ -164,6 +165,7 @@ async function reloadBench(n: number, vips: string[]): Promise<void> {
       [CP_VIP],
       30_000,
     );
+    const cpBefore = (await lab.holders([CP_VIP])).get(CP_VIP)?.join();
     for (const node of lab.nodes) {
       const temp = `${lab.confFile(node)}.tmp`;
       await Deno.writeTextFile(temp, renderFor(node, vips));
@@ -182,12 +184,28 @@ async function reloadBench(n: number, vips: string[]): Promise<void> {
     );
     // an upper bound: the last poll (3 x `ip -j addr`) is included
     const upMs = performance.now() - began;
-    const placed = await lab.holders(vips);
-    const perNode = lab.nodes.map((node) =>
+    let placed = await lab.holders(vips);
+    const firstPerNode = lab.nodes.map((node) =>
       `${node} ${[...placed.values()].filter((h) => h[0] === node).length}`
     );
     say(`SIGHUP -> all ${n} VIPs up (each on exactly one namespace): ${duration(upMs)}`);
-    say(`placement: ${perNode.join(", ")}`);
+    say(`first placement: ${firstPerNode.join(", ")}`);
+    // preempt_delay hands groups back to their preferred hosts: wait until nothing moves
+    await sleep(SERVICE_PREEMPT_DELAY_S * 1000);
+    for (let quiet = 0; quiet < 3;) {
+      await sleep(1000);
+      const now = await lab.holders(vips);
+      quiet = vips.every((v) => now.get(v)?.join() === placed.get(v)?.join()) ? quiet + 1 : 0;
+      placed = now;
+    }
+    const cpAfter = (await lab.holders([CP_VIP])).get(CP_VIP)?.join();
+    const perNode = lab.nodes.map((node) =>
+      `${node} ${[...placed.values()].filter((h) => h[0] === node).length}`
+    );
+    say(
+      `settled placement: ${perNode.join(", ")}; control-plane VIP on ${cpBefore} before ` +
+        `the reload, on ${cpAfter} after`,
+    );
 
     const added = "10.250.9.9";
     const registry = new Registry();
@@ -202,21 +220,49 @@ async function reloadBench(n: number, vips: string[]): Promise<void> {
       }).apply(renderFor(node, [...vips, added]))
     ));
     const applyMs = performance.now() - applyBegan;
-    if (results.some((r) => r.result !== "success")) {
-      throw new Error(`KeepalivedApplier: ${results.map((r) => r.message).join("; ")}`);
+    const failures = results.filter((r) => r.result !== "success");
+    if (failures.length > 0) {
+      say(
+        `KeepalivedApplier failed on ${failures.length} host(s): ${
+          failures.map((r) => r.message).join("; ")
+        }`,
+      );
+    } else {
+      const addMs = await lab.waitFor("the added VIP", (h) => h.get(added)?.length === 1, [added]);
+      await sleep(1000); // let any flap show
+      const after = await lab.holders(vips);
+      const moved = vips.filter((v) => after.get(v)?.join() !== placed.get(v)?.join()).length;
+      say(
+        `add 1 VIP to ${n} via KeepalivedApplier (keepalived -t, write, SIGHUP on 3 hosts): ` +
+          `apply ${duration(applyMs)}, then VIP up after ${duration(addMs)}; ` +
+          `${moved} of ${n} existing VIPs moved`,
+      );
     }
-    const addMs = await lab.waitFor("the added VIP", (h) => h.get(added)?.length === 1, [added]);
-    await new Promise((resolve) => setTimeout(resolve, 1000)); // let any flap show
-    const after = await lab.holders(vips);
-    const moved = vips.filter((v) => after.get(v)?.join() !== placed.get(v)?.join()).length;
-    say(
-      `add 1 VIP to ${n} via KeepalivedApplier (keepalived -t, write, SIGHUP on 3 hosts): ` +
-        `apply ${duration(applyMs)}, then VIP up after ${duration(addMs)}; ` +
-        `${moved} of ${n} existing VIPs moved`,
-    );
+    await reportStalls(lab);
   } finally {
     Deno.removeSignalListener("SIGINT", onSignal);
     Deno.removeSignalListener("SIGTERM", onSignal);
     await lab.close();
   }
+}
+
+/**
+ * keepalived logs "A thread timer expired N seconds ago" when its VRRP loop ran late; a stall
+ * longer than 3 advert intervals (0.6 s by default) lets a backup declare the master dead.
+ */
+async function reportStalls(lab: KeepalivedLab): Promise<void> {
+  const parts: string[] = [];
+  for (const node of lab.nodes) {
+    const log = await Deno.readTextFile(`${lab.nodeDir(node)}/keepalived.log`).catch(() => "");
+    const late = [...log.matchAll(/A thread timer expired ([0-9.]+) seconds ago/g)]
+      .map((m) => Number(m[1]));
+    const cpMaster = log.match(/\(keelson_cp_v4\) Entering MASTER STATE/g)?.length ?? 0;
+    parts.push(
+      `${node}: ${late.length} late timers (max ${
+        late.length ? Math.max(...late).toFixed(2) : 0
+      } s), ` +
+        `control-plane VIP became master here ${cpMaster} time(s)`,
+    );
+  }
+  say(`keepalived stalls: ${parts.join("; ")}`);
 }
