@@ -142,6 +142,16 @@ export class KeepalivedApplier {
         ...(this.#options.checkCommand ?? ["keepalived", "-t", "-f"]),
         temp,
       ]);
+      if (check.timedOut) {
+        // a check that never finished says nothing about the file: not "invalid", retry later
+        return {
+          result: "error",
+          reloaded: false,
+          message: `Cannot check the keepalived config: the check did not finish within ${
+            (this.#options.commandTimeoutMs ?? 30_000) / 1000
+          } s; ${file} kept`,
+        };
+      }
       if (check.code !== 0) {
         const lines = check.stderr.split("\n").map((l) => l.trim()).filter((l) => l !== "");
         for (const line of lines) this.#log.warning("keepalived -t: {line}", { line });
@@ -196,17 +206,22 @@ export class KeepalivedApplier {
     return { result: "success", reloaded: true, message: `${file} written, SIGHUP sent to ${pid}` };
   }
 
-  async #run(argv: string[]): Promise<{ code: number; stderr: string }> {
+  async #run(argv: string[]): Promise<{ code: number; stderr: string; timedOut: boolean }> {
     const [cmd, ...args] = argv;
     if (!cmd) throw new TypeError("Empty command");
+    const timeout = AbortSignal.timeout(this.#options.commandTimeoutMs ?? 30_000);
     const output = await new Deno.Command(cmd, {
       args,
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
-      signal: AbortSignal.timeout(this.#options.commandTimeoutMs ?? 30_000),
+      signal: timeout,
     }).output();
-    return { code: output.code, stderr: new TextDecoder().decode(output.stderr) };
+    return {
+      code: output.code,
+      stderr: new TextDecoder().decode(output.stderr),
+      timedOut: timeout.aborted,
+    };
   }
 }
 

@@ -119,3 +119,26 @@ Deno.test("KeepalivedApplier.apply() never signals a pid that is not keepalived"
     await Deno.remove(t.dir, { recursive: true });
   }
 });
+
+Deno.test("KeepalivedApplier.apply() reports a check that timed out as an error, not invalid", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "keelson-applier-" });
+  const registry = new Registry();
+  const applier = new KeepalivedApplier({
+    configFile: `${dir}/keelson.conf`,
+    checkCommand: ["sh", "-c", "exec sleep 5"],
+    pidFile: `${dir}/keepalived.pid`,
+    debounceMs: 0,
+    commandTimeoutMs: 200,
+    registry,
+  });
+  try {
+    await Deno.writeTextFile(`${dir}/keelson.conf`, "old\n");
+    const result = await applier.apply("new\n");
+    assert.equal(result.result, "error");
+    assert.match(result.message, /did not finish within 0\.2 s/);
+    assert.equal(await Deno.readTextFile(`${dir}/keelson.conf`), "old\n");
+  } finally {
+    applier.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
