@@ -56,8 +56,6 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   const registry = createMetricsRegistry();
   const health = new HealthChecks();
   let config = options.config;
-  // set below; the provider asks it whether the last reload validated (fail closed after not)
-  let reloader: ConfigReloader | undefined;
   let serviceController: RunningServiceController | undefined;
   const guard = new ReloadDeletionGuard();
   guard.onConfig(config);
@@ -69,6 +67,20 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     registers: [registry],
   });
 
+  // The provider asks it whether the last reload validated (fail closed after a rejected one);
+  // onChange runs only once run() below has started, when everything it names exists.
+  const reloader = new ConfigReloader(options.configPath, options.config, {
+    registry,
+    onChange: async (next) => {
+      config = options.applyFlags(next);
+      guard.onConfig(config);
+      await keepalived?.announcer.sync("configuration reloaded");
+      if (serviceController && live.services) {
+        serviceController.controller.requeuePending();
+        reportOrphanedAddresses(config, live.services.list(), serviceController.events);
+      }
+    },
+  });
   // Filled in once the Kubernetes connection exists (the provider is built before it).
   const live: {
     services?: { list(): V1Service[]; get(key: string): V1Service | undefined };
@@ -79,7 +91,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   registerBaremetal(providers, {
     // the live inventory: reloads apply at once, and a rejected reload blocks anything
     // destructive (an inventory that is not known good never deletes)
-    inventory: () => ({ config, healthy: reloader?.lastReloadSucceeded() ?? true }),
+    inventory: () => ({ config, healthy: reloader.lastReloadSucceeded() }),
     loadBalancer: () =>
       createLoadBalancer({
         config: () => config,
@@ -109,18 +121,6 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     signal,
   });
 
-  reloader = new ConfigReloader(options.configPath, options.config, {
-    registry,
-    onChange: async (next) => {
-      config = options.applyFlags(next);
-      guard.onConfig(config);
-      await keepalived?.announcer.sync("configuration reloaded");
-      if (serviceController && live.services) {
-        serviceController.controller.requeuePending();
-        reportOrphanedAddresses(config, live.services.list(), serviceController.events);
-      }
-    },
-  });
   const reloads = reloader.run(signal);
 
   let cachesSynced = () => false;
