@@ -167,15 +167,18 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   cachesSynced = () => caches.synced();
   const informers = caches.run(signal);
   if (keepalived) {
-    caches.services.subscribe(() => void keepalived.announcer.sync("services changed"));
-    void caches.services.waitForSync(signal).then((ok) => {
-      if (ok) {
-        return keepalived.announcer.setServiceSource({
-          services: caches.services,
-          hasSynced: () => caches.services.hasSynced(),
-        });
-      }
+    const failed = (error: unknown) =>
+      log.error("Rendering keepalived failed: {error}", { error: String(error) });
+    caches.services.subscribe(() => {
+      keepalived.announcer.sync("services changed").catch(failed);
     });
+    caches.services.waitForSync(signal).then((ok) => {
+      if (!ok) return;
+      return keepalived.announcer.setServiceSource({
+        services: caches.services,
+        hasSynced: () => caches.services.hasSynced(),
+      });
+    }).catch(failed);
   }
 
   const controllers = (leaderSignal: AbortSignal) =>

@@ -52,6 +52,16 @@ export async function runCommand(args: string[]): Promise<number> {
     listen: config.server.listen,
   });
 
+  // A long-running agent must not die of one forgotten promise: log it as the bug it is and go on.
+  const unhandled = (event: PromiseRejectionEvent) => {
+    event.preventDefault();
+    log.error("Unhandled rejection (a bug; please report it): {error}", {
+      error: event.reason instanceof Error
+        ? event.reason.stack ?? String(event.reason)
+        : String(event.reason),
+    });
+  };
+  globalThis.addEventListener("unhandledrejection", unhandled);
   const controller = new AbortController();
   const stop = (signal: Deno.Signal) => () => {
     if (controller.signal.aborted) return;
@@ -70,6 +80,7 @@ export async function runCommand(args: string[]): Promise<number> {
     });
   } finally {
     for (const [signal, handler] of handlers) Deno.removeSignalListener(signal, handler);
+    globalThis.removeEventListener("unhandledrejection", unhandled);
   }
 }
 
