@@ -138,10 +138,13 @@ export class KeepalivedLab {
   /** Starts keepalived in a node's namespace (VRRP only, foreground, own pid files). */
   startKeepalived(node: string): Deno.ChildProcess {
     const d = this.nodeDir(node);
-    // `exec` all the way down: the child's pid is the keepalived parent itself
+    // `exec` all the way down: the child's pid is the keepalived parent itself. -G: no syslog.
+    // This machine has no /dev/log, and keepalived retries it for every line (open, socket,
+    // failed connect): with -D and 1000 VIPs that stalled the VRRP loop for seconds and split the
+    // VIPs between hosts, an artifact of the lab, not of keepalived under journald.
     const child = this.spawn("sh", [
       "-c",
-      `exec ip netns exec ${this.ns(node)} keepalived -n -l -D -P -f ${this.confFile(node)} ` +
+      `exec ip netns exec ${this.ns(node)} keepalived -n -l -D -G -P -f ${this.confFile(node)} ` +
       `-p ${this.pidFile(node)} -r ${d}/vrrp.pid -c ${d}/checker.pid >> ${d}/keepalived.log 2>&1`,
     ]);
     this.keepalived.set(node, child);
