@@ -42,6 +42,7 @@ export class KeepalivedAnnouncer {
   #source: ServiceSource | undefined;
   #log = logger("keepalived", "announcer");
   #lastError = "";
+  #queued: Promise<ApplyResult | undefined> | undefined;
 
   /** @param options config source, host name and applier */
   constructor(options: KeepalivedAnnouncerOptions) {
@@ -65,11 +66,21 @@ export class KeepalivedAnnouncer {
   }
 
   /**
-   * Renders and applies the config now (the applier debounces bursts).
+   * Renders and applies the config. Calls made in one burst (an informer delivers its initial
+   * list, or many Service updates, synchronously) share one render: each render reads every
+   * Service, so one per event would cost O(N²) for N events.
    * @param reason for the log
    * @returns the apply result, or undefined when nothing was applied
    */
-  async sync(reason: string): Promise<ApplyResult | undefined> {
+  sync(reason: string): Promise<ApplyResult | undefined> {
+    this.#queued ??= Promise.resolve().then(() => {
+      this.#queued = undefined;
+      return this.#syncNow(reason);
+    });
+    return this.#queued;
+  }
+
+  async #syncNow(reason: string): Promise<ApplyResult | undefined> {
     const config = this.#options.config();
     let vips = this.serviceVips();
     if (vips === undefined) {

@@ -62,3 +62,42 @@ Deno.test("KeepalivedAnnouncer.sync() applies inventory changes before any Servi
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("KeepalivedAnnouncer.sync() renders once for a burst of calls", async () => {
+  const config = testConfig();
+  const services = vipRange(50).map((ip, i) => ({
+    metadata: { name: `s${i}`, namespace: "default" },
+    spec: { type: "LoadBalancer" },
+    status: { loadBalancer: { ingress: [{ ip }] } },
+  }));
+  let lists = 0;
+  const applied: string[] = [];
+  const announcer = new KeepalivedAnnouncer({
+    config: () => config,
+    host: "cp-1",
+    applier: {
+      apply: (text) => {
+        applied.push(text);
+        return Promise.resolve({ result: "success", reloaded: true, message: "captured" });
+      },
+    },
+  });
+  const first = announcer.setServiceSource({
+    services: {
+      list: () => {
+        lists++;
+        return services;
+      },
+      get: () => undefined,
+    },
+    hasSynced: () => true,
+  });
+  // what an informer's initial list does: one event per Service, synchronously
+  const burst = services.map(() => announcer.sync("services changed"));
+  await Promise.all([first, ...burst]);
+  assert.equal(applied.length, 1);
+  assert.equal(lists, 1);
+  assert.deepEqual(serviceVipsInFile(applied[0]!).sort(), vipRange(50).sort());
+  await announcer.sync("later");
+  assert.equal(applied.length, 2, "a later call renders again");
+});
