@@ -5,18 +5,16 @@
  *
  * @module
  */
-import { ConfigError } from "../config/config_error.ts";
-import { loadConfigFile } from "../config/load_config.ts";
 import { policyFromConfig } from "../controllers/node_lifecycle/node_lifecycle_controller.ts";
 import { formatPlan } from "../plan/format_plan.ts";
 import { planNodes } from "../plan/plan_nodes.ts";
-import { loadSnapshot } from "../snapshot/load_snapshot.ts";
 import { createBaremetalProvider } from "../../providers/baremetal/mod.ts";
 import { planAllocations } from "../../providers/baremetal/ipam/plan_allocations.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
-import { print, printError } from "./output.ts";
+import { print } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 import { readEnv } from "./read_env.ts";
+import { readInventory, readSnapshot } from "./command_inputs.ts";
 
 const USAGE = `Usage: keelson plan --config FILE --state SNAPSHOT [--output text|json]
 
@@ -61,21 +59,10 @@ export async function planCommand(args: string[]): Promise<number> {
   if (values.output !== "text" && values.output !== "json") {
     throw new UsageError(`--output "${values.output}" is not allowed; use text or json`);
   }
-  let config;
-  try {
-    config = await loadConfigFile(configPath);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    printError(`${error.format()}\n${configPath}: the inventory is not valid; run keelson check`);
-    return EXIT_INVALID;
-  }
-  let snapshot;
-  try {
-    snapshot = await loadSnapshot(values.state);
-  } catch (error) {
-    printError((error as Error).message);
-    return EXIT_INVALID;
-  }
+  const config = await readInventory(configPath);
+  if (!config) return EXIT_INVALID;
+  const snapshot = await readSnapshot(values.state);
+  if (!snapshot) return EXIT_INVALID;
   const provider = createBaremetalProvider(() => ({ config, healthy: true }));
   const nodes = await planNodes(snapshot.nodes, provider.instancesV2, {
     policy: policyFromConfig(config),

@@ -8,11 +8,8 @@
  * @module
  */
 import type { V1Service } from "@kubernetes/client-node";
-import { ConfigError } from "../config/config_error.ts";
-import { loadConfigFile } from "../config/load_config.ts";
 import type { Config } from "../config/types.ts";
 import { objectKey } from "../kube/ports.ts";
-import { loadSnapshot } from "../snapshot/load_snapshot.ts";
 import {
   renderHostKeepalived,
   serviceVipsOf,
@@ -22,6 +19,7 @@ import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 import { readEnv } from "./read_env.ts";
+import { readInventory, readSnapshot } from "./command_inputs.ts";
 
 const USAGE = `Usage: keelson render keepalived --config FILE --host NAME [--state SNAPSHOT]
 
@@ -78,14 +76,8 @@ export async function renderCommand(args: string[]): Promise<number> {
   const host = values.host ?? readEnv("KEELSON_HOST");
   if (!host) throw new UsageError("--host NAME is required (or set KEELSON_HOST)");
 
-  let config: Config;
-  try {
-    config = await loadConfigFile(configPath);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    printError(`${error.format()}\n${configPath}: the inventory is not valid; run keelson check`);
-    return EXIT_INVALID;
-  }
+  const config = await readInventory(configPath);
+  if (!config) return EXIT_INVALID;
   const problem = hostProblem(config, configPath, host);
   if (problem) {
     printError(problem);
@@ -93,12 +85,9 @@ export async function renderCommand(args: string[]): Promise<number> {
   }
   let services: V1Service[] = [];
   if (values.state) {
-    try {
-      services = (await loadSnapshot(values.state)).services;
-    } catch (error) {
-      printError((error as Error).message);
-      return EXIT_INVALID;
-    }
+    const snapshot = await readSnapshot(values.state);
+    if (!snapshot) return EXIT_INVALID;
+    services = snapshot.services;
   }
   const rendered = renderHostKeepalived({
     config,
