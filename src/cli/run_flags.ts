@@ -6,6 +6,7 @@
  */
 import type { Config } from "../config/types.ts";
 import { durationMs } from "../config/types.ts";
+import { controllersProblem } from "../controllers/controller_names.ts";
 import { LOG_LEVELS } from "../log/logging.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 
@@ -128,6 +129,8 @@ export function parseRunFlags(args: string[], env: (name: string) => string | un
     throw new UsageError(`--log-format "${logFormat}" must be auto, json or text`);
   }
   const controllers = values.controllers?.split(",").map((s) => s.trim()).filter(Boolean);
+  const controllersUnusable = controllers && controllersProblem(controllers);
+  if (controllersUnusable) throw new UsageError(`--controllers: ${controllersUnusable}`);
 
   return {
     configPath: values.config ?? env("KEELSON_CONFIG"),

@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { isIP } from "node:net";
+import { controllersProblem, KNOWN_CONTROLLERS } from "../controllers/controller_names.ts";
 
 /** Names rendered into files we own (keepalived) come from this alphabet only. */
 export const NAME_REGEXP = /^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$/;
@@ -69,7 +70,19 @@ export const ServerSchema = z.strictObject({
 
 /** The `[controllers]` table. */
 export const ControllersSchema = z.strictObject({
-  enabled: z.array(z.string()).default(["*"]),
+  enabled: z.array(z.string()).default(["*"]).superRefine((list, ctx) => {
+    // an unknown name would otherwise leave every controller off without a word
+    for (const [i, entry] of list.entries()) {
+      if (controllersProblem([entry])) {
+        ctx.addIssue({
+          code: "custom",
+          path: [i],
+          message: `is not a controller ${KNOWN_CONTROLLERS}`,
+          input: entry,
+        });
+      }
+    }
+  }),
   node_status_update_frequency: duration.default("5m"),
   node_monitor_period: duration.default("5s"),
   concurrent_node_syncs: z.number().int().positive().default(1),

@@ -58,3 +58,21 @@ export function resolveControllers(
   }
   return unknown.length > 0 ? { unknown } : { enabled };
 }
+
+/**
+ * Why an enable list cannot be used, or undefined when it can.
+ * @param list the `--controllers` / `[controllers] enabled` entries
+ * @returns a sentence naming the unknown entries and the known names
+ */
+export function controllersProblem(list: string[]): string | undefined {
+  const resolved = resolveControllers(list);
+  if (!("unknown" in resolved)) return undefined;
+  return `unknown controller ${
+    resolved.unknown.map((u) => `"${u}"`).join(", ")
+  } ${KNOWN_CONTROLLERS}`;
+}
+
+/** The accepted names, for messages. */
+export const KNOWN_CONTROLLERS = `(known: "*", ${
+  CONTROLLERS.map((c) => `"${c}"`).join(", ")
+}, their upstream names, "route"; prefix "-" to disable)`;

@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
-import { resolveControllers } from "../../../src/controllers/controller_names.ts";
+import {
+  controllersProblem,
+  resolveControllers,
+} from "../../../src/controllers/controller_names.ts";
 
 Deno.test("resolveControllers() enables all for * and honours -name", () => {
   const all = resolveControllers(["*"]);
@@ -22,4 +25,12 @@ Deno.test("resolveControllers() accepts aliases and reports unknown names", () =
   assert.deepEqual(resolveControllers(["*", "nodes"]), { unknown: ["nodes"] });
   const route = resolveControllers(["*", "-route"]);
   assert.ok("enabled" in route);
+});
+
+Deno.test("controllersProblem() names unknown entries and the known names", () => {
+  assert.equal(controllersProblem(["*", "-route"]), undefined);
+  assert.match(
+    controllersProblem(["nodes"]) ?? "",
+    /unknown controller "nodes" \(known: "\*", "cloud-node"/,
+  );
 });
