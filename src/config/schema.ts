@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { isIP } from "node:net";
 import { controllersProblem, KNOWN_CONTROLLERS } from "../controllers/controller_names.ts";
+import { AnnounceSchema, BgpSchema, MachineBgpSchema } from "./bgp_schema.ts";
 
 /** Names rendered into files we own (keepalived) come from this alphabet only. */
 export const NAME_REGEXP = /^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$/;
@@ -125,6 +126,7 @@ export const ControlPlaneSchema = z.strictObject({
   port: z.number().int().min(1).max(65535).default(6443),
   health_interval: duration.default("1s"),
   health_timeout: duration.default("1s"),
+  announce: AnnounceSchema,
 });
 
 /** One `[[pools]]` entry. */
@@ -134,6 +136,7 @@ export const PoolSchema = z.strictObject({
   reserved: z.array(z.string()).default([]),
   auto_assign: z.boolean().default(true),
   namespaces: z.array(z.string()).default([]),
+  announce: AnnounceSchema,
 });
 
 /** Machine states. */
@@ -154,6 +157,7 @@ export const MachineSchema = z.strictObject({
   state: z.enum(MACHINE_STATES).default("active"),
   labels: z.record(labelKey, labelValue).default({}),
   keepalived_priority: z.number().int().min(1).max(254).optional(),
+  bgp: MachineBgpSchema.optional(),
 });
 
 /** The whole file. */
@@ -167,6 +171,7 @@ export const ConfigSchema = z.strictObject({
   load_balancer: LoadBalancerSchema.prefault({}),
   keepalived: KeepalivedSchema.prefault({}),
   control_plane: ControlPlaneSchema.prefault({}),
+  bgp: BgpSchema.optional(),
   pools: z.array(PoolSchema).default([]),
   machines: z.array(MachineSchema).default([]),
 });

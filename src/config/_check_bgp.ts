@@ -1,0 +1,318 @@
+/**
+ * Cross-field checks on `[bgp]`, `[[bgp.peers]]`, `announce = "bgp"` pools and machines' `bgp`
+ * tables: timers that BIRD accepts but that make no sense (`keepalive >= hold`), communities out
+ * of range, peers naming unknown hosts or pools, control-plane hosts without a router id.
+ * Folder-internal.
+ *
+ * @module
+ */
+import { parseIp, parseRange } from "../net/ip.ts";
+import type { RawIssue } from "./_schema_issues.ts";
+import type { BgpConfig } from "./bgp_schema.ts";
+import type { Config, Machine, Pool } from "./types.ts";
+
+/** What these checks read; a section is undefined when it failed the schema. */
+export interface BgpView {
+  bgp: BgpConfig | undefined;
+  /** Whether the raw file has a `[bgp]` table at all (it may have failed the schema). */
+  bgpWritten: boolean;
+  machines: readonly (Machine | undefined)[];
+  pools: readonly (Pool | undefined)[];
+  controlPlane: Config["control_plane"] | undefined;
+}
+
+/** A parsed community: standard (two 16-bit numbers) or large (three 32-bit numbers). */
+export type Community = { kind: "standard"; values: [number, number] } | {
+  kind: "large";
+  values: [number, number, number];
+};
+
+/**
+ * Parses `"A:B"` (16-bit each) or `"A:B:C"` (32-bit each).
+ * @param text the value
+ * @returns the community, or `{ error }` saying what is wrong
+ */
+export function parseCommunity(text: string): Community | { error: string } {
+  const parts = text.split(":");
+  if (!parts.every((p) => /^\d{1,10}$/.test(p)) || parts.length < 2 || parts.length > 3) {
+    return { error: `"${text}" is not a community; expected "A:B" or "A:B:C" (decimal numbers)` };
+  }
+  const values = parts.map(Number);
+  if (values.length === 2) {
+    if (values.some((v) => v > 65535)) {
+      return { error: `"${text}": a standard community is two numbers of 0-65535` };
+    }
+    return { kind: "standard", values: values as [number, number] };
+  }
+  if (values.some((v) => v > 4294967295)) {
+    return { error: `"${text}": a large community is three numbers of 0-4294967295` };
+  }
+  return { kind: "large", values: values as [number, number, number] };
+}
+
+/**
+ * Resolves a peer's community entry: an alias of `[bgp.communities]` or a literal.
+ * @returns the community, or `{ error }`
+ */
+export function resolveCommunity(
+  bgp: Pick<BgpConfig, "communities">,
+  entry: string,
+): Community | { error: string } {
+  if (/^\d/.test(entry)) return parseCommunity(entry);
+  const alias = bgp.communities[entry];
+  if (alias === undefined) {
+    const known = Object.keys(bgp.communities);
+    return {
+      error: `"${entry}" is neither "A:B", "A:B:C" nor an alias of [bgp.communities]` +
+        (known.length ? ` (aliases: ${known.map((k) => `"${k}"`).join(", ")})` : ""),
+    };
+  }
+  return parseCommunity(alias);
+}
+
+/** Hold time and keepalive of one peer, after its overrides. */
+export function peerTimers(
+  bgp: BgpConfig,
+  peer: BgpConfig["peers"][number],
+): { hold: number; keepalive: number } {
+  return {
+    hold: peer.hold_time ?? bgp.hold_time,
+    keepalive: peer.keepalive_time ?? bgp.keepalive_time,
+  };
+}
+
+/**
+ * The control-plane machines that open a session to `peer`: those named in `hosts`, or in the
+ * listed `zones`, or every active control-plane machine when both are empty.
+ */
+export function peerHosts(
+  peer: BgpConfig["peers"][number],
+  machines: readonly (Machine | undefined)[],
+): Machine[] {
+  const cps = machines.filter((m): m is Machine =>
+    m !== undefined && m.role === "control-plane" && m.state !== "retired"
+  );
+  if (peer.hosts.length === 0 && peer.zones.length === 0) return cps;
+  return cps.filter((m) => peer.hosts.includes(m.name) || peer.zones.includes(m.zone));
+}
+
+/** The IPv4 router id of a machine: `bgp.router_id`, else its first internal IPv4. */
+export function routerIdOf(machine: Machine): string | undefined {
+  return machine.bgp?.router_id ?? machine.internal_ips.find((ip) => parseIp(ip)?.family === 4);
+}
+
+/**
+ * Runs every BGP check.
+ * @param view the sections that passed the schema
+ * @returns one issue per problem
+ */
+export function checkBgp(view: BgpView): RawIssue[] {
+  const issues: RawIssue[] = [];
+  const bgp = view.bgp;
+  const wantsBgp = view.pools.some((p) => p?.announce === "bgp") ||
+    view.controlPlane?.announce === "bgp";
+  if (!bgp) {
+    if (!view.bgpWritten) {
+      for (const [i, pool] of view.pools.entries()) {
+        if (pool?.announce !== "bgp") continue;
+        issues.push({
+          path: ["pools", i, "announce"],
+          message: `pool "${pool.name}" is announced over BGP but the file has no [bgp] table; ` +
+            'add [bgp] with asn and at least one [[bgp.peers]], or use announce = "vrrp"',
+        });
+      }
+      if (view.controlPlane?.announce === "bgp") {
+        issues.push({
+          path: ["control_plane", "announce"],
+          message: "the control-plane VIP is announced over BGP but the file has no [bgp] " +
+            'table; add [bgp] with at least one [[bgp.peers]], or use announce = "vrrp"',
+        });
+      }
+    }
+    return issues;
+  }
+  if (wantsBgp && bgp.peers.length === 0) {
+    issues.push({
+      path: ["bgp"],
+      message: 'announce = "bgp" is used but [bgp] has no [[bgp.peers]]; add the routers',
+    });
+  }
+  issues.push(...checkTimers(bgp));
+  for (const [alias, value] of Object.entries(bgp.communities)) {
+    const parsed = parseCommunity(value);
+    if ("error" in parsed) {
+      issues.push({ path: ["bgp", "communities", alias], message: parsed.error });
+    }
+  }
+  issues.push(...checkPeers(bgp, view));
+  issues.push(...checkHosts(bgp, view));
+  issues.push(...checkFamilies(bgp, view));
+  return issues;
+}
+
+function checkTimers(bgp: BgpConfig): RawIssue[] {
+  const issues: RawIssue[] = [];
+  if (bgp.keepalive_time >= bgp.hold_time) {
+    issues.push({
+      path: ["bgp", "keepalive_time"],
+      message: `${bgp.keepalive_time} must be less than hold_time (${bgp.hold_time}); ` +
+        "a third of it is usual",
+    });
+  }
+  const [min, max] = bgp.error_wait_time;
+  if (min > max) {
+    issues.push({
+      path: ["bgp", "error_wait_time"],
+      message: `[${min}, ${max}]: the minimum must not exceed the maximum`,
+    });
+  }
+  if (bgp.connect_delay_time > bgp.connect_retry_time) {
+    issues.push({
+      path: ["bgp", "connect_delay_time"],
+      message: `${bgp.connect_delay_time} must not exceed connect_retry_time ` +
+        `(${bgp.connect_retry_time})`,
+    });
+  }
+  return issues;
+}
+
+function checkPeers(bgp: BgpConfig, view: BgpView): RawIssue[] {
+  const issues: RawIssue[] = [];
+  const names = new Map<string, number>();
+  const addresses = new Map<string, number>();
+  const machinesByName = new Map(
+    view.machines.filter((m): m is Machine => m !== undefined).map((m) => [m.name, m]),
+  );
+  const bgpPools = new Map(
+    view.pools.filter((p): p is Pool => p !== undefined).map((p) => [p.name, p]),
+  );
+  for (const [i, peer] of bgp.peers.entries()) {
+    const at = (...rest: (string | number)[]) => ["bgp", "peers", i, ...rest];
+    const seen = names.get(peer.name);
+    if (seen !== undefined) {
+      issues.push({
+        path: at("name"),
+        message: `duplicate peer name "${peer.name}": bgp.peers[${seen}] has it too`,
+      });
+    } else names.set(peer.name, i);
+    const ip = parseIp(peer.address)!;
+    const key = `${ip.family}/${ip.value}`;
+    const other = addresses.get(key);
+    if (other !== undefined) {
+      issues.push({
+        path: at("address"),
+        message:
+          `"${peer.address}" is also the address of bgp.peers[${other}]; one entry per router`,
+      });
+    } else addresses.set(key, i);
+    const { hold, keepalive } = peerTimers(bgp, peer);
+    if (keepalive >= hold) {
+      issues.push({
+        path: at(peer.keepalive_time !== undefined ? "keepalive_time" : "hold_time"),
+        message: `keepalive ${keepalive} must be less than hold ${hold}`,
+      });
+    }
+    for (const [j, host] of peer.hosts.entries()) {
+      const machine = machinesByName.get(host);
+      if (!machine || machine.role !== "control-plane") {
+        issues.push({
+          path: at("hosts", j),
+          message: `"${host}" is not a control-plane machine of the inventory; only ` +
+            "control-plane hosts run BIRD",
+        });
+      }
+    }
+    for (const [j, zone] of peer.zones.entries()) {
+      const any = [...machinesByName.values()].some((m) =>
+        m.role === "control-plane" && m.zone === zone
+      );
+      if (!any) {
+        issues.push({
+          path: at("zones", j),
+          message: `no control-plane machine has zone "${zone}"; the peer would get no session`,
+        });
+      }
+    }
+    for (const [j, name] of peer.pools.entries()) {
+      const pool = bgpPools.get(name);
+      if (!pool) {
+        issues.push({ path: at("pools", j), message: `there is no pool "${name}"` });
+      } else if (pool.announce !== "bgp") {
+        issues.push({
+          path: at("pools", j),
+          message: `pool "${name}" has announce = "vrrp"; set announce = "bgp" on it`,
+        });
+      }
+    }
+    for (const [j, entry] of peer.communities.entries()) {
+      const parsed = resolveCommunity(bgp, entry);
+      if ("error" in parsed) issues.push({ path: at("communities", j), message: parsed.error });
+    }
+    if (peer.local_preference !== undefined && peer.asn !== bgp.asn) {
+      issues.push({
+        path: at("local_preference"),
+        message: `local preference is only sent to iBGP peers (asn ${bgp.asn}); ` +
+          `"${peer.name}" is eBGP (asn ${peer.asn}): remove it or use communities`,
+      });
+    }
+    if (peer.subnet !== undefined) {
+      const range = parseRange(peer.subnet);
+      if ("error" in range || range.prefix === undefined) {
+        issues.push({
+          path: at("subnet"),
+          message: `"${peer.subnet}" is not a CIDR` + ("error" in range ? `: ${range.error}` : ""),
+        });
+      } else if (range.family !== ip.family || ip.value < range.first || ip.value > range.last) {
+        issues.push({
+          path: at("subnet"),
+          message: `"${peer.subnet}" does not hold the peer's address "${peer.address}"`,
+        });
+      }
+    } else if (peer.pod_cidrs && peer.multihop === 0) {
+      issues.push({
+        path: at("pod_cidrs"),
+        message: `peer "${peer.name}" receives pod CIDRs over a direct session: set subnet ` +
+          '(e.g. "10.0.0.0/24") so only Nodes on its segment are announced to it',
+      });
+    }
+  }
+  return issues;
+}
+
+function checkHosts(bgp: BgpConfig, view: BgpView): RawIssue[] {
+  const issues: RawIssue[] = [];
+  const peered = new Set<string>();
+  for (const peer of bgp.peers) {
+    for (const m of peerHosts(peer, view.machines)) peered.add(m.name);
+  }
+  for (const [i, machine] of view.machines.entries()) {
+    if (!machine || !peered.has(machine.name)) continue;
+    if (routerIdOf(machine) === undefined) {
+      issues.push({
+        path: ["machines", i, "internal_ips"],
+        message: `machine "${machine.name}" peers over BGP but has no IPv4 address for ` +
+          'BIRD\'s router id; add bgp = { router_id = "x.x.x.x" }',
+      });
+    }
+  }
+  return issues;
+}
+
+function checkFamilies(bgp: BgpConfig, view: BgpView): RawIssue[] {
+  const issues: RawIssue[] = [];
+  for (const [i, pool] of view.pools.entries()) {
+    if (pool?.announce !== "bgp") continue;
+    for (const [j, text] of pool.addresses.entries()) {
+      const range = parseRange(text);
+      if ("error" in range) continue;
+      const family = range.family === 4 ? "ipv4" : "ipv6";
+      if (!bgp.families.includes(family)) {
+        issues.push({
+          path: ["pools", i, "addresses", j],
+          message: `"${text}" is IPv${range.family} but bgp.families does not include "${family}"`,
+        });
+      }
+    }
+  }
+  return issues;
+}
