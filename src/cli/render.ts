@@ -20,6 +20,7 @@ import { print, printError } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 import { readEnv } from "./read_env.ts";
 import { readInventory, readSnapshot } from "./command_inputs.ts";
+import { renderBirdCommand } from "./render_bird.ts";
 
 const USAGE = `Usage: keelson render keepalived --config FILE --host NAME [--state SNAPSHOT]
 
@@ -52,6 +53,7 @@ keepalived, 2 wrong command line.`;
  * ```
  */
 export async function renderCommand(args: string[]): Promise<number> {
+  if (args[0] === "bird") return await renderBirdCommand(args.slice(1));
   const { values, positionals } = parseFlags(args, {
     config: { type: "string", short: "c" },
     state: { type: "string", short: "s" },
@@ -63,11 +65,12 @@ export async function renderCommand(args: string[]): Promise<number> {
     return EXIT_OK;
   }
   const [what, extra] = positionals;
+  if (what === "bird") return await renderBirdCommand(args.filter((a) => a !== "bird"));
   if (what !== "keepalived") {
     throw new UsageError(
       what === undefined
-        ? 'name what to render: "keelson render keepalived"'
-        : `cannot render "${what}"; the only target is "keepalived"`,
+        ? 'name what to render: "keelson render keepalived" or "keelson render bird"'
+        : `cannot render "${what}"; the targets are "keepalived" and "bird"`,
     );
   }
   if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);

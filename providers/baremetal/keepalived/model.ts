@@ -24,6 +24,7 @@
 import type { Config, Machine } from "../../../src/config/types.ts";
 import { durationMs } from "../../../src/config/types.ts";
 import { formatIp, type IpFamily, parseIp } from "../../../src/net/ip.ts";
+import { inBgpPool } from "../bird/model.ts";
 
 /** One parsed address. Only these numbers, never the text they came from, are rendered. */
 export interface ModelIp {
@@ -160,7 +161,10 @@ export function buildKeepalivedModel(
   };
 
   const instances: VrrpInstanceModel[] = [];
-  const cpVips = dedupe(config.control_plane.vip.map((v) => parseIp(v)!));
+  // a control-plane VIP announced over BGP is BIRD's, not VRRP's
+  const cpVips = config.control_plane.announce === "bgp"
+    ? []
+    : dedupe(config.control_plane.vip.map((v) => parseIp(v)!));
   for (const family of [4, 6] as const) {
     const vips = cpVips.filter((ip) => ip.family === family);
     if (vips.length === 0) continue;
@@ -188,6 +192,7 @@ export function buildKeepalivedModel(
     const ip = parseIp(value);
     if (!ip) skipped.push({ value, reason: "not an IP address" });
     else if (cpKeys.has(ipKey(ip))) skipped.push({ value, reason: "is the control-plane VIP" });
+    else if (inBgpPool(config, value)) continue; // announced by BIRD
     else serviceIps.push(ip);
   }
   const groupCount = high - low - 1;
