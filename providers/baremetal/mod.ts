@@ -12,7 +12,7 @@
  *
  * @module
  */
-import type { CloudProvider, LoadBalancer } from "../../src/cloud/provider.ts";
+import type { CloudProvider, LoadBalancer, Routes } from "../../src/cloud/provider.ts";
 import type { ProviderRegistry } from "../../src/cloud/registry.ts";
 import type { Config } from "../../src/config/types.ts";
 import { BaremetalInstances, type InventorySource } from "./instances.ts";
@@ -28,6 +28,8 @@ export const BAREMETAL_PROVIDER_NAME = "baremetal";
 export interface BaremetalProviderOptions {
   /** The LoadBalancer capability (built from the same inventory). @default none */
   loadBalancer?: LoadBalancer;
+  /** The Routes capability (pod CIDRs over BIRD). @default none */
+  routes?: Routes;
 }
 
 /**
@@ -45,8 +47,11 @@ export function createBaremetalProvider(
     hasClusterID: () => true,
     instancesV2: new BaremetalInstances(inventory),
   };
-  if (options.loadBalancer) return { ...provider, loadBalancer: options.loadBalancer };
-  return provider;
+  return {
+    ...provider,
+    ...(options.loadBalancer ? { loadBalancer: options.loadBalancer } : {}),
+    ...(options.routes ? { routes: options.routes } : {}),
+  };
 }
 
 /** Options of `registerBaremetal`. */
@@ -55,6 +60,8 @@ export interface RegisterBaremetalOptions {
   inventory?: InventorySource;
   /** Builds the LoadBalancer capability from the same source. @default none */
   loadBalancer?: (inventory: InventorySource) => LoadBalancer;
+  /** The Routes capability of this host, when it runs BIRD with pod-CIDR peers. @default none */
+  routes?: () => Routes | undefined;
 }
 
 /**
@@ -70,6 +77,10 @@ export function registerBaremetal(
   registry.register(BAREMETAL_PROVIDER_NAME, (config: Config) => {
     const inventory = options.inventory ?? (() => ({ config, healthy: true }));
     const loadBalancer = options.loadBalancer?.(inventory);
-    return createBaremetalProvider(inventory, loadBalancer ? { loadBalancer } : {});
+    const routes = options.routes?.();
+    return createBaremetalProvider(inventory, {
+      ...(loadBalancer ? { loadBalancer } : {}),
+      ...(routes ? { routes } : {}),
+    });
   });
 }

@@ -28,6 +28,7 @@ import { registerBaremetal } from "../../providers/baremetal/mod.ts";
 import { createLoadBalancer } from "../../providers/baremetal/load_balancer.ts";
 import { createClusterCaches } from "./cluster_caches.ts";
 import { startKeepalived } from "./keepalived.ts";
+import { birdServiceEvent, hostNodeReady, startBird, wireBirdCaches } from "./bird.ts";
 import { runLeaderControllers, type RunningServiceController } from "./leader_controllers.ts";
 import { reportOrphanedAddresses } from "./orphaned_addresses.ts";
 
@@ -75,6 +76,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
       config = options.applyFlags(next);
       guard.onConfig(config);
       await keepalived?.announcer.sync("configuration reloaded");
+      await bird?.announcer.sync("configuration reloaded");
       if (serviceController && live.services) {
         serviceController.controller.requeuePending();
         reportOrphanedAddresses(config, live.services.list(), serviceController.events);
@@ -86,9 +88,24 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     services?: { list(): V1Service[]; get(key: string): V1Service | undefined };
     servicesSynced: () => boolean;
     writer?: ReturnType<typeof createClusterWriter>;
+    nodes?: {
+      get(key: string): import("@kubernetes/client-node").V1Node | undefined;
+      hasSynced(): boolean;
+    };
+    birdEvents?: (service: V1Service, vips: string[]) => void;
   } = { servicesSynced: () => false };
+  // BIRD before the provider: the provider's Routes read this host's BIRD
+  const bird = await startBird({
+    config: () => config,
+    host: options.host,
+    registry,
+    signal,
+    healthy: () => hostNodeReady(live.nodes, options.host),
+    onAnnounced: (service, vips) => live.birdEvents?.(service, vips),
+  });
   const providers = new ProviderRegistry();
   registerBaremetal(providers, {
+    routes: () => bird?.routes,
     // the live inventory: reloads apply at once, and a rejected reload blocks anything
     // destructive (an inventory that is not known good never deletes)
     inventory: () => ({ config, healthy: reloader.lastReloadSucceeded() }),
@@ -155,7 +172,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
 
   const client = await connect(() => config, registry, signal);
   if (!client) {
-    await Promise.all([reloads, serving.finished, keepalived?.finished]);
+    await Promise.all([reloads, serving.finished, keepalived?.finished, bird?.finished]);
     return 0;
   }
   kubeConfigured = true;
@@ -166,6 +183,11 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   live.servicesSynced = () => caches.services.hasSynced();
   cachesSynced = () => caches.synced();
   const informers = caches.run(signal);
+  live.nodes = caches.nodes;
+  if (bird) {
+    live.birdEvents = birdServiceEvent(client, options.host);
+    wireBirdCaches(bird, caches, () => config, signal);
+  }
   if (keepalived) {
     const failed = (error: unknown) =>
       log.error("Rendering keepalived failed: {error}", { error: String(error) });
@@ -195,7 +217,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     }, leaderSignal);
 
   const trackManaged = async (leaderSignal: AbortSignal) => {
-    const names = ["cloud-node", "cloud-node-lifecycle", "service", "pv-labels"];
+    const names = ["cloud-node", "cloud-node-lifecycle", "service", "route", "pv-labels"];
     for (const name of names) managed.set({ name, manager: "keelson" }, 1);
     try {
       if (!await caches.waitForSyncAll(leaderSignal)) return;
@@ -212,7 +234,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     log.info("Leader election is off: starting controllers now");
     await trackManaged(signal);
   }
-  await Promise.all([informers, reloads, serving.finished, keepalived?.finished]);
+  await Promise.all([informers, reloads, serving.finished, keepalived?.finished, bird?.finished]);
   client.close();
   log.info("Stopped");
   return 0;

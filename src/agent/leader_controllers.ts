@@ -20,6 +20,10 @@ import {
   policyFromConfig,
 } from "../controllers/node_lifecycle/node_lifecycle_controller.ts";
 import { PvLabelsController } from "../controllers/pv_labels/pv_labels_controller.ts";
+import {
+  ROUTE_CONTROLLER_EVENT_COMPONENT,
+  RouteController,
+} from "../controllers/route/route_controller.ts";
 import { handlesService } from "../controllers/service/handles_service.ts";
 import {
   SERVICE_CONTROLLER_EVENT_COMPONENT,
@@ -162,6 +166,29 @@ export async function runLeaderControllers(
       "service",
       () => controller.run(signal).finally(() => deps.onServiceController?.(undefined)),
     );
+  }
+  const routes = deps.provider.routes;
+  if (enabled.has("route") && !routes) {
+    // upstream: Routes not supported -> a warning, and the controller is skipped
+    log.warn(
+      "Not starting node-route-controller: provider {provider} has no Routes " +
+        "(no [[bgp.peers]] entry with pod_cidrs = true)",
+      {
+        provider: deps.provider.providerName,
+      },
+    );
+  }
+  if (enabled.has("route") && routes) {
+    const events = recorder(ROUTE_CONTROLLER_EVENT_COMPONENT);
+    recorders.push(events);
+    const controller = new RouteController({
+      nodes: deps.caches.nodes,
+      routes,
+      writer: deps.writer,
+      events,
+      registry: deps.registry,
+    }, { clusterName: config.cluster.name });
+    start("route", () => controller.run(signal));
   }
   if (enabled.has("pv-labels")) {
     const controller = new PvLabelsController({

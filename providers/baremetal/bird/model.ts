@@ -44,6 +44,8 @@ export interface ModelPrefix extends ModelIp {
 export interface StaticRoute {
   prefix: ModelPrefix;
   nextHop?: ModelIp;
+  /** The Node a pod route belongs to (never rendered; for the route provider). */
+  node?: string;
 }
 
 /** One `protocol static`. */
@@ -222,7 +224,7 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
     const name = `keelson_pods${prefix.family}_${subnet === undefined ? "any" : `s${subnet}`}`;
     const protocol = podStatics.get(name) ??
       { name, family: prefix.family, routes: [] };
-    protocol.routes.push({ prefix, nextHop });
+    protocol.routes.push({ prefix, nextHop, node: route.node });
     podStatics.set(name, protocol);
   }
   for (const protocol of podStatics.values()) {

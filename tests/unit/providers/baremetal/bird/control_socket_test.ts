@@ -50,3 +50,42 @@ Deno.test("birdCommand() names the socket when BIRD is not running and refuses m
   await assert.rejects(() => birdCommand("/nonexistent/bird.ctl", "show status"), BirdSocketError);
   await assert.rejects(() => birdCommand("/x", "configure\nshow"), BirdSocketError);
 });
+
+Deno.test("SessionMonitor exports keelson_bgp_session_up and routes per peer by inventory name", async () => {
+  const { Registry } = await import("prom-client");
+  const { SessionMonitor } = await import(
+    "../../../../../providers/baremetal/bird/session_monitor.ts"
+  );
+  const { bgpConfig } = await import("./_inventory.ts");
+  const config = await bgpConfig();
+  const registry = new Registry();
+  let fail = false;
+  const monitor = new SessionMonitor({
+    config: () => config,
+    registry,
+    read: () => {
+      if (fail) return Promise.reject(new Error("down"));
+      return Promise.resolve([
+        {
+          name: "keelson_peer_0",
+          state: "up",
+          info: "Established",
+          established: true,
+          exported: 5,
+        },
+      ]);
+    },
+  });
+  await monitor.poll();
+  assert.ok(monitor.established(0));
+  assert.ok(!monitor.established(1));
+  const text = await registry.metrics();
+  assert.match(text, /keelson_bgp_session_up\{peer="tor-a"\} 1/);
+  assert.match(text, /keelson_bgp_routes_exported\{peer="tor-a"\} 5/);
+  assert.doesNotMatch(text, /peer="rr-1"/);
+  fail = true;
+  await monitor.poll();
+  assert.ok(!monitor.reachable);
+  assert.ok(!monitor.established(0));
+  assert.doesNotMatch(await registry.metrics(), /keelson_bgp_session_up\{peer="tor-a"\} 1/);
+});
