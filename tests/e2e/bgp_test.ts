@@ -26,7 +26,6 @@ import {
   createNamespace,
   ingressIps,
 } from "../integration/_harness/lb_services.ts";
-import { waitFor } from "../integration/_harness/wait.ts";
 import {
   BgpLab,
   bgpLabUnavailable,
@@ -284,9 +283,9 @@ Deno.test({
       assert.equal(ups.get("cp2"), 2);
     } catch (error) {
       for (const agent of agents) {
-        console.error(`--- ${agent.process.logPath}\n${(await agent.log()).slice(-3000)}`);
+        report(`--- ${agent.process.logPath}\n${(await agent.log()).slice(-3000)}`);
       }
-      console.error(`--- ToR\n${await lab.tor("show", "protocols", "all").catch(() => "")}`);
+      report(`--- ToR\n${await lab.tor("show", "protocols", "all").catch(() => "")}`);
       throw error;
     } finally {
       for (const agent of agents) await agent.stop(10_000).catch(() => {});
