@@ -13,7 +13,7 @@ import { parseArgs } from "node:util";
 import { type ApiLimit, DEFAULT_LIMIT, RAISED_LIMIT } from "./_agent.ts";
 import { say } from "./_report.ts";
 
-const NAMES = ["nodes", "services", "keepalived"] as const;
+const NAMES = ["nodes", "services", "keepalived", "bgp"] as const;
 type BenchName = (typeof NAMES)[number];
 
 const USAGE = `Usage: deno task bench [nodes|services|keepalived|all] [N ...] [--qps Q] [--burst B]
@@ -21,6 +21,7 @@ const USAGE = `Usage: deno task bench [nodes|services|keepalived|all] [N ...] [-
   nodes        N kubelet-style Nodes registered at once -> time to initialized, requests/Node
   services     N LoadBalancer Services created at once -> time to ingress, requests/Service
   keepalived   model+render, keepalived -t, and a real SIGHUP reload with N VIPs (default 1000)
+  bgp          model+render, bird -p, and a ToR learning N VIPs over BGP (default 1000)
   N            sizes (default 100 1000 for nodes/services, 1000 for keepalived)
   --qps, --burst  run only with this client-side limit (default: both 20/30 and 200/300)`;
 
@@ -62,6 +63,11 @@ async function main(args: string[]): Promise<number> {
 
   say(`keelson benchmarks, ${new Date().toISOString()}, ${navigator.hardwareConcurrency} CPUs`);
   for (const name of wanted) {
+    if (name === "bgp") {
+      const { runBgpBench } = await import("./bgp_bench.ts");
+      for (const n of sizes.length > 0 ? sizes : [1000]) await runBgpBench(n);
+      continue;
+    }
     if (name === "keepalived") {
       const { runKeepalivedBench } = await import("./keepalived_bench.ts");
       for (const n of sizes.length > 0 ? sizes : [1000]) await runKeepalivedBench(n);
