@@ -82,14 +82,11 @@ Deno.test("keelson render bird refuses a worker and an inventory without [bgp]",
   const worker = await keelson("render", "bird", "--config", BASE, "--host", "w-1");
   assert.equal(worker.code, 1);
   assert.match(worker.err, /not a control-plane machine/);
-  const none = await keelson(
-    "render",
-    "bird",
-    "--config",
-    `${ROOT}deploy/examples/keelson.toml`,
-    "--host",
-    "cp-1",
-  );
+  const dir = await Deno.makeTempDir();
+  const plain = `${dir}/plain.toml`;
+  await Deno.writeTextFile(plain, '[[machines]]\nname = "cp-1"\nrole = "control-plane"\n');
+  const none = await keelson("render", "bird", "--config", plain, "--host", "cp-1");
+  await Deno.remove(dir, { recursive: true });
   assert.equal(none.code, 1);
   assert.match(none.err, /no \[bgp\] table/);
 });
