@@ -24,6 +24,7 @@ import { registerNode } from "../integration/_harness/kubelet.ts";
 import {
   createLbService,
   createNamespace,
+  eventsOf,
   ingressIps,
 } from "../integration/_harness/lb_services.ts";
 import {
@@ -50,7 +51,9 @@ if (reason) {
 const HOSTS = 3;
 const POOL = "198.51.100.0/28";
 
-function inventory(lab: BgpLab, host: number): string {
+const CP_VIP = `${NET}.100`;
+
+function inventory(lab: BgpLab, host: number, apiserverPort: string): string {
   const machines = Array.from(
     { length: HOSTS },
     (_, k) =>
@@ -60,6 +63,8 @@ function inventory(lab: BgpLab, host: number): string {
   return [
     '[cluster]\nname = "e2e"\n',
     "[keepalived]\nenabled = false\n",
+    // the control-plane VIP over BGP, gated by this host's probe of the apiserver's /readyz
+    `[control_plane]\nvip = ["${CP_VIP}"]\nannounce = "bgp"\nport = ${apiserverPort}\n`,
     '[leader_election]\nlease_duration = "4s"\nrenew_deadline = "3s"\nretry_period = "1s"\n',
     "[bgp]",
     `asn = ${CP_ASN}`,
@@ -114,7 +119,7 @@ Deno.test({
       cp = await startControlPlane();
       for (let i = 1; i <= HOSTS; i++) {
         const path = `${lab.dir}/cp${i}/keelson.toml`;
-        await Deno.writeTextFile(path, inventory(lab, i));
+        await Deno.writeTextFile(path, inventory(lab, i, new URL(cp.server).port));
         agents.push(startKeelson({
           configPath: path,
           kubeconfig: cp.tokenKubeconfigPath,
@@ -135,6 +140,18 @@ Deno.test({
       );
       report(`FIGURE bgp sessions established at the ToR ${seconds(established.ms)} s after start`);
       const sinceBefore = await lab.torSessionsSince();
+      const cpVip = await timed(
+        "the control-plane VIP from 3 hosts",
+        async () => {
+          const hops = await lab.torNextHops(CP_VIP);
+          return hops.length === HOSTS ? hops : undefined;
+        },
+        30_000,
+        20,
+      );
+      report(
+        `FIGURE bgp control-plane VIP ${CP_VIP} (readyz-gated) with ${cpVip.value.length} next hops`,
+      );
 
       // --- a Service in the BGP pool: VIP, then 3 ECMP next hops at the ToR
       await createNamespace(cp, "web");
@@ -168,6 +185,23 @@ Deno.test({
         `FIGURE bgp VIP ${vip}: 3 ECMP next hops in the ToR's kernel ${
           seconds(ecmpMs)
         } s after the status write`,
+      );
+
+      // every host says on the Service that it announces the VIP
+      const announcedBy = await timed(
+        "AnnouncedByBGP events from 3 hosts",
+        async () => {
+          const events = (await eventsOf(cpRef, "web", "web")).filter((e) =>
+            e.reason === "AnnouncedByBGP"
+          );
+          return events.length === HOSTS ? events.map((e) => e.message ?? "").sort() : undefined;
+        },
+        30_000,
+        200,
+      );
+      assert.deepEqual(
+        announcedBy.value,
+        [1, 2, 3].map((i) => `Host cp-${i} announces ${vip} over BGP`),
       );
 
       // --- a Node with a pod CIDR: route via its InternalIP, ping, NetworkUnavailable
@@ -229,6 +263,10 @@ Deno.test({
         `cp-3 still a next hop after exit: ${hopsAtExit}`,
       );
       assert.equal(hopsAtExit.length, 2);
+      assert.ok(
+        !(await lab.torNextHops(CP_VIP)).includes(lab.cpIp(3)),
+        "cp-3 still announces the control-plane VIP",
+      );
       report(
         `FIGURE bgp SIGTERM of cp-3's keelson: exited after ${
           seconds(exitMs)
