@@ -214,3 +214,39 @@ Deno.test("a host that is not a control-plane machine gets an error naming the o
   assert.ok("error" in model);
   assert.match(model.error, /"cp-1", "cp-2", "cp-3"/);
 });
+
+Deno.test("random Service and Node values: every rendered line is in the grammar, bird -p passes", async () => {
+  const config = await bgpConfig();
+  // a small deterministic generator (no dependency): values near valid ones plus junk
+  let seed = 0x5eed;
+  const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0);
+  const pick = <T>(list: readonly T[]): T => list[next() % list.length]!;
+  const junk = ['"', ";", "}", "{", "\n", " ", "#", "/*", "'", "include", "\\", "%", "\u0000"];
+  const mutate = (valid: string): string => {
+    const at = next() % (valid.length + 1);
+    return next() % 3 === 0 ? valid : valid.slice(0, at) + pick(junk) + valid.slice(at);
+  };
+  const sampled: string[] = [];
+  for (let round = 0; round < 200; round++) {
+    const vips = Array.from({ length: 5 }, () => mutate(`198.51.100.${next() % 16}`));
+    const pods = Array.from({ length: 3 }, (_, i) => ({
+      node: mutate(`w-${i}`),
+      cidr: mutate(`10.244.${next() % 256}.0/24`),
+      nextHop: mutate(`10.0.0.${next() % 256}`),
+    }));
+    const rendered = renderHostBird({
+      config,
+      host: pick(["cp-1", "cp-2", "cp-3"]),
+      serviceVips: vips,
+      podRoutes: pods,
+      controlPlaneHealthy: next() % 2 === 0,
+    });
+    if ("error" in rendered) throw new Error(rendered.error);
+    assert.deepEqual(offGrammar(rendered.text), [], `round ${round}`);
+    if (round % 40 === 0) sampled.push(rendered.text);
+  }
+  for (const text of sampled) {
+    const parsed = await birdParse(text);
+    assert.equal(parsed.code, 0, parsed.output);
+  }
+});
