@@ -11,8 +11,11 @@
 import type { V1Node, V1Service } from "@kubernetes/client-node";
 import { readBgpSecrets } from "../config/bgp_secrets.ts";
 import type { Config } from "../config/types.ts";
-import { serviceVipsOf } from "../../providers/baremetal/keepalived/announcer.ts";
-import { podRoutesOf, renderHostBird } from "../../providers/baremetal/bird/host_config.ts";
+import {
+  bgpServiceVipsOf,
+  podRoutesOf,
+  renderHostBird,
+} from "../../providers/baremetal/bird/host_config.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
@@ -85,7 +88,7 @@ export async function renderBirdCommand(args: string[]): Promise<number> {
   const rendered = renderHostBird({
     config,
     host,
-    serviceVips: serviceVipsOf(config, convergedServices(config, services)),
+    serviceVips: bgpServiceVipsOf(config, convergedServices(config, services)),
     podRoutes: podRoutesOf(nodes),
     controlPlaneHealthy: true,
     passwords,

@@ -5,9 +5,18 @@
  *
  * @module
  */
-import type { V1Node } from "@kubernetes/client-node";
+import type { V1Node, V1Service } from "@kubernetes/client-node";
+import type { Config } from "../../../src/config/types.ts";
+import { handlesService } from "../../../src/controllers/service/handles_service.ts";
 import { parseIp } from "../../../src/net/ip.ts";
-import { type BirdModel, type BirdModelInput, buildBirdModel, type PodRoute } from "./model.ts";
+import { ingressIps } from "../ipam/status_holdings.ts";
+import {
+  type BirdModel,
+  type BirdModelInput,
+  buildBirdModel,
+  inBgpPool,
+  type PodRoute,
+} from "./model.ts";
 import { renderBirdConfig } from "./render.ts";
 
 /** The text of one host's BIRD file, with what was left out. */
@@ -26,6 +35,22 @@ export function renderHostBird(input: BirdModelInput): RenderedBird | { error: s
   const model = buildBirdModel(input);
   if ("error" in model) return model;
   return { text: renderBirdConfig(model), model, skipped: model.skipped };
+}
+
+/**
+ * The ingress addresses of the Services Keelson handles that lie in `announce = "bgp"` pools,
+ * sorted and unique, whatever their traffic policy (`keelson render bird`; the announcer also
+ * applies `externalTrafficPolicy: Local`).
+ * @param config the inventory
+ * @param services every Service
+ */
+export function bgpServiceVipsOf(config: Config, services: readonly V1Service[]): string[] {
+  const vips = new Set<string>();
+  for (const service of services) {
+    if (!handlesService(config, service)) continue;
+    for (const ip of ingressIps(service)) if (inBgpPool(config, ip)) vips.add(ip);
+  }
+  return [...vips].sort();
 }
 
 /**

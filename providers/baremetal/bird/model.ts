@@ -25,7 +25,7 @@ import {
   peerTimers,
   resolveCommunity,
   routerIdOf,
-} from "../../../src/config/_check_bgp.ts";
+} from "../../../src/config/bgp_values.ts";
 import type { Config, Machine, Pool } from "../../../src/config/types.ts";
 import { formatIp, type IpFamily, type IpRange, parseIp, parseRange } from "../../../src/net/ip.ts";
 

@@ -16,6 +16,7 @@ import type { Lister } from "../../../src/kube/ports.ts";
 import { handlesService } from "../../../src/controllers/service/handles_service.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { ingressIps } from "../ipam/status_holdings.ts";
+import { inBgpPool } from "../bird/model.ts";
 import type { ApplyResult, KeepalivedApplier } from "./config_applier.ts";
 import { buildKeepalivedModel, type KeepalivedModelInput } from "./model.ts";
 import { renderKeepalivedConfig } from "./render.ts";
@@ -117,8 +118,9 @@ export class KeepalivedAnnouncer {
 }
 
 /**
- * The Service VIPs a host serves: ingress addresses of the Services Keelson handles (class
- * filter of `handlesService`), sorted and unique. `keelson render` uses it too.
+ * The Service VIPs a host serves through VRRP: ingress addresses of the Services Keelson handles
+ * (class filter of `handlesService`) outside `announce = "bgp"` pools (BIRD announces those),
+ * sorted and unique. `keelson render` uses it too.
  * @param config the configuration in force
  * @param services every Service (a lister's snapshot)
  * @returns the addresses as written in the statuses
@@ -127,7 +129,7 @@ export function serviceVipsOf(config: Config, services: readonly V1Service[]): s
   const vips = new Set<string>();
   for (const service of services) {
     if (!handlesService(config, service)) continue;
-    for (const ip of ingressIps(service)) vips.add(ip);
+    for (const ip of ingressIps(service)) if (!inBgpPool(config, ip)) vips.add(ip);
   }
   return [...vips].sort();
 }

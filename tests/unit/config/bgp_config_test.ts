@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parseCommunity } from "../../../src/config/_check_bgp.ts";
+import { parseCommunity } from "../../../src/config/bgp_values.ts";
 import { passwordProblem, readBgpSecrets } from "../../../src/config/bgp_secrets.ts";
 import { ConfigError } from "../../../src/config/config_error.ts";
 import { loadConfigFile } from "../../../src/config/load_config.ts";

@@ -250,3 +250,24 @@ Deno.test("random Service and Node values: every rendered line is in the grammar
     assert.equal(parsed.code, 0, parsed.output);
   }
 });
+
+Deno.test("keepalived leaves BGP-pool VIPs and a BGP control-plane VIP to BIRD", async () => {
+  const { buildKeepalivedModel } = await import(
+    "../../../../../providers/baremetal/keepalived/model.ts"
+  );
+  const { serviceVipsOf } = await import(
+    "../../../../../providers/baremetal/keepalived/announcer.ts"
+  );
+  const config = await bgpConfig();
+  const model = buildKeepalivedModel({ config, host: "cp-1", serviceVips: VIPS });
+  if ("error" in model) throw new Error(model.error);
+  const held = model.instances.flatMap((i) => [...i.vips, ...i.excludedVips]);
+  assert.deepEqual(held.map((ip) => ip.value), [BigInt(0xc0000203)]); // 192.0.2.3 only
+  assert.ok(!model.instances.some((i) => i.kind === "control-plane"));
+  const services = ["198.51.100.1", "192.0.2.3"].map((ip, i) => ({
+    metadata: { name: `s${i}`, namespace: "default" },
+    spec: { type: "LoadBalancer" },
+    status: { loadBalancer: { ingress: [{ ip }] } },
+  }));
+  assert.deepEqual(serviceVipsOf(config, services), ["192.0.2.3"]);
+});
