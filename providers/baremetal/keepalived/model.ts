@@ -186,7 +186,8 @@ export function buildKeepalivedModel(
   }
 
   const skipped: KeepalivedModel["skipped"] = [];
-  const cpKeys = new Set(cpVips.map(ipKey));
+  // every control-plane VIP of the inventory, also one announced over BGP, is never a Service VIP
+  const cpKeys = new Set(config.control_plane.vip.map((v) => ipKey(parseIp(v)!)));
   const serviceIps: ModelIp[] = [];
   for (const value of input.serviceVips) {
     const ip = parseIp(value);
