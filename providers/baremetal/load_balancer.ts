@@ -70,7 +70,10 @@ export interface LoadBalancerOptions {
 
 /** The capability plus what callers need for Warning events. */
 export interface BaremetalLoadBalancer extends LoadBalancer {
-  /** Addresses Services keep although no pool offers them any more, for Warning events. */
+  /**
+   * Addresses Services keep although no pool offers them any more, for Warning events; rebuilt
+   * from the configuration and Services in force first (when the cache has synced).
+   */
   orphanedAllocations(): OrphanedAllocation[];
   /** The current allocator (read-only use: stats, inUse), rebuilt at the last call. */
   readonly allocator: Allocator;
@@ -172,15 +175,16 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
     }
   };
 
-  if (options.registry) {
-    registerPoolGauge(options.registry, allocator, () => {
-      try {
-        rebuild(options.config(), listServices());
-      } catch {
-        // not synced yet: report what the allocator last knew
-      }
-    });
-  }
+  /** Rebuilds from the configuration and Services in force, when the cache has synced. */
+  const refresh = (): void => {
+    try {
+      rebuild(options.config(), listServices());
+    } catch {
+      // not synced yet: report what the allocator last knew
+    }
+  };
+
+  if (options.registry) registerPoolGauge(options.registry, allocator, refresh);
 
   const lb: BaremetalLoadBalancer = {
     allocator,
@@ -233,6 +237,7 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
     },
 
     orphanedAllocations(): OrphanedAllocation[] {
+      refresh();
       return allocator.orphanedAllocations();
     },
   };

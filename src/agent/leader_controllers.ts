@@ -1,10 +1,11 @@
 /**
- * Starts the controllers that write to the API (leader only) and stops them when the leader
- * signal aborts. Each started controller gets a health check under its upstream name.
+ * Leading: initializes the provider, starts the controllers that write to the API (leader only)
+ * and stops them when the leader signal aborts. Each started controller gets a health check under
+ * its upstream name and a `running_managed_controllers` series that is 1 while it runs.
  *
  * @module
  */
-import type { Registry } from "prom-client";
+import { Gauge, type Registry } from "prom-client";
 import type { CloudProvider } from "../cloud/provider.ts";
 import type { Config } from "../config/types.ts";
 import { durationMs } from "../config/types.ts";
@@ -30,6 +31,7 @@ import { AggregatingEventRecorder } from "../kube/event_recorder.ts";
 import type { KubeClient } from "../kube/kube_client.ts";
 import type { ClusterWriter, EventRecorder } from "../kube/ports.ts";
 import { logger } from "../log/logging.ts";
+import { declareOnce } from "../metrics/registry.ts";
 import type { HealthChecks } from "../server/health_checks.ts";
 import type { ClusterCaches } from "./cluster_caches.ts";
 import { createEndpointLocator } from "./endpoint_locator.ts";
@@ -54,8 +56,25 @@ export interface LeaderControllerDeps {
   onServiceController?: (running: RunningServiceController | undefined) => void;
 }
 
+const MANAGED_CONTROLLERS_METRIC = "running_managed_controllers";
+
 /**
- * Runs the enabled controllers until `signal` aborts.
+ * The gauge of controllers this process runs, as upstream controller managers export it.
+ * @param registry the process's registry
+ * @returns the gauge (declared once per registry)
+ */
+export function managedControllersGauge(registry: Registry): Gauge<"name" | "manager"> {
+  return declareOnce(registry, MANAGED_CONTROLLERS_METRIC, () =>
+    new Gauge({
+      name: MANAGED_CONTROLLERS_METRIC,
+      help: "Controllers this process runs (1 while running), as upstream controller managers.",
+      labelNames: ["name", "manager"],
+      registers: [registry],
+    }));
+}
+
+/**
+ * Initializes the provider, then runs the enabled controllers until `signal` aborts.
  * @param deps caches, clients, provider, metrics and health registries
  * @param signal aborts when leadership is lost or the process stops
  * @returns when every controller has stopped
@@ -73,10 +92,12 @@ export async function runLeaderControllers(
     new AggregatingEventRecorder(createEventSink(deps.client), { component, host });
   const recorders: AggregatingEventRecorder[] = [];
   const runs: Promise<void>[] = [];
+  const managed = managedControllersGauge(deps.registry);
 
   const start = (name: ControllerName, run: () => Promise<void>) => {
     const check = CANONICAL_NAMES[name];
     deps.health.add(check, () => ({ ok: true }));
+    managed.set({ name, manager: "keelson" }, 1);
     log.info("Starting controller {name}", { name: check });
     runs.push(
       run().catch((error) => {
@@ -84,9 +105,25 @@ export async function runLeaderControllers(
           name: check,
           error: String(error),
         });
-      }).finally(() => deps.health.remove(check)),
+      }).finally(() => {
+        deps.health.remove(check);
+        managed.set({ name, manager: "keelson" }, 0);
+      }),
     );
   };
+
+  // the provider's Warning events on Services (addresses no pool offers) are the service
+  // controller's: recorded under its component, and only while it runs
+  const providerEvents = enabled.has("service") && deps.provider.loadBalancer
+    ? recorder(SERVICE_CONTROLLER_EVENT_COMPONENT)
+    : undefined;
+  if (providerEvents) recorders.push(providerEvents);
+  await deps.provider.initialize?.({
+    nodes: deps.caches.nodes,
+    services: deps.caches.services,
+    ...(providerEvents ? { events: providerEvents } : {}),
+    signal,
+  });
 
   const instances = deps.provider.instancesV2;
   for (const name of ["cloud-node", "cloud-node-lifecycle"] as const) {

@@ -20,6 +20,7 @@ import {
 import { abortableSleep } from "../../kube/rate_limiter.ts";
 import { defaultControllerRateLimiter } from "../../kube/rate_limiters.ts";
 import { runWorkers, WorkQueue } from "../../kube/work_queue.ts";
+import { nodeRef } from "../../kube/event_targets.ts";
 import { done, failed, type SyncResult } from "../sync_result.ts";
 import {
   decideNodeSync,
@@ -245,13 +246,6 @@ export class NodeController {
       }
     }
   }
-}
-
-/** The event target of a Node. */
-export function nodeRef(
-  node: V1Node,
-): { kind: string; apiVersion: string; metadata: V1Node["metadata"] } {
-  return { kind: "Node", apiVersion: "v1", metadata: node.metadata };
 }
 
 function creationMs(node: V1Node): number | undefined {

@@ -22,7 +22,7 @@ import {
   type Lister,
 } from "../../kube/ports.ts";
 import { abortableSleep } from "../../kube/rate_limiter.ts";
-import { nodeRef } from "../node/node_controller.ts";
+import { nodeRef } from "../../kube/event_targets.ts";
 import { decideLifecycle, type LifecycleDecision, RETIRED_TAINT } from "./decide_lifecycle.ts";
 import { type DeletionGuard, DeletionRateLimiter } from "./deletion_guards.ts";
 

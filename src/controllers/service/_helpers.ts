@@ -5,19 +5,7 @@
  */
 import type { V1Service } from "@kubernetes/client-node";
 import { ProviderError } from "../../cloud/provider.ts";
-import { type EventTarget, isNotFound } from "../../kube/ports.ts";
-
-/** The event target of a Service. */
-export function serviceTarget(service: V1Service): EventTarget {
-  const { name, namespace, uid, resourceVersion } = service.metadata ?? {};
-  const metadata: { name?: string; namespace?: string; uid?: string; resourceVersion?: string } =
-    {};
-  if (name !== undefined) metadata.name = name;
-  if (namespace !== undefined) metadata.namespace = namespace;
-  if (uid !== undefined) metadata.uid = uid;
-  if (resourceVersion !== undefined) metadata.resourceVersion = resourceVersion;
-  return { kind: "Service", apiVersion: "v1", metadata };
-}
+import { isNotFound } from "../../kube/ports.ts";
 
 /** The Service as if its type were LoadBalancer (to ask the class filter after a type change). */
 export function asLoadBalancer(service: V1Service): V1Service {

@@ -44,13 +44,8 @@ import {
 } from "./local_traffic.ts";
 import { needsUpdate } from "./needs_update.ts";
 import { syncNodeSets } from "./_node_sync.ts";
-import {
-  asLoadBalancer,
-  failureEvents,
-  ignoreNotFound,
-  messageOf,
-  serviceTarget,
-} from "./_helpers.ts";
+import { asLoadBalancer, failureEvents, ignoreNotFound, messageOf } from "./_helpers.ts";
+import { serviceTarget } from "../../kube/event_targets.ts";
 import { loadBalancerNodes, type NodeSetKey, nodeSetKey, nodeUpdateNeedsSync } from "./node_set.ts";
 import { type ServiceMetrics, serviceMetrics } from "./service_metrics.ts";
 
