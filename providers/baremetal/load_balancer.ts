@@ -27,7 +27,7 @@ import type { Config } from "../../src/config/types.ts";
 import { type ClusterWriter, type Lister, objectKey } from "../../src/kube/ports.ts";
 import { logger } from "../../src/log/logging.ts";
 import { canonicalIp } from "../../src/net/ip.ts";
-import { matchesClass } from "../../src/controllers/service/handles_service.ts";
+import { matchesClass } from "../../src/cloud/load_balancer_class.ts";
 import { type AllocationFailure, Allocator, type OrphanedAllocation } from "./ipam/allocator.ts";
 import { buildPools } from "./ipam/pools.ts";
 import { ANNOTATIONS, readServiceRequest } from "./ipam/service_requests.ts";

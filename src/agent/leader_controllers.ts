@@ -13,7 +13,7 @@ import {
   CANONICAL_NAMES,
   type ControllerName,
   resolveControllers,
-} from "../controllers/controller_names.ts";
+} from "../config/controller_names.ts";
 import { NodeController } from "../controllers/node/node_controller.ts";
 import type { DeletionGuard } from "../controllers/node_lifecycle/deletion_guards.ts";
 import {
@@ -21,7 +21,7 @@ import {
   policyFromConfig,
 } from "../controllers/node_lifecycle/node_lifecycle_controller.ts";
 import { PvLabelsController } from "../controllers/pv_labels/pv_labels_controller.ts";
-import { handlesService } from "../controllers/service/handles_service.ts";
+import { handlesService } from "../cloud/load_balancer_class.ts";
 import {
   SERVICE_CONTROLLER_EVENT_COMPONENT,
   ServiceController,

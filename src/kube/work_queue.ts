@@ -12,7 +12,7 @@
  * @module
  */
 import type { Registry } from "prom-client";
-import type { SyncResult } from "../controllers/sync_result.ts";
+import type { SyncResult } from "./sync_result.ts";
 import { logger } from "../log/logging.ts";
 import { type Clock, systemClock, type Timer } from "./clock.ts";
 import { KubeApiError } from "./ports.ts";

@@ -9,7 +9,7 @@ import type { V1Service } from "@kubernetes/client-node";
 import type { Config } from "../../../src/config/types.ts";
 import { objectKey } from "../../../src/kube/ports.ts";
 import { canonicalIp } from "../../../src/net/ip.ts";
-import { handlesService } from "../../../src/controllers/service/handles_service.ts";
+import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
 import {
   type AllocationFailure,
   Allocator,

@@ -13,7 +13,7 @@
 import type { V1Service } from "@kubernetes/client-node";
 import type { Config } from "../../../src/config/types.ts";
 import type { ServiceSource } from "../host_announcer.ts";
-import { handlesService } from "../../../src/controllers/service/handles_service.ts";
+import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { ingressIps } from "../ipam/status_holdings.ts";
 import type { ApplyResult, KeepalivedApplier } from "./config_applier.ts";

@@ -21,7 +21,7 @@ import { abortableSleep } from "../../kube/rate_limiter.ts";
 import { defaultControllerRateLimiter } from "../../kube/rate_limiters.ts";
 import { runWorkers, WorkQueue } from "../../kube/work_queue.ts";
 import { nodeRef } from "../../kube/event_targets.ts";
-import { done, failed, type SyncResult } from "../sync_result.ts";
+import { done, failed, type SyncResult } from "../../kube/sync_result.ts";
 import {
   decideNodeSync,
   REASON_INITIALIZATION_FAILED,

@@ -8,7 +8,7 @@
 import type { V1Node, V1Service } from "@kubernetes/client-node";
 import type { LoadBalancer } from "../../cloud/provider.ts";
 import type { Clock } from "../../kube/clock.ts";
-import { done, type SyncResult } from "../sync_result.ts";
+import { done, type SyncResult } from "../../kube/sync_result.ts";
 import { type NodeSetKey, nodeSetKey, nodeSetsEqual } from "./node_set.ts";
 import type { ServiceMetrics } from "./service_metrics.ts";
 

@@ -28,7 +28,7 @@ import {
 import { serviceRateLimiter } from "../../kube/rate_limiters.ts";
 import { type RateLimiter, runWorkers, WorkQueue } from "../../kube/work_queue.ts";
 import { logger } from "../../log/logging.ts";
-import { done, failed, requeueAfter, type SyncResult } from "../sync_result.ts";
+import { done, failed, requeueAfter, type SyncResult } from "../../kube/sync_result.ts";
 import { addFinalizerPatch, hasCleanupFinalizer, removeFinalizerPatch } from "./finalizer.ts";
 import {
   clearLoadBalancerStatusPatch,

@@ -6,7 +6,7 @@
  * @module
  */
 import type { V1Service } from "@kubernetes/client-node";
-import type { Config } from "../../config/types.ts";
+import type { Config } from "../config/types.ts";
 
 /**
  * True when the Service's load-balancer class is Keelson's, whatever its type: unset while
