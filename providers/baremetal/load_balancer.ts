@@ -32,6 +32,7 @@ import { type AllocationFailure, Allocator, type OrphanedAllocation } from "./ip
 import { buildPools } from "./ipam/pools.ts";
 import { ANNOTATIONS, readServiceRequest } from "./ipam/service_requests.ts";
 import { ingressIps, statusHolding } from "./ipam/status_holdings.ts";
+import { errorMessage } from "../../src/log/error_message.ts";
 
 /** The pool-usage gauge's name. */
 export const POOL_ADDRESSES_METRIC = "keelson_pool_addresses";
@@ -42,15 +43,14 @@ const RETRIABLE: ReadonlySet<AllocationFailure> = new Set(["AddressInUse", "Pool
 /** An allocation the user must fix or wait for; `reason` goes into an `AllocationFailed` event. */
 export class AllocationError extends ProviderError {
   /** Machine-readable reason, e.g. `PoolExhausted`. */
-  readonly reason: AllocationFailure;
+  declare readonly reason: AllocationFailure;
   /**
    * @param reason the allocator's reason
    * @param message the allocator's sentence, quoting the values
    */
   constructor(reason: AllocationFailure, message: string) {
-    super(message, { retriable: RETRIABLE.has(reason) });
+    super(message, { retriable: RETRIABLE.has(reason), reason });
     this.name = "AllocationError";
-    this.reason = reason;
   }
 }
 
@@ -280,7 +280,7 @@ async function writePoolAnnotation(
     log.warn("Cannot record pool {pool} on service {key}: {error}", {
       pool,
       key: objectKey(service),
-      error: error instanceof Error ? error.message : String(error),
+      error: errorMessage(error),
     });
   }
 }

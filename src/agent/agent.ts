@@ -19,7 +19,7 @@ import { createKubeClient, type KubeClient } from "../kube/kube_client.ts";
 import { KubeconfigError, resolveConnectionSettings } from "../kube/kubeconfig.ts";
 import { LeaderElector } from "../kube/leader_election.ts";
 import { leaseApiFromCoordinationApi } from "../kube/lease_api.ts";
-import { abortableSleep } from "../kube/rate_limiter.ts";
+import { delay } from "../kube/delay.ts";
 import { logger } from "../log/logging.ts";
 import { createMetricsRegistry } from "../metrics/registry.ts";
 import { createServer } from "../server/create_server.ts";
@@ -32,6 +32,7 @@ import {
   runLeaderControllers,
   type RunningServiceController,
 } from "./leader_controllers.ts";
+import { errorMessage } from "../log/error_message.ts";
 
 /** Inputs of `runAgent`, already parsed by `keelson run`. */
 export interface AgentOptions {
@@ -86,7 +87,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   try {
     provider = providers.create(config);
   } catch (error) {
-    log.fatal("{error}", { error: error instanceof Error ? error.message : String(error) });
+    log.fatal("{error}", { error: errorMessage(error) });
     return 1;
   }
 
@@ -241,9 +242,7 @@ async function campaign(options: CampaignOptions): Promise<void> {
       },
     });
     await leading;
-    if (!signal.aborted) {
-      await abortableSleep(durationMs(le.retry_period), signal).catch(() => {});
-    }
+    await delay(durationMs(le.retry_period), signal);
   }
 }
 
@@ -282,8 +281,7 @@ async function connect(
         });
         lastError = message;
       }
-      // abortableSleep rejects on abort; a stop while waiting is the normal way out
-      await abortableSleep(KUBE_RETRY_MS, signal).catch(() => {});
+      await delay(KUBE_RETRY_MS, signal);
     }
   }
   return undefined;

@@ -32,6 +32,7 @@ import type { KubeClient } from "../kube/kube_client.ts";
 import type { ClusterWriter, EventRecorder } from "../kube/ports.ts";
 import { logger } from "../log/logging.ts";
 import { declareOnce } from "../metrics/registry.ts";
+import { hostname } from "../net/hostname.ts";
 import type { HealthChecks } from "../server/health_checks.ts";
 import type { ClusterCaches } from "./cluster_caches.ts";
 import { createEndpointLocator } from "./endpoint_locator.ts";
@@ -87,7 +88,7 @@ export async function runLeaderControllers(
   const config = deps.config();
   const resolved = resolveControllers(config.controllers.enabled);
   const enabled = "enabled" in resolved ? resolved.enabled : new Set<ControllerName>();
-  const host = safeHostname();
+  const host = hostname() ?? "";
   const recorder = (component: string) =>
     new AggregatingEventRecorder(createEventSink(deps.client), { component, host });
   const recorders: AggregatingEventRecorder[] = [];
@@ -211,12 +212,4 @@ export async function runLeaderControllers(
   }
   await Promise.all(runs);
   await Promise.all(recorders.map((r) => r.flush()));
-}
-
-function safeHostname(): string {
-  try {
-    return Deno.hostname();
-  } catch {
-    return "";
-  }
 }

@@ -21,6 +21,11 @@ export function matchesClass(config: Config, service: V1Service): boolean {
   return cls === config.load_balancer.class;
 }
 
+/** The Service as if its type were LoadBalancer (to ask the class filter after a type change). */
+export function asLoadBalancer(service: V1Service): V1Service {
+  return { ...service, spec: { ...service.spec, type: "LoadBalancer" } };
+}
+
 /**
  * True when the Service is a LoadBalancer Service of Keelson's class.
  * @param config the validated configuration

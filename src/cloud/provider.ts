@@ -164,18 +164,28 @@ export interface CloudProvider {
   readonly clusters?: Clusters;
 }
 
-/** An error a provider raises when it cannot answer; `retriable` says whether a retry may help. */
+/**
+ * An error a provider raises when it cannot answer; `retriable` says whether a retry may help,
+ * `reason` (when set) is a machine-readable cause such as `PoolExhausted`, which controllers put
+ * into Events without knowing the provider.
+ */
 export class ProviderError extends Error {
   /** Whether retrying later may succeed. */
   readonly retriable: boolean;
+  /** Machine-readable reason (CamelCase), e.g. `PoolExhausted`; undefined when none applies. */
+  readonly reason: string | undefined;
   /**
    * @param message what failed, with the object named
-   * @param options `retriable` (default true) and the `cause`
+   * @param options `retriable` (default true), `reason` and the `cause`
    */
-  constructor(message: string, options: { retriable?: boolean; cause?: unknown } = {}) {
+  constructor(
+    message: string,
+    options: { retriable?: boolean; reason?: string; cause?: unknown } = {},
+  ) {
     super(message, { cause: options.cause });
     this.name = "ProviderError";
     this.retriable = options.retriable ?? true;
+    this.reason = options.reason;
   }
 }
 

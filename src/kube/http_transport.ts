@@ -23,7 +23,8 @@ import {
 import { Counter, Histogram, type Registry } from "prom-client";
 import { logger } from "../log/logging.ts";
 import type { ConnectionSettings } from "./kubeconfig.ts";
-import { TokenBucket } from "./rate_limiter.ts";
+import { TokenBucket } from "./token_bucket.ts";
+import { errorMessage } from "../log/error_message.ts";
 
 const log = logger("kube", "transport");
 
@@ -190,7 +191,7 @@ function tokenSource(
             // keep the previous token: a rotation in progress must not break every request
             log.warn("Cannot read token file {path}: {error}", {
               path: settings.tokenFile,
-              error: error instanceof Error ? error.message : String(error),
+              error: errorMessage(error),
             });
             if (cached === undefined && settings.token === undefined) throw error;
           }

@@ -9,7 +9,7 @@
 import type { Registry } from "prom-client";
 import type { Config } from "../../../src/config/types.ts";
 import { durationMs } from "../../../src/config/types.ts";
-import { abortableSleep } from "../../../src/kube/rate_limiter.ts";
+import { delay } from "../../../src/kube/delay.ts";
 import { logger } from "../../../src/log/logging.ts";
 import type { HostAnnouncer } from "../host_announcer.ts";
 import { ApiserverProbe } from "../control_plane/apiserver_probe.ts";
@@ -108,7 +108,6 @@ async function observeRoles(announcer: KeepalivedAnnouncer, options: KeepalivedO
       if (!warned) log.warn("Cannot observe VIPs: {error}", { error: String(error) });
       warned = true;
     }
-    // abortableSleep rejects on abort; a stop while waiting is the normal way out
-    await abortableSleep(VIP_ROLE_PERIOD_MS, options.signal).catch(() => {});
+    await delay(VIP_ROLE_PERIOD_MS, options.signal);
   }
 }
