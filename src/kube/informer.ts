@@ -18,6 +18,7 @@ import { modelTypeFor, toModel } from "./model_codec.ts";
 import { type Informer, type InformerEvent, KubeApiError, objectKey } from "./ports.ts";
 import { delay } from "./delay.ts";
 import { errorMessage } from "../log/error_message.ts";
+import { declareOnce } from "../metrics/registry.ts";
 
 const log = logger("kube", "informer");
 
@@ -246,24 +247,20 @@ interface InformerMetrics {
 }
 
 function informerMetrics(registry: Registry): InformerMetrics {
-  const lists = registry.getSingleMetric("keelson_informer_lists_total") as
-    | Counter<"resource">
-    | undefined;
-  const errors = registry.getSingleMetric("keelson_informer_watch_errors_total") as
-    | Counter<"resource">
-    | undefined;
   return {
-    lists: lists ?? new Counter({
-      name: "keelson_informer_lists_total",
-      help: "Full lists made by informers (the first one and every re-list after 410 Expired).",
-      labelNames: ["resource"],
-      registers: [registry],
-    }),
-    errors: errors ?? new Counter({
-      name: "keelson_informer_watch_errors_total",
-      help: "List or watch failures of informers, each followed by a backoff and a retry.",
-      labelNames: ["resource"],
-      registers: [registry],
-    }),
+    lists: declareOnce(registry, "keelson_informer_lists_total", () =>
+      new Counter({
+        name: "keelson_informer_lists_total",
+        help: "Full lists made by informers (the first one and every re-list after 410 Expired).",
+        labelNames: ["resource"],
+        registers: [registry],
+      })),
+    errors: declareOnce(registry, "keelson_informer_watch_errors_total", () =>
+      new Counter({
+        name: "keelson_informer_watch_errors_total",
+        help: "List or watch failures of informers, each followed by a backoff and a retry.",
+        labelNames: ["resource"],
+        registers: [registry],
+      })),
   };
 }
