@@ -30,6 +30,7 @@ import { canonicalIp } from "../../src/net/ip.ts";
 import { matchesClass } from "../../src/cloud/load_balancer_class.ts";
 import { type AllocationFailure, Allocator, type OrphanedAllocation } from "./ipam/allocator.ts";
 import { buildPools } from "./ipam/pools.ts";
+import { sameAddresses } from "./ipam/same_addresses.ts";
 import { ANNOTATIONS, readServiceRequest } from "./ipam/service_requests.ts";
 import { ingressIps, statusHolding } from "./ipam/status_holdings.ts";
 import { errorMessage } from "../../src/log/error_message.ts";
@@ -123,7 +124,7 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
       const gone = !service || Boolean(service.metadata?.deletionTimestamp) ||
         !matchesClass(config, service);
       const shown = service ? ingressIps(service).map((ip) => canonicalIp(ip) ?? ip) : [];
-      if (gone || sameSet(shown, ips)) pending.delete(key);
+      if (gone || sameAddresses(shown, ips)) pending.delete(key);
       if (!service) allocator.release(key);
     }
     // every allocation was restored (tracked) or assigned (pending, pruned above)
@@ -210,7 +211,7 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
       const result = allocator.assign(key, request.request);
       if (!result.ok) throw new AllocationError(result.reason, result.message);
       const shown = ingressIps(service).map((ip) => canonicalIp(ip) ?? ip);
-      if (sameSet(shown, result.ips)) pending.delete(key);
+      if (sameAddresses(shown, result.ips)) pending.delete(key);
       else pending.set(key, result.ips);
       log.info("Service {key} holds {ips} from pool {pool}", {
         key,
@@ -303,8 +304,4 @@ function registerPoolGauge(registry: Registry, allocator: Allocator, refresh: ()
       }
     },
   });
-}
-
-function sameSet(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && [...a].sort().join(",") === [...b].sort().join(",");
 }
