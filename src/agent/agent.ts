@@ -24,6 +24,7 @@ import { logger } from "../log/logging.ts";
 import { createMetricsRegistry } from "../metrics/registry.ts";
 import { createServer } from "../server/create_server.ts";
 import { HealthChecks } from "../server/health_checks.ts";
+import { metricsTokenReader } from "../server/metrics_token_file.ts";
 import { serve } from "../server/serve.ts";
 import { registerBaremetal } from "../../providers/baremetal/mod.ts";
 import { type ClusterCaches, createClusterCaches } from "./cluster_caches.ts";
@@ -285,35 +286,4 @@ async function connect(
     }
   }
   return undefined;
-}
-
-/** Reads the metrics token file at most every 10 s, so a rotated token takes effect. */
-function metricsTokenReader(path: () => string | undefined): () => string | undefined {
-  let cached:
-    | { path: string; token: string | undefined; at: number; readable: boolean }
-    | undefined;
-  return () => {
-    const file = path();
-    if (!file) return undefined;
-    if (!cached || cached.path !== file || Date.now() - cached.at > 10_000) {
-      let token: string | undefined;
-      let readable = true;
-      try {
-        token = Deno.readTextFileSync(file).trim();
-        if (!token) throw new Error("the file is empty");
-      } catch (error) {
-        // fail closed: a configured but unreadable token file must not open /metrics
-        token = crypto.randomUUID();
-        readable = false;
-        if (cached?.path !== file || cached.readable) {
-          logger("agent").error("Cannot read {file}; /metrics refuses every request: {error}", {
-            file,
-            error: String(error),
-          });
-        }
-      }
-      cached = { path: file, token, at: Date.now(), readable };
-    }
-    return cached.token;
-  };
 }
