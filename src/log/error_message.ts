@@ -12,3 +12,11 @@
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/**
+ * @param error what was thrown or rejected
+ * @returns the Error itself, or a new Error whose message is `String(error)`
+ */
+export function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { errorMessage } from "../../../src/log/error_message.ts";
+import { asError, errorMessage } from "../../../src/log/error_message.ts";
 
 Deno.test("errorMessage() gives an Error's message and anything else as a string", () => {
   const cases: [thrown: unknown, expected: string][] = [
@@ -12,4 +12,12 @@ Deno.test("errorMessage() gives an Error's message and anything else as a string
     [{ toString: () => "custom" }, "custom"],
   ];
   for (const [thrown, expected] of cases) assert.equal(errorMessage(thrown), expected);
+});
+
+Deno.test("asError() keeps an Error and wraps anything else", () => {
+  const error = new TypeError("t");
+  assert.equal(asError(error), error);
+  const wrapped = asError("plain");
+  assert.ok(wrapped instanceof Error);
+  assert.equal(wrapped.message, "plain");
 });
