@@ -28,11 +28,8 @@ import { metricsTokenReader } from "../server/metrics_token_file.ts";
 import { serve } from "../server/serve.ts";
 import { registerBaremetal } from "../../providers/baremetal/mod.ts";
 import { type ClusterCaches, createClusterCaches } from "./cluster_caches.ts";
-import {
-  managedControllersGauge,
-  runLeaderControllers,
-  type RunningServiceController,
-} from "./leader_controllers.ts";
+import { managedControllersGauge, runLeaderControllers } from "./leader_controllers.ts";
+import type { ServiceController } from "../controllers/service/service_controller.ts";
 import { errorMessage } from "../log/error_message.ts";
 
 /** Inputs of `runAgent`, already parsed by `keelson run`. */
@@ -60,7 +57,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   const registry = createMetricsRegistry();
   const health = new HealthChecks();
   let config = options.config;
-  let serviceController: RunningServiceController | undefined;
+  let serviceController: ServiceController | undefined;
   const guard = new ReloadDeletionGuard();
   guard.onConfig(config);
   managedControllersGauge(registry);
@@ -73,7 +70,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
       config = options.applyFlags(next);
       guard.onConfig(config);
       await provider.reconfigure?.("configuration reloaded");
-      serviceController?.controller.requeuePending();
+      serviceController?.requeuePending();
     },
   });
 

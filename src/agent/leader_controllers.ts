@@ -29,19 +29,13 @@ import {
 import { createEventSink } from "../kube/cluster_writer.ts";
 import { AggregatingEventRecorder } from "../kube/event_recorder.ts";
 import type { KubeClient } from "../kube/kube_client.ts";
-import type { ClusterWriter, EventRecorder } from "../kube/ports.ts";
+import type { ClusterWriter } from "../kube/ports.ts";
 import { logger } from "../log/logging.ts";
 import { declareOnce } from "../metrics/registry.ts";
 import { hostname } from "../net/hostname.ts";
 import type { HealthChecks } from "../server/health_checks.ts";
 import type { ClusterCaches } from "./cluster_caches.ts";
 import { createEndpointLocator } from "./endpoint_locator.ts";
-
-/** The service controller while it runs, with its event recorder. */
-export interface RunningServiceController {
-  controller: ServiceController;
-  events: EventRecorder;
-}
 
 /** What the controllers are built from. */
 export interface LeaderControllerDeps {
@@ -54,7 +48,7 @@ export interface LeaderControllerDeps {
   health: HealthChecks;
   guard: DeletionGuard;
   /** Called with the running service controller (undefined when it stops), for reloads. */
-  onServiceController?: (running: RunningServiceController | undefined) => void;
+  onServiceController?: (running: ServiceController | undefined) => void;
 }
 
 const MANAGED_CONTROLLERS_METRIC = "running_managed_controllers";
@@ -89,9 +83,13 @@ export async function runLeaderControllers(
   const resolved = resolveControllers(config.controllers.enabled);
   const enabled = "enabled" in resolved ? resolved.enabled : new Set<ControllerName>();
   const host = hostname() ?? "";
-  const recorder = (component: string) =>
-    new AggregatingEventRecorder(createEventSink(deps.client), { component, host });
   const recorders: AggregatingEventRecorder[] = [];
+  /** An event recorder for `component`, flushed when leading ends. */
+  const recorder = (component: string) => {
+    const events = new AggregatingEventRecorder(createEventSink(deps.client), { component, host });
+    recorders.push(events);
+    return events;
+  };
   const runs: Promise<void>[] = [];
   const managed = managedControllersGauge(deps.registry);
 
@@ -118,7 +116,6 @@ export async function runLeaderControllers(
   const providerEvents = enabled.has("service") && deps.provider.loadBalancer
     ? recorder(SERVICE_CONTROLLER_EVENT_COMPONENT)
     : undefined;
-  if (providerEvents) recorders.push(providerEvents);
   await deps.provider.initialize?.({
     nodes: deps.caches.nodes,
     services: deps.caches.services,
@@ -136,12 +133,10 @@ export async function runLeaderControllers(
     }
   }
   if (enabled.has("cloud-node") && instances) {
-    const events = recorder("cloud-node-controller");
-    recorders.push(events);
     const controller = new NodeController({
       nodes: deps.caches.nodes,
       writer: deps.writer,
-      events,
+      events: recorder("cloud-node-controller"),
       instances,
       registry: deps.registry,
     }, {
@@ -151,12 +146,10 @@ export async function runLeaderControllers(
     start("cloud-node", () => controller.run(signal));
   }
   if (enabled.has("cloud-node-lifecycle") && instances) {
-    const events = recorder("cloud-node-lifecycle-controller");
-    recorders.push(events);
     const controller = new NodeLifecycleController({
       nodes: deps.caches.nodes,
       writer: deps.writer,
-      events,
+      events: recorder("cloud-node-lifecycle-controller"),
       instances,
       registry: deps.registry,
       guard: deps.guard,
@@ -173,13 +166,11 @@ export async function runLeaderControllers(
     });
   }
   if (enabled.has("service") && loadBalancer) {
-    const events = recorder(SERVICE_CONTROLLER_EVENT_COMPONENT);
-    recorders.push(events);
     const controller = new ServiceController({
       services: deps.caches.services,
       nodes: deps.caches.nodes,
       writer: deps.writer,
-      events,
+      events: providerEvents ?? recorder(SERVICE_CONTROLLER_EVENT_COMPONENT),
       loadBalancer,
       registry: deps.registry,
       endpoints: createEndpointLocator(deps.caches.endpointSlices, deps.caches.nodes, deps.config),
@@ -195,7 +186,7 @@ export async function runLeaderControllers(
       if (ns && svc) controller.requeue(`${ns}/${svc}`);
     });
     signal.addEventListener("abort", unsubscribe, { once: true });
-    deps.onServiceController?.({ controller, events });
+    deps.onServiceController?.(controller);
     start(
       "service",
       () => controller.run(signal).finally(() => deps.onServiceController?.(undefined)),

@@ -9,7 +9,7 @@ const IPS = "keelson.io/load-balancer-ips";
 const lan: PoolSpec = { name: "lan", addresses: ["10.0.0.1-10.0.0.3"], reserved: ["10.0.0.2"] };
 const v6: PoolSpec = { name: "v6", addresses: ["2001:db8::1-2001:db8::2"] };
 const dual: PoolSpec = { name: "dual", addresses: ["10.1.0.1", "2001:db8:1::1"] };
-const manual: PoolSpec = { name: "manual", addresses: ["10.2.0.0/30"], auto_assign: false };
+const manual: PoolSpec = { name: "manual", addresses: ["10.2.0.0/30"], "auto_assign": false };
 const team: PoolSpec = { name: "team", addresses: ["10.3.0.1"], namespaces: ["team-a"] };
 
 interface Case {
