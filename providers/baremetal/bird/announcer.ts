@@ -23,7 +23,7 @@ import type { V1Node, V1Service } from "@kubernetes/client-node";
 import { readBgpSecrets } from "../../../src/config/bgp_secrets.ts";
 import type { Config } from "../../../src/config/types.ts";
 import type { Lister } from "../../../src/kube/ports.ts";
-import { handlesService } from "../../../src/controllers/service/handles_service.ts";
+import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { ingressIps } from "../ipam/status_holdings.ts";
 import type { BirdApplyResult } from "./config_applier.ts";

@@ -7,7 +7,7 @@
  */
 import type { V1Node, V1Service } from "@kubernetes/client-node";
 import type { Config } from "../../../src/config/types.ts";
-import { handlesService } from "../../../src/controllers/service/handles_service.ts";
+import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
 import { parseIp } from "../../../src/net/ip.ts";
 import { ingressIps } from "../ipam/status_holdings.ts";
 import {

@@ -10,7 +10,7 @@
 import type { Route, Routes } from "../../../src/cloud/provider.ts";
 import { ProviderError } from "../../../src/cloud/provider.ts";
 import { formatIp } from "../../../src/net/ip.ts";
-import { abortableSleep } from "../../../src/kube/rate_limiter.ts";
+import { delay } from "../../../src/kube/delay.ts";
 import { type BirdModel, parsePrefix } from "./model.ts";
 
 /** What `BirdRoutes` reads. */
@@ -57,7 +57,7 @@ export class BirdRoutes implements Routes {
             whyNot(model, route, this.#deps.sessions),
         );
       }
-      await abortableSleep(200, AbortSignal.timeout(1000)).catch(() => {});
+      await delay(200);
     }
   }
 

@@ -8,7 +8,7 @@
  */
 import { Gauge, type Registry } from "prom-client";
 import type { Config } from "../../../src/config/types.ts";
-import { abortableSleep } from "../../../src/kube/rate_limiter.ts";
+import { delay } from "../../../src/kube/delay.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { birdCommand, type BirdProtocolState, parseProtocols } from "./control_socket.ts";
 
@@ -102,7 +102,7 @@ export class SessionMonitor {
     while (!signal.aborted) {
       await this.poll();
       const interval = this.#options.config().bgp?.status_interval_ms ?? 2000;
-      await abortableSleep(interval, signal).catch(() => {});
+      await delay(interval, signal);
     }
   }
 }

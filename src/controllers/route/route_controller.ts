@@ -13,7 +13,7 @@ import type { V1Node } from "@kubernetes/client-node";
 import { Counter, type Registry } from "prom-client";
 import type { Route, Routes } from "../../cloud/provider.ts";
 import type { ClusterWriter, EventRecorder, Informer } from "../../kube/ports.ts";
-import { abortableSleep } from "../../kube/rate_limiter.ts";
+import { delay } from "../../kube/delay.ts";
 import { logger } from "../../log/logging.ts";
 
 /** The Node condition this controller owns. */
@@ -82,7 +82,7 @@ export class RouteController {
           this.#log.error("Route reconcile failed: {error}", { error: String(error) });
         }
         if (this.#kicked) {
-          await abortableSleep(this.#options.debounceMs ?? 200, signal).catch(() => {});
+          await delay(this.#options.debounceMs ?? 200, signal);
           continue;
         }
         await new Promise<void>((resolve) => {

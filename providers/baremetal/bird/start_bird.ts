@@ -6,26 +6,19 @@
  *
  * @module
  */
-import type { V1Node, V1Service } from "@kubernetes/client-node";
+import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
 import type { Registry } from "prom-client";
-import type { Routes } from "../cloud/provider.ts";
-import type { Config } from "../config/types.ts";
-import { durationMs } from "../config/types.ts";
-import { createEventSink } from "../kube/cluster_writer.ts";
-import { AggregatingEventRecorder } from "../kube/event_recorder.ts";
-import type { KubeClient } from "../kube/kube_client.ts";
-import { abortableSleep } from "../kube/rate_limiter.ts";
-import { logger } from "../log/logging.ts";
-import { ApiserverProbe } from "../../providers/baremetal/control_plane/apiserver_probe.ts";
-import {
-  BirdAnnouncer,
-  type BirdAnnouncerOptions,
-} from "../../providers/baremetal/bird/announcer.ts";
-import { BirdApplier } from "../../providers/baremetal/bird/config_applier.ts";
-import { BirdRoutes } from "../../providers/baremetal/bird/routes.ts";
-import { SessionMonitor } from "../../providers/baremetal/bird/session_monitor.ts";
-import type { ClusterCaches } from "./cluster_caches.ts";
-import { createEndpointLocator } from "./endpoint_locator.ts";
+import type { Routes } from "../../../src/cloud/provider.ts";
+import type { Config } from "../../../src/config/types.ts";
+import { durationMs } from "../../../src/config/types.ts";
+import { delay } from "../../../src/kube/delay.ts";
+import type { EventRecorder, Informer, Lister } from "../../../src/kube/ports.ts";
+import { logger } from "../../../src/log/logging.ts";
+import { ApiserverProbe } from "../control_plane/apiserver_probe.ts";
+import { BirdAnnouncer } from "./announcer.ts";
+import { BirdApplier } from "./config_applier.ts";
+import { BirdRoutes } from "./routes.ts";
+import { SessionMonitor } from "./session_monitor.ts";
 
 /** Options of `startBird`. */
 export interface BirdOptions {
@@ -33,25 +26,40 @@ export interface BirdOptions {
   host: string;
   registry: Registry;
   signal: AbortSignal;
-  /** This host may attract Service traffic (its Node is Ready). @default always */
-  healthy?: () => boolean;
-  /** Told of Services whose VIPs this host starts announcing. */
-  onAnnounced?: BirdAnnouncerOptions["onAnnounced"];
+}
+
+/** What BIRD reads once the Kubernetes connection exists. */
+export interface BirdClusterContext {
+  nodes: Informer<V1Node>;
+  services: Informer<V1Service>;
+  /** Where endpoints run, for `externalTrafficPolicy: Local`. @default unknown: as Cluster */
+  endpointSlices?: Informer<V1EndpointSlice>;
+  /** Records `AnnouncedByBGP` on Services. @default none */
+  events?: EventRecorder;
+  signal: AbortSignal;
 }
 
 /** The running BIRD side. */
 export interface RunningBird {
+  readonly name: "bird";
   announcer: BirdAnnouncer;
   sessions: SessionMonitor;
   /** The Routes capability, when a peer of this host receives pod CIDRs. */
   routes: Routes | undefined;
+  /** Renders and applies now. */
+  sync(reason: string): Promise<unknown>;
+  /** Feeds the announcer from the caches. */
+  connect(context: BirdClusterContext): void;
   /** Resolves once the VIPs are withdrawn after the stop signal and every loop has stopped. */
   finished: Promise<void>;
 }
 
+/** Reason of the Event on a Service whose VIP a host starts announcing over BGP. */
+export const ANNOUNCED_BY_BGP_REASON = "AnnouncedByBGP";
+
 /**
- * Starts the BIRD side when the inventory has `[bgp]` and this host is a control-plane machine
- * peering with at least one router; otherwise returns undefined.
+ * Starts the BIRD side when the inventory has `[bgp]` and this host is a control-plane machine;
+ * otherwise returns undefined.
  * @param options config source, host, registry, signal
  */
 export async function startBird(options: BirdOptions): Promise<RunningBird | undefined> {
@@ -74,15 +82,23 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
   });
   const loops: Promise<void>[] = [];
   let probe: ApiserverProbe | undefined;
-  const cp = config.control_plane;
+  let nodes: Lister<V1Node> & { hasSynced(): boolean } | undefined;
+  let events: EventRecorder | undefined;
   const announcer = new BirdAnnouncer({
     config: options.config,
     host: options.host,
     applier,
     controlPlaneHealthy: () => probe?.state === "healthy",
-    ...(options.healthy ? { healthy: options.healthy } : {}),
-    ...(options.onAnnounced ? { onAnnounced: options.onAnnounced } : {}),
+    healthy: () => hostNodeReady(nodes, options.host),
+    onAnnounced: (service, vips) =>
+      events?.event(
+        { kind: "Service", apiVersion: "v1", metadata: { ...service.metadata } },
+        "Normal",
+        ANNOUNCED_BY_BGP_REASON,
+        `Host ${options.host} announces ${vips.join(", ")} over BGP`,
+      ),
   });
+  const cp = config.control_plane;
   if (cp.announce === "bgp" && cp.vip.length > 0) {
     probe = new ApiserverProbe({
       url: `https://127.0.0.1:${cp.port}/readyz`,
@@ -118,9 +134,16 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
     else options.signal.addEventListener("abort", drain, { once: true });
   });
   return {
+    name: "bird",
     announcer,
     sessions,
     routes,
+    sync: (reason) => announcer.sync(reason),
+    connect(context) {
+      nodes = context.nodes;
+      events = context.events;
+      wireCaches(announcer, context, options.host);
+    },
     finished: Promise.all([drained, ...loops]).then(() => undefined),
   };
 }
@@ -134,8 +157,7 @@ async function probeLoop(probe: ApiserverProbe, announcer: BirdAnnouncer, option
       await announcer.sync(`kube-apiserver is ${state}`).catch(() => {});
     }
     const interval = durationMs(options.config().control_plane.health_interval);
-    await abortableSleep(state === "unknown" ? Math.min(interval, 200) : interval, options.signal)
-      .catch(() => {});
+    await delay(state === "unknown" ? Math.min(interval, 200) : interval, options.signal);
   }
 }
 
@@ -158,58 +180,76 @@ export function hostNodeReady(
 }
 
 /**
+ * The Node names of a Service's ready endpoints, from EndpointSlices.
+ * @returns the names, or undefined while the slice cache has not synced
+ */
+export function endpointNodeNames(
+  slices: Lister<V1EndpointSlice> & { hasSynced(): boolean },
+  service: V1Service,
+): string[] | undefined {
+  if (!slices.hasSynced()) return undefined;
+  const names = new Set<string>();
+  for (const slice of slices.list()) {
+    if (slice.metadata?.namespace !== service.metadata?.namespace) continue;
+    if (slice.metadata?.labels?.["kubernetes.io/service-name"] !== service.metadata?.name) continue;
+    for (const endpoint of slice.endpoints ?? []) {
+      if (endpoint.conditions?.ready === false) continue;
+      if (endpoint.nodeName) names.add(endpoint.nodeName);
+    }
+  }
+  return [...names].sort();
+}
+
+/**
  * Feeds the announcer from the caches: Services, Nodes (pod CIDRs, this host's readiness) and
  * EndpointSlices (`externalTrafficPolicy: Local`), once Services and Nodes have synced.
  */
-export function wireBirdCaches(
-  bird: RunningBird,
-  caches: ClusterCaches,
-  config: () => Config,
-  signal: AbortSignal,
-): void {
+function wireCaches(announcer: BirdAnnouncer, context: BirdClusterContext, host: string): void {
   const log = logger("bird");
   const failed = (error: unknown) =>
     log.error("Rendering BIRD failed: {error}", { error: String(error) });
-  const resync = (reason: string) => () => bird.announcer.sync(reason).catch(failed);
+  const resync = (reason: string) => () => {
+    announcer.sync(reason).catch(failed);
+  };
   const offs = [
-    caches.services.subscribe(resync("services changed")),
-    caches.nodes.subscribe(resync("nodes changed")),
-    caches.endpointSlices.subscribe(resync("endpoints changed")),
+    context.services.subscribe(resync("services changed")),
+    context.nodes.subscribe((event) => {
+      // only pod CIDRs, addresses and this host's readiness matter; heartbeats do not
+      if (
+        event.type === "delete" || event.object.metadata?.name === host ||
+        podRouteChanged(event.old, event.object)
+      ) {
+        resync("nodes changed")();
+      }
+    }),
+    ...(context.endpointSlices
+      ? [context.endpointSlices.subscribe(resync("endpoints changed"))]
+      : []),
   ];
-  signal.addEventListener("abort", () => offs.forEach((off) => off()), { once: true });
-  const locator = createEndpointLocator(caches.endpointSlices, caches.nodes, config);
-  Promise.all([caches.services.waitForSync(signal), caches.nodes.waitForSync(signal)])
+  context.signal.addEventListener("abort", () => offs.forEach((off) => off()), { once: true });
+  const slices = context.endpointSlices;
+  Promise.all([
+    context.services.waitForSync(context.signal),
+    context.nodes.waitForSync(context.signal),
+  ])
     .then(([a, b]) => {
       if (!a || !b) return;
-      return bird.announcer.setClusterSource({
-        services: caches.services,
-        nodes: caches.nodes,
-        hasSynced: () => caches.services.hasSynced() && caches.nodes.hasSynced(),
-        endpointNodeNames: (service) => locator.endpointNodeNames(service),
+      return announcer.setClusterSource({
+        services: context.services,
+        nodes: context.nodes,
+        hasSynced: () => context.services.hasSynced() && context.nodes.hasSynced(),
+        ...(slices ? { endpointNodeNames: (service) => endpointNodeNames(slices, service) } : {}),
       });
     }).catch(failed);
 }
 
-/** Reason of the Event on a Service whose VIP a host starts announcing over BGP. */
-export const ANNOUNCED_BY_BGP_REASON = "AnnouncedByBGP";
-
-/**
- * An Event recorder for the announcer: a Normal `AnnouncedByBGP` Event on the Service, naming
- * this host and the VIPs.
- */
-export function birdServiceEvent(
-  client: KubeClient,
-  host: string,
-): (service: V1Service, vips: string[]) => void {
-  const recorder = new AggregatingEventRecorder(createEventSink(client), {
-    component: "keelson-bgp",
-    host,
-  });
-  return (service, vips) =>
-    recorder.event(
-      { kind: "Service", apiVersion: "v1", metadata: { ...service.metadata } },
-      "Normal",
-      ANNOUNCED_BY_BGP_REASON,
-      `Host ${host} announces ${vips.join(", ")} over BGP`,
-    );
+function podRouteChanged(old: V1Node | undefined, node: V1Node): boolean {
+  if (!old) return true;
+  const key = (n: V1Node) =>
+    JSON.stringify([
+      n.spec?.podCIDRs ?? n.spec?.podCIDR,
+      n.status?.addresses?.filter((a) => a.type === "InternalIP"),
+      n.metadata?.deletionTimestamp,
+    ]);
+  return key(old) !== key(node);
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";
-import { hostNodeReady } from "../../../src/agent/bird.ts";
+import { hostNodeReady } from "../../../../../providers/baremetal/bird/start_bird.ts";
 
 function cache(nodes: V1Node[], synced = true) {
   return {
