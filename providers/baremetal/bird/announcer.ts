@@ -66,7 +66,7 @@ export class BirdAnnouncer {
   #lastError = "";
   #queued: Promise<BirdApplyResult | undefined> | undefined;
   #draining = false;
-  #passwords: { config: Config; map: ReadonlyMap<string, string> } | undefined;
+  #passwords = new Map<string, string>();
   #model: BirdModel | undefined;
   #configuredModel: BirdModel | undefined;
   #announced = new Set<string>();
@@ -117,11 +117,7 @@ export class BirdAnnouncer {
   async #syncNow(reason: string): Promise<BirdApplyResult | undefined> {
     const config = this.#options.config();
     if (!config.bgp) return undefined;
-    if (this.#passwords?.config !== config) {
-      const map = await (this.#options.readPasswords ??
-        (async (c: Config) => (await readBgpSecrets(c)).passwords))(config);
-      this.#passwords = { config, map };
-    }
+    await this.#refreshPasswords(config);
     const source = this.#source;
     const synced = source?.hasSynced() ?? false;
     let vips: string[];
@@ -144,7 +140,7 @@ export class BirdAnnouncer {
       podRoutes: synced && podsOn ? podRoutesOf(source!.nodes.list()) : [],
       announceServices: healthy,
       controlPlaneHealthy: healthy && (this.#options.controlPlaneHealthy?.() ?? false),
-      passwords: this.#passwords.map,
+      passwords: this.#passwords,
     });
     if ("error" in rendered) {
       if (rendered.error !== this.#lastError) this.#log.error("{error}", { error: rendered.error });
@@ -163,6 +159,32 @@ export class BirdAnnouncer {
       this.#reportAnnounced(config, services, rendered.model);
     }
     return result;
+  }
+
+  /**
+   * Re-reads the password files on every render (a rotated key applies at the next sync). A file
+   * that became unreadable or invalid keeps its last good key, so a bad edit never drops the
+   * session; `keelson check` names the problem.
+   */
+  async #refreshPasswords(config: Config): Promise<void> {
+    const fresh = await (this.#options.readPasswords ??
+      (async (c: Config) => (await readBgpSecrets(c)).passwords))(config);
+    const next = new Map<string, string>();
+    for (const peer of config.bgp?.peers ?? []) {
+      const file = peer.password_file;
+      if (file === undefined || next.has(file)) continue;
+      const value = fresh.get(file) ?? this.#passwords.get(file);
+      if (value === undefined) continue;
+      if (!fresh.has(file)) {
+        this.#log.error(
+          "Cannot use the password in {file} (peer {peer}); keeping the last good one " +
+            "(keelson check --config says why)",
+          { file, peer: peer.name },
+        );
+      }
+      next.set(file, value);
+    }
+    this.#passwords = next;
   }
 
   #serviceVips(config: Config, services: readonly V1Service[]): string[] {

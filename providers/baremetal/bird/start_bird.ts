@@ -54,6 +54,8 @@ export interface RunningBird {
   finished: Promise<void>;
 }
 
+const RESYNC_PERIOD_MS = 30_000;
+
 /** Reason of the Event on a Service whose VIP a host starts announcing over BGP. */
 export const ANNOUNCED_BY_BGP_REASON = "AnnouncedByBGP";
 
@@ -111,6 +113,14 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
   const sessions = new SessionMonitor({ config: options.config, registry: options.registry });
   const stop = new AbortController();
   loops.push(sessions.run(stop.signal));
+  // a periodic render: picks up rotated password files and re-sends configure to a BIRD that
+  // was not running at the last change (an unchanged, configured text costs one file read)
+  loops.push((async () => {
+    while (!options.signal.aborted) {
+      await delay(RESYNC_PERIOD_MS, options.signal);
+      if (!options.signal.aborted) await announcer.sync("periodic").catch(() => {});
+    }
+  })());
   await announcer.sync("startup");
   const routes = bgp.peers.some((p) => p.pod_cidrs)
     ? new BirdRoutes({ announcer, sessions })

@@ -161,3 +161,25 @@ Deno.test("BirdRoutes lists a pod route once BIRD accepted it and a receiving se
     /no \[\[bgp\.peers\]\] entry with pod_cidrs/,
   );
 });
+
+Deno.test("a rotated password applies at the next sync; a broken file keeps the last good key", async () => {
+  const config = await bgpConfig((t) =>
+    t.replace("bfd = true\n", 'bfd = true\npassword_file = "/k/tor-a"\n')
+  );
+  const applier = new CapturingApplier();
+  let files = new Map([["/k/tor-a", "first-key"]]);
+  const announcer = new BirdAnnouncer({
+    config: () => config,
+    host: "cp-1",
+    applier,
+    readPasswords: () => Promise.resolve(files),
+  });
+  await announcer.sync("start");
+  assert.match(applier.last, /password "first-key";/);
+  files = new Map([["/k/tor-a", "second-key"]]);
+  await announcer.sync("rotated");
+  assert.match(applier.last, /password "second-key";/);
+  files = new Map(); // unreadable or invalid now
+  await announcer.sync("broken");
+  assert.match(applier.last, /password "second-key";/);
+});
