@@ -271,3 +271,17 @@ Deno.test("keepalived leaves BGP-pool VIPs and a BGP control-plane VIP to BIRD",
   }));
   assert.deepEqual(serviceVipsOf(config, services), ["192.0.2.3"]);
 });
+
+Deno.test("graceful restart on, a host ASN and source address override pass bird -p", async () => {
+  const config = await bgpConfig((t) =>
+    t.replace("keepalive_time = 3\n", 'keepalive_time = 3\ngraceful_restart = "on"\n')
+  );
+  const rendered = renderHostBird({ config, host: "cp-2", serviceVips: VIPS });
+  if ("error" in rendered) throw new Error(rendered.error);
+  assert.match(rendered.text, /graceful restart on;\n {2}graceful restart time 30;/);
+  assert.match(rendered.text, /local 10\.0\.0\.12 as 64514;/);
+  assert.match(rendered.text, /router id 10\.255\.0\.2;/);
+  assert.deepEqual(offGrammar(rendered.text), []);
+  const parsed = await birdParse(rendered.text);
+  assert.equal(parsed.code, 0, parsed.output);
+});
