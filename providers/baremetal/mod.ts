@@ -156,8 +156,8 @@ function hostRoutes(bird: () => Routes | undefined): Routes {
     return routes;
   };
   return {
-    listRoutes: (cluster) => get().listRoutes(cluster),
-    createRoute: (cluster, hint, route) => get().createRoute(cluster, hint, route),
-    deleteRoute: (cluster, route) => get().deleteRoute(cluster, route),
+    listRoutes: async (cluster) => await get().listRoutes(cluster),
+    createRoute: async (cluster, hint, route) => await get().createRoute(cluster, hint, route),
+    deleteRoute: async (cluster, route) => await get().deleteRoute(cluster, route),
   };
 }
