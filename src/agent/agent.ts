@@ -30,6 +30,7 @@ import { createClusterCaches } from "./cluster_caches.ts";
 import { startKeepalived } from "./keepalived.ts";
 import { runLeaderControllers, type RunningServiceController } from "./leader_controllers.ts";
 import { reportOrphanedAddresses } from "./orphaned_addresses.ts";
+import { StopSequence } from "./shutdown.ts";
 
 /** Inputs of `runAgent`, already parsed by `keelson run`. */
 export interface AgentOptions {
@@ -53,6 +54,8 @@ const KUBE_RETRY_MS = 10_000;
 export async function runAgent(options: AgentOptions): Promise<number> {
   const log = logger("agent");
   const { signal } = options;
+  // each part stops on its own step's signal, in order, once `signal` aborts (shutdown.ts)
+  const stops = new StopSequence();
   const registry = createMetricsRegistry();
   const health = new HealthChecks();
   let config = options.config;
@@ -118,10 +121,12 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     config: () => config,
     host: options.host,
     registry,
-    signal,
+    signal: stops.signal("background"),
   });
 
-  const reloads = reloader.run(signal);
+  const reloads = reloader.run(stops.signal("background"));
+  stops.track("background", "configuration reloader", reloads);
+  stops.track("background", "keepalived", keepalived?.finished);
 
   let cachesSynced = () => false;
   let kubeConfigured = false;
@@ -142,8 +147,9 @@ export async function runAgent(options: AgentOptions): Promise<number> {
       listen: config.server.listen,
       ...(config.server.tls_cert_file ? { certFile: config.server.tls_cert_file } : {}),
       ...(config.server.tls_key_file ? { keyFile: config.server.tls_key_file } : {}),
-      signal,
+      signal: stops.signal("server"),
     });
+    stops.track("server", "health server", serving.finished);
     log.info("Serving health and metrics on {url}", { url: serving.url });
   } catch (error) {
     log.fatal("Cannot serve health and metrics on {listen}: {error}", {
@@ -154,10 +160,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   }
 
   const client = await connect(() => config, registry, signal);
-  if (!client) {
-    await Promise.all([reloads, serving.finished, keepalived?.finished]);
-    return 0;
-  }
+  if (!client) return await stopAll(stops);
   kubeConfigured = true;
   const writer = createClusterWriter(client);
   live.writer = writer;
@@ -165,14 +168,15 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   live.services = caches.services;
   live.servicesSynced = () => caches.services.hasSynced();
   cachesSynced = () => caches.synced();
-  const informers = caches.run(signal);
+  const informers = caches.run(stops.signal("informers"));
+  stops.track("informers", "informers", informers);
   if (keepalived) {
     const failed = (error: unknown) =>
       log.error("Rendering keepalived failed: {error}", { error: String(error) });
     caches.services.subscribe(() => {
       keepalived.announcer.sync("services changed").catch(failed);
     });
-    caches.services.waitForSync(signal).then((ok) => {
+    caches.services.waitForSync(stops.signal("informers")).then((ok) => {
       if (!ok) return;
       return keepalived.announcer.setServiceSource({
         services: caches.services,
@@ -199,22 +203,43 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     for (const name of names) managed.set({ name, manager: "keelson" }, 1);
     try {
       if (!await caches.waitForSyncAll(leaderSignal)) return;
-      await provider.initialize?.({ nodes: caches.nodes, services: caches.services, signal });
+      await provider.initialize?.({
+        nodes: caches.nodes,
+        services: caches.services,
+        signal: leaderSignal,
+      });
       await controllers(leaderSignal);
     } finally {
       for (const name of names) managed.set({ name, manager: "keelson" }, 0);
     }
   };
 
+  const controllersSignal = stops.signal("controllers");
   if (config.leader_election.enabled) {
-    await campaign(client, () => config, health, registry, trackManaged, signal);
+    stops.track(
+      "controllers",
+      "leader election and controllers",
+      campaign(client, () => config, health, registry, trackManaged, controllersSignal),
+    );
   } else {
     log.info("Leader election is off: starting controllers now");
-    await trackManaged(signal);
+    stops.track("controllers", "controllers", trackManaged(controllersSignal));
   }
-  await Promise.all([informers, reloads, serving.finished, keepalived?.finished]);
-  client.close();
-  log.info("Stopped");
+  if (!signal.aborted) {
+    await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+  }
+  try {
+    return await stopAll(stops);
+  } finally {
+    client.close();
+  }
+}
+
+/** Runs the stop sequence once `signal` aborted; 0 when everything stopped in time. */
+async function stopAll(stops: StopSequence): Promise<number> {
+  const outcome = await stops.stop();
+  if (!outcome.ok) return 1;
+  logger("agent").info("Stopped in {ms} ms", { ms: Math.round(outcome.ms) });
   return 0;
 }
 
