@@ -35,10 +35,12 @@ integrationTest("a watch that carried 30,000 events ends within 1 s of its abort
   const stop = new AbortController();
   let events = 0;
   const watching = (async () => {
-    for await (const _ of client.watch(`/api/v1/namespaces/${NAMESPACE}/configmaps`, {
-      signal: stop.signal,
-      allowWatchBookmarks: false,
-    })) {
+    for await (
+      const _ of client.watch(`/api/v1/namespaces/${NAMESPACE}/configmaps`, {
+        signal: stop.signal,
+        allowWatchBookmarks: false,
+      })
+    ) {
       events++;
     }
   })();
