@@ -17,6 +17,7 @@
  */
 import { Counter, type Registry } from "prom-client";
 import { logger } from "../log/logging.ts";
+import { declareOnce } from "../metrics/registry.ts";
 import type { ConnectionSettings } from "./kubeconfig.ts";
 
 const log = logger("kube", "connection");
@@ -149,11 +150,12 @@ export function buildClient(settings: ConnectionSettings): Deno.HttpClient {
 
 function replacementCounter(registry: Registry): Counter<"reason"> {
   const name = "keelson_kube_connection_replacements_total";
-  return (registry.getSingleMetric(name) as Counter<"reason"> | undefined) ?? new Counter({
-    name,
-    help: "Connections to the API server found dead and replaced, by reason " +
-      "(ping-timeout, request-deadline, watch-silent).",
-    labelNames: ["reason"],
-    registers: [registry],
-  });
+  return declareOnce(registry, name, () =>
+    new Counter({
+      name,
+      help: "Connections to the API server found dead and replaced, by reason " +
+        "(ping-timeout, request-deadline, watch-silent).",
+      labelNames: ["reason"],
+      registers: [registry],
+    }));
 }

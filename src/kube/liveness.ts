@@ -9,6 +9,7 @@
  * @module
  */
 import { Histogram, type Registry } from "prom-client";
+import { declareOnce } from "../metrics/registry.ts";
 import type { ApiConnection, ConnectionGeneration } from "./connection.ts";
 
 /** Time between two pings. */
@@ -85,12 +86,13 @@ export function startLiveness(
 
 function pingHistogram(registry: Registry): Histogram<"outcome"> {
   const name = "keelson_kube_connection_ping_duration_seconds";
-  return (registry.getSingleMetric(name) as Histogram<"outcome"> | undefined) ?? new Histogram({
-    name,
-    help: "Liveness pings (GET /version) on the connection to the API server, by outcome " +
-      "(answered, timeout, failed).",
-    labelNames: ["outcome"],
-    buckets: [0.005, 0.025, 0.1, 0.5, 1, 2, 4, 8],
-    registers: [registry],
-  });
+  return declareOnce(registry, name, () =>
+    new Histogram({
+      name,
+      help: "Liveness pings (GET /version) on the connection to the API server, by outcome " +
+        "(answered, timeout, failed).",
+      labelNames: ["outcome"],
+      buckets: [0.005, 0.025, 0.1, 0.5, 1, 2, 4, 8],
+      registers: [registry],
+    }));
 }
