@@ -8,7 +8,8 @@
  *   cloud-controller-manager: 43 s; Keelson before: 508 s);
  * - a request in flight when the silence falls fails (at the latest at its deadline), its work is
  *   retried and the Service gets its address (Keelson before: never);
- * - nothing is allocated twice.
+ * - nothing is allocated twice;
+ * - SIGTERM while every connection is silent still stops at once.
  *
  * Figures (seconds to notice, to re-watch, to address) are printed with a `FIGURE` prefix.
  */
@@ -148,6 +149,21 @@ integrationTest(
         assert.equal(ips[i]!.length, 1, `${service.metadata?.name} has one address`);
       }
       assert.equal(new Set(ips.flat()).size, list.items.length, `distinct: ${ips.flat()}`);
+
+      // 4. SIGTERM while every connection is silent: the stop does not wait for the dead path
+      proxy.silence();
+      await createLbService(cp, NAMESPACE, "at-stop");
+      const pid = agent.process.pid!;
+      const stopBegan = performance.now();
+      Deno.kill(pid, "SIGTERM");
+      const status = await Promise.race([
+        agent.process.exited(),
+        new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 30_000)),
+      ]);
+      const stopMs = performance.now() - stopBegan;
+      figure(`SIGTERM on a silent connection: exited ${status?.code} after ${seconds(stopMs)} s`);
+      assert.equal(status?.code, 0, "stopped cleanly");
+      assert.ok(stopMs < 20_000, "within the unit's TimeoutStopSec");
     } catch (error) {
       throw new Error(`${error}\n--- agent log tail\n${(await agent.log()).slice(-4000)}`);
     } finally {
