@@ -27,6 +27,7 @@ import { serve } from "../server/serve.ts";
 import { registerBaremetal } from "../../providers/baremetal/mod.ts";
 import { createLoadBalancer } from "../../providers/baremetal/load_balancer.ts";
 import { createClusterCaches } from "./cluster_caches.ts";
+import { runVipHostController, startDataPlaneTracker, startHeartbeat } from "./data_plane.ts";
 import { startKeepalived } from "./keepalived.ts";
 import { runLeaderControllers, type RunningServiceController } from "./leader_controllers.ts";
 import { reportOrphanedAddresses } from "./orphaned_addresses.ts";
@@ -122,6 +123,15 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   });
 
   const reloads = reloader.run(signal);
+  const dataPlane = keepalived
+    ? startDataPlaneTracker({
+      config: () => config,
+      registry,
+      services: () => live.services,
+      fifo: keepalived.notifyFifo,
+      signal,
+    })
+    : undefined;
 
   let cachesSynced = () => false;
   let kubeConfigured = false;
@@ -155,7 +165,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
 
   const client = await connect(() => config, registry, signal);
   if (!client) {
-    await Promise.all([reloads, serving.finished, keepalived?.finished]);
+    await Promise.all([reloads, serving.finished, keepalived?.finished, dataPlane?.finished]);
     return 0;
   }
   kubeConfigured = true;
@@ -166,6 +176,16 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   live.servicesSynced = () => caches.services.hasSynced();
   cachesSynced = () => caches.synced();
   const informers = caches.run(signal);
+  const heartbeat = startHeartbeat({
+    client,
+    host: options.host,
+    registry,
+    snapshot: () => dataPlane?.tracker.snapshot(),
+    ...(dataPlane ? { subscribe: (l: () => void) => void dataPlane.tracker.subscribe(l) } : {}),
+    reloadOk: () => reloader.lastReloadSucceeded(),
+    keepalivedApply: () => keepalived?.lastApply() ?? "none",
+    signal,
+  });
   if (keepalived) {
     const failed = (error: unknown) =>
       log.error("Rendering keepalived failed: {error}", { error: String(error) });
@@ -200,7 +220,10 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     try {
       if (!await caches.waitForSyncAll(leaderSignal)) return;
       await provider.initialize?.({ nodes: caches.nodes, services: caches.services, signal });
-      await controllers(leaderSignal);
+      await Promise.all([
+        controllers(leaderSignal),
+        runVipHostController(client, caches.services, () => config, registry, leaderSignal),
+      ]);
     } finally {
       for (const name of names) managed.set({ name, manager: "keelson" }, 0);
     }
@@ -212,7 +235,14 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     log.info("Leader election is off: starting controllers now");
     await trackManaged(signal);
   }
-  await Promise.all([informers, reloads, serving.finished, keepalived?.finished]);
+  await Promise.all([
+    informers,
+    reloads,
+    serving.finished,
+    keepalived?.finished,
+    dataPlane?.finished,
+    heartbeat,
+  ]);
   client.close();
   log.info("Stopped");
   return 0;

@@ -12,7 +12,11 @@ import { abortableSleep } from "../kube/rate_limiter.ts";
 import { logger } from "../log/logging.ts";
 import { ApiserverProbe } from "../../providers/baremetal/control_plane/apiserver_probe.ts";
 import { KeepalivedAnnouncer } from "../../providers/baremetal/keepalived/announcer.ts";
-import { KeepalivedApplier } from "../../providers/baremetal/keepalived/config_applier.ts";
+import {
+  type ApplyOutcome,
+  KeepalivedApplier,
+} from "../../providers/baremetal/keepalived/config_applier.ts";
+import { currentUserName } from "../../providers/baremetal/keepalived/current_user.ts";
 import { APISERVER_TRACK_FILE } from "../../providers/baremetal/keepalived/model.ts";
 import {
   createVipRoleGauge,
@@ -30,6 +34,10 @@ export interface KeepalivedOptions {
 /** The running keepalived side. */
 export interface RunningKeepalived {
   announcer: KeepalivedAnnouncer;
+  /** Whether keepalived was told to write its notify FIFO (the user Keelson runs as is known). */
+  notifyFifo: boolean;
+  /** Outcome of the last apply ("none" before the first). */
+  lastApply: () => ApplyOutcome | "none";
   /** Resolves when every loop has stopped. */
   finished: Promise<void>;
 }
@@ -80,15 +88,30 @@ export async function startKeepalived(
     });
     loops.push(probe.run(options.signal));
   }
+  const notifyFifoUser = currentUserName();
+  if (!notifyFifoUser) log.warn("Cannot find this process's user name: no keepalived notify FIFO");
+  let lastApply: ApplyOutcome | "none" = "none";
   const announcer = new KeepalivedAnnouncer({
     config: options.config,
     host: options.host,
-    applier,
+    applier: {
+      apply: async (text) => {
+        const result = await applier.apply(text);
+        lastApply = result.result;
+        return result;
+      },
+    },
+    ...(notifyFifoUser ? { notifyFifoUser } : {}),
   });
   await announcer.sync("startup");
   loops.push(observeRoles(announcer, options));
   options.signal.addEventListener("abort", () => applier.close(), { once: true });
-  return { announcer, finished: Promise.all(loops).then(() => undefined) };
+  return {
+    announcer,
+    notifyFifo: notifyFifoUser !== undefined,
+    lastApply: () => lastApply,
+    finished: Promise.all(loops).then(() => undefined),
+  };
 }
 
 async function observeRoles(announcer: KeepalivedAnnouncer, options: KeepalivedOptions) {

@@ -34,6 +34,8 @@ export interface KeepalivedAnnouncerOptions {
   host: string;
   /** Validates, writes and reloads. */
   applier: Pick<KeepalivedApplier, "apply">;
+  /** The user Keelson runs as, for keepalived's notify FIFO; absent: no FIFO. */
+  notifyFifoUser?: string;
 }
 
 /** Renders and applies this host's keepalived config whenever its inputs change. */
@@ -100,6 +102,7 @@ export class KeepalivedAnnouncer {
       config,
       host: this.#options.host,
       serviceVips: vips ?? [],
+      ...(this.#options.notifyFifoUser ? { notifyFifoUser: this.#options.notifyFifoUser } : {}),
     });
     if ("error" in rendered) {
       if (rendered.error !== this.#lastError) {
