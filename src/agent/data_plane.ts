@@ -18,7 +18,7 @@ import type { KubeClient } from "../kube/kube_client.ts";
 import { leaseApiFromCoordinationApi } from "../kube/lease_api.ts";
 import type { Lister } from "../kube/ports.ts";
 import { canonicalIp } from "../net/ip.ts";
-import type { HostReport } from "../status/host_report.ts";
+import { HEARTBEAT_NAMESPACE, type HostReport } from "../status/host_report.ts";
 import { VERSION } from "../version.ts";
 import { readInterfaceAddresses } from "../../providers/baremetal/keepalived/interface_addresses.ts";
 import { NOTIFY_FIFO_FILE } from "../../providers/baremetal/keepalived/model.ts";
@@ -26,13 +26,8 @@ import {
   type DataPlaneSnapshot,
   DataPlaneTracker,
 } from "../../providers/baremetal/keepalived/vrrp_state.ts";
-import {
-  IN_USE_METRIC,
-  TOTAL_METRIC,
-} from "../../providers/baremetal/ipam/pool_usage_metrics.ts";
+import { IN_USE_METRIC, TOTAL_METRIC } from "../../providers/baremetal/ipam/pool_usage_metrics.ts";
 
-/** Namespace of the heartbeat Leases (as kubelets' node Leases live in kube-node-lease). */
-export const HEARTBEAT_NAMESPACE = "kube-system";
 const CONFIG_TIMESTAMP_METRIC = "keelson_config_last_reload_success_timestamp_seconds";
 
 /** Options of `startDataPlaneTracker`. */

@@ -14,8 +14,8 @@ import {
   encodeHostReport,
   HEARTBEAT_LABEL,
   heartbeatLeaseName,
-  type HostReport,
   HOST_REPORT_ANNOTATION,
+  type HostReport,
 } from "../status/host_report.ts";
 import { isConflict } from "./ports.ts";
 import type { LeaseApi } from "./lease_api.ts";

@@ -9,8 +9,8 @@ import { NAME_REGEXP } from "../config/schema.ts";
 import {
   decodeHostReport,
   HEARTBEAT_LEASE_PREFIX,
-  type HostReport,
   HOST_REPORT_ANNOTATION,
+  type HostReport,
 } from "./host_report.ts";
 
 /** One host's heartbeat as read from the API. */

@@ -15,6 +15,8 @@ import { canonicalIp } from "../net/ip.ts";
 export const HOST_REPORT_ANNOTATION = "keelson.io/data-plane";
 /** Prefix of heartbeat Lease names; the host's machine name follows. */
 export const HEARTBEAT_LEASE_PREFIX = "keelson-host-";
+/** Namespace of the heartbeat Leases (next to the leader's Lease). */
+export const HEARTBEAT_NAMESPACE = "kube-system";
 /** Label on every heartbeat Lease (lets `keelson status` and the leader select them). */
 export const HEARTBEAT_LABEL = "keelson.io/heartbeat";
 /** Largest annotation accepted when reading (the API allows 256 KiB for all annotations). */
@@ -30,6 +32,8 @@ export const InstanceReportSchema = z.strictObject({
   /** Where the state came from: keepalived's notify FIFO, or inferred from the addresses. */
   source: z.enum(["fifo", "addresses"]),
   since: isoTime,
+  /** The VIPs of the instance (served while MASTER). */
+  vips: z.array(ip).max(4096),
 });
 
 /** Schema of the report. */

@@ -8,10 +8,12 @@
 import { z } from "zod";
 import { canonicalIp } from "../../../src/net/ip.ts";
 
-const IpAddrOutput = z.array(z.object({
-  ifname: z.string().optional(),
-  addr_info: z.array(z.object({ local: z.string().optional() }).loose()).optional(),
-}).loose());
+const IpAddrOutput = z.array(
+  z.object({
+    ifname: z.string().optional(),
+    addr_info: z.array(z.object({ local: z.string().optional() }).loose()).optional(),
+  }).loose(),
+);
 
 /**
  * Parses the JSON `ip -j addr show` prints.

@@ -26,8 +26,7 @@ export type NotifyEvent =
 
 // keepalived quotes the name; Keelson's instance names are [a-z0-9_]. Other keepalived instances
 // (the operator's own) may use more, but never quotes, spaces or control characters.
-const LINE =
-  /^(INSTANCE|GROUP) "([A-Za-z0-9_.:-]{1,64})" ([A-Z_]{2,24})(?: (\d{1,3}))?$/;
+const LINE = /^(INSTANCE|GROUP) "([A-Za-z0-9_.:-]{1,64})" ([A-Z_]{2,24})(?: (\d{1,3}))?$/;
 
 /**
  * Parses one FIFO line. Group lines and notifications that are not a state of an instance

@@ -94,7 +94,7 @@ export class DataPlaneTracker {
     for (const [name, vips] of [...this.#instanceVips].sort(([a], [b]) => a.localeCompare(b))) {
       const known = this.#fifoStates.get(name);
       if (known) {
-        instances.push({ name, state: known.state, source: "fifo", since: known.since });
+        instances.push({ name, state: known.state, source: "fifo", since: known.since, vips });
         continue;
       }
       // no FIFO line yet (Keelson started after keepalived): holding every VIP means MASTER
@@ -104,7 +104,7 @@ export class DataPlaneTracker {
       const previous = this.#inferredSince.get(name);
       const since = previous?.state === state ? previous.since : now;
       this.#inferredSince.set(name, { state, since });
-      instances.push({ name, state, source: "addresses", since });
+      instances.push({ name, state, source: "addresses", since, vips });
     }
     const rendered = new Set([...this.#instanceVips.values()].flat());
     const vips = this.#present.filter((v) => rendered.has(v)).map((ip) => ({

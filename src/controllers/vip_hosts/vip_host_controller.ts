@@ -153,7 +153,9 @@ export class VipHostController {
         const now = (this.#deps.now ?? Date.now)();
         const deadline = this.#decider.nextDeadline();
         const period = this.#options.periodMs ?? 1000;
-        const wait = deadline === undefined ? period : Math.max(10, Math.min(period, deadline - now));
+        const wait = deadline === undefined
+          ? period
+          : Math.max(10, Math.min(period, deadline - now));
         await new Promise<void>((resolve) => {
           wake = resolve;
           abortableSleep(wait, signal).then(resolve, resolve);
