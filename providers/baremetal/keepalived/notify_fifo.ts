@@ -4,8 +4,10 @@
  * script run as root on Keelson's behalf: keepalived creates the FIFO owned by the user named in
  * the directive (mode 0600), and Keelson, running as that user, reads it.
  *
- * The reader opens the FIFO read-write: it never sees end-of-file while keepalived restarts or
- * reloads, and opening never blocks waiting for a writer. Nothing read here is trusted: a line
+ * The reader opens the FIFO read-write: it never sees end-of-file while keepalived reloads, and
+ * opening never blocks waiting for a writer. keepalived deletes a FIFO it created when it stops
+ * and makes a new one when it starts again, so the reader checks every `retryMs` that the path
+ * still names the FIFO it holds open, and reopens it otherwise. Nothing read here is trusted: a line
  * that is not exactly of the documented shape is counted and dropped.
  *
  * @module
@@ -100,13 +102,26 @@ export async function readNotifyFifo(options: ReadNotifyFifoOptions): Promise<vo
 }
 
 async function readLines(file: Deno.FsFile, options: ReadNotifyFifoOptions): Promise<void> {
-  // closing the file cancels a pending read, which is how a stop interrupts it
-  const onAbort = () => {
+  // closing the file cancels a pending read, which is how a stop or a replaced FIFO interrupts it
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
     try {
       file.close();
     } catch { /* already closed */ }
   };
+  const onAbort = close;
   options.signal.addEventListener("abort", onAbort, { once: true });
+  const held = (await file.stat()).ino;
+  const watchdog = setInterval(() => {
+    Deno.lstat(options.path).then(
+      (info) => {
+        if (info.ino !== held) close();
+      },
+      () => close(),
+    );
+  }, options.retryMs ?? 1000);
   const decoder = new TextDecoder();
   const buffer = new Uint8Array(4096);
   let pending = "";
@@ -116,7 +131,7 @@ async function readLines(file: Deno.FsFile, options: ReadNotifyFifoOptions): Pro
       try {
         n = await file.read(buffer);
       } catch (error) {
-        if (options.signal.aborted) return;
+        if (options.signal.aborted || closed) return;
         throw error;
       }
       if (n === null) return;
@@ -131,6 +146,7 @@ async function readLines(file: Deno.FsFile, options: ReadNotifyFifoOptions): Pro
       }
     }
   } finally {
+    clearInterval(watchdog);
     options.signal.removeEventListener("abort", onAbort);
   }
 }
