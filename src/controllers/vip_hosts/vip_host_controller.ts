@@ -113,7 +113,13 @@ export class VipHostController {
     for (const event of events) {
       const target = servicesByVip.get(event.vip)?.find((s) => s.key === event.service)?.service;
       if (!target) continue;
-      this.#deps.events.event(target, event.type, event.reason, event.message);
+      // cached objects carry no kind: the reference names it
+      this.#deps.events.event(
+        { kind: "Service", apiVersion: "v1", metadata: target.metadata ?? {} },
+        event.type,
+        event.reason,
+        event.message,
+      );
       if (event.reason === VIP_HOST_CHANGED) {
         this.#changes.inc({ vip: event.vip, service: event.service });
       }
