@@ -1,8 +1,8 @@
 /**
  * The leader's view of the data plane: from the Services' VIPs and every host's heartbeat Lease,
  * which host serves each VIP. Records `VIPHostChanged`, `VIPNotServed` and `VIPSplitBrain` Events
- * on the Services (`decide_vip_hosts.ts`) and exports `keelson_vip_serving_hosts{vip,service}` and
- * `keelson_vip_host_changes_total{vip,service}`. Runs only while this process leads; it writes
+ * on the Services (`decide_vip_hosts.ts`) and exports `keelson_vip_serving_hosts{vip,service}`,
+ * `keelson_vip_host_changes_total{vip,service}` and `keelson_host_heartbeat_age_seconds{host}`. Runs only while this process leads; it writes
  * nothing but Events.
  *
  * @module
@@ -21,6 +21,8 @@ import { VIP_HOST_CHANGED, VipHostDecider, type VipObservation } from "./decide_
 export const VIP_SERVING_HOSTS_METRIC = "keelson_vip_serving_hosts";
 /** Counter name. */
 export const VIP_HOST_CHANGES_METRIC = "keelson_vip_host_changes_total";
+/** Seconds since each host's last heartbeat (leader only). */
+export const HEARTBEAT_AGE_METRIC = "keelson_host_heartbeat_age_seconds";
 
 /** What the controller reads and writes. */
 export interface VipHostControllerDeps {
@@ -50,6 +52,7 @@ export class VipHostController {
   #decider: VipHostDecider;
   #serving: Gauge<"vip" | "service">;
   #changes: Counter<"vip" | "service">;
+  #age: Gauge<"host">;
   #log = logger("controllers", "vip-hosts");
 
   /** @param deps caches, recorder, class filter, registry @param options timings */
@@ -66,6 +69,17 @@ export class VipHostController {
           help: "Hosts serving each VIP, from their heartbeats (leader only): 1 is healthy, " +
             "0 means nobody serves it, 2 or more is a split brain.",
           labelNames: ["vip", "service"],
+          registers: [deps.registry],
+        }),
+    );
+    this.#age = declareOnce(
+      deps.registry,
+      HEARTBEAT_AGE_METRIC,
+      () =>
+        new Gauge({
+          name: HEARTBEAT_AGE_METRIC,
+          help: "Seconds since each host last renewed its heartbeat Lease (leader only).",
+          labelNames: ["host"],
           registers: [deps.registry],
         }),
     );
@@ -92,6 +106,12 @@ export class VipHostController {
       h !== undefined
     );
     const hostsByVip = servingHostsByVip(heartbeats, now);
+    this.#age.reset();
+    for (const h of heartbeats) {
+      if (h.renewMs !== undefined) {
+        this.#age.set({ host: h.host }, Math.max(0, (now - h.renewMs) / 1000));
+      }
+    }
     const servicesByVip = new Map<string, { key: string; service: V1Service }[]>();
     for (const service of this.#deps.services.list()) {
       if (!this.#deps.handles(service)) continue;
@@ -173,6 +193,7 @@ export class VipHostController {
     } finally {
       for (const u of unsubscribe) u();
       this.#serving.reset();
+      this.#age.reset();
     }
   }
 }

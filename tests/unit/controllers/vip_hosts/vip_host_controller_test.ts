@@ -64,13 +64,14 @@ Deno.test("VipHostController: Events on the Service and the serving-hosts gauge 
   assert.equal(events.withReason("VIPSplitBrain")[0]!.type, "Warning");
 });
 
-Deno.test("VipHostController: a silent host's heartbeat no longer counts", () => {
-  const { services, leases, events, controller, advance } = setup();
+Deno.test("VipHostController: a silent host's heartbeat no longer counts", async () => {
+  const { services, leases, events, registry, controller, advance } = setup();
   services.upsert(lbService("shop", "web", ["10.0.0.150"]));
   leases.upsert(heartbeatLease("cp-1", report("cp-1", ["10.0.0.150"])));
   controller.evaluate();
   advance(16_000); // past the 15 s lease: the host is gone, its VIP served by nobody
   assert.deepEqual(controller.evaluate()[0]!.hosts, []);
+  assert.match(await registry.metrics(), /keelson_host_heartbeat_age_seconds\{host="cp-1"\} 17/);
   advance(3000);
   controller.evaluate();
   assert.deepEqual(events.withReason("VIPNotServed").map((e) => e.message), [
