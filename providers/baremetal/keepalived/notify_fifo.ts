@@ -7,7 +7,10 @@
  * The reader opens the FIFO read-write: it never sees end-of-file while keepalived reloads, and
  * opening never blocks waiting for a writer. keepalived deletes a FIFO it created when it stops
  * and makes a new one when it starts again, so the reader checks every `retryMs` that the path
- * still names the FIFO it holds open, and reopens it otherwise. Nothing read here is trusted: a line
+ * still names the FIFO it holds open, and reopens it otherwise. keepalived opens the FIFO
+ * non-blocking (checked on 2.2.7: O_RDWR|O_NONBLOCK), so a Keelson that stopped reading never
+ * stalls VRRP: once the pipe is full keepalived's writes fail, and the lines kept are read in
+ * order when Keelson starts again. Nothing read here is trusted: a line
  * that is not exactly of the documented shape is counted and dropped.
  *
  * @module
