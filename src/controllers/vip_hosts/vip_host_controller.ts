@@ -2,7 +2,8 @@
  * The leader's view of the data plane: from the Services' VIPs and every host's heartbeat Lease,
  * which host serves each VIP. Records `VIPHostChanged`, `VIPNotServed` and `VIPSplitBrain` Events
  * on the Services (`decide_vip_hosts.ts`) and exports `keelson_vip_serving_hosts{vip,service}`,
- * `keelson_vip_host_changes_total{vip,service}` and `keelson_host_heartbeat_age_seconds{host}`. Runs only while this process leads; it writes
+ * `keelson_vip_host_changes_total{vip,service}`, `keelson_vip_warnings_total{vip,service,reason}`
+ * and `keelson_host_heartbeat_age_seconds{host}`. Runs only while this process leads; it writes
  * nothing but Events.
  *
  * @module
@@ -21,6 +22,8 @@ import { VIP_HOST_CHANGED, VipHostDecider, type VipObservation } from "./decide_
 export const VIP_SERVING_HOSTS_METRIC = "keelson_vip_serving_hosts";
 /** Counter name. */
 export const VIP_HOST_CHANGES_METRIC = "keelson_vip_host_changes_total";
+/** Warnings recorded (no host, split brain). */
+export const VIP_WARNINGS_METRIC = "keelson_vip_warnings_total";
 /** Seconds since each host's last heartbeat (leader only). */
 export const HEARTBEAT_AGE_METRIC = "keelson_host_heartbeat_age_seconds";
 
@@ -53,6 +56,7 @@ export class VipHostController {
   #serving: Gauge<"vip" | "service">;
   #changes: Counter<"vip" | "service">;
   #age: Gauge<"host">;
+  #warnings: Counter<"vip" | "service" | "reason">;
   #log = logger("controllers", "vip-hosts");
 
   /** @param deps caches, recorder, class filter, registry @param options timings */
@@ -80,6 +84,17 @@ export class VipHostController {
           name: HEARTBEAT_AGE_METRIC,
           help: "Seconds since each host last renewed its heartbeat Lease (leader only).",
           labelNames: ["host"],
+          registers: [deps.registry],
+        }),
+    );
+    this.#warnings = declareOnce(
+      deps.registry,
+      VIP_WARNINGS_METRIC,
+      () =>
+        new Counter({
+          name: VIP_WARNINGS_METRIC,
+          help: "VIPNotServed and VIPSplitBrain Warnings recorded by the leader, by reason.",
+          labelNames: ["vip", "service", "reason"],
           registers: [deps.registry],
         }),
     );
@@ -142,6 +157,8 @@ export class VipHostController {
       );
       if (event.reason === VIP_HOST_CHANGED) {
         this.#changes.inc({ vip: event.vip, service: event.service });
+      } else {
+        this.#warnings.inc({ vip: event.vip, service: event.service, reason: event.reason });
       }
       if (event.type === "Warning") this.#log.warn("{service}: {message}", { ...event });
       else this.#log.info("{service}: {message}", { ...event });

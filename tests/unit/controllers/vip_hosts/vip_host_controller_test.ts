@@ -62,6 +62,10 @@ Deno.test("VipHostController: Events on the Service and the serving-hosts gauge 
   controller.evaluate();
   assert.equal(events.withReason("VIPSplitBrain").length, 1);
   assert.equal(events.withReason("VIPSplitBrain")[0]!.type, "Warning");
+  assert.match(
+    await registry.metrics(),
+    /keelson_vip_warnings_total\{vip="10.0.0.150",service="shop\/web",reason="VIPSplitBrain"\} 1/,
+  );
 });
 
 Deno.test("VipHostController: a silent host's heartbeat no longer counts", async () => {
