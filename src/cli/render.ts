@@ -11,13 +11,13 @@ import type { V1Service } from "@kubernetes/client-node";
 import type { Config } from "../config/types.ts";
 import { objectKey } from "../kube/ports.ts";
 import {
+  planAllocations,
   renderHostKeepalived,
   serviceVipsOf,
-} from "../../providers/baremetal/keepalived/announcer.ts";
-import { planAllocations } from "../../providers/baremetal/ipam/plan_allocations.ts";
+  USER_NAME_REGEXP,
+} from "../../providers/baremetal/mod.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
-import { USER_NAME_REGEXP } from "../../providers/baremetal/keepalived/render.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 import { readEnv } from "./read_env.ts";
 import { readInventory, readSnapshot } from "./command_inputs.ts";

@@ -19,7 +19,8 @@ import {
 } from "../status/host_report.ts";
 import { isConflict } from "./ports.ts";
 import type { LeaseApi } from "./lease_api.ts";
-import { abortableSleep } from "./rate_limiter.ts";
+import { delay } from "./delay.ts";
+import { Wakeable } from "./wakeable_delay.ts";
 
 /** Options of `HostHeartbeat`. */
 export interface HostHeartbeatOptions {
@@ -45,8 +46,7 @@ export class HostHeartbeat {
   #options: HostHeartbeatOptions;
   #log = logger("kube", "heartbeat");
   #current: V1Lease | undefined;
-  #wake: (() => void) | undefined;
-  #dirty = false;
+  #wakeable = new Wakeable();
   #lastError = "";
   /** Time of the last successful write (ms), for health and tests. */
   lastWriteMs = 0;
@@ -58,8 +58,7 @@ export class HostHeartbeat {
 
   /** Asks for a write soon (the data plane changed). */
   changed(): void {
-    this.#dirty = true;
-    this.#wake?.();
+    this.#wakeable.wake();
   }
 
   /**
@@ -69,7 +68,6 @@ export class HostHeartbeat {
   async run(signal: AbortSignal): Promise<void> {
     const renewMs = this.#options.renewMs ?? 5000;
     while (!signal.aborted) {
-      this.#dirty = false;
       try {
         await this.writeOnce();
         if (this.#lastError) this.#log.info("Heartbeat written again");
@@ -84,16 +82,10 @@ export class HostHeartbeat {
         }
         this.#lastError = message;
       }
-      if (this.#dirty) {
-        await abortableSleep(this.#options.debounceMs ?? 50, signal).catch(() => {});
-        continue;
+      // woken by a change: let a burst of changes settle into one write
+      if (await this.#wakeable.wait(renewMs, signal)) {
+        await delay(this.#options.debounceMs ?? 50, signal);
       }
-      await new Promise<void>((resolve) => {
-        this.#wake = resolve;
-        abortableSleep(renewMs, signal).then(resolve, resolve);
-      });
-      this.#wake = undefined;
-      if (this.#dirty) await abortableSleep(this.#options.debounceMs ?? 50, signal).catch(() => {});
     }
   }
 

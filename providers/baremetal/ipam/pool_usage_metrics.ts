@@ -6,14 +6,8 @@
  * @module
  */
 import { Gauge, type Registry } from "prom-client";
+import { FREE_METRIC, IN_USE_METRIC, TOTAL_METRIC } from "../../../src/metrics/pool_usage.ts";
 import type { PoolStats } from "./allocator.ts";
-
-/** In-use addresses per pool and family. */
-export const IN_USE_METRIC = "keelson_allocator_addresses_in_use_total";
-/** Usable addresses per pool and family. */
-export const TOTAL_METRIC = "keelson_allocator_addresses_total";
-/** Free addresses per pool and family. */
-export const FREE_METRIC = "keelson_allocator_addresses_free";
 
 /**
  * Registers the three gauges, read from `stats` at each scrape (a reload replaces them).

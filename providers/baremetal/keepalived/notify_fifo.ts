@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { abortableSleep } from "../../../src/kube/rate_limiter.ts";
+import { delay } from "../../../src/kube/delay.ts";
 import { logger } from "../../../src/log/logging.ts";
 
 /** VRRP states keepalived reports for an instance. */
@@ -100,7 +100,7 @@ export async function readNotifyFifo(options: ReadNotifyFifoOptions): Promise<vo
         file?.close();
       } catch { /* closed by abort */ }
     }
-    await abortableSleep(retryMs, options.signal).catch(() => {});
+    await delay(retryMs, options.signal);
   }
 }
 

@@ -11,7 +11,8 @@
  * @module
  */
 import { Gauge, type Registry } from "prom-client";
-import { abortableSleep } from "../../../src/kube/rate_limiter.ts";
+import type { DataPlaneSnapshot } from "../../../src/cloud/host_data_plane.ts";
+import { Wakeable } from "../../../src/kube/wakeable_delay.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { canonicalIp } from "../../../src/net/ip.ts";
 import type { InstanceReport } from "../../../src/status/host_report.ts";
@@ -21,13 +22,6 @@ import { type NotifyEvent, readNotifyFifo, VRRP_STATES } from "./notify_fifo.ts"
 export const VRRP_INSTANCE_STATE_METRIC = "keelson_vrrp_instance_state";
 /** See `VRRP_INSTANCE_STATE_METRIC`. */
 export const VIP_SERVED_METRIC = "keelson_vip_served";
-
-/** The data plane of this host at one moment. */
-export interface DataPlaneSnapshot {
-  instances: InstanceReport[];
-  /** VIPs (rendered by Keelson) present on the interface, with the time each appeared. */
-  vips: { ip: string; since: string }[];
-}
 
 /** Options of `DataPlaneTracker`. */
 export interface DataPlaneTrackerOptions {
@@ -58,7 +52,7 @@ export class DataPlaneTracker {
   #since = new Map<string, string>();
   #inferredSince = new Map<string, { state: InstanceReport["state"]; since: string }>();
   #listeners = new Set<() => void>();
-  #wake: (() => void) | undefined;
+  #wakeable = new Wakeable();
   #stateGauge: Gauge<"instance" | "state">;
   #servedGauge: Gauge<"vip" | "service">;
   #lastKey = "";
@@ -131,7 +125,7 @@ export class DataPlaneTracker {
         this.#log.info("VRRP instance {instance} is {state}", { ...event });
       }
     }
-    this.#wake?.();
+    this.#wakeable.wake();
   }
 
   /**
@@ -175,11 +169,7 @@ export class DataPlaneTracker {
       }
       const wait = followUps > 0 ? 150 : pollMs;
       if (followUps > 0) followUps--;
-      const woken = await new Promise<boolean>((resolve) => {
-        this.#wake = () => resolve(true);
-        abortableSleep(wait, signal).then(() => resolve(false), () => resolve(false));
-      });
-      this.#wake = undefined;
+      const woken = await this.#wakeable.wait(wait, signal);
       if (woken) followUps = 3;
     }
     await fifo;

@@ -12,7 +12,8 @@ import type { V1Lease, V1Service } from "@kubernetes/client-node";
 import { Counter, Gauge, type Registry } from "prom-client";
 import { declareOnce } from "../../metrics/registry.ts";
 import type { EventRecorder, Informer } from "../../kube/ports.ts";
-import { abortableSleep } from "../../kube/rate_limiter.ts";
+import { delay } from "../../kube/delay.ts";
+import { Wakeable } from "../../kube/wakeable_delay.ts";
 import { logger } from "../../log/logging.ts";
 import { canonicalIp } from "../../net/ip.ts";
 import { parseHeartbeatLease, servingHostsByVip } from "../../status/heartbeats.ts";
@@ -180,8 +181,8 @@ export class VipHostController {
   async run(signal: AbortSignal): Promise<void> {
     if (!(await this.#deps.services.waitForSync(signal))) return;
     if (!(await this.#deps.leases.waitForSync(signal))) return;
-    let wake: (() => void) | undefined;
-    const poke = () => wake?.();
+    const wakeable = new Wakeable();
+    const poke = () => wakeable.wake();
     const unsubscribe = [
       this.#deps.services.subscribe(poke),
       this.#deps.leases.subscribe(poke),
@@ -199,13 +200,9 @@ export class VipHostController {
         const wait = deadline === undefined
           ? period
           : Math.max(10, Math.min(period, deadline - now));
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          abortableSleep(wait, signal).then(resolve, resolve);
-        });
-        wake = undefined;
+        await wakeable.wait(wait, signal);
         // coalesce a burst of informer events into one evaluation
-        await abortableSleep(20, signal).catch(() => {});
+        await delay(20, signal);
       }
     } finally {
       for (const u of unsubscribe) u();
