@@ -9,7 +9,13 @@
  */
 import type { V1Lease, V1Service } from "@kubernetes/client-node";
 import { canonicalIp } from "../net/ip.ts";
-import { type Heartbeat, isFresh, parseHeartbeatLease, timeMs } from "./heartbeats.ts";
+import {
+  anyDataPlaneReported,
+  type Heartbeat,
+  isFresh,
+  parseHeartbeatLease,
+  timeMs,
+} from "./heartbeats.ts";
 import type { HostReport } from "./host_report.ts";
 
 /** The annotation naming the pool a Service's address came from. */
@@ -175,6 +181,7 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
     }
   }
   const fresh = heartbeats.filter((h) => isFresh(h, nowMs));
+  const judged = anyDataPlaneReported(heartbeats);
   for (const h of fresh) {
     if ("error" in h.report) continue;
     for (const instance of h.report.instances) {
@@ -193,8 +200,8 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
     r.services.sort();
     r.hosts.sort();
     r.states.sort((a, b) => a.host.localeCompare(b.host));
-    // a VIP only a Service names, while no host reports at all, is not judged (nothing to judge by)
-    if (r.hosts.length === 0 && (fresh.length > 0 || r.states.length > 0)) {
+    // while no host reports a data plane (no keepalived under Keelson) nothing is judged
+    if (r.hosts.length === 0 && judged) {
       r.problem = "no-host";
       problems.push(`VIP ${r.vip}${forServices(r)} is served by no host`);
     } else if (r.hosts.length > 1) {

@@ -16,7 +16,11 @@ import { delay } from "../../kube/delay.ts";
 import { Wakeable } from "../../kube/wakeable_delay.ts";
 import { logger } from "../../log/logging.ts";
 import { canonicalIp } from "../../net/ip.ts";
-import { parseHeartbeatLease, servingHostsByVip } from "../../status/heartbeats.ts";
+import {
+  anyDataPlaneReported,
+  parseHeartbeatLease,
+  servingHostsByVip,
+} from "../../status/heartbeats.ts";
 import { VIP_HOST_CHANGED, VipHostDecider, type VipObservation } from "./decide_vip_hosts.ts";
 
 /** Gauge name (also used by the monitoring rules). */
@@ -145,6 +149,11 @@ export class VipHostController {
       services: services.map((s) => s.key).sort(),
       hosts: hostsByVip.get(vip) ?? [],
     }));
+    // nobody reports a data plane (no keepalived under Keelson): nothing to judge, no Warnings
+    if (!anyDataPlaneReported(heartbeats)) {
+      this.#serving.reset();
+      return [];
+    }
     const events = this.#decider.step(observations, now);
     for (const event of events) {
       const target = servicesByVip.get(event.vip)?.find((s) => s.key === event.service)?.service;

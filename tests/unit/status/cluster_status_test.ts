@@ -94,3 +94,14 @@ Deno.test("formatAge() prints durations for people", () => {
     ["850ms", "12s", "3m05s", "2h07m", "3d04h"],
   );
 });
+
+Deno.test("buildClusterStatus(): hosts without keepalived report nothing, so no VIP is judged", () => {
+  const status = buildClusterStatus({
+    services: [lbService("shop", "web", ["10.0.0.150"])],
+    leases: [heartbeatLease("cp-1", report("cp-1", [], { all: [] }))],
+    leaderLease: leaderLease("cp-1_abc"),
+    nowMs: NOW,
+  });
+  assert.equal(status.vips[0]!.problem, undefined);
+  assert.deepEqual(status.problems, []);
+});

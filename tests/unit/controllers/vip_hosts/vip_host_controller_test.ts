@@ -99,3 +99,14 @@ Deno.test("VipHostController.run() evaluates on informer changes and stops on ab
   stop.abort();
   await running;
 });
+
+Deno.test("VipHostController: no Warning while no host runs keepalived under Keelson", () => {
+  const { services, leases, events, controller, advance } = setup();
+  services.upsert(lbService("shop", "web", ["10.0.0.150"]));
+  leases.upsert(heartbeatLease("cp-1", report("cp-1", [], { all: [] })));
+  controller.evaluate();
+  advance(5000);
+  leases.upsert(heartbeatLease("cp-1", report("cp-1", [], { all: [] }), 0));
+  assert.deepEqual(controller.evaluate(), []);
+  assert.deepEqual(events.events, []);
+});
