@@ -19,8 +19,11 @@ export const HEARTBEAT_LEASE_PREFIX = "keelson-host-";
 export const HEARTBEAT_NAMESPACE = "kube-system";
 /** Label on every heartbeat Lease (lets `keelson status` and the leader select them). */
 export const HEARTBEAT_LABEL = "keelson.io/heartbeat";
-/** Largest annotation accepted when reading (the API allows 256 KiB for all annotations). */
-export const MAX_REPORT_BYTES = 64 * 1024;
+/**
+ * Largest annotation accepted when reading (the API allows 256 KiB for all of an object's
+ * annotations). A host holding 1000 IPv4 VIPs writes about 75 KiB.
+ */
+export const MAX_REPORT_BYTES = 192 * 1024;
 
 const isoTime = z.iso.datetime({ offset: true });
 const ip = z.string().max(45).refine((v) => canonicalIp(v) === v, "not a canonical IP");

@@ -32,9 +32,16 @@ Deno.test("decodeHostReport() is strict: unknown fields, bad values and oversize
     assert.ok("error" in decoded, what);
   }
   assert.deepEqual(decodeHostReport("{"), { error: "not JSON" });
-  assert.ok("error" in decodeHostReport(" ".repeat(70_000)));
+  assert.ok("error" in decodeHostReport(" ".repeat(200_000)));
 });
 
 Deno.test("encodeHostReport() refuses to publish what a reader would refuse", () => {
   assert.throws(() => encodeHostReport({ ...report("cp-1", []), host: "Not A Name" }));
+});
+
+Deno.test("a host holding 1000 VIPs publishes a report that fits and parses", () => {
+  const vips = Array.from({ length: 1000 }, (_, i) => `10.250.${Math.floor(i / 250)}.${i % 250}`);
+  const text = encodeHostReport(report("cp-1", vips, { all: vips }));
+  assert.ok(text.length < 192 * 1024, `${text.length} bytes`);
+  assert.ok(!("error" in decodeHostReport(text)));
 });
