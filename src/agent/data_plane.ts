@@ -101,7 +101,8 @@ export async function runVipHostController(
     registry,
   });
   await Promise.all([leases.run(signal), controller.run(signal)]);
-  await events.flush();
+  // bounded: pending Event writes get a short grace, then the stop goes on
+  await events.close();
 }
 
 async function metricValue(registry: Registry, name: string): Promise<number | undefined> {
