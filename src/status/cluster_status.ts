@@ -13,6 +13,7 @@ import {
   anyDataPlaneReported,
   type Heartbeat,
   isFresh,
+  lastSeenOnSilentHosts,
   parseHeartbeatLease,
   timeMs,
 } from "./heartbeats.ts";
@@ -38,11 +39,13 @@ export interface VipStatus {
   pool: string | undefined;
   /** Hosts serving it now (fresh heartbeats listing it). */
   hosts: string[];
+  /** Silent hosts whose last heartbeat listed it (whether they still serve it is unknown). */
+  lastSeenOn: string[];
   /** Per host with an instance holding this VIP: its state. */
   states: VipHostState[];
   /** When the serving host got it (ISO), when exactly one host serves it. */
   since: string | undefined;
-  problem: "no-host" | "split-brain" | undefined;
+  problem: "no-host" | "split-brain" | "unknown" | undefined;
 }
 
 /** One row of the host table. */
@@ -160,6 +163,7 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
         services: [],
         pool: undefined,
         hosts: [],
+        lastSeenOn: [],
         states: [],
         since: undefined,
         problem: undefined,
@@ -195,13 +199,23 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
       r.since = r.since === undefined || served.since > r.since ? served.since : r.since;
     }
   }
+  for (const [vip, silent] of lastSeenOnSilentHosts(heartbeats, nowMs)) {
+    row(vip).lastSeenOn = silent;
+  }
   const vips = [...rows.values()].sort((a, b) => compareIps(a.vip, b.vip));
   for (const r of vips) {
     r.services.sort();
     r.hosts.sort();
     r.states.sort((a, b) => a.host.localeCompare(b.host));
     // while no host reports a data plane (no keepalived under Keelson) nothing is judged
-    if (r.hosts.length === 0 && judged) {
+    if (r.hosts.length === 0 && r.lastSeenOn.length > 0) {
+      r.problem = "unknown";
+      problems.push(
+        `VIP ${r.vip}${forServices(r)} was last reported on ${
+          r.lastSeenOn.join(", ")
+        }, which went silent: whether it is served is unknown`,
+      );
+    } else if (r.hosts.length === 0 && judged) {
       r.problem = "no-host";
       problems.push(`VIP ${r.vip}${forServices(r)} is served by no host`);
     } else if (r.hosts.length > 1) {

@@ -45,6 +45,8 @@ export function formatStatusText(status: ClusterStatus, options: FormatOptions):
     status.vips.map((v) => {
       const served = v.problem === "no-host"
         ? paint("red", "NO HOST")
+        : v.problem === "unknown"
+        ? paint("yellow", `UNKNOWN (last ${v.lastSeenOn.join(",")}, silent)`)
         : v.problem === "split-brain"
         ? paint("red", `SPLIT BRAIN: ${v.hosts.join(",")}`)
         : v.hosts.join(",") || "-";

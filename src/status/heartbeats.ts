@@ -85,6 +85,26 @@ export function servingHostsByVip(
 }
 
 /**
+ * For each VIP, the silent hosts (heartbeat older than its lease) whose last report listed it:
+ * the VIP may still be there (Keelson stopped, keepalived did not) or gone with the host.
+ * @param heartbeats every heartbeat
+ * @param nowMs current time
+ * @returns VIP -> sorted host names
+ */
+export function lastSeenOnSilentHosts(
+  heartbeats: readonly Heartbeat[],
+  nowMs: number,
+): Map<string, string[]> {
+  return servingHostsByVip(
+    heartbeats.filter((h) => !isFresh(h, nowMs)).map((h) => ({
+      ...h,
+      renewMs: nowMs,
+    })),
+    nowMs,
+  );
+}
+
+/**
  * A MicroTime/Date/string field as milliseconds.
  * @param value a Lease time field
  * @returns ms since the epoch, or undefined

@@ -9,7 +9,8 @@
  *   heartbeats arrive a moment apart): Warning `VIPNotServed` or `VIPSplitBrain`, once per problem.
  *
  * The first observation of a VIP (when this leader starts) records its host without an Event, so
- * a change of leader does not repeat history.
+ * a change of leader does not repeat history. A VIP whose only known host went silent is neither
+ * served nor unserved as far as anyone knows: no Event (the missing heartbeat has its own alert).
  *
  * @module
  */
@@ -28,6 +29,11 @@ export interface VipObservation {
   services: string[];
   /** Hosts whose fresh heartbeat lists the VIP, sorted. */
   hosts: string[];
+  /**
+   * Silent hosts whose last heartbeat listed it: with no fresh host, whether the VIP is served is
+   * unknown (no Warning; the missing heartbeat is its own alert). @default []
+   */
+  lastSeenOn?: string[];
 }
 
 /** An Event to record on a Service. */
@@ -86,6 +92,11 @@ export class VipHostDecider {
           emit("Normal", VIP_HOST_CHANGED, `VIP ${o.vip} now served by ${host}`);
         }
         state.single = host;
+        state.problem = undefined;
+        continue;
+      }
+      if (o.hosts.length === 0 && (o.lastSeenOn ?? []).length > 0) {
+        // unknown, not "no host": its last known host stopped reporting
         state.problem = undefined;
         continue;
       }

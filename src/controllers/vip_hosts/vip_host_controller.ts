@@ -18,6 +18,7 @@ import { logger } from "../../log/logging.ts";
 import { canonicalIp } from "../../net/ip.ts";
 import {
   anyDataPlaneReported,
+  lastSeenOnSilentHosts,
   parseHeartbeatLease,
   servingHostsByVip,
 } from "../../status/heartbeats.ts";
@@ -126,6 +127,7 @@ export class VipHostController {
       h !== undefined
     );
     const hostsByVip = servingHostsByVip(heartbeats, now);
+    const silentByVip = lastSeenOnSilentHosts(heartbeats, now);
     this.#age.reset();
     for (const h of heartbeats) {
       if (h.renewMs !== undefined) {
@@ -148,6 +150,7 @@ export class VipHostController {
       vip,
       services: services.map((s) => s.key).sort(),
       hosts: hostsByVip.get(vip) ?? [],
+      lastSeenOn: silentByVip.get(vip) ?? [],
     }));
     // nobody reports a data plane (no keepalived under Keelson): nothing to judge, no Warnings
     if (!anyDataPlaneReported(heartbeats)) {

@@ -61,7 +61,8 @@ Deno.test("buildClusterStatus(): no host, two hosts, a silent host, a failed rel
     leaderLease: leaderLease("cp-1_abc", 60_000),
     nowMs: NOW,
   });
-  assert.equal(status.vips[0]!.problem, "no-host");
+  assert.equal(status.vips[0]!.problem, "unknown");
+  assert.deepEqual(status.vips[0]!.lastSeenOn, ["cp-3"]);
   assert.equal(status.vips[1]!.problem, "split-brain");
   assert.deepEqual(status.vips[1]!.hosts, ["cp-1", "cp-2"]);
   assert.equal(status.vips[1]!.since, undefined);
@@ -71,10 +72,21 @@ Deno.test("buildClusterStatus(): no host, two hosts, a silent host, a failed rel
     "no leader: cp-1_abc stopped renewing the Lease",
     "host cp-1: the last configuration reload failed",
     "host cp-3 is silent: no heartbeat for 20s (lease 15s)",
-    "VIP 10.0.0.150 (shop/web) is served by no host",
+    "VIP 10.0.0.150 (shop/web) was last reported on cp-3, which went silent: whether it is served is unknown",
     "VIP 10.0.0.151 (shop/api) is served by 2 hosts (split brain): cp-1, cp-2",
     "pool lan (IPv4) is 100% used (10 of 10)",
   ]);
+});
+
+Deno.test("buildClusterStatus(): a VIP no host lists is served by no host", () => {
+  const status = buildClusterStatus({
+    services: [lbService("shop", "web", ["10.0.0.150"])],
+    leases: [heartbeatLease("cp-1", report("cp-1", [], { all: ["10.0.0.150"] }))],
+    leaderLease: leaderLease("cp-1_abc"),
+    nowMs: NOW,
+  });
+  assert.equal(status.vips[0]!.problem, "no-host");
+  assert.deepEqual(status.problems, ["VIP 10.0.0.150 (shop/web) is served by no host"]);
 });
 
 Deno.test("buildClusterStatus(): nothing to judge without any heartbeat, and no leader Lease is a problem", () => {

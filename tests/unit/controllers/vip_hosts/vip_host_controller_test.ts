@@ -68,18 +68,31 @@ Deno.test("VipHostController: Events on the Service and the serving-hosts gauge 
   );
 });
 
-Deno.test("VipHostController: a silent host's heartbeat no longer counts", async () => {
+Deno.test("VipHostController: a VIP whose only host went silent is unknown, one nobody lists is not served", async () => {
   const { services, leases, events, registry, controller, advance } = setup();
   services.upsert(lbService("shop", "web", ["10.0.0.150"]));
-  leases.upsert(heartbeatLease("cp-1", report("cp-1", ["10.0.0.150"])));
+  services.upsert(lbService("shop", "api", ["10.0.0.151"]));
+  leases.upsert(heartbeatLease("cp-1", report("cp-1", ["10.0.0.150"], { all: ["10.0.0.150"] })));
+  leases.upsert(heartbeatLease("cp-2", report("cp-2", [], { all: ["10.0.0.150", "10.0.0.151"] })));
   controller.evaluate();
-  advance(16_000); // past the 15 s lease: the host is gone, its VIP served by nobody
-  assert.deepEqual(controller.evaluate()[0]!.hosts, []);
+  advance(16_000); // past cp-1's 15 s lease; cp-2 keeps renewing
+  leases.upsert(
+    heartbeatLease("cp-2", report("cp-2", [], { all: ["10.0.0.150", "10.0.0.151"] }), -16_000),
+  );
+  const seen = controller.evaluate();
+  assert.deepEqual(seen.map((o) => [o.vip, o.hosts, o.lastSeenOn]), [
+    ["10.0.0.150", [], ["cp-1"]],
+    ["10.0.0.151", [], []],
+  ]);
   assert.match(await registry.metrics(), /keelson_host_heartbeat_age_seconds\{host="cp-1"\} 17/);
   advance(3000);
+  leases.upsert(
+    heartbeatLease("cp-2", report("cp-2", [], { all: ["10.0.0.150", "10.0.0.151"] }), -19_000),
+  );
   controller.evaluate();
-  assert.deepEqual(events.withReason("VIPNotServed").map((e) => e.message), [
-    "VIP 10.0.0.150 is served by no host",
+  // unknown is no Warning (the missing heartbeat is its own alert); nobody at all is
+  assert.deepEqual(events.events.map((e) => [e.object, e.reason]), [
+    ["Service/shop/api", "VIPNotServed"],
   ]);
 });
 
