@@ -5,12 +5,20 @@
  *
  * @module
  */
+import type { V1Service } from "@kubernetes/client-node";
 import type { Registry } from "prom-client";
 import type { Config } from "../../src/config/types.ts";
+import type { Informer } from "../../src/kube/ports.ts";
 import { logger } from "../../src/log/logging.ts";
 import { type BirdClusterContext, type RunningBird, startBird } from "./bird/start_bird.ts";
+import type { HostDataPlane } from "../../src/cloud/host_data_plane.ts";
+import { handlesService } from "../../src/cloud/load_balancer_class.ts";
+import { canonicalIp } from "../../src/net/ip.ts";
 import type { HostAnnouncer } from "./host_announcer.ts";
-import { startKeepalived } from "./keepalived/start_keepalived.ts";
+import { readInterfaceAddresses } from "./keepalived/interface_addresses.ts";
+import { NOTIFY_FIFO_FILE } from "./keepalived/model.ts";
+import { type RunningKeepalived, startKeepalived } from "./keepalived/start_keepalived.ts";
+import { DataPlaneTracker } from "./keepalived/vrrp_state.ts";
 
 /** Options of `startHostSide`. */
 export interface HostSideOptions {
@@ -34,6 +42,8 @@ export interface HostSide {
   connect(context: BirdClusterContext): void;
   /** The BIRD side, when this host runs it. */
   readonly bird: RunningBird | undefined;
+  /** This host's VRRP states and served VIPs; undefined when keepalived does not run here. */
+  readonly dataPlane?: HostDataPlane;
   /** Resolves when every announcer's loops have stopped. */
   readonly finished: Promise<void>;
 }
@@ -48,6 +58,8 @@ export async function startHostSide(options: HostSideOptions): Promise<HostSide>
   const announcers: HostAnnouncer[] = [];
   const keepalived = await startKeepalived(options);
   if (keepalived) announcers.push(keepalived);
+  let services: Informer<V1Service> | undefined;
+  const tracked = keepalived ? trackDataPlane(keepalived, options, () => services) : undefined;
   const bird = await startBird(options);
 
   const syncAll = async (reason: string) => {
@@ -57,8 +69,10 @@ export async function startHostSide(options: HostSideOptions): Promise<HostSide>
     announcers,
     bird,
     sync: syncAll,
+    ...(tracked ? { dataPlane: tracked.dataPlane } : {}),
     connect(context) {
-      const { services, signal } = context;
+      const { services: informer, signal } = context;
+      services = informer;
       bird?.connect(context);
       for (const announcer of announcers) {
         const failed = (error: unknown) =>
@@ -66,20 +80,63 @@ export async function startHostSide(options: HostSideOptions): Promise<HostSide>
             name: announcer.name,
             error: String(error),
           });
-        services.subscribe(() => {
+        informer.subscribe(() => {
           announcer.sync("services changed").catch(failed);
         });
-        services.waitForSync(signal).then((ok) => {
+        informer.waitForSync(signal).then((ok) => {
           if (!ok) return;
           return announcer.setServiceSource({
-            services,
-            hasSynced: () => services.hasSynced(),
+            services: informer,
+            hasSynced: () => informer.hasSynced(),
           });
         }).catch(failed);
       }
     },
-    finished: Promise.all([...announcers.map((a) => a.finished), bird?.finished]).then(
+    finished: Promise.all([
+      ...announcers.map((a) => a.finished),
+      tracked?.finished,
+      bird?.finished,
+    ]).then(
       () => undefined,
     ),
+  };
+}
+
+/**
+ * Follows keepalived's notify FIFO and the interface's addresses (`vrrp_state.ts`).
+ * @param keepalived the running keepalived side
+ * @param options configuration, registry and signal
+ * @param services the Service cache once connected (for the `service` label)
+ * @returns the data plane and the tracker's loop
+ */
+function trackDataPlane(
+  keepalived: RunningKeepalived,
+  options: HostSideOptions,
+  services: () => Informer<V1Service> | undefined,
+): { dataPlane: HostDataPlane; finished: Promise<void> } {
+  const dir = options.config().keepalived.track_file_dir.replace(/\/+$/, "");
+  const tracker = new DataPlaneTracker({
+    registry: options.registry,
+    interface: () => options.config().keepalived.interface,
+    ...(keepalived.notifyFifo ? { fifoPath: `${dir}/${NOTIFY_FIFO_FILE}` } : {}),
+    configFile: () => options.config().keepalived.config_file,
+    servicesOf: (vip) => {
+      const keys: string[] = [];
+      for (const s of services()?.list() ?? []) {
+        if (!handlesService(options.config(), s)) continue;
+        const ips = (s.status?.loadBalancer?.ingress ?? []).map((i) => canonicalIp(i.ip ?? ""));
+        if (ips.includes(vip)) keys.push(`${s.metadata?.namespace}/${s.metadata?.name}`);
+      }
+      return keys.sort();
+    },
+    readAddresses: (iface) => readInterfaceAddresses({ interface: iface }),
+  });
+  return {
+    dataPlane: {
+      snapshot: () => tracker.snapshot(),
+      subscribe: (listener) => tracker.subscribe(listener),
+      lastApply: () => keepalived.lastApply(),
+    },
+    finished: tracker.run(options.signal),
   };
 }

@@ -34,6 +34,7 @@ export { machineMetadata } from "./instances.ts";
 export { type MachineMatch, matchMachine, type MatchStep } from "./machine_matcher.ts";
 export { renderHostKeepalived, serviceVipsOf } from "./keepalived/announcer.ts";
 export { bgpServiceVipsOf, podRoutesOf, renderHostBird } from "./bird/host_config.ts";
+export { USER_NAME_REGEXP } from "./keepalived/render.ts";
 export { type AllocationPlan, planAllocations } from "./ipam/plan_allocations.ts";
 
 /** The registry name and providerID scheme. */
