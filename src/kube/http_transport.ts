@@ -8,18 +8,11 @@
  * client certificates through node's https.Agent reportedly give 401 (denoland/deno#19052).
  *
  * The transport adds the bearer/basic credentials, the client-side rate limit and the
- * `rest_client_*` metrics; the generated API (`createConfiguration({ httpApi })`) and the raw
- * list/watch calls both go through `fetch()` here.
+ * `rest_client_*` metrics; the REST calls (`rest_api.ts`) and the raw list/watch calls all go
+ * through `fetch()` here.
  *
  * @module
  */
-import { Buffer } from "node:buffer";
-import {
-  type HttpLibrary,
-  type RequestContext,
-  ResponseContext,
-  wrapHttpLibrary,
-} from "@kubernetes/client-node";
 import { Counter, Histogram, type Registry } from "prom-client";
 import { logger } from "../log/logging.ts";
 import type { ConnectionSettings } from "./kubeconfig.ts";
@@ -55,10 +48,8 @@ export interface TransportRequest {
   signal?: AbortSignal | null;
 }
 
-/** The transport shared by the generated API and the raw list/watch calls. */
+/** The transport shared by the REST calls and the raw list/watch calls. */
 export interface HttpTransport {
-  /** For `createConfiguration({ httpApi })`. */
-  readonly httpApi: HttpLibrary;
   /** The base URL requests go to. */
   readonly baseUrl: string;
   /**
@@ -121,29 +112,7 @@ export function createHttpTransport(
     }
   }
 
-  const httpApi = wrapHttpLibrary({
-    async send(context: RequestContext): Promise<ResponseContext> {
-      const body = context.getBody();
-      const response = await send(context.getUrl(), {
-        method: context.getHttpMethod(),
-        headers: context.getHeaders(),
-        body: body === undefined ? null : body as BodyInit,
-        signal: context.getSignal() ?? null,
-      });
-      const headers: Record<string, string> = {};
-      response.headers.forEach((value, name) => {
-        headers[name] = value;
-      });
-      return new ResponseContext(response.status, headers, {
-        text: () => response.text(),
-        binary: async () => Buffer.from(await response.arrayBuffer()),
-        stream: () => response.body,
-      });
-    },
-  });
-
   return {
-    httpApi,
     baseUrl,
     fetch: send,
     close: () => client.close(),
