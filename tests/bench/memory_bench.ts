@@ -39,12 +39,56 @@ const IMPORT_PROBES: Array<{ name: string; specifier?: string }> = [
   { name: "src/cli/run.ts (the whole run graph)", specifier: `${ROOT}src/cli/run.ts` },
 ];
 
-/** Peak and current RSS of a process, in MB, from /proc/PID/status. */
-export async function processMemory(pid: number): Promise<{ peakMb: number; rssMb: number }> {
+/**
+ * Peak and current RSS of a process, in MB, from /proc/PID/status, and the CPU time it used
+ * (user + system, seconds) from /proc/PID/stat.
+ * @param pid the process
+ * @returns the figures
+ */
+export async function processMemory(
+  pid: number,
+): Promise<{ peakMb: number; rssMb: number; cpuS: number }> {
   const status = await Deno.readTextFile(`/proc/${pid}/status`);
   const kb = (field: string) =>
     Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1]);
-  return { peakMb: kb("VmHWM") / 1024, rssMb: kb("VmRSS") / 1024 };
+  // the fields after the command name (which may hold spaces); utime, stime are the 12th, 13th
+  const stat = (await Deno.readTextFile(`/proc/${pid}/stat`)).split(") ")[1]?.split(" ") ?? [];
+  const ticks = Number(stat[11]) + Number(stat[12]);
+  return { peakMb: kb("VmHWM") / 1024, rssMb: kb("VmRSS") / 1024, cpuS: ticks / 100 };
+}
+
+/**
+ * Prints the process's RSS by kind (anonymous, file) and its ten largest mappings (diagnostics,
+ * when KEELSON_BENCH_SMAPS=1).
+ * @param pid the process
+ */
+async function printMappings(pid: number): Promise<void> {
+  const status = await Deno.readTextFile(`/proc/${pid}/status`);
+  say(status.split("\n").filter((l) => /^(RssAnon|RssFile|RssShmem|Threads)/.test(l)).join(", "));
+  const mappings: Array<{ name: string; what: string; rssKb: number }> = [];
+  let current: { name: string; what: string; rssKb: number } | undefined;
+  for (const line of (await Deno.readTextFile(`/proc/${pid}/smaps`)).split("\n")) {
+    const header = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (header) {
+      const sizeMb = (parseInt(header[2]!, 16) - parseInt(header[1]!, 16)) / 2 ** 20;
+      current = {
+        name: header[4] || "[anon]",
+        what: `${header[3]} of ${sizeMb.toFixed(1)} MB ${header[4] || "[anon]"}`,
+        rssKb: 0,
+      };
+      mappings.push(current);
+    } else if (current && line.startsWith("Rss:")) {
+      current.rssKb = Number(/(\d+)/.exec(line)?.[1]);
+    }
+  }
+  const byName = new Map<string, number>();
+  for (const m of mappings) byName.set(m.name, (byName.get(m.name) ?? 0) + m.rssKb);
+  const top = [...byName].sort((a, b) => b[1] - a[1]).slice(0, 5);
+  for (const [name, kb] of top) say(`  ${(kb / 1024).toFixed(1).padStart(7)} MB  ${name}`);
+  const largest = [...mappings].sort((a, b) => b.rssKb - a.rssKb).slice(0, 8);
+  for (const m of largest) say(`  ${(m.rssKb / 1024).toFixed(1).padStart(7)} MB in ${m.what}`);
+  const anon = mappings.filter((m) => m.name === "[anon]");
+  say(`  anonymous: ${anon.length} mappings`);
 }
 
 /**
@@ -113,6 +157,7 @@ export interface MemoryRunResult {
   allMs: number;
   peakMb: number;
   rssMb: number;
+  cpuS: number;
 }
 
 const NAMESPACE = "bench";
@@ -155,6 +200,8 @@ async function prepareNodes(cp: ControlPlane, n: number): Promise<void> {
  * @param kind Services or Nodes
  * @param n how many
  * @param args extra flags for `keelson run` (e.g. the rate limit)
+ * @param denoFlags extra flags for `deno run` (e.g. `--v8-flags=...`)
+ * @param entry what `deno run` runs instead of main.ts (a bundle)
  * @returns the figures (also printed)
  * @throws {Error} when not every object is done in time
  */
@@ -162,8 +209,14 @@ export async function runMemoryRun(
   kind: "services" | "nodes",
   n: number,
   args: string[] = [],
+  denoFlags: string[] = [],
+  entry?: string,
 ): Promise<MemoryRunResult> {
-  say(`\n== memory/start-up: ${n} ${kind} existing before start, ${args.join(" ") || "defaults"}`);
+  say(
+    `\n== memory/start-up: ${n} ${kind} existing before start, ${
+      [...(entry ? ["bundle"] : []), ...denoFlags, ...args].join(" ") || "defaults"
+    }`,
+  );
   await using cp = await startControlPlane({
     apiserverArgs: kind === "services" ? ["--service-cluster-ip-range=10.96.0.0/16"] : [],
   });
@@ -205,8 +258,16 @@ export async function runMemoryRun(
       host: "bench",
       dir,
       args: ["--leader-elect=false", ...args],
+      permissions: ["--allow-all", ...(entry ? ["--no-config"] : []), ...denoFlags],
+      ...(entry ? { entry } : {}),
     });
     const pid = agent.process.pid!;
+    // RSS every 100 ms: where the peak is reached (start-up, the burst, or steadily)
+    const timeline: Array<[number, number]> = [];
+    const sampler = setInterval(() => {
+      processMemory(pid).then((m) => timeline.push([performance.now() - began, m.rssMb]))
+        .catch(() => {});
+    }, 100);
     const timeoutMs = 120_000 + n * 500;
     await within(
       Promise.race([finished, watch.ended]),
@@ -215,7 +276,9 @@ export async function runMemoryRun(
     );
     const allAt = performance.now();
     await sleep(1000); // let trailing work (events) finish before the reading
+    clearInterval(sampler);
     const memory = await processMemory(pid);
+    const heap = async (name: string) => ((await agent.metric(name)) ?? NaN) / 2 ** 20;
     const result: MemoryRunResult = {
       kind,
       n,
@@ -225,7 +288,25 @@ export async function runMemoryRun(
     };
     say(`start to first ${kind.slice(0, -1)} done: ${duration(result.firstMs)}`);
     say(`start to all ${n} done:         ${duration(result.allMs)}`);
-    say(`peak RSS ${result.peakMb.toFixed(1)} MB, RSS now ${result.rssMb.toFixed(1)} MB`);
+    say(
+      `peak RSS ${result.peakMb.toFixed(1)} MB, RSS now ${result.rssMb.toFixed(1)} MB, ` +
+        `CPU ${result.cpuS.toFixed(2)} s`,
+    );
+    if (Deno.env.get("KEELSON_BENCH_SMAPS") === "1") {
+      await printMappings(pid);
+      const marks = [0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128].map((t) => t * 1000);
+      say(
+        `  RSS over time: ${
+          marks.map((t) => timeline.find(([at]) => at >= t)).filter((x) => x !== undefined)
+            .map(([at, mb]) => `${(at / 1000).toFixed(1)}s ${mb.toFixed(0)}`).join(", ")
+        } MB`,
+      );
+    }
+    say(
+      `V8 heap used ${(await heap("nodejs_heap_size_used_bytes")).toFixed(1)} MB of ` +
+        `${(await heap("nodejs_heap_size_total_bytes")).toFixed(1)} MB, external ` +
+        `${(await heap("nodejs_external_memory_bytes")).toFixed(1)} MB`,
+    );
     return result;
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
@@ -234,7 +315,9 @@ export async function runMemoryRun(
 
 /**
  * Runs the import probes and the runs.
- * @param args `[imports|run] [N ...] [--kind services|nodes|both] [--qps Q --burst B]`
+ * @param args `[imports|run] [N ...] [--kind services|nodes|both] [--qps Q --burst B]
+ *   [--deno-flag=--v8-flags=...] [--bundle]` (`--bundle`: run `deno bundle`'s output, as the
+ *   compiled binary does, instead of main.ts)
  * @returns exit code
  */
 export async function runMemoryBench(args: string[]): Promise<number> {
@@ -246,6 +329,8 @@ export async function runMemoryBench(args: string[]): Promise<number> {
       qps: { type: "string" },
       burst: { type: "string" },
       runs: { type: "string", default: "3" },
+      "deno-flag": { type: "string", multiple: true, default: [] },
+      bundle: { type: "boolean", default: false },
     },
   });
   const what = positionals[0] === "imports" || positionals[0] === "run" ? positionals.shift() : "";
@@ -261,8 +346,24 @@ export async function runMemoryBench(args: string[]): Promise<number> {
   ];
   if (what !== "run") await runImportProbes(Number(values.runs));
   if (what === "imports") return 0;
-  for (const kind of kinds) {
-    for (const n of sizes) await runMemoryRun(kind as "services" | "nodes", n, extra);
+  let entry: string | undefined;
+  if (values.bundle) {
+    // what production runs: scripts/compile.sh compiles this bundle
+    entry = `${await Deno.makeTempDir({ prefix: "keelson-bundle-" })}/keelson.js`;
+    const bundled = await new Deno.Command(Deno.execPath(), {
+      args: ["bundle", "--quiet", "--output", entry, `${ROOT}main.ts`],
+      cwd: ROOT,
+    }).output();
+    if (!bundled.success) throw new Error(new TextDecoder().decode(bundled.stderr));
+  }
+  try {
+    for (const kind of kinds) {
+      for (const n of sizes) {
+        await runMemoryRun(kind as "services" | "nodes", n, extra, values["deno-flag"], entry);
+      }
+    }
+  } finally {
+    if (entry) await Deno.remove(entry.slice(0, entry.lastIndexOf("/")), { recursive: true });
   }
   return 0;
 }

@@ -25,6 +25,8 @@ export interface KeelsonProcessOptions {
   name?: string;
   /** Permission flags for `deno run`, e.g. the compile permissions. @default ["--allow-all"] */
   permissions?: string[];
+  /** The program to run, e.g. a bundle (`deno bundle` output). @default main.ts */
+  entry?: string;
 }
 
 /** A running keelson. */
@@ -88,7 +90,7 @@ export function startKeelson(options: KeelsonProcessOptions): KeelsonProcess {
   const args = [
     "run",
     ...(options.permissions ?? ["--allow-all"]),
-    MAIN,
+    options.entry ?? MAIN,
     "run",
     "--config",
     options.configPath,
