@@ -5,6 +5,9 @@
  * until the signal aborts. Objects are the server's plain JSON, trimmed once on arrival by the
  * kind's cache transform (`cache_transform.ts`: no managedFields, no fields nobody reads).
  *
+ * A watch that failed because its connection was found dead and replaced is re-established at
+ * once over the new connection.
+ *
  * While the API server does not answer at all (connection refused or reset: code 0) the delay stays
  * at about 1 s instead of doubling, so an apiserver restart is noticed within a second or two; a
  * refused connect costs the server nothing. HTTP errors (5xx, 403, 429 ...) back off fully, and a
@@ -17,7 +20,10 @@ import { logger } from "../log/logging.ts";
 import type { KubeClient } from "./kube_client.ts";
 import { type CacheTransform, cacheTransformFor } from "./cache_transform.ts";
 import { type Informer, type InformerEvent, KubeApiError, objectKey } from "./ports.ts";
-import { abortableSleep } from "./rate_limiter.ts";
+import { delay } from "./delay.ts";
+import { errorMessage } from "../log/error_message.ts";
+import { declareOnce } from "../metrics/registry.ts";
+import { CONNECTION_REPLACED } from "./watch_events.ts";
 
 const log = logger("kube", "informer");
 
@@ -47,7 +53,7 @@ export interface InformerOptions {
   resyncMs?: number;
   /** Where `keelson_informer_*` metrics go. */
   registry?: Registry;
-  /** Sleep used for backoff and resync (injectable for tests). @default abortableSleep */
+  /** Sleep used for backoff and resync (injectable for tests). @default delay */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Random source for the jitter. @default Math.random */
   random?: () => number;
@@ -74,7 +80,7 @@ export function createInformer<T extends KubeObject>(
   options: InformerOptions,
 ): RunnableInformer<T> {
   const transform = options.transform ?? cacheTransformFor(options.kind);
-  const sleep = options.sleep ?? abortableSleep;
+  const sleep = options.sleep ?? delay;
   const random = options.random ?? Math.random;
   const cache = new Map<string, T>();
   const handlers = new Set<(event: InformerEvent<T>) => void>();
@@ -92,7 +98,7 @@ export function createInformer<T extends KubeObject>(
         log.error("Informer handler failed for {resource} {key}: {error}", {
           resource,
           key: objectKey(event.object),
-          error: error instanceof Error ? error.message : String(error),
+          error: errorMessage(error),
         });
       }
     }
@@ -162,8 +168,9 @@ export function createInformer<T extends KubeObject>(
       try {
         await sleep(every, signal);
       } catch {
-        return;
+        return; // an injected sleep may reject on abort
       }
+      if (signal.aborted) return;
       if (!synced) continue;
       // as client-go: a resync delivers every cached object as an update with old === object
       for (const object of [...cache.values()]) emit({ type: "update", object, old: object });
@@ -196,11 +203,13 @@ export function createInformer<T extends KubeObject>(
           ? error.retryAfterSeconds * 1000
           : 0;
         const base = unreachable ? Math.min(backoff, UNREACHABLE_BACKOFF_MS) : backoff;
-        const delay = Math.max(retryAfterMs, Math.round(base * (0.5 + random())));
+        // a replaced connection is a fresh one already: watch again at once
+        const replaced = error instanceof KubeApiError && error.reason === CONNECTION_REPLACED;
+        const delay = replaced ? 0 : Math.max(retryAfterMs, Math.round(base * (0.5 + random())));
         log.warn("Watch of {resource} failed, retrying in {delayMs} ms: {error}", {
           resource,
           delayMs: delay,
-          error: error instanceof Error ? error.message : String(error),
+          error: errorMessage(error),
         });
         try {
           await sleep(Math.min(delay, MAX_BACKOFF_MS), signal);
@@ -247,24 +256,20 @@ interface InformerMetrics {
 }
 
 function informerMetrics(registry: Registry): InformerMetrics {
-  const lists = registry.getSingleMetric("keelson_informer_lists_total") as
-    | Counter<"resource">
-    | undefined;
-  const errors = registry.getSingleMetric("keelson_informer_watch_errors_total") as
-    | Counter<"resource">
-    | undefined;
   return {
-    lists: lists ?? new Counter({
-      name: "keelson_informer_lists_total",
-      help: "Full lists made by informers (the first one and every re-list after 410 Expired).",
-      labelNames: ["resource"],
-      registers: [registry],
-    }),
-    errors: errors ?? new Counter({
-      name: "keelson_informer_watch_errors_total",
-      help: "List or watch failures of informers, each followed by a backoff and a retry.",
-      labelNames: ["resource"],
-      registers: [registry],
-    }),
+    lists: declareOnce(registry, "keelson_informer_lists_total", () =>
+      new Counter({
+        name: "keelson_informer_lists_total",
+        help: "Full lists made by informers (the first one and every re-list after 410 Expired).",
+        labelNames: ["resource"],
+        registers: [registry],
+      })),
+    errors: declareOnce(registry, "keelson_informer_watch_errors_total", () =>
+      new Counter({
+        name: "keelson_informer_watch_errors_total",
+        help: "List or watch failures of informers, each followed by a backoff and a retry.",
+        labelNames: ["resource"],
+        registers: [registry],
+      })),
   };
 }

@@ -16,7 +16,8 @@ import { say } from "./_report.ts";
 const NAMES = ["nodes", "services", "keepalived"] as const;
 type BenchName = (typeof NAMES)[number];
 
-const USAGE = `Usage: deno task bench [nodes|services|keepalived|memory|all] [N ...] [--qps Q] [--burst B]
+const USAGE =
+  `Usage: deno task bench [nodes|services|keepalived|memory|all] [N ...] [--qps Q] [--burst B]
 
   nodes        N kubelet-style Nodes registered at once -> time to initialized, requests/Node
   services     N LoadBalancer Services created at once -> time to ingress, requests/Service
