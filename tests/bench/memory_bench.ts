@@ -58,6 +58,38 @@ export async function processMemory(
   return { peakMb: kb("VmHWM") / 1024, rssMb: kb("VmRSS") / 1024, cpuS: ticks / 100 };
 }
 
+/** Log messages that mark the start-up phases of `keelson run` (JSON log lines). */
+const PHASES: Array<[string, RegExp]> = [
+  ["first log line", /./],
+  ["connecting", /^Connecting to /],
+  ["controllers start", /^(Starting controller|Leader election is off|Became leader)/],
+  ["first object handled", /^(Initializing node|Wrote ingress)/],
+];
+
+/**
+ * When each start-up phase was first logged, in ms after the process was spawned.
+ * @param log the agent's JSON log
+ * @param spawnedAt wall-clock ms of the spawn
+ * @returns e.g. "first log line 180 ms, connecting 190 ms, ..."
+ */
+function startupPhases(log: string, spawnedAt: number): string {
+  const lines = log.split("\n").flatMap((line) => {
+    try {
+      const entry = JSON.parse(line) as { "@timestamp"?: string; message?: string };
+      return [{
+        at: Date.parse(entry["@timestamp"] ?? "") - spawnedAt,
+        message: entry.message ?? "",
+      }];
+    } catch {
+      return [];
+    }
+  });
+  return PHASES.map(([name, pattern]) => {
+    const hit = lines.find((l) => pattern.test(l.message));
+    return `${name} ${hit ? `${hit.at} ms` : "n/a"}`;
+  }).join(", ");
+}
+
 /**
  * Prints the process's RSS by kind (anonymous, file) and its ten largest mappings (diagnostics,
  * when KEELSON_BENCH_SMAPS=1).
@@ -263,6 +295,7 @@ export async function runMemoryRun(
     });
 
     const began = performance.now();
+    const beganWall = Date.now();
     await using agent = startKeelson({
       configPath,
       kubeconfig: cp.tokenKubeconfigPath,
@@ -305,6 +338,7 @@ export async function runMemoryRun(
       `peak RSS ${result.peakMb.toFixed(1)} MB, RSS now ${result.rssMb.toFixed(1)} MB, ` +
         `CPU ${result.cpuS.toFixed(2)} s`,
     );
+    say(`start-up phases: ${await startupPhases(await agent.log(), beganWall)}`);
     if (Deno.env.get("KEELSON_BENCH_SMAPS") === "1") {
       await printMappings(pid);
       const marks = [0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128].map((t) => t * 1000);
