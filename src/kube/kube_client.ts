@@ -92,9 +92,19 @@ export function createKubeClient(
   settings: ConnectionSettings,
   options: KubeClientOptions,
 ): KubeClient {
-  const transport = createHttpTransport(settings, options);
+  return kubeClientOver(createHttpTransport(settings, options), settings.source);
+}
+
+/**
+ * A client over an existing transport (e.g. a per-controller view of one with its own rate
+ * limit): the REST calls, list and watch all go through `transport`.
+ * @param transport the transport every call goes through
+ * @param source where the connection settings came from (for logs)
+ * @returns the client; its `close()` closes the transport
+ */
+export function kubeClientOver(transport: HttpTransport, source: string): KubeClient {
   return {
-    source: settings.source,
+    source,
     rest: createRestApi(transport),
     transport,
     list: (path, listOptions) => listAll(transport, path, listOptions ?? {}),
