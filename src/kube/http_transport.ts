@@ -173,7 +173,7 @@ export function createHttpTransport(
         return new Response(guardBody(response.body, signal, () => bound.dispose()), init);
       }
       // the whole answer within the deadline: a body stalled on a dead connection fails too
-      const bytes = await readAll(guardBody(response.body, signal));
+      const bytes = await readBody(response, signal);
       code = String(response.status);
       return new Response(bytes, init);
     } catch (error) {
@@ -276,6 +276,24 @@ class RequestSignal {
     if (!this.#controller.signal.aborted) this.#controller.abort(reason);
     this.dispose();
   }
+}
+
+/**
+ * The whole body, read by the runtime into one buffer, or the signal's reason as soon as it aborts
+ * (the fetch carries the same signal, so the read itself is cancelled too). Not through a JS
+ * stream (`guardBody` + `readAll`): a stream step and a copy per chunk cost ~40 MB of peak RSS and
+ * ~25% more CPU in a burst of 1000 Services (tests/bench/memory_bench.ts).
+ */
+function readBody(response: Response, signal: AbortSignal): Promise<Uint8Array<ArrayBuffer>> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    response.arrayBuffer().then(
+      (buffer) => resolve(new Uint8Array(buffer)),
+      (error) => reject(signal.aborted ? signal.reason : error),
+    ).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
 
 /**
