@@ -34,6 +34,11 @@ export function bgpLabUnavailable(): string | undefined {
   return undefined;
 }
 
+/** Whether two "Since" readings are the same session (within 50 ms; both present). */
+export function sameSession(a: number | undefined, b: number | undefined): boolean {
+  return a !== undefined && b !== undefined && Number.isFinite(a) && Math.abs(a - b) <= 50;
+}
+
 /** One lab. */
 export class BgpLab {
   readonly dir: string;
@@ -201,14 +206,18 @@ export class BgpLab {
     return [...out.matchAll(/via (\S+)/g)].map((m) => m[1]!).sort();
   }
 
-  /** "Since" of each session at the ToR (a changed value means the session was re-established). */
-  async torSessionsSince(): Promise<Map<string, string>> {
+  /**
+   * "Since" of each Established session at the ToR, in ms (a later value means the session was
+   * re-established). BIRD converts its monotonic time to wall-clock time when it prints, so one
+   * unchanged session may read 1 ms apart: compare with `sameSession`.
+   */
+  async torSessionsSince(): Promise<Map<string, number>> {
     const out = await this.tor("show", "protocols");
-    const since = new Map<string, string>();
+    const since = new Map<string, number>();
     for (const line of out.split("\n")) {
       const words = line.trim().split(/\s+/);
-      if (/^cp\d+$/.test(words[0] ?? "") && words[1] === "BGP") {
-        since.set(words[0]!, `${words[3]} ${words[4]} ${words[5]} ${words[6] ?? ""}`);
+      if (/^cp\d+$/.test(words[0] ?? "") && words[1] === "BGP" && words[3] === "up") {
+        since.set(words[0]!, Date.parse(`${words[4]}T${words[5]}Z`));
       }
     }
     return since;
