@@ -94,8 +94,8 @@ export const SERVICE_PREEMPT_DELAY_S = 30;
 export const APISERVER_TRACK_NAME = "keelson_apiserver";
 /** File name of the apiserver-health file inside `track_file_dir`. */
 export const APISERVER_TRACK_FILE = "apiserver-health";
-/** Absolute paths Keelson renders: no spaces, quotes, braces or `..`. */
-export const SAFE_PATH_REGEXP = /^\/(?!.*\/\.\.?(\/|$))[A-Za-z0-9._/-]{0,255}$/;
+/** Absolute paths Keelson renders (the rule lives with the schema, which enforces it). */
+export { SAFE_PATH_REGEXP } from "../../../src/config/schema.ts";
 
 /**
  * Builds the keepalived model of one control-plane host.
@@ -117,27 +117,11 @@ export function buildKeepalivedModel(
         `of the inventory (control-plane machines: ${peers.map((m) => `"${m.name}"`).join(", ")})`,
     };
   }
+  // vrid_range, advert_interval and track_file_dir were checked by config validation (the one
+  // validation path: what `keelson check` accepts renders), so they are used as they are
   const [low, high] = ka.vrid_range;
-  if (!(low >= 1 && high <= 255 && low + 1 < high)) {
-    return {
-      error: `Invalid keepalived.vrid_range [${low}, ${high}]: must lie within 1-255 and hold ` +
-        `at least 3 VRIDs (2 reserved for the control-plane VIP, 1 or more for Services)`,
-    };
-  }
   const advertIntMs = durationMs(ka.advert_interval);
-  if (!(Number.isInteger(advertIntMs / 10) && advertIntMs >= 10 && advertIntMs <= 40_950)) {
-    return {
-      error: `Invalid keepalived.advert_interval "${ka.advert_interval}": must be a multiple ` +
-        `of 10ms between 10ms and 40.95s`,
-    };
-  }
   const trackPath = `${ka.track_file_dir.replace(/\/+$/, "")}/${APISERVER_TRACK_FILE}`;
-  if (!SAFE_PATH_REGEXP.test(trackPath)) {
-    return {
-      error: `Invalid keepalived.track_file_dir "${ka.track_file_dir}": must be an absolute ` +
-        `path of letters, digits, '.', '_', '-' and '/' without ".." components`,
-    };
-  }
 
   const n = peers.length;
   const step = n > 1 ? Math.max(1, Math.min(10, Math.floor((BASE_PRIORITY - 1) / (n - 1)))) : 10;

@@ -12,10 +12,9 @@
  *
  * @module
  */
-import { NAME_REGEXP } from "../../../src/config/schema.ts";
+import { NAME_REGEXP, SAFE_PATH_REGEXP } from "../../../src/config/schema.ts";
 import { formatIp } from "../../../src/net/ip.ts";
 import type { KeepalivedModel, ModelIp, VrrpInstanceModel } from "./model.ts";
-import { SAFE_PATH_REGEXP } from "./model.ts";
 
 const INSTANCE_NAME_REGEXP = /^keelson_(cp_v[46]|v[46]_g\d{1,3})$/;
 const TRACK_NAME_REGEXP = /^[a-z][a-z0-9_]{0,31}$/;
