@@ -30,6 +30,7 @@ import { createClusterCaches } from "./cluster_caches.ts";
 import { startKeepalived } from "./keepalived.ts";
 import { runLeaderControllers, type RunningServiceController } from "./leader_controllers.ts";
 import { reportOrphanedAddresses } from "./orphaned_addresses.ts";
+import { UnservedAddressReporter } from "./unserved_addresses.ts";
 
 /** Inputs of `runAgent`, already parsed by `keelson run`. */
 export interface AgentOptions {
@@ -166,6 +167,14 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   live.servicesSynced = () => caches.services.hasSynced();
   cachesSynced = () => caches.synced();
   const informers = caches.run(signal);
+  // the leader's Warning Events for Service addresses keepalived will not serve
+  const unserved = new UnservedAddressReporter();
+  caches.services.subscribe(() =>
+    unserved.schedule(
+      () => ({ config, services: caches.services.list() }),
+      () => serviceController?.events,
+    )
+  );
   if (keepalived) {
     const failed = (error: unknown) =>
       log.error("Rendering keepalived failed: {error}", { error: String(error) });

@@ -84,6 +84,7 @@ export async function startKeepalived(
     config: options.config,
     host: options.host,
     applier,
+    registry: options.registry,
   });
   await announcer.sync("startup");
   loops.push(observeRoles(announcer, options));

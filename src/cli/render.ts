@@ -10,10 +10,8 @@
 import type { V1Service } from "@kubernetes/client-node";
 import type { Config } from "../config/types.ts";
 import { objectKey } from "../kube/ports.ts";
-import {
-  renderHostKeepalived,
-  serviceVipsOf,
-} from "../../providers/baremetal/keepalived/announcer.ts";
+import { renderHostKeepalived } from "../../providers/baremetal/keepalived/announcer.ts";
+import { servedServiceAddresses } from "../../providers/baremetal/keepalived/served_addresses.ts";
 import { planAllocations } from "../../providers/baremetal/ipam/plan_allocations.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
@@ -89,17 +87,14 @@ export async function renderCommand(args: string[]): Promise<number> {
     if (!snapshot) return EXIT_INVALID;
     services = snapshot.services;
   }
-  const rendered = renderHostKeepalived({
-    config,
-    host,
-    serviceVips: serviceVipsOf(config, convergedServices(config, services)),
-  });
+  const served = servedServiceAddresses(config, convergedServices(config, services));
+  const rendered = renderHostKeepalived({ config, host, serviceVips: served.vips });
   if ("error" in rendered) {
     printError(rendered.error);
     return EXIT_INVALID;
   }
-  for (const { value, reason } of rendered.skipped) {
-    printError(`Not serving "${value}": ${reason}`);
+  for (const { service, value, reason } of [...served.skipped, ...rendered.skipped]) {
+    printError(`Not serving "${value}"${service ? ` of service "${service}"` : ""}: ${reason}`);
   }
   print(rendered.text);
   return EXIT_OK;

@@ -28,7 +28,13 @@ export interface StatusHolding {
  * @returns the `ip` fields (hostnames are ignored)
  */
 export function ingressIps(service: V1Service): string[] {
-  return (service.status?.loadBalancer?.ingress ?? []).flatMap((e) => e.ip ? [e.ip] : []);
+  const ingress: unknown = service.status?.loadBalancer?.ingress;
+  if (!Array.isArray(ingress)) return [];
+  // typed by the API server, but a snapshot or a fake may hold anything
+  return ingress.flatMap((e: unknown) => {
+    const ip = e !== null && typeof e === "object" ? (e as { ip?: unknown }).ip : undefined;
+    return typeof ip === "string" && ip !== "" ? [ip] : [];
+  });
 }
 
 /**

@@ -24,6 +24,7 @@
 import type { Config, Machine } from "../../../src/config/types.ts";
 import { durationMs } from "../../../src/config/types.ts";
 import { formatIp, type IpFamily, parseIp } from "../../../src/net/ip.ts";
+import { servedAddressChecker } from "./served_addresses.ts";
 
 /** One parsed address. Only these numbers, never the text they came from, are rendered. */
 export interface ModelIp {
@@ -76,7 +77,10 @@ export interface KeepalivedModelInput {
   config: Config;
   /** This machine's name. */
   host: string;
-  /** Ingress IPs of the Services Keelson handles; anything not an IP is skipped. */
+  /**
+   * Ingress IPs of the Services Keelson handles; only addresses a served pool holds are rendered
+   * (see `servedAddressChecker`), the rest are skipped with a reason.
+   */
   serviceVips: readonly string[];
   /**
    * The apiserver-health value keepalived starts from when the track file does not exist yet.
@@ -165,14 +169,16 @@ export function buildKeepalivedModel(
     });
   }
 
+  // only addresses a served pool holds, never a machine's own or the control-plane VIP: the
+  // same check as the announcer's per-Service one, run again on whatever reaches the model
+  // (addresses read back from the file on disk included)
   const skipped: KeepalivedModel["skipped"] = [];
-  const cpKeys = new Set(cpVips.map(ipKey));
+  const check = servedAddressChecker(config);
   const serviceIps: ModelIp[] = [];
   for (const value of input.serviceVips) {
-    const ip = parseIp(value);
-    if (!ip) skipped.push({ value, reason: "not an IP address" });
-    else if (cpKeys.has(ipKey(ip))) skipped.push({ value, reason: "is the control-plane VIP" });
-    else serviceIps.push(ip);
+    const verdict = check(value);
+    if (verdict.ok) serviceIps.push({ family: verdict.family, value: verdict.value });
+    else skipped.push({ value, reason: verdict.reason });
   }
   const groupCount = high - low - 1;
   for (const family of [4, 6] as const) {
