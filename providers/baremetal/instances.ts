@@ -14,7 +14,7 @@ import {
   ProviderError,
 } from "../../src/cloud/provider.ts";
 import { type Config, type Machine, machineId } from "../../src/config/types.ts";
-import { matchMachine } from "./machine_matcher.ts";
+import { matchMachine, type ProviderIdHolder } from "./machine_matcher.ts";
 
 /** The inventory as the provider sees it right now. */
 export interface InventoryView {
@@ -30,11 +30,42 @@ export type InventorySource = () => InventoryView;
 /** InstancesV2 over the inventory. */
 export class BaremetalInstances implements InstancesV2 {
   #source: InventorySource;
+  #nodes: (() => readonly V1Node[]) | undefined;
+  #holders: { list: readonly V1Node[]; byProviderId: Map<string, string> } | undefined;
 
   /** @param source the current inventory and whether it is usable */
   constructor(source: InventorySource) {
     this.#source = source;
   }
+
+  /**
+   * Gives the provider the cluster's Nodes, so a machine whose providerID one Node holds is not
+   * matched again to another Node by name, hostname or IP (upstream's client builder hands the
+   * same view to a provider's Initialize).
+   * @param nodes every Node (a lister's snapshot or a cluster snapshot)
+   */
+  useNodes(nodes: () => readonly V1Node[]): void {
+    this.#nodes = nodes;
+    this.#holders = undefined;
+  }
+
+  /** The name of the Node holding `providerID`; rebuilt only when the list is another one. */
+  #holderOf: ProviderIdHolder = (providerID) => {
+    const list = this.#nodes?.();
+    if (list === undefined) return undefined;
+    if (this.#holders?.list !== list) {
+      const byProviderId = new Map<string, string>();
+      for (const node of list) {
+        const id = node.spec?.providerID;
+        const name = node.metadata?.name;
+        if (typeof id === "string" && id !== "" && name && !byProviderId.has(id)) {
+          byProviderId.set(id, name);
+        }
+      }
+      this.#holders = { list, byProviderId };
+    }
+    return this.#holders.byProviderId.get(providerID);
+  };
 
   /**
    * The machine behind `node`, or undefined when the inventory has none.
@@ -51,7 +82,7 @@ export class BaremetalInstances implements InstancesV2 {
         `Cannot look up the machine of node "${name}": the inventory failed validation on its last reload`,
       );
     }
-    const match = matchMachine(node, config.machines, config.cluster.provider);
+    const match = matchMachine(node, config.machines, config.cluster.provider, this.#holderOf);
     switch (match.kind) {
       case "matched":
         return match.machine;
@@ -61,6 +92,15 @@ export class BaremetalInstances implements InstancesV2 {
         throw new ProviderError(
           `Cannot look up the machine of node "${name}": its providerID "${match.providerID}" does not start with "${config.cluster.provider}://"`,
           { retriable: false },
+        );
+      case "claimed":
+        throw new ProviderError(
+          `Cannot initialize node "${name}": machine "${match.machine.name}" (matched by ` +
+            `${match.step}) already belongs to node "${match.holder}", which holds its providerID ` +
+            `"${config.cluster.provider}://${
+              machineId(match.machine)
+            }"; a Node reporting another machine's address never takes its identity (tried ` +
+            `${match.tried})`,
         );
       case "ambiguous":
         throw new ProviderError(

@@ -40,10 +40,16 @@ export function createBaremetalProvider(
   inventory: InventorySource,
   options: BaremetalProviderOptions = {},
 ): CloudProvider & { instancesV2: BaremetalInstances } {
+  const instancesV2 = new BaremetalInstances(inventory);
   const provider: CloudProvider & { instancesV2: BaremetalInstances } = {
     providerName: BAREMETAL_PROVIDER_NAME,
     hasClusterID: () => true,
-    instancesV2: new BaremetalInstances(inventory),
+    instancesV2,
+    // the Nodes tell which machines are taken (machine identity, issue 9 item 2)
+    initialize: (context) => {
+      instancesV2.useNodes(() => context.nodes.list());
+      return Promise.resolve();
+    },
   };
   if (options.loadBalancer) return { ...provider, loadBalancer: options.loadBalancer };
   return provider;

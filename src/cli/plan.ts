@@ -64,6 +64,7 @@ export async function planCommand(args: string[]): Promise<number> {
   const snapshot = await readSnapshot(values.state);
   if (!snapshot) return EXIT_INVALID;
   const provider = createBaremetalProvider(() => ({ config, healthy: true }));
+  provider.instancesV2.useNodes(() => snapshot.nodes);
   const nodes = await planNodes(snapshot.nodes, provider.instancesV2, {
     policy: policyFromConfig(config),
   });

@@ -87,3 +87,36 @@ Deno.test("render keepalived serves only pool addresses, never hostile statuses 
   assert.match(err, /"224\.0\.0\.18".*no pool offers it/);
   assert.match(err, /"10\.0\.0\.12".*machine "cp-2"/);
 });
+
+Deno.test("plan never gives a Node another machine's identity (issue 9 item 2)", async () => {
+  const state = await writeState([
+    {
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: { name: "cp-1" },
+      spec: { providerID: "baremetal://SN-8H2K9Q" },
+      status: { addresses: [{ type: "InternalIP", address: "10.0.0.11" }] },
+    },
+    {
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: { name: "evil" },
+      spec: {
+        taints: [{
+          key: "node.cloudprovider.kubernetes.io/uninitialized",
+          value: "true",
+          effect: "NoSchedule",
+        }],
+      },
+      status: { addresses: [{ type: "InternalIP", address: "10.0.0.11" }] },
+    },
+  ]);
+  const { code, out, err } = await cli(["plan", "-c", E, "-s", state, "-o", "json"]);
+  assert.equal(code, 0, err);
+  const plan = JSON.parse(out) as { nodes: { node: string; actions: Record<string, unknown>[] }[] };
+  const evil = plan.nodes.find((n) => n.node === "evil")!;
+  assert.ok(!evil.actions.some((a) => a.action === "initialize"), JSON.stringify(evil));
+  const stay = evil.actions.find((a) => a.action === "stay-tainted")!;
+  assert.match(String(stay.reason), /already belongs to node "cp-1"/);
+  assert.ok(!evil.actions.some((a) => a.action === "delete"));
+});
