@@ -11,7 +11,10 @@ import type { V1Service } from "@kubernetes/client-node";
 import type { Config } from "../config/types.ts";
 import { objectKey } from "../kube/ports.ts";
 import { renderHostKeepalived } from "../../providers/baremetal/keepalived/announcer.ts";
-import { servedServiceAddresses } from "../../providers/baremetal/keepalived/served_addresses.ts";
+import {
+  servedServiceAddresses,
+  type SkippedAddress,
+} from "../../providers/baremetal/keepalived/served_addresses.ts";
 import { planAllocations } from "../../providers/baremetal/ipam/plan_allocations.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
@@ -93,7 +96,8 @@ export async function renderCommand(args: string[]): Promise<number> {
     printError(rendered.error);
     return EXIT_INVALID;
   }
-  for (const { service, value, reason } of [...served.skipped, ...rendered.skipped]) {
+  const skipped: SkippedAddress[] = [...served.skipped, ...rendered.skipped];
+  for (const { service, value, reason } of skipped) {
     printError(`Not serving "${value}"${service ? ` of service "${service}"` : ""}: ${reason}`);
   }
   print(rendered.text);

@@ -120,3 +120,144 @@ Deno.test("plan never gives a Node another machine's identity (issue 9 item 2)",
   assert.match(String(stay.reason), /already belongs to node "cp-1"/);
   assert.ok(!evil.actions.some((a) => a.action === "delete"));
 });
+
+Deno.test("plan and render refuse ill-typed snapshot items naming item and field (issue 9 item 9)", async () => {
+  const base = lbService("web", ["203.0.113.18"]) as Record<string, Record<string, unknown>>;
+  const cases: [string, unknown, RegExp][] = [
+    [
+      "an annotation value that is a number",
+      { ...base, metadata: { ...base.metadata, annotations: { "keelson.io/address-pool": 5 } } },
+      /item 0 \(Service "web"\): metadata\.annotations\.keelson\.io\/address-pool: must be a string, not the number 5/,
+    ],
+    [
+      "an annotation value that is null",
+      { ...base, metadata: { ...base.metadata, annotations: { a: null } } },
+      /metadata\.annotations\.a: must be a string, not null/,
+    ],
+    [
+      "loadBalancerIP as a number",
+      { ...base, spec: { ...base.spec, loadBalancerIP: 5 } },
+      /spec\.loadBalancerIP: must be a string/,
+    ],
+    [
+      "spec.ports as a map",
+      { ...base, spec: { ...base.spec, ports: { a: 1 } } },
+      /spec\.ports: must be a list, not a map/,
+    ],
+    [
+      "ingress as a map",
+      { ...base, status: { loadBalancer: { ingress: { ip: "203.0.113.18" } } } },
+      /status\.loadBalancer\.ingress: must be a list, not a map/,
+    ],
+    [
+      "ingress as [null]",
+      { ...base, status: { loadBalancer: { ingress: [null] } } },
+      /status\.loadBalancer\.ingress\[0\]: must be a map, not null/,
+    ],
+    [
+      "Node spec.taints as a string",
+      { kind: "Node", metadata: { name: "n" }, spec: { taints: "x" } },
+      /\(Node "n"\): spec\.taints: must be a list, not the string "x"/,
+    ],
+  ];
+  for (const [what, item, message] of cases) {
+    const state = await writeState([item]);
+    for (
+      const args of [
+        ["plan", "-c", E, "-s", state],
+        ["render", "keepalived", "-c", E, "-s", state, "--host", "cp-1"],
+      ]
+    ) {
+      const { code, out, err } = await cli(args);
+      assert.equal(code, 1, `${what}: ${args[0]} exited ${code}\n${out}${err}`);
+      assert.match(err, message, what);
+      assertNoStackTrace(out + err);
+    }
+  }
+});
+
+Deno.test("--config and --state must be regular files of at most 64 MiB (issue 9 item 10)", async () => {
+  const fifo = `${TEMP}/fifo`;
+  await new Deno.Command("mkfifo", { args: [fifo] }).output();
+  for (const path of ["/dev/zero", fifo, TEMP]) {
+    const check = await cli(["check", "-c", path]);
+    assert.equal(check.code, 1, path);
+    assert.match(
+      check.out,
+      /Cannot read the configuration file: (is not a regular file|is a directory)/,
+    );
+    const plan = await cli(["plan", "-c", E, "-s", path]);
+    assert.equal(plan.code, 1, path);
+    assert.match(plan.err, /Cannot read cluster state .*(is not a regular file|is a directory)/);
+    assertNoStackTrace(check.out + check.err + plan.out + plan.err);
+  }
+  const big = `${TEMP}/big.toml`;
+  await Deno.truncate(big, 64 * 1024 * 1024 + 1).catch(async () => {
+    await Deno.writeFile(big, new Uint8Array(0));
+    await Deno.truncate(big, 64 * 1024 * 1024 + 1);
+  });
+  const { code, out } = await cli(["check", "-c", big]);
+  assert.equal(code, 1);
+  assert.match(out, /is larger than 64 MiB/);
+});
+
+Deno.test("check refuses listen addresses run could not use (issue 9 item 5)", async () => {
+  for (const listen of ["127.0.0.1:99999", "999.999.999.999:80", "[::zz]:80", "host name:80"]) {
+    const path = await Deno.makeTempFile({ dir: TEMP, suffix: ".toml" });
+    await Deno.writeTextFile(
+      path,
+      `[server]\nlisten = "${listen}"\n[[machines]]\nname = "w-1"\n`,
+    );
+    const { code, out } = await cli(["check", "-c", path]);
+    assert.equal(code, 1, `${listen} accepted:\n${out}`);
+    assert.match(out, /:2: server\.listen: /);
+  }
+});
+
+Deno.test("run prints its fatal error before exiting 1: a listen port in use (issue 9 item 5)", async () => {
+  const busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  try {
+    const path = `${TEMP}/busy.toml`;
+    await Deno.writeTextFile(
+      path,
+      `[server]\nlisten = "127.0.0.1:${(busy.addr as Deno.NetAddr).port}"\n` +
+        `[keepalived]\nenabled = false\n[[machines]]\nname = "w-1"\n`,
+    );
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-all", "main.ts", "run", "--config", path, "--host", "w-1"],
+      cwd: ROOT,
+      env: { NO_COLOR: "1", KUBECONFIG: `${TEMP}/none` },
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(60_000),
+    }).output();
+    const err = new TextDecoder().decode(output.stderr);
+    assert.equal(output.code, 1, err);
+    assert.match(err, /Cannot serve health and metrics/);
+  } finally {
+    busy.close();
+  }
+});
+
+Deno.test("a closed stdout ends plan quietly (issue 9 item 12)", async () => {
+  // large enough that the plan is still being written when head has gone
+  const state = await writeState(
+    Array.from({ length: 3000 }, (_, i) => lbService(`s-${i}`, [])),
+  );
+  const output = await new Deno.Command("bash", {
+    args: [
+      "-c",
+      `"${Deno.execPath()}" run --allow-read --allow-env --allow-sys main.ts plan -c ${E} ` +
+      `-s ${state} | head -1; echo "exit \${PIPESTATUS[0]}" >&2`,
+    ],
+    cwd: ROOT,
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const out = new TextDecoder().decode(output.stdout);
+  const err = new TextDecoder().decode(output.stderr);
+  assert.equal(out.split("\n").filter(Boolean).length, 1);
+  assert.match(err, /^exit 0$/m);
+  assert.doesNotMatch(err, /BrokenPipe|Broken pipe|error/i, err);
+});
