@@ -1,7 +1,8 @@
 /**
  * The bare-metal provider's InstancesV2: answers existence, shutdown and metadata questions about
- * a Node from the TOML inventory. When the inventory is unusable (the last reload failed
- * validation) every call throws, so "unknown" never turns into "gone".
+ * a Node from the TOML inventory in force. After a rejected reload that is the last good one, so
+ * initialization and address sync go on; deletion is held by the lifecycle's guard instead
+ * (an inventory that is not known good never deletes).
  *
  * @module
  */
@@ -20,7 +21,10 @@ import { matchMachine, type ProviderIdHolder } from "./machine_matcher.ts";
 export interface InventoryView {
   /** The configuration in force (the last one that validated). */
   config: Config;
-  /** False when the last reload failed validation: the provider then answers nothing. */
+  /**
+   * False when the last reload failed validation. Lookups still answer from `config` (the last
+   * good one); destructive callers hold back (see `ReloadDeletionGuard`).
+   */
   healthy: boolean;
 }
 
@@ -71,17 +75,12 @@ export class BaremetalInstances implements InstancesV2 {
    * The machine behind `node`, or undefined when the inventory has none.
    * @param node the Node
    * @returns the machine, or undefined when absent
-   * @throws {ProviderError} when the inventory is unusable, the match is ambiguous, or the
-   *   providerID belongs to another provider
+   * @throws {ProviderError} when the match is ambiguous, the machine belongs to another Node, or
+   *   the providerID belongs to another provider
    */
   findMachine(node: V1Node): Machine | undefined {
-    const { config, healthy } = this.#source();
+    const { config } = this.#source();
     const name = node.metadata?.name ?? "";
-    if (!healthy) {
-      throw new ProviderError(
-        `Cannot look up the machine of node "${name}": the inventory failed validation on its last reload`,
-      );
-    }
     const match = matchMachine(node, config.machines, config.cluster.provider, this.#holderOf);
     switch (match.kind) {
       case "matched":

@@ -9,6 +9,8 @@ import type { V1Service } from "@kubernetes/client-node";
 import { Gauge } from "prom-client";
 import type { CloudProvider } from "../cloud/provider.ts";
 import { ProviderRegistry } from "../cloud/registry.ts";
+import { ConfigError } from "../config/config_error.ts";
+import { validateConfig } from "../config/parse_config.ts";
 import { ConfigReloader } from "../config/reloader.ts";
 import type { Config } from "../config/types.ts";
 import { durationMs } from "../config/types.ts";
@@ -30,6 +32,7 @@ import { createClusterCaches } from "./cluster_caches.ts";
 import { startKeepalived } from "./keepalived.ts";
 import { runLeaderControllers, type RunningServiceController } from "./leader_controllers.ts";
 import { reportOrphanedAddresses } from "./orphaned_addresses.ts";
+import { strandedAddressIssues } from "./stranded_addresses.ts";
 import { UnservedAddressReporter } from "./unserved_addresses.ts";
 
 /** Inputs of `runAgent`, already parsed by `keelson run`. */
@@ -58,7 +61,10 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   const health = new HealthChecks();
   let config = options.config;
   let serviceController: RunningServiceController | undefined;
-  const guard = new ReloadDeletionGuard();
+  // a rejected reload holds deletions only; everything else goes on with the last good config
+  const guard = new ReloadDeletionGuard({
+    lastReloadSucceeded: () => reloader.lastReloadSucceeded(),
+  });
   guard.onConfig(config);
 
   const managed = new Gauge({
@@ -72,6 +78,24 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   // onChange runs only once run() below has started, when everything it names exists.
   const reloader = new ConfigReloader(options.configPath, options.config, {
     registry,
+    // the flags applied to the new file must validate too, and no served address may be stranded
+    validate: (next) => {
+      try {
+        const applied = validateConfig(
+          options.applyFlags(next),
+          `${options.configPath} with the command-line flags`,
+        );
+        return strandedAddressIssues(
+          config,
+          applied,
+          live.servicesSynced() ? live.services?.list() : undefined,
+          options.configPath,
+        );
+      } catch (error) {
+        if (error instanceof ConfigError) return error.issues;
+        throw error;
+      }
+    },
     onChange: async (next) => {
       config = options.applyFlags(next);
       guard.onConfig(config);

@@ -6,6 +6,7 @@
 import { runAgent } from "../agent/agent.ts";
 import { ConfigError } from "../config/config_error.ts";
 import { loadConfigFile } from "../config/load_config.ts";
+import { validateConfig } from "../config/parse_config.ts";
 import { flushLogging, logger, setupLogging } from "../log/logging.ts";
 import { EXIT_INVALID } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
@@ -30,7 +31,11 @@ export async function runCommand(args: string[]): Promise<number> {
   }
   let config;
   try {
-    config = flags.apply(await loadConfigFile(flags.configPath));
+    // the flags override the file; the result passes the same validation as the file
+    config = validateConfig(
+      flags.apply(await loadConfigFile(flags.configPath)),
+      `${flags.configPath} with the command-line flags`,
+    );
   } catch (error) {
     if (error instanceof ConfigError) {
       printError(error.issues.length > 0 ? error.format() : error.message);

@@ -177,3 +177,29 @@ Deno.test("ConfigReloader.run() returns at once for an aborted signal", async ()
   await f.reloader.run(AbortSignal.abort());
   assert.equal(f.reloader.current().cluster.name, "a");
 });
+
+Deno.test("ConfigReloader.reload() rejects a file its validate hook refuses, keeping the last good one", async () => {
+  await using f = await fixture();
+  const reloader = new ConfigReloader(f.path, parseConfig(VALID_A, f.path), {
+    registry: f.registry,
+    onChange: () => assert.fail("onChange after a refused reload"),
+    validate: (next, current) =>
+      next.cluster.name === current.cluster.name
+        ? []
+        : [{ file: f.path, path: "pools", message: "would strand 203.0.113.18" }],
+  });
+  await Deno.writeTextFile(f.path, VALID_B);
+  assert.equal(await reloader.reload("test"), false);
+  assert.equal(reloader.current().cluster.name, "a");
+  assert.equal(reloader.lastReloadSucceeded(), false);
+  assert.equal(await gauge(f.registry, "keelson_config_last_reload_successful"), 0);
+  assert.ok(messages(f.records).some((m) => m.includes("would strand 203.0.113.18")));
+});
+
+Deno.test("ConfigReloader.reload() refuses an emptied file: the inventory lists no machines (issue 9 item 14)", async () => {
+  await using f = await fixture();
+  await Deno.writeTextFile(f.path, "");
+  assert.equal(await f.reloader.reload("test"), false);
+  assert.equal(f.reloader.current().machines.length, 1);
+  assert.ok(messages(f.records).some((m) => m.includes("the inventory lists no machines")));
+});
