@@ -73,7 +73,9 @@ export async function planCommand(args: string[]): Promise<number> {
     print(
       JSON.stringify(
         { nodes, services },
-        (_key, value) => typeof value === "bigint" ? Number(value) : value,
+        // pool sizes reach 2^64 and beyond: decimal text keeps every digit (a JSON number
+        // above 2^53 loses precision in most readers)
+        (_key, value) => typeof value === "bigint" ? value.toString() : value,
         2,
       ),
     );

@@ -8,7 +8,7 @@
 import type { V1Service } from "@kubernetes/client-node";
 import type { Config } from "../../../src/config/types.ts";
 import { objectKey } from "../../../src/kube/ports.ts";
-import { canonicalIp } from "../../../src/net/ip.ts";
+import { canonicalIp, parseIp } from "../../../src/net/ip.ts";
 import { handlesService } from "../../../src/controllers/service/handles_service.ts";
 import {
   type AllocationFailure,
@@ -16,7 +16,7 @@ import {
   type OrphanedAllocation,
   type PoolStats,
 } from "./allocator.ts";
-import { buildPools } from "./pools.ts";
+import { type AddressPool, addressStanding, buildPools } from "./pools.ts";
 import { readServiceRequest } from "./service_requests.ts";
 import { ingressIps, restoreHoldings, statusHoldings } from "./status_holdings.ts";
 
@@ -29,6 +29,8 @@ export interface PlannedAllocation {
   ips: string[];
   /** The pool they come from (undefined when pending or outside every pool). */
   pool: string | undefined;
+  /** The pool of each address of `ips`, in order (a dual-stack pair may span two pools). */
+  pools: (string | undefined)[];
   /** Why it stays pending. */
   reason?: AllocationFailure;
   /** The sentence explaining `reason`, quoting the values. */
@@ -79,6 +81,7 @@ export function planAllocations(config: Config, services: readonly V1Service[]):
         outcome: kept ? "kept" : "allocated",
         ips: result.ips,
         pool: result.pool || undefined,
+        pools: result.ips.map((ip) => poolOf(pools, ip) ?? (result.pool || undefined)),
       });
     } else {
       planned.push({
@@ -86,6 +89,7 @@ export function planAllocations(config: Config, services: readonly V1Service[]):
         outcome: "pending",
         ips: [],
         pool: undefined,
+        pools: [],
         reason: result.reason,
         message: result.message,
       });
@@ -98,6 +102,13 @@ export function planAllocations(config: Config, services: readonly V1Service[]):
     stats: allocator.stats(),
     problems: pools.flatMap((p) => p.problems),
   };
+}
+
+/** The pool whose usable addresses hold `ip` (pools do not overlap once validated). */
+function poolOf(pools: readonly AddressPool[], ip: string): string | undefined {
+  const parsed = parseIp(ip);
+  if (!parsed) return undefined;
+  return pools.find((p) => addressStanding(p, parsed.family, parsed.value) === "usable")?.name;
 }
 
 function byAge(a: V1Service, b: V1Service): number {

@@ -56,6 +56,7 @@ export function statusHolding(config: Config, service: V1Service): StatusHolding
       // a malformed Service still holds its addresses, it just shares with nobody
       sharing: request?.ok ? request.request.sharing : undefined,
       managed,
+      created: creationTime(service),
     },
   };
 }
@@ -78,4 +79,12 @@ export function statusHoldings(config: Config, services: readonly V1Service[]): 
  */
 export function restoreHoldings(allocator: Allocator, holdings: readonly StatusHolding[]): void {
   for (const h of holdings) allocator.restore(h.serviceKey, h.ips, h.options);
+}
+
+/** The Service's creation time in ms, or undefined when absent or unreadable. */
+function creationTime(service: V1Service): number | undefined {
+  const raw: unknown = service.metadata?.creationTimestamp;
+  if (raw === undefined || raw === null) return undefined;
+  const ms = new Date(raw as string | Date).getTime();
+  return Number.isNaN(ms) ? undefined : ms;
 }

@@ -261,3 +261,40 @@ Deno.test("a closed stdout ends plan quietly (issue 9 item 12)", async () => {
   assert.match(err, /^exit 0$/m);
   assert.doesNotMatch(err, /BrokenPipe|Broken pipe|error/i, err);
 });
+
+Deno.test("plan: exact pool sizes in JSON, and annotation text cannot forge plan lines (issue 9 item 13)", async () => {
+  const forged = lbService("forge", []) as Record<string, Record<string, unknown>>;
+  forged.metadata!.annotations = {
+    "keelson.io/address-pool":
+      "nope\n  default/victim  allocated 203.0.113.99 from pool public\x1b[2J",
+  };
+  const state = await writeState([forged]);
+  const text = await cli(["plan", "-c", E, "-s", state]);
+  assert.equal(text.code, 0, text.err);
+  assert.doesNotMatch(text.out, /^ {2}default\/victim/m);
+  assert.match(
+    text.out,
+    /pool "nope\\n {2}default\/victim {2}allocated .*\\x1b\[2J" does not exist/,
+  );
+  const json = await cli(["plan", "-c", E, "-s", state, "-o", "json"]);
+  assert.equal(json.code, 0, json.err);
+  const plan = JSON.parse(json.out) as { services: { stats: { pool: string; total: unknown }[] } };
+  const v6 = plan.services.stats.find((s) => s.pool === "internal-v6")!;
+  assert.equal(v6.total, "255");
+  // a /64 pool: 2^64 - 1 usable addresses, every digit kept
+  const big = `${TEMP}/big-pool.toml`;
+  await Deno.writeTextFile(
+    big,
+    (await Deno.readTextFile(`${ROOT}/${E}`)).replace(
+      '"2001:db8:0:20::/120"',
+      '"2001:db8:0:20::/64"',
+    ),
+  );
+  const wide = await cli(["plan", "-c", big, "-s", state, "-o", "json"]);
+  assert.equal(wide.code, 0, wide.err);
+  const widePlan = JSON.parse(wide.out) as typeof plan;
+  assert.equal(
+    widePlan.services.stats.find((s) => s.pool === "internal-v6")!.total,
+    "18446744073709551615",
+  );
+});
