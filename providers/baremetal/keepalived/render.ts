@@ -87,15 +87,15 @@ function renderInstance(instance: VrrpInstanceModel, ctx: InstanceContext): stri
   } else {
     lines.push("    nopreempt");
   }
-  if (ctx.model.unicast && instance.unicastSrcIp) {
-    lines.push(`    unicast_src_ip ${ip(instance.unicastSrcIp, instance.family)}`);
-    if (instance.unicastPeers.length > 0) {
-      lines.push(
-        "    unicast_peer {",
-        ...instance.unicastPeers.map((p) => `        ${ip(p, instance.family)}`),
-        "    }",
-      );
-    }
+  // a host with no peer (the only control-plane machine) gets no unicast keywords: keepalived -t
+  // rejects unicast_src_ip without unicast_peer (found by the property campaign)
+  if (ctx.model.unicast && instance.unicastSrcIp && instance.unicastPeers.length > 0) {
+    lines.push(
+      `    unicast_src_ip ${ip(instance.unicastSrcIp, instance.family)}`,
+      "    unicast_peer {",
+      ...instance.unicastPeers.map((p) => `        ${ip(p, instance.family)}`),
+      "    }",
+    );
   }
   const vip = (v: ModelIp): string =>
     `        ${ip(v, instance.family)}/${instance.family === 4 ? 32 : 128} dev ${ctx.dev}`;
