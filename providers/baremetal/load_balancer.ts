@@ -27,11 +27,13 @@ import type { Config } from "../../src/config/types.ts";
 import { type ClusterWriter, type Lister, objectKey } from "../../src/kube/ports.ts";
 import { logger } from "../../src/log/logging.ts";
 import { canonicalIp } from "../../src/net/ip.ts";
-import { matchesClass } from "../../src/controllers/service/handles_service.ts";
+import { matchesClass } from "../../src/cloud/load_balancer_class.ts";
 import { type AllocationFailure, Allocator, type OrphanedAllocation } from "./ipam/allocator.ts";
 import { buildPools } from "./ipam/pools.ts";
+import { sameAddresses } from "./ipam/same_addresses.ts";
 import { ANNOTATIONS, readServiceRequest } from "./ipam/service_requests.ts";
 import { ingressIps, statusHolding } from "./ipam/status_holdings.ts";
+import { errorMessage } from "../../src/log/error_message.ts";
 
 /** The pool-usage gauge's name. */
 export const POOL_ADDRESSES_METRIC = "keelson_pool_addresses";
@@ -42,15 +44,14 @@ const RETRIABLE: ReadonlySet<AllocationFailure> = new Set(["AddressInUse", "Pool
 /** An allocation the user must fix or wait for; `reason` goes into an `AllocationFailed` event. */
 export class AllocationError extends ProviderError {
   /** Machine-readable reason, e.g. `PoolExhausted`. */
-  readonly reason: AllocationFailure;
+  declare readonly reason: AllocationFailure;
   /**
    * @param reason the allocator's reason
    * @param message the allocator's sentence, quoting the values
    */
   constructor(reason: AllocationFailure, message: string) {
-    super(message, { retriable: RETRIABLE.has(reason) });
+    super(message, { retriable: RETRIABLE.has(reason), reason });
     this.name = "AllocationError";
-    this.reason = reason;
   }
 }
 
@@ -70,7 +71,10 @@ export interface LoadBalancerOptions {
 
 /** The capability plus what callers need for Warning events. */
 export interface BaremetalLoadBalancer extends LoadBalancer {
-  /** Addresses Services keep although no pool offers them any more, for Warning events. */
+  /**
+   * Addresses Services keep although no pool offers them any more, for Warning events; rebuilt
+   * from the configuration and Services in force first (when the cache has synced).
+   */
   orphanedAllocations(): OrphanedAllocation[];
   /** The current allocator (read-only use: stats, inUse), rebuilt at the last call. */
   readonly allocator: Allocator;
@@ -120,7 +124,7 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
       const gone = !service || Boolean(service.metadata?.deletionTimestamp) ||
         !matchesClass(config, service);
       const shown = service ? ingressIps(service).map((ip) => canonicalIp(ip) ?? ip) : [];
-      if (gone || sameSet(shown, ips)) pending.delete(key);
+      if (gone || sameAddresses(shown, ips)) pending.delete(key);
       if (!service) allocator.release(key);
     }
     // every allocation was restored (tracked) or assigned (pending, pruned above)
@@ -172,15 +176,16 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
     }
   };
 
-  if (options.registry) {
-    registerPoolGauge(options.registry, allocator, () => {
-      try {
-        rebuild(options.config(), listServices());
-      } catch {
-        // not synced yet: report what the allocator last knew
-      }
-    });
-  }
+  /** Rebuilds from the configuration and Services in force, when the cache has synced. */
+  const refresh = (): void => {
+    try {
+      rebuild(options.config(), listServices());
+    } catch {
+      // not synced yet: report what the allocator last knew
+    }
+  };
+
+  if (options.registry) registerPoolGauge(options.registry, allocator, refresh);
 
   const lb: BaremetalLoadBalancer = {
     allocator,
@@ -206,7 +211,7 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
       const result = allocator.assign(key, request.request);
       if (!result.ok) throw new AllocationError(result.reason, result.message);
       const shown = ingressIps(service).map((ip) => canonicalIp(ip) ?? ip);
-      if (sameSet(shown, result.ips)) pending.delete(key);
+      if (sameAddresses(shown, result.ips)) pending.delete(key);
       else pending.set(key, result.ips);
       log.info("Service {key} holds {ips} from pool {pool}", {
         key,
@@ -233,6 +238,7 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
     },
 
     orphanedAllocations(): OrphanedAllocation[] {
+      refresh();
       return allocator.orphanedAllocations();
     },
   };
@@ -275,7 +281,7 @@ async function writePoolAnnotation(
     log.warn("Cannot record pool {pool} on service {key}: {error}", {
       pool,
       key: objectKey(service),
-      error: error instanceof Error ? error.message : String(error),
+      error: errorMessage(error),
     });
   }
 }
@@ -298,8 +304,4 @@ function registerPoolGauge(registry: Registry, allocator: Allocator, refresh: ()
       }
     },
   });
-}
-
-function sameSet(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && [...a].sort().join(",") === [...b].sort().join(",");
 }

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { AllocationPlan } from "../../providers/baremetal/ipam/plan_allocations.ts";
+import type { AllocationPlan } from "../../providers/baremetal/mod.ts";
 import type { NodePlan, PlannedNodeAction } from "./plan_nodes.ts";
 
 /**
@@ -59,6 +59,7 @@ export function formatPlan(nodes: NodePlan[], services: AllocationPlan | undefin
  * @returns the text with every control character escaped
  */
 export function escapeControl(text: string): string {
+  // deno-lint-ignore no-control-regex -- matching control characters is the point
   return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
     const named: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
     const code = c.charCodeAt(0);

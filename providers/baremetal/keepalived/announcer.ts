@@ -13,18 +13,14 @@
 import type { V1Service } from "@kubernetes/client-node";
 import { Gauge, type Registry } from "prom-client";
 import type { Config } from "../../../src/config/types.ts";
-import type { Lister } from "../../../src/kube/ports.ts";
+import type { ServiceSource } from "../host_announcer.ts";
 import { logger } from "../../../src/log/logging.ts";
 import type { ApplyResult, KeepalivedApplier } from "./config_applier.ts";
 import { buildKeepalivedModel, type KeepalivedModelInput } from "./model.ts";
 import { renderKeepalivedConfig } from "./render.ts";
 import { servedServiceAddresses, type SkippedAddress } from "./served_addresses.ts";
 
-/** Where the announcer reads Services from, once a Kubernetes connection exists. */
-export interface ServiceSource {
-  services: Lister<V1Service>;
-  hasSynced(): boolean;
-}
+export type { ServiceSource } from "../host_announcer.ts";
 
 /** Options of `KeepalivedAnnouncer`. */
 export interface KeepalivedAnnouncerOptions {

@@ -11,7 +11,7 @@
 import type { V1Service } from "@kubernetes/client-node";
 import { poolUsableIntervals } from "../../../src/config/pool_size.ts";
 import type { Config, Pool } from "../../../src/config/types.ts";
-import { handlesService } from "../../../src/controllers/service/handles_service.ts";
+import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
 import { objectKey } from "../../../src/kube/ports.ts";
 import { formatIp, type IpFamily, parseIp } from "../../../src/net/ip.ts";
 import { ingressIps } from "../ipam/status_holdings.ts";

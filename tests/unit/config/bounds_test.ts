@@ -14,12 +14,12 @@ import { renderHostKeepalived } from "../../../providers/baremetal/keepalived/an
 function inventory(edits: Record<string, string> = {}): string {
   const tables: Record<string, string> = {
     keepalived: 'interface = "eth0"\nvrid_range = [100, 119]',
-    control_plane: 'vip = ["10.0.0.10"]',
+    "control_plane": 'vip = ["10.0.0.10"]',
     server: 'listen = "127.0.0.1:10258"',
-    leader_election: "",
+    "leader_election": "",
     controllers: "",
-    node_lifecycle: "",
-    load_balancer: "",
+    "node_lifecycle": "",
+    "load_balancer": "",
     kubernetes: "",
     ...Object.fromEntries(Object.entries(edits).filter(([k]) => !k.startsWith("["))),
   };

@@ -8,13 +8,13 @@
  * @module
  */
 import type { V1Service } from "@kubernetes/client-node";
-import type { ConfigIssue } from "../config/config_error.ts";
-import type { Config } from "../config/types.ts";
-import { handlesService } from "../controllers/service/handles_service.ts";
-import { objectKey } from "../kube/ports.ts";
-import { formatIp } from "../net/ip.ts";
-import { ingressIps } from "../../providers/baremetal/ipam/status_holdings.ts";
-import { servedAddressChecker } from "../../providers/baremetal/keepalived/served_addresses.ts";
+import type { ConfigIssue } from "../../src/config/config_error.ts";
+import type { Config } from "../../src/config/types.ts";
+import { handlesService } from "../../src/cloud/load_balancer_class.ts";
+import { objectKey } from "../../src/kube/ports.ts";
+import { formatIp } from "../../src/net/ip.ts";
+import { ingressIps } from "./ipam/status_holdings.ts";
+import { servedAddressChecker } from "./keepalived/served_addresses.ts";
 
 const LISTED = 10;
 

@@ -7,10 +7,10 @@
  * @module
  */
 import type { V1Service } from "@kubernetes/client-node";
-import type { Config } from "../config/types.ts";
-import type { EventRecorder } from "../kube/ports.ts";
-import { objectKey } from "../kube/ports.ts";
-import { servedServiceAddresses } from "../../providers/baremetal/keepalived/served_addresses.ts";
+import type { Config } from "../../src/config/types.ts";
+import type { EventRecorder } from "../../src/kube/ports.ts";
+import { objectKey } from "../../src/kube/ports.ts";
+import { servedServiceAddresses } from "./keepalived/served_addresses.ts";
 
 /** Event reason on a Service whose status holds an address keepalived will not serve. */
 export const REASON_ADDRESS_NOT_SERVED = "AddressNotServed";

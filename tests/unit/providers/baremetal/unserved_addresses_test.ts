@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import type { V1Service } from "@kubernetes/client-node";
-import { parseConfig } from "../../../src/config/parse_config.ts";
+import { parseConfig } from "../../../../src/config/parse_config.ts";
 import {
   REASON_ADDRESS_NOT_SERVED,
   UnservedAddressReporter,
-} from "../../../src/agent/unserved_addresses.ts";
-import { RecordingEventRecorder } from "../_fakes/recording_event_recorder.ts";
+} from "../../../../providers/baremetal/unserved_addresses.ts";
+import { RecordingEventRecorder } from "../../_fakes/recording_event_recorder.ts";
 
 function service(name: string, ips: string[]): V1Service {
   return {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { V1Service } from "@kubernetes/client-node";
-import { parseConfig } from "../../../src/config/parse_config.ts";
-import { strandedAddressIssues } from "../../../src/agent/stranded_addresses.ts";
+import { parseConfig } from "../../../../src/config/parse_config.ts";
+import { strandedAddressIssues } from "../../../../providers/baremetal/stranded_addresses.ts";
 
 function service(name: string, ip: string): V1Service {
   return {
