@@ -143,3 +143,12 @@ Deno.test("parseConfig() reports a reversed vrid_range", () => {
   assert.equal(error.issues[0]!.line, 3);
   assert.match(error.issues[0]!.message, /reversed/);
 });
+
+Deno.test("parseConfig() finishes on a 100 KB header of 50k dotted keys, naming its line (issue 9 item 10)", () => {
+  const keys = Array.from({ length: 50_000 }, (_, i) => `k${i}`);
+  const error = issuesOf(`[[machines]]\nname = "w-1"\n\n[${keys.join(".")}]\nx = 1\n`);
+  const issue = error.issues.find((i) => i.path === "k0");
+  assert.ok(issue, error.format().slice(0, 300));
+  assert.equal(issue.line, 4);
+  assert.match(issue.message, /unknown key/);
+});
