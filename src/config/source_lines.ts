@@ -4,6 +4,12 @@
  * parsed again by toml-eslint-parser, whose syntax tree carries source positions and resolves
  * `[[array]]` headers to their element index. This runs only when there is an issue to locate.
  *
+ * It replaced a hand-written lenient reader. Measured against it (2 shared cores): the 18 config
+ * fixtures and the example inventory 1.9 ms instead of 0.5 ms for all 19, a pool of 100k entries
+ * 208 ms instead of 79 ms, the same line for each of the example's 182 paths; but linear where the
+ * old one was quadratic: a header of 2k dotted keys 2 ms instead of 78 ms, of 50k 107 ms instead
+ * of never finishing. A maintained parser also follows every TOML rule the old reader guessed at.
+ *
  * @module
  */
 import { parseTOML } from "toml-eslint-parser";
