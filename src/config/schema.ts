@@ -108,6 +108,7 @@ export function listenProblem(value: string): string | undefined {
       : `has "[${bracketed}]", not an IPv6 address`;
   }
   const host = plain!;
+  if (host === "") return undefined; // ":10258": every interface, as serve.ts reads it
   if (/^[0-9.]+$/.test(host)) {
     return parseIp(host) ? undefined : `has "${host}", which is not an IPv4 address`;
   }

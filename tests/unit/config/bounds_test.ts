@@ -274,6 +274,14 @@ for (const [what, edits, path, words] of CASES) {
   });
 }
 
+Deno.test("check accepts the listen forms serve.ts takes", () => {
+  for (
+    const listen of [":10258", "0.0.0.0:10258", "[::1]:10258", "localhost:10258", "127.0.0.1:0"]
+  ) {
+    parseConfig(inventory({ server: `listen = "${listen}"` }), "k.toml");
+  }
+});
+
 Deno.test("check is O(n log n): 100k single-address pool entries and a reserved list", () => {
   const entries = Array.from(
     { length: 100_000 },
