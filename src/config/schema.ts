@@ -14,6 +14,9 @@ export const NAME_REGEXP = /^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$/;
 /** Absolute paths Keelson renders into keepalived: no spaces, quotes, braces or `..`. */
 export const SAFE_PATH_REGEXP = /^\/(?!.*\/\.\.?(\/|$))[A-Za-z0-9._/-]{0,255}$/;
 
+/** The providers `keelson run` can build (src/cloud/registry.ts registers them by name). */
+export const KNOWN_PROVIDERS: readonly string[] = ["baremetal"];
+
 /** Linux network interface names: IFNAMSIZ is 16 bytes with the terminating NUL. */
 export const MAX_INTERFACE_NAME = 15;
 
@@ -144,7 +147,10 @@ export const ClusterSchema = z.strictObject({
     /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/,
     "must be letters, digits, '.', '_' and '-', starting with a letter or digit (at most 63)",
   ).default("kubernetes"),
-  provider: name.default("baremetal"),
+  // `run` builds the provider by this name: one it does not have would fail only at start
+  provider: z.string().refine((v) => KNOWN_PROVIDERS.includes(v), {
+    message: `is not a provider Keelson has (providers: "baremetal")`,
+  }).default("baremetal"),
 });
 
 /** The `[kubernetes]` table. */

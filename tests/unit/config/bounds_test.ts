@@ -21,6 +21,7 @@ function inventory(edits: Record<string, string> = {}): string {
     "node_lifecycle": "",
     "load_balancer": "",
     kubernetes: "",
+    cluster: "",
     ...Object.fromEntries(Object.entries(edits).filter(([k]) => !k.startsWith("["))),
   };
   const pools = edits["[[pools]]"] ??
@@ -182,6 +183,13 @@ const CASES: [what: string, edits: Record<string, string>, path: string, words: 
     { controllers: 'node_monitor_period = "0ms"' },
     "controllers.node_monitor_period",
     /between/,
+  ],
+  // run builds the provider by name
+  [
+    'provider = "nope"',
+    { cluster: 'provider = "nope"' },
+    "cluster.provider",
+    /not a provider Keelson has/,
   ],
   // item 8
   [
