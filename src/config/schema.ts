@@ -138,6 +138,10 @@ const hostname = z.string().max(253).regex(
   /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/,
   "is not a host name (letters, digits, '-' and '.', labels of at most 63)",
 );
+/** Why the worker counts stop at 64. */
+const WORKERS_WHY = "is more than 64 workers (at most 64): more only queue on the client-side " +
+  "rate limit";
+
 /** A command as an argv list: run without a shell. */
 const command = z.array(z.string().min(1).max(4096)).min(1).max(64);
 
@@ -157,8 +161,15 @@ export const ClusterSchema = z.strictObject({
 export const KubernetesSchema = z.strictObject({
   kubeconfig: path.optional(),
   // client-side rate limit; above these the apiserver's own priority and fairness decides
-  qps: z.number().positive().max(10_000).default(20),
-  burst: z.number().int().min(1).max(100_000).default(30),
+  qps: z.number().positive().max(
+    10_000,
+    "is above 10000 requests per second; the apiserver's own priority and fairness limits " +
+      "well before that",
+  ).default(20),
+  burst: z.number().int().min(1).max(
+    100_000,
+    "is above 100000 requests; a burst that large is no limit at all",
+  ).default(30),
 });
 
 /** The `[leader_election]` table. */
@@ -211,14 +222,17 @@ export const ControllersSchema = z.strictObject({
     "each period checks every Node; under 1s floods the apiserver",
   ).default("5s"),
   // workers per controller: more than 64 only queue on the client's rate limit
-  concurrent_node_syncs: z.number().int().min(1).max(64).default(1),
-  concurrent_service_syncs: z.number().int().min(1).max(64).default(1),
+  concurrent_node_syncs: z.number().int().min(1).max(64, WORKERS_WHY).default(1),
+  concurrent_service_syncs: z.number().int().min(1).max(64, WORKERS_WHY).default(1),
 });
 
 /** The `[node_lifecycle]` table: Keelson's fail-closed guards around Node deletion. */
 export const NodeLifecycleSchema = z.strictObject({
   dry_run: z.boolean().default(false),
-  max_deletions_per_interval: z.number().int().min(0).max(10_000).default(1),
+  max_deletions_per_interval: z.number().int().min(0).max(
+    10_000,
+    "is above 10000 Node deletions per interval, which is no rate limit at all",
+  ).default(1),
   deletion_interval: duration(
     "1s",
     "24h",
@@ -254,7 +268,11 @@ export const KeepalivedSchema = z.strictObject({
     10,
   ).default("200ms"),
   // seconds; 0 turns the refresh off, more than an hour refreshes too rarely to matter
-  garp_master_refresh: z.number().int().min(0).max(3600).default(60),
+  garp_master_refresh: z.number().int().min(0).max(
+    3600,
+    "is more than 3600 seconds (at most 3600; 0 turns the refresh off, and a refresh rarer " +
+      "than hourly does nothing switches would notice)",
+  ).default(60),
   max_vips_per_instance: z.number().int().min(1).max(20).default(20),
   track_file_dir: z.string().regex(
     SAFE_PATH_REGEXP,

@@ -226,7 +226,7 @@ const CASES: [what: string, edits: Record<string, string>, path: string, words: 
     "controllers.concurrent_service_syncs",
     /at most 64/,
   ],
-  ["qps = 1e9", { kubernetes: "qps = 1e9" }, "kubernetes.qps", /at most 10000/],
+  ["qps = 1e9", { kubernetes: "qps = 1e9" }, "kubernetes.qps", /above 10000/],
   // item 6: pools hold only unicast routable addresses, parsed strictly
   ...([
     ["::", /unspecified/],
