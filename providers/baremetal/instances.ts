@@ -47,17 +47,39 @@ export class BaremetalInstances implements InstancesV2 {
    * matched again to another Node by name, hostname or IP (upstream's client builder hands the
    * same view to a provider's Initialize).
    * @param nodes every Node (a lister's snapshot or a cluster snapshot)
+   * @param options `notifies`: `nodesChanged` will be called on every change, so the index is
+   *   rebuilt only then (without it, the list is re-read on each lookup)
    */
-  useNodes(nodes: () => readonly V1Node[]): void {
+  useNodes(nodes: () => readonly V1Node[], options: { notifies?: boolean } = {}): void {
     this.#nodes = nodes;
+    this.#notifies = options.notifies ?? false;
     this.#holders = undefined;
+    this.#stale = true;
   }
 
-  /** The name of the Node holding `providerID`; rebuilt only when the list is another one. */
+  /** Whether `nodesChanged` is called on every change (an informer) or the list is re-read. */
+  #notifies = false;
+
+  /**
+   * Tells the provider the Nodes changed (an informer event), so the providerID index is rebuilt
+   * at the next lookup rather than on every one (a lister returns a new array each call; one
+   * rebuild per lookup would cost O(N) per Node initialized, O(N²) for N new Nodes).
+   */
+  nodesChanged(): void {
+    this.#stale = true;
+  }
+
+  #stale = true;
+
+  /** The name of the Node holding `providerID`; the index is rebuilt only when stale. */
   #holderOf: ProviderIdHolder = (providerID) => {
-    const list = this.#nodes?.();
-    if (list === undefined) return undefined;
+    if (this.#nodes === undefined) return undefined;
+    // a snapshot (plan) hands the same array every time; a live lister says when it changed
+    const list = this.#notifies && this.#holders && !this.#stale
+      ? this.#holders.list
+      : this.#nodes();
     if (this.#holders?.list !== list) {
+      this.#stale = false;
       const byProviderId = new Map<string, string>();
       for (const node of list) {
         const id = node.spec?.providerID;

@@ -135,7 +135,9 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
       cluster.services = services;
       cluster.writer = writer;
       // the Nodes tell which machines are taken (machine identity)
-      base.instancesV2.useNodes(() => nodes.list());
+      base.instancesV2.useNodes(() => nodes.list(), { notifies: true });
+      const nodesChanged = nodes.subscribe(() => base.instancesV2.nodesChanged());
+      signal.addEventListener("abort", nodesChanged, { once: true });
       hostSide?.connect(services, signal);
       const unsubscribe = services.subscribe(reportUnserved);
       signal.addEventListener("abort", unsubscribe, { once: true });

@@ -16,7 +16,7 @@ import {
   type OrphanedAllocation,
   type PoolStats,
 } from "./allocator.ts";
-import { type AddressPool, addressStanding, buildPools } from "./pools.ts";
+import { type AddressPool, buildPools } from "./pools.ts";
 import { readServiceRequest } from "./service_requests.ts";
 import { ingressIps, restoreHoldings, statusHoldings } from "./status_holdings.ts";
 import { sameAddresses } from "./same_addresses.ts";
@@ -60,6 +60,7 @@ export interface AllocationPlan {
 export function planAllocations(config: Config, services: readonly V1Service[]): AllocationPlan {
   const allocator = new Allocator();
   const pools = buildPools(config.pools);
+  const poolOf = poolIndex(pools);
   allocator.setPools(pools);
   restoreHoldings(allocator, statusHoldings(config, services));
 
@@ -80,7 +81,7 @@ export function planAllocations(config: Config, services: readonly V1Service[]):
         outcome: kept ? "kept" : "allocated",
         ips: result.ips,
         pool: result.pool || undefined,
-        pools: result.ips.map((ip) => poolOf(pools, ip) ?? (result.pool || undefined)),
+        pools: result.ips.map((ip) => poolOf(ip) ?? (result.pool || undefined)),
       });
     } else {
       planned.push({
@@ -103,11 +104,33 @@ export function planAllocations(config: Config, services: readonly V1Service[]):
   };
 }
 
-/** The pool whose usable addresses hold `ip` (pools do not overlap once validated). */
-function poolOf(pools: readonly AddressPool[], ip: string): string | undefined {
-  const parsed = parseIp(ip);
-  if (!parsed) return undefined;
-  return pools.find((p) => addressStanding(p, parsed.family, parsed.value) === "usable")?.name;
+/**
+ * A lookup from an address to the pool whose usable addresses hold it: the pools' spans sorted
+ * once, then a binary search per address (pools do not overlap once validated), so a plan of N
+ * Services over pools of R entries costs O((N + R) log R), not O(N × R).
+ */
+function poolIndex(pools: readonly AddressPool[]): (ip: string) => string | undefined {
+  const spans = pools.flatMap((pool) =>
+    ([4, 6] as const).flatMap((family) =>
+      pool.usable[family].map((span) => ({ family, ...span, pool: pool.name }))
+    )
+  ).sort((a, b) => a.family - b.family || (a.first < b.first ? -1 : a.first > b.first ? 1 : 0));
+  return (ip) => {
+    const parsed = parseIp(ip);
+    if (!parsed) return undefined;
+    let lo = 0, hi = spans.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const span = spans[mid]!;
+      if (
+        span.family > parsed.family || (span.family === parsed.family && span.first > parsed.value)
+      ) {
+        hi = mid - 1;
+      } else if (span.family === parsed.family && parsed.value <= span.last) return span.pool;
+      else lo = mid + 1;
+    }
+    return undefined;
+  };
 }
 
 function byAge(a: V1Service, b: V1Service): number {

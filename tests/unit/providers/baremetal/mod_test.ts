@@ -127,7 +127,10 @@ Deno.test("registerBaremetal() builds a provider whose host side starts before a
 Deno.test("registerBaremetal() gives the provider the Node cache on connect: a taken machine is not matched again (issue 9 item 2)", async () => {
   const config = testConfig({
     keepalived: { enabled: false },
-    machines: [{ name: "cp-1", id: "SN-1", role: "control-plane", internal_ips: ["10.0.0.11"] }],
+    machines: [
+      { name: "cp-1", id: "SN-1", role: "control-plane", internal_ips: ["10.0.0.11"] },
+      { name: "cp-2", id: "SN-2", role: "control-plane", internal_ips: ["10.0.0.12"] },
+    ],
   });
   const providers = new ProviderRegistry();
   registerBaremetal(providers, { inventory: () => ({ config, healthy: true }) });
@@ -148,6 +151,20 @@ Deno.test("registerBaremetal() gives the provider the Node cache on connect: a t
         status: { addresses: [{ type: "InternalIP", address: "10.0.0.11" }] },
       }),
       /already belongs to node "cp-1"/,
+    );
+    // a machine no Node holds yet is matched; once a Node takes it (an informer event), not
+    const other = {
+      metadata: { name: "evil-2" },
+      status: { addresses: [{ type: "InternalIP", address: "10.0.0.12" }] },
+    };
+    assert.equal(
+      (await provider.instancesV2!.instanceMetadata(other))?.providerID,
+      "baremetal://SN-2",
+    );
+    cluster.addNode({ metadata: { name: "cp-2" }, spec: { providerID: "baremetal://SN-2" } });
+    await assert.rejects(
+      provider.instancesV2!.instanceMetadata(other),
+      /already belongs to node "cp-2"/,
     );
   } finally {
     stop.abort();
