@@ -33,6 +33,7 @@ import { type ClusterCaches, createClusterCaches } from "./cluster_caches.ts";
 import { managedControllersGauge, runLeaderControllers } from "./leader_controllers.ts";
 import type { ServiceController } from "../controllers/service/service_controller.ts";
 import { errorMessage } from "../log/error_message.ts";
+import { StopSequence } from "./shutdown.ts";
 
 /** Inputs of `runAgent`, already parsed by `keelson run`. */
 export interface AgentOptions {
@@ -56,6 +57,8 @@ const KUBE_RETRY_MS = 10_000;
 export async function runAgent(options: AgentOptions): Promise<number> {
   const log = logger("agent");
   const { signal } = options;
+  // each part stops on its own step's signal, in order, once `signal` aborts (shutdown.ts)
+  const stops = new StopSequence();
   const registry = createMetricsRegistry();
   const health = new HealthChecks();
   let config = options.config;
@@ -110,8 +113,13 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   }
 
   // 2. the host side (keepalived): every host, before and without any Kubernetes connection
-  const hostSide = await provider.startHost?.({ host: options.host, signal });
-  const reloads = reloader.run(signal);
+  const hostSide = await provider.startHost?.({
+    host: options.host,
+    signal: stops.signal("background"),
+  });
+  stops.track("background", "keepalived", hostSide?.finished);
+  const reloads = reloader.run(stops.signal("background"));
+  stops.track("background", "configuration reloader", reloads);
 
   // 3. health and metrics
   const serving = await serveHealth({
@@ -125,20 +133,24 @@ export async function runAgent(options: AgentOptions): Promise<number> {
       else if (!caches.synced()) reasons.push("caches have not synced");
       return { ok: reasons.length === 0, reasons };
     },
-    signal,
+    signal: stops.signal("server"),
   });
   if (!serving) return 1;
+  stops.track("server", "health server", serving.finished);
 
   // 4. the Kubernetes connection and its caches (every host: the host side reads Services)
   const client = await connect(() => config, registry, signal);
-  if (!client) {
-    await Promise.all([reloads, serving.finished, hostSide?.finished]);
-    return 0;
-  }
+  if (!client) return await stopAll(stops);
   const writer = createClusterWriter(client);
   const cache = caches = createClusterCaches(client, registry);
-  const informers = cache.run(signal);
-  provider.connect?.({ nodes: cache.nodes, services: cache.services, writer, signal });
+  const informersSignal = stops.signal("informers");
+  stops.track("informers", "informers", cache.run(informersSignal));
+  provider.connect?.({
+    nodes: cache.nodes,
+    services: cache.services,
+    writer,
+    signal: informersSignal,
+  });
 
   // 5. lead: once the caches synced, initialize the provider and run the enabled controllers
   const lead = async (leaderSignal: AbortSignal) => {
@@ -157,15 +169,36 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   };
 
   // 6. campaign for the Lease, leading while it is held
+  const controllersSignal = stops.signal("controllers");
   if (config.leader_election.enabled) {
-    await campaign({ client, config: () => config, health, registry, lead, signal });
+    const campaigning = campaign({
+      client,
+      config: () => config,
+      health,
+      registry,
+      lead,
+      signal: controllersSignal,
+    });
+    stops.track("controllers", "leader election and controllers", campaigning);
   } else {
     log.info("Leader election is off: starting controllers now");
-    await lead(signal);
+    stops.track("controllers", "controllers", lead(controllersSignal));
   }
-  await Promise.all([informers, reloads, serving.finished, hostSide?.finished]);
-  client.close();
-  log.info("Stopped");
+  if (!signal.aborted) {
+    await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+  }
+  try {
+    return await stopAll(stops);
+  } finally {
+    client.close();
+  }
+}
+
+/** Runs the stop sequence once the agent's signal aborted; 0 when everything stopped in time. */
+async function stopAll(stops: StopSequence): Promise<number> {
+  const outcome = await stops.stop();
+  if (!outcome.ok) return 1;
+  logger("agent").info("Stopped in {ms} ms", { ms: Math.round(outcome.ms) });
   return 0;
 }
 

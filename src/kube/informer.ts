@@ -4,6 +4,9 @@
  * reconnect with jittered exponential backoff (1 s doubling to 30 s) on any other error; never stop
  * until the signal aborts. Objects are client-node models (`model_codec.ts`).
  *
+ * A watch that failed because its connection was found dead and replaced is re-established at
+ * once over the new connection.
+ *
  * While the API server does not answer at all (connection refused or reset: code 0) the delay stays
  * at about 1 s instead of doubling, so an apiserver restart is noticed within a second or two; a
  * refused connect costs the server nothing. HTTP errors (5xx, 403, 429 ...) back off fully, and a
@@ -19,6 +22,7 @@ import { type Informer, type InformerEvent, KubeApiError, objectKey } from "./po
 import { delay } from "./delay.ts";
 import { errorMessage } from "../log/error_message.ts";
 import { declareOnce } from "../metrics/registry.ts";
+import { CONNECTION_REPLACED } from "./watch_events.ts";
 
 const log = logger("kube", "informer");
 
@@ -196,7 +200,9 @@ export function createInformer<T extends KubeObject>(
           ? error.retryAfterSeconds * 1000
           : 0;
         const base = unreachable ? Math.min(backoff, UNREACHABLE_BACKOFF_MS) : backoff;
-        const delay = Math.max(retryAfterMs, Math.round(base * (0.5 + random())));
+        // a replaced connection is a fresh one already: watch again at once
+        const replaced = error instanceof KubeApiError && error.reason === CONNECTION_REPLACED;
+        const delay = replaced ? 0 : Math.max(retryAfterMs, Math.round(base * (0.5 + random())));
         log.warn("Watch of {resource} failed, retrying in {delayMs} ms: {error}", {
           resource,
           delayMs: delay,
