@@ -30,6 +30,7 @@ import { metricsTokenReader } from "../server/metrics_token_file.ts";
 import { serve } from "../server/serve.ts";
 import { registerBaremetal, strandedAddressIssues } from "../../providers/baremetal/mod.ts";
 import { type ClusterCaches, createClusterCaches } from "./cluster_caches.ts";
+import { runVipHostController, startHeartbeat } from "./data_plane.ts";
 import { managedControllersGauge, runLeaderControllers } from "./leader_controllers.ts";
 import type { ServiceController } from "../controllers/service/service_controller.ts";
 import { errorMessage } from "../log/error_message.ts";
@@ -151,10 +152,27 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     writer,
     signal: informersSignal,
   });
+  // this host's heartbeat Lease: its data plane as the host side sees it (every host)
+  const heartbeat = startHeartbeat({
+    client,
+    host: options.host,
+    registry,
+    dataPlane: hostSide?.dataPlane,
+    reloadOk: () => reloader.lastReloadSucceeded(),
+    signal: informersSignal,
+  });
+  stops.track("informers", "heartbeat", heartbeat);
 
   // 5. lead: once the caches synced, initialize the provider and run the enabled controllers
   const lead = async (leaderSignal: AbortSignal) => {
     if (!await cache.waitForSyncAll(leaderSignal)) return;
+    const vipHosts = runVipHostController(
+      client,
+      cache.services,
+      () => config,
+      registry,
+      leaderSignal,
+    );
     await runLeaderControllers({
       config: () => config,
       client,
@@ -166,6 +184,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
       guard,
       onServiceController: (c) => serviceController = c,
     }, leaderSignal);
+    await vipHosts;
   };
 
   // 6. campaign for the Lease, leading while it is held

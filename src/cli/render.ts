@@ -15,6 +15,7 @@ import {
   renderHostKeepalived,
   servedServiceAddresses,
   type SkippedAddress,
+  USER_NAME_REGEXP,
 } from "../../providers/baremetal/mod.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
@@ -35,6 +36,8 @@ Flags:
   -s, --state SNAPSHOT   a saved cluster state, YAML or JSON (optional; without it only the
                          control-plane VIP is rendered):
                          kubectl get services -A -o yaml > state.yaml
+      --fifo-user NAME   the user keelson run runs as, owner of keepalived's notify FIFO
+                         (default keelson, as deploy/systemd/keelson.service)
   -h, --help             print this help
 
 Exit codes: 0 printed, 1 invalid inventory, unreadable snapshot or a host that cannot run
@@ -57,6 +60,7 @@ export async function renderCommand(args: string[]): Promise<number> {
     config: { type: "string", short: "c" },
     state: { type: "string", short: "s" },
     host: { type: "string" },
+    "fifo-user": { type: "string" },
     help: { type: "boolean", short: "h" },
   });
   if (values.help) {
@@ -90,8 +94,17 @@ export async function renderCommand(args: string[]): Promise<number> {
     if (!snapshot) return EXIT_INVALID;
     services = snapshot.services;
   }
+  const fifoUser = values["fifo-user"] ?? "keelson";
+  if (!USER_NAME_REGEXP.test(fifoUser)) {
+    throw new UsageError(`--fifo-user "${fifoUser}" is not a user name`);
+  }
   const served = servedServiceAddresses(config, convergedServices(config, services));
-  const rendered = renderHostKeepalived({ config, host, serviceVips: served.vips });
+  const rendered = renderHostKeepalived({
+    config,
+    host,
+    serviceVips: served.vips,
+    notifyFifoUser: fifoUser,
+  });
   if ("error" in rendered) {
     printError(rendered.error);
     return EXIT_INVALID;

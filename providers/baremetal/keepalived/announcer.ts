@@ -32,6 +32,8 @@ export interface KeepalivedAnnouncerOptions {
   applier: Pick<KeepalivedApplier, "apply">;
   /** Where `keelson_keepalived_skipped_addresses` is registered. @default not exported */
   registry?: Registry;
+  /** The user Keelson runs as, for keepalived's notify FIFO; absent: no FIFO. */
+  notifyFifoUser?: string;
 }
 
 const SKIPPED_METRIC = "keelson_keepalived_skipped_addresses";
@@ -43,6 +45,7 @@ export class KeepalivedAnnouncer {
   #log = logger("keepalived", "announcer");
   #lastError = "";
   #queued: Promise<ApplyResult | undefined> | undefined;
+  #previous: Promise<unknown> = Promise.resolve();
   /** `service value reason` of the addresses skipped by the last render, to log each once. */
   #skipped = new Set<string>();
   #skippedGauge: Gauge | undefined;
@@ -84,16 +87,19 @@ export class KeepalivedAnnouncer {
 
   /**
    * Renders and applies the config. Calls made in one burst (an informer delivers its initial
-   * list, or many Service updates, synchronously) share one render: each render reads every
-   * Service, so one per event would cost O(N²) for N events.
+   * list, or many Service updates, synchronously), or while the previous render runs, share one
+   * render: each render reads every Service, so one per event would cost O(N²) for N events.
    * @param reason for the log
    * @returns the apply result, or undefined when nothing was applied
    */
   sync(reason: string): Promise<ApplyResult | undefined> {
-    this.#queued ??= Promise.resolve().then(() => {
+    // One render at a time, in call order: a render before the cache synced reads the file on
+    // disk first, and must not hand the applier its stale text after a later, complete render.
+    this.#queued ??= this.#previous.then(() => {
       this.#queued = undefined;
       return this.#syncNow(reason);
     });
+    this.#previous = this.#queued.catch(() => undefined);
     return this.#queued;
   }
 
@@ -116,7 +122,12 @@ export class KeepalivedAnnouncer {
     }
     let rendered: RenderedHostConfig | { error: string };
     try {
-      rendered = renderHostKeepalived({ config, host: this.#options.host, serviceVips: vips });
+      rendered = renderHostKeepalived({
+        config,
+        host: this.#options.host,
+        serviceVips: vips,
+        ...(this.#options.notifyFifoUser ? { notifyFifoUser: this.#options.notifyFifoUser } : {}),
+      });
     } catch (error) {
       // render refuses (throws) rather than write anything doubtful; log it, keep the old file
       rendered = { error: `Cannot render keepalived: ${(error as Error).message}` };
