@@ -20,7 +20,7 @@ import { createClusterWriter } from "../kube/cluster_writer.ts";
 import { createKubeClient, type KubeClient } from "../kube/kube_client.ts";
 import { KubeconfigError, resolveConnectionSettings } from "../kube/kubeconfig.ts";
 import { LeaderElector } from "../kube/leader_election.ts";
-import { leaseApiFromCoordinationApi } from "../kube/lease_api.ts";
+import { createLeaseApi } from "../kube/lease_api.ts";
 import { delay } from "../kube/delay.ts";
 import { logger } from "../log/logging.ts";
 import { createMetricsRegistry } from "../metrics/registry.ts";
@@ -282,7 +282,7 @@ async function campaign(options: CampaignOptions): Promise<void> {
   const le = config().leader_election;
   let identity: string | undefined;
   while (!signal.aborted) {
-    const elector = new LeaderElector(leaseApiFromCoordinationApi(client.coordination), {
+    const elector = new LeaderElector(createLeaseApi(client.rest), {
       namespace: le.namespace,
       name: le.name,
       leaseDurationMs: durationMs(le.lease_duration),

@@ -16,7 +16,7 @@ import { AggregatingEventRecorder } from "../kube/event_recorder.ts";
 import { HostHeartbeat } from "../kube/host_heartbeat.ts";
 import { createInformer } from "../kube/informer.ts";
 import type { KubeClient } from "../kube/kube_client.ts";
-import { leaseApiFromCoordinationApi } from "../kube/lease_api.ts";
+import { createLeaseApi } from "../kube/lease_api.ts";
 import type { Informer } from "../kube/ports.ts";
 import { readPoolUsage } from "../metrics/pool_usage.ts";
 import { HEARTBEAT_NAMESPACE } from "../status/host_report.ts";
@@ -42,7 +42,7 @@ export interface HeartbeatStart {
  */
 export function startHeartbeat(options: HeartbeatStart): Promise<void> {
   const heartbeat = new HostHeartbeat({
-    leases: leaseApiFromCoordinationApi(options.client.coordination),
+    leases: createLeaseApi(options.client.rest),
     host: options.host,
     namespace: HEARTBEAT_NAMESPACE,
     report: async () => {

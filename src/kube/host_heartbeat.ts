@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { V1MicroTime } from "@kubernetes/client-node";
+import { MicroTime as V1MicroTime } from "./micro_time.ts";
 import type { V1Lease } from "@kubernetes/client-node";
 import { logger } from "../log/logging.ts";
 import {

@@ -1,23 +1,17 @@
 /**
- * The Kubernetes client of Keelson: client-node's generated APIs (CoreV1Api, CoordinationV1Api,
- * EventsV1Api) plus a raw paginated `list` and a streaming `watch`, all over one Deno HTTP/1.1
- * transport (`http_transport.ts`). `list`/`watch` return plain JSON; `informer.ts` turns it into
- * client-node models (`model_codec.ts`) so the whole program sees one representation.
+ * The Kubernetes client of Keelson: typed REST calls on single objects (`rest_api.ts`) plus a raw
+ * paginated `list` and a streaming `watch`, all over one transport (`http_transport.ts`).
+ * Everything is plain JSON, the API server's own representation; only client-node's types are
+ * used (no client-node code runs).
  *
  * @module
  */
-import {
-  CoordinationV1Api,
-  CoreV1Api,
-  createConfiguration,
-  EventsV1Api,
-  ServerConfiguration,
-} from "@kubernetes/client-node";
 import type { Registry } from "prom-client";
 import { isAbortError, statusError } from "./api_error.ts";
 import { createHttpTransport, type HttpTransport } from "./http_transport.ts";
 import type { ConnectionSettings } from "./kubeconfig.ts";
 import { KubeApiError } from "./ports.ts";
+import { createRestApi, type RestApi } from "./rest_api.ts";
 import type { RawWatchEvent } from "./watch_lines.ts";
 import {
   errorText,
@@ -64,9 +58,8 @@ export interface ListResult {
 export interface KubeClient {
   /** Where the connection settings came from (for logs). */
   readonly source: string;
-  readonly core: CoreV1Api;
-  readonly coordination: CoordinationV1Api;
-  readonly events: EventsV1Api;
+  /** Read, create, replace, patch and delete single objects (plain JSON). */
+  readonly rest: RestApi;
   /** The transport (for raw requests). */
   readonly transport: HttpTransport;
   /**
@@ -99,16 +92,20 @@ export function createKubeClient(
   settings: ConnectionSettings,
   options: KubeClientOptions,
 ): KubeClient {
-  const transport = createHttpTransport(settings, options);
-  const configuration = createConfiguration({
-    baseServer: new ServerConfiguration(transport.baseUrl, {}),
-    httpApi: transport.httpApi,
-  });
+  return kubeClientOver(createHttpTransport(settings, options), settings.source);
+}
+
+/**
+ * A client over an existing transport (e.g. a per-controller view of one with its own rate
+ * limit): the REST calls, list and watch all go through `transport`.
+ * @param transport the transport every call goes through
+ * @param source where the connection settings came from (for logs)
+ * @returns the client; its `close()` closes the transport
+ */
+export function kubeClientOver(transport: HttpTransport, source: string): KubeClient {
   return {
-    source: settings.source,
-    core: new CoreV1Api(configuration),
-    coordination: new CoordinationV1Api(configuration),
-    events: new EventsV1Api(configuration),
+    source,
+    rest: createRestApi(transport),
     transport,
     list: (path, listOptions) => listAll(transport, path, listOptions ?? {}),
     watch: (path, watchOptions) => watchEvents(transport, path, watchOptions ?? {}),

@@ -16,15 +16,22 @@ import { say } from "./_report.ts";
 const NAMES = ["nodes", "services", "keepalived"] as const;
 type BenchName = (typeof NAMES)[number];
 
-const USAGE = `Usage: deno task bench [nodes|services|keepalived|all] [N ...] [--qps Q] [--burst B]
+const USAGE =
+  `Usage: deno task bench [nodes|services|keepalived|memory|all] [N ...] [--qps Q] [--burst B]
 
   nodes        N kubelet-style Nodes registered at once -> time to initialized, requests/Node
   services     N LoadBalancer Services created at once -> time to ingress, requests/Service
   keepalived   model+render, keepalived -t, and a real SIGHUP reload with N VIPs (default 1000)
+  memory       peak RSS of bare imports and of keelson run with N existing Services/Nodes, and
+               start to first object done (see tests/bench/memory_bench.ts for its flags)
   N            sizes (default 100 1000 for nodes/services, 1000 for keepalived)
   --qps, --burst  run only with this client-side limit (default: both 20/30 and 200/300)`;
 
 async function main(args: string[]): Promise<number> {
+  if (args[0] === "memory") {
+    // its own flags (--kind, --bundle, --deno-flag): see tests/bench/memory_bench.ts
+    return (await import("./memory_bench.ts")).runMemoryBench(args.slice(1));
+  }
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,

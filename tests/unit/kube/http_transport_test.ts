@@ -116,6 +116,33 @@ Deno.test("createHttpTransport() fails a request at its deadline, counts <timeou
   }
 });
 
+Deno.test("createHttpTransport() fails a body that stalls after the headers at its deadline", async () => {
+  const stalled = Promise.withResolvers<void>();
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => {
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"items": ['));
+        await stalled.promise; // the rest never comes (a peer gone silent mid-answer)
+        controller.close();
+      },
+    });
+    return new Response(body, { headers: { "content-type": "application/json" } });
+  });
+  const transport = createHttpTransport(
+    { server: `http://127.0.0.1:${server.addr.port}`, source: "test" },
+    { registry: createMetricsRegistry(), requestTimeoutMs: 300, pingIntervalMs: 0 },
+  );
+  try {
+    const began = performance.now();
+    await assert.rejects(transport.fetch("/api/v1/nodes"), RequestTimeoutError);
+    assert.ok(performance.now() - began < 5_000);
+  } finally {
+    transport.close();
+    stalled.resolve();
+    await server.shutdown();
+  }
+});
+
 Deno.test("createHttpTransport() fails every open request when the connection is replaced", async () => {
   const { server, release } = hangingServer();
   const transport = createHttpTransport(
