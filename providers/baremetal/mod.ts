@@ -28,12 +28,20 @@ import { type HostSide, startHostSide } from "./host_side.ts";
 import { BaremetalInstances, type InventorySource } from "./instances.ts";
 import { createLoadBalancer } from "./load_balancer.ts";
 import { reportOrphanedAddresses } from "./orphaned_addresses.ts";
+import { UnservedAddressReporter } from "./unserved_addresses.ts";
 
 export { BaremetalInstances, type InventorySource, type InventoryView } from "./instances.ts";
 export { machineMetadata } from "./instances.ts";
 export { type MachineMatch, matchMachine, type MatchStep } from "./machine_matcher.ts";
 export { renderHostKeepalived, serviceVipsOf } from "./keepalived/announcer.ts";
 export { bgpServiceVipsOf, podRoutesOf, renderHostBird } from "./bird/host_config.ts";
+export {
+  servedAddressChecker,
+  servedServiceAddresses,
+  type SkippedAddress,
+} from "./keepalived/served_addresses.ts";
+export { strandedAddressIssues } from "./stranded_addresses.ts";
+export { REASON_ADDRESS_NOT_SERVED } from "./unserved_addresses.ts";
 export { USER_NAME_REGEXP } from "./keepalived/render.ts";
 export { type AllocationPlan, planAllocations } from "./ipam/plan_allocations.ts";
 
@@ -59,10 +67,16 @@ export function createBaremetalProvider(
   inventory: InventorySource,
   options: BaremetalProviderOptions = {},
 ): CloudProvider & { instancesV2: BaremetalInstances } {
+  const instancesV2 = new BaremetalInstances(inventory);
   const provider: CloudProvider & { instancesV2: BaremetalInstances } = {
     providerName: BAREMETAL_PROVIDER_NAME,
     hasClusterID: () => true,
-    instancesV2: new BaremetalInstances(inventory),
+    instancesV2,
+    // the Nodes tell which machines are taken (machine identity, issue 9 item 2)
+    initialize: (context) => {
+      instancesV2.useNodes(() => context.nodes.list());
+      return Promise.resolve();
+    },
   };
   return {
     ...provider,
@@ -119,25 +133,42 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
   const routes = current().bgp?.peers.some((p) => p.pod_cidrs)
     ? hostRoutes(() => hostSide?.bird?.routes)
     : undefined;
+  const base = createBaremetalProvider(inventory, { loadBalancer, ...(routes ? { routes } : {}) });
+  // the leader's Warning Events for Service addresses keepalived will not serve
+  const unserved = new UnservedAddressReporter();
+  const reportUnserved = (): void => {
+    const services = cluster.services;
+    if (!services?.hasSynced()) return;
+    unserved.schedule(() => ({ config: current(), services: services.list() }), () => events);
+  };
   const provider: CloudProvider = {
-    ...createBaremetalProvider(inventory, { loadBalancer, ...(routes ? { routes } : {}) }),
+    ...base,
     async startHost({ host, signal }) {
       hostSide = await startHostSide({ config: current, host, registry: metrics, signal });
       return hostSide;
     },
     connect(context) {
-      cluster.services = context.services;
-      cluster.writer = context.writer;
+      const { nodes, services, writer, signal } = context;
+      cluster.services = services;
+      cluster.writer = writer;
+      // the Nodes tell which machines are taken (machine identity)
+      base.instancesV2.useNodes(() => nodes.list(), { notifies: true });
+      const nodesChanged = nodes.subscribe(() => base.instancesV2.nodesChanged());
+      signal.addEventListener("abort", nodesChanged, { once: true });
       hostSide?.connect(context);
+      const unsubscribe = services.subscribe(reportUnserved);
+      signal.addEventListener("abort", unsubscribe, { once: true });
     },
     async reconfigure(reason) {
       await hostSide?.sync(reason);
       if (events && cluster.services?.hasSynced()) {
         reportOrphanedAddresses(loadBalancer.orphanedAllocations(), cluster.services, events);
       }
+      reportUnserved();
     },
     initialize(context) {
       events = context.events;
+      reportUnserved();
       context.signal.addEventListener("abort", () => events = undefined, { once: true });
       return Promise.resolve();
     },

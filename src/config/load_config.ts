@@ -5,8 +5,9 @@
  */
 import { readBgpSecrets } from "./bgp_secrets.ts";
 import { ConfigError } from "./config_error.ts";
-import { formatPath, indexLines } from "./locate_line.ts";
+import { formatPath, indexLines, locateLine } from "./source_lines.ts";
 import { parseConfig } from "./parse_config.ts";
+import { readInputFile } from "./read_input_file.ts";
 import type { Config } from "./types.ts";
 
 /**
@@ -27,7 +28,7 @@ export async function loadConfigFile(path: string): Promise<Config> {
   if (issues.length > 0) {
     const index = indexLines(text);
     throw new ConfigError(issues.map((issue) => {
-      const line = index.get(formatPath(issue.path));
+      const line = locateLine(index, issue.path);
       return {
         file: path,
         ...(line !== undefined ? { line } : {}),
@@ -47,19 +48,12 @@ export async function loadConfigFile(path: string): Promise<Config> {
  */
 export async function readConfigText(path: string): Promise<string> {
   try {
-    return await Deno.readTextFile(path);
+    return await readInputFile(path);
   } catch (error) {
     throw new ConfigError([{
       file: path,
       path: "",
-      message: `Cannot read the configuration file: ${osReason(error)}`,
+      message: `Cannot read the configuration file: ${(error as Error).message}`,
     }], { cause: error });
   }
-}
-
-/** "No such file or directory (os error 2): readfile '/x'" -> "no such file or directory (os error 2)" */
-function osReason(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const reason = error.message.replace(/\): .*$/s, ")").trim();
-  return reason.charAt(0).toLowerCase() + reason.slice(1);
 }
