@@ -22,9 +22,13 @@
  */
 import type { V1LoadBalancerStatus, V1Node, V1Service } from "@kubernetes/client-node";
 import { Gauge, type Registry } from "prom-client";
-import { type LoadBalancer, ProviderError } from "../../src/cloud/provider.ts";
+import {
+  type EnsuredLoadBalancer,
+  type LoadBalancer,
+  ProviderError,
+} from "../../src/cloud/provider.ts";
 import type { Config } from "../../src/config/types.ts";
-import { type ClusterWriter, type Lister, objectKey } from "../../src/kube/ports.ts";
+import { type Lister, objectKey } from "../../src/kube/ports.ts";
 import { logger } from "../../src/log/logging.ts";
 import { canonicalIp } from "../../src/net/ip.ts";
 import { matchesClass } from "../../src/controllers/service/handles_service.ts";
@@ -64,8 +68,6 @@ export interface LoadBalancerOptions {
   hasSynced?: () => boolean;
   /** Where `keelson_pool_addresses` is registered. @default not exported */
   registry?: Registry;
-  /** Writes `keelson.io/allocated-from-pool` on the Service. @default not written (the pool is still derived from the address) */
-  writer?: Pick<ClusterWriter, "patchService">;
 }
 
 /** The capability plus what callers need for Warning events. */
@@ -78,7 +80,7 @@ export interface BaremetalLoadBalancer extends LoadBalancer {
 
 /**
  * Builds the LoadBalancer capability of the bare-metal provider.
- * @param options configuration source, Service lister, metrics registry, optional writer
+ * @param options configuration source, Service lister, metrics registry
  * @returns the capability
  */
 export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadBalancer {
@@ -182,6 +184,34 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
     });
   }
 
+  /** Allocates (or confirms) the Service's addresses; throws AllocationError when it cannot. */
+  const ensure = (service: V1Service): EnsuredLoadBalancer => {
+    const config = options.config();
+    const key = objectKey(service);
+    rebuild(config, listServices());
+    const request = readServiceRequest(service);
+    if (!request.ok) throw new AllocationError(request.reason, request.message);
+    const result = allocator.assign(key, request.request);
+    if (!result.ok) throw new AllocationError(result.reason, result.message);
+    const shown = ingressIps(service).map((ip) => canonicalIp(ip) ?? ip);
+    if (sameSet(shown, result.ips)) pending.delete(key);
+    else pending.set(key, result.ips);
+    log.info("Service {key} holds {ips} from pool {pool}", {
+      key,
+      ips: result.ips.join(","),
+      pool: result.pool,
+      event: "IPAllocated",
+    });
+    const ensured: EnsuredLoadBalancer = {
+      ingress: result.ips.map((ip) => ({ ip, ipMode: "VIP" })),
+    };
+    // recorded by the controller in the same request as the ingress
+    if (result.pool !== "") {
+      ensured.serviceAnnotations = { [ANNOTATIONS.allocatedFromPool]: result.pool };
+    }
+    return ensured;
+  };
+
   const lb: BaremetalLoadBalancer = {
     allocator,
     getLoadBalancerName(_clusterName: string, service: V1Service): string {
@@ -197,25 +227,12 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
       return Promise.resolve({ status, exists });
     },
 
-    async ensureLoadBalancer(_clusterName: string, service: V1Service, _nodes: V1Node[]) {
-      const config = options.config();
-      const key = objectKey(service);
-      rebuild(config, listServices());
-      const request = readServiceRequest(service);
-      if (!request.ok) throw new AllocationError(request.reason, request.message);
-      const result = allocator.assign(key, request.request);
-      if (!result.ok) throw new AllocationError(result.reason, result.message);
-      const shown = ingressIps(service).map((ip) => canonicalIp(ip) ?? ip);
-      if (sameSet(shown, result.ips)) pending.delete(key);
-      else pending.set(key, result.ips);
-      log.info("Service {key} holds {ips} from pool {pool}", {
-        key,
-        ips: result.ips.join(","),
-        pool: result.pool,
-        event: "IPAllocated",
-      });
-      await writePoolAnnotation(options.writer, service, result.pool, log);
-      return { ingress: result.ips.map((ip) => ({ ip, ipMode: "VIP" })) };
+    ensureLoadBalancer(_clusterName: string, service: V1Service, _nodes: V1Node[]) {
+      try {
+        return Promise.resolve(ensure(service));
+      } catch (error) {
+        return Promise.reject(error);
+      }
     },
 
     updateLoadBalancer(): Promise<void> {
@@ -237,47 +254,6 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
     },
   };
   return lb;
-}
-
-/**
- * The merge patch that records the pool on a Service, or undefined when it is already recorded.
- * @param service the Service
- * @param pool the pool its addresses come from ("" = none known)
- * @returns `{ metadata: { annotations: { "keelson.io/allocated-from-pool": pool } } }` or undefined
- */
-export function allocatedPoolPatch(
-  service: V1Service,
-  pool: string,
-): { metadata: { annotations: Record<string, string> } } | undefined {
-  if (pool === "" || service.metadata?.annotations?.[ANNOTATIONS.allocatedFromPool] === pool) {
-    return undefined;
-  }
-  return { metadata: { annotations: { [ANNOTATIONS.allocatedFromPool]: pool } } };
-}
-
-async function writePoolAnnotation(
-  writer: Pick<ClusterWriter, "patchService"> | undefined,
-  service: V1Service,
-  pool: string,
-  log: ReturnType<typeof logger>,
-): Promise<void> {
-  const patch = allocatedPoolPatch(service, pool);
-  if (!writer || !patch) return;
-  try {
-    await writer.patchService(
-      service.metadata!.namespace!,
-      service.metadata!.name!,
-      patch,
-      "merge",
-    );
-  } catch (error) {
-    // the annotation is a hint (the address's pool can be derived); the status is what counts
-    log.warn("Cannot record pool {pool} on service {key}: {error}", {
-      pool,
-      key: objectKey(service),
-      error: error instanceof Error ? error.message : String(error),
-    });
-  }
 }
 
 function registerPoolGauge(registry: Registry, allocator: Allocator, refresh: () => void): void {

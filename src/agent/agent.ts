@@ -85,7 +85,6 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   const live: {
     services?: { list(): V1Service[]; get(key: string): V1Service | undefined };
     servicesSynced: () => boolean;
-    writer?: ReturnType<typeof createClusterWriter>;
   } = { servicesSynced: () => false };
   const providers = new ProviderRegistry();
   registerBaremetal(providers, {
@@ -98,12 +97,6 @@ export async function runAgent(options: AgentOptions): Promise<number> {
         services: () => live.services,
         hasSynced: () => live.servicesSynced(),
         registry,
-        writer: {
-          patchService: (ns, name, patch, type) => {
-            if (!live.writer) throw new Error("Cannot annotate: no Kubernetes connection");
-            return live.writer.patchService(ns, name, patch, type);
-          },
-        },
       }),
   });
   let provider: CloudProvider;
@@ -160,7 +153,6 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   }
   kubeConfigured = true;
   const writer = createClusterWriter(client);
-  live.writer = writer;
   const caches = createClusterCaches(client, registry);
   live.services = caches.services;
   live.servicesSynced = () => caches.services.hasSynced();

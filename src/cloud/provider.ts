@@ -54,6 +54,15 @@ export interface Zones {
   getZoneByNodeName(nodeName: string): Promise<{ zone: string; region: string }>;
 }
 
+/** What `ensureLoadBalancer` returns: upstream's status, plus what to record on the Service. */
+export interface EnsuredLoadBalancer extends V1LoadBalancerStatus {
+  /**
+   * Keelson extension: annotations the provider records on the Service (e.g. the pool an address
+   * came from). Written together with the status, in the same request; absent = none.
+   */
+  serviceAnnotations?: Record<string, string>;
+}
+
 /** Upstream `LoadBalancer`. */
 export interface LoadBalancer {
   /** The LB's status and whether it exists. */
@@ -63,12 +72,17 @@ export interface LoadBalancer {
   ): Promise<{ status: V1LoadBalancerStatus; exists: boolean }>;
   /** A stable name for the Service's LB. */
   getLoadBalancerName(clusterName: string, service: V1Service): string;
-  /** Creates or converges the LB; returns the status to write. */
+  /**
+   * Creates or converges the LB; returns the status to write. The service controller writes that
+   * status, its cleanup finalizer and `serviceAnnotations` in one request after this returns, so
+   * whatever a provider holds outside the Service's status must be released again by
+   * `ensureLoadBalancerDeleted` (the controller calls it for a Service that vanished meanwhile).
+   */
   ensureLoadBalancer(
     clusterName: string,
     service: V1Service,
     nodes: V1Node[],
-  ): Promise<V1LoadBalancerStatus>;
+  ): Promise<EnsuredLoadBalancer>;
   /** Converges the LB's backends. */
   updateLoadBalancer(clusterName: string, service: V1Service, nodes: V1Node[]): Promise<void>;
   /** Removes the LB; succeeds when it is already gone. */

@@ -80,7 +80,6 @@ integrationTest(
             return s?.metadata?.annotations?.[POOL_ANNOTATION];
           }, { message: "the pool annotation" });
           assert.equal(annotated, "lan");
-          await waitEvent(cp, "alloc", "web", "EnsuringLoadBalancer");
           const ensured = await waitEvent(cp, "alloc", "web", "EnsuredLoadBalancer");
           assert.equal(ensured.source?.component, "service-controller");
           assert.equal(ensured.involvedObject.uid, service.metadata?.uid);
@@ -289,7 +288,6 @@ integrationTest(
         figure(
           `Service with the finalizer gone ${seconds(performance.now() - deleted)} s after DELETE`,
         );
-        await waitEvent(cp, "alloc", "web", "DeletingLoadBalancer");
         await waitEvent(cp, "alloc", "web", "DeletedLoadBalancer");
         await createLbService(cp, "alloc", "next");
         const { service } = await waitIngress(cp, "alloc", "next");

@@ -2,41 +2,43 @@
  * The service (LoadBalancer) controller, after k8s.io/cloud-provider `controllers/service`.
  *
  * Watches Services and Nodes. For each Service it handles (type LoadBalancer and our class) it
- * adds the `service.kubernetes.io/load-balancer-cleanup` finalizer, calls the provider's
- * `ensureLoadBalancer` with the eligible Nodes and writes `status.loadBalancer.ingress` when it
- * changed. When a Service stops needing a load balancer (deleted, type changed away, class no
- * longer ours) it releases it, clears the ingress and removes the finalizer. Services of another
- * class are never touched. Writes go through the `services/status` subresource, as upstream.
+ * calls the provider's `ensureLoadBalancer` with the eligible Nodes, then writes what changed of
+ * the `service.kubernetes.io/load-balancer-cleanup` finalizer, the provider's annotations and
+ * `status.loadBalancer.ingress` in one request. When a Service stops needing a load balancer
+ * (deleted, type changed away, class no longer ours) it releases it, then clears the ingress and
+ * removes the finalizer in one request. Services of another class are never touched. Writes go
+ * through the `services/status` subresource, as upstream's. Events: `EnsuredLoadBalancer` and
+ * `DeletedLoadBalancer` (not upstream's `EnsuringLoadBalancer`/`DeletingLoadBalancer`, which here
+ * would precede them by milliseconds), and upstream's Warnings.
  *
  * Beyond upstream: a released address re-enqueues every pending Service (no ingress yet), so a
  * Service waiting for a taken or exhausted address gets it as soon as one is free.
  *
  * @module
  */
-import type { V1LoadBalancerStatus, V1Node, V1Service } from "@kubernetes/client-node";
+import type { V1Node, V1Service } from "@kubernetes/client-node";
 import type { Registry } from "prom-client";
-import { type LoadBalancer, ProviderError } from "../../cloud/provider.ts";
+import {
+  type EnsuredLoadBalancer,
+  type LoadBalancer,
+  ProviderError,
+} from "../../cloud/provider.ts";
 import { type Clock, systemClock } from "../../kube/clock.ts";
 import {
   type ClusterWriter,
   type EventRecorder,
   type Informer,
   type InformerEvent,
+  isNotFound,
   objectKey,
-  type PatchType,
 } from "../../kube/ports.ts";
 import { serviceRateLimiter } from "../../kube/rate_limiters.ts";
 import { type RateLimiter, runWorkers, WorkQueue } from "../../kube/work_queue.ts";
 import { logger } from "../../log/logging.ts";
 import { done, failed, requeueAfter, type SyncResult } from "../sync_result.ts";
-import { addFinalizerPatch, hasCleanupFinalizer, removeFinalizerPatch } from "./finalizer.ts";
-import {
-  clearLoadBalancerStatusPatch,
-  currentIngress,
-  describeIngress,
-  ingressEqual,
-  loadBalancerStatusPatch,
-} from "./ingress.ts";
+import { hasCleanupFinalizer } from "./finalizer.ts";
+import { currentIngress, describeIngress } from "./ingress.ts";
+import { cleanupPatch, ensurePatch, type ServiceStatusPatch } from "./status_patch.ts";
 import {
   type EndpointLocator,
   LOCAL_TRAFFIC_DROPPED_REASON,
@@ -263,14 +265,14 @@ export class ServiceController {
     }
   }
 
+  // One write per ensure at most: the finalizer, the provider's annotations and the ingress go in
+  // one status patch (upstream writes the finalizer first, before its cloud call, so a cloud load
+  // balancer cannot outlive a Service deleted in between; here a Service that vanished meanwhile
+  // is released through #deleteForgotten). Upstream's EnsuringLoadBalancer event is not sent:
+  // EnsuredLoadBalancer or SyncLoadBalancerFailed follows it within the same sync.
   async #ensure(key: string, service: V1Service): Promise<SyncResult> {
-    this.#event(service, "Normal", "EnsuringLoadBalancer", "Ensuring load balancer");
-    let status: V1LoadBalancerStatus;
+    let status: EnsuredLoadBalancer;
     try {
-      // Before touching the provider, so the Service cannot vanish with an address held.
-      if (!hasCleanupFinalizer(service)) {
-        await this.#patchStatus(service, addFinalizerPatch(), "strategic");
-      }
       const nodes = loadBalancerNodes(this.#deps.nodes.list());
       if (nodes.length === 0) {
         this.#event(service, "Warning", "UnAvailableLoadBalancer", NO_NODES_MESSAGE);
@@ -281,10 +283,19 @@ export class ServiceController {
         service,
         nodes,
       );
-      this.#event(service, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
       const before = currentIngress(service);
-      if (!ingressEqual(before, status.ingress)) {
-        await this.#patchStatus(service, loadBalancerStatusPatch(status), "merge");
+      const patch = ensurePatch(service, status);
+      if (patch) {
+        try {
+          await this.#patchStatus(service, patch);
+        } catch (error) {
+          // Deleted meanwhile: its informer delete event releases what was ensured.
+          if (isNotFound(error)) return done();
+          throw error;
+        }
+      }
+      this.#event(service, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
+      if (patch?.status) {
         this.#log.info("Wrote ingress {ingress} of {key}", {
           key,
           ingress: describeIngress(status.ingress ?? []),
@@ -299,6 +310,10 @@ export class ServiceController {
     return done();
   }
 
+  // One write per cleanup: ingress cleared and finalizer removed together (upstream removes the
+  // finalizer, then clears the status; an address still in a status counts as taken, so both go
+  // at once). Upstream's DeletingLoadBalancer event is not sent: DeletedLoadBalancer or
+  // SyncLoadBalancerFailed follows it within the same sync.
   async #cleanup(key: string, service: V1Service): Promise<SyncResult> {
     const provider = this.#deps.loadBalancer;
     let released = false;
@@ -314,18 +329,11 @@ export class ServiceController {
       }
       // Upstream deletes only what Get reports, so Get must be truthful.
       if (exists) {
-        this.#event(service, "Normal", "DeletingLoadBalancer", "Deleting load balancer");
         await provider.ensureLoadBalancerDeleted(this.#options.clusterName, service);
         released = true;
       }
-      // Cleared before the finalizer goes (upstream clears after): an address still in a
-      // status counts as taken, and a Service kept by another finalizer would hold it forever.
-      if (currentIngress(service).length > 0) {
-        await ignoreNotFound(this.#patchStatus(service, clearLoadBalancerStatusPatch(), "merge"));
-      }
-      if (hasCleanupFinalizer(service)) {
-        await ignoreNotFound(this.#patchStatus(service, removeFinalizerPatch(), "strategic"));
-      }
+      const patch = cleanupPatch(service);
+      if (patch) await ignoreNotFound(this.#patchStatus(service, patch));
     } catch (error) {
       return this.#failed(key, service, error);
     }
@@ -339,7 +347,6 @@ export class ServiceController {
   // Upstream's legacy path: the Service is gone (or was recreated) without passing through
   // our finalizer; release what we ensured for the old object.
   async #deleteForgotten(key: string, old: V1Service): Promise<SyncResult> {
-    this.#event(old, "Normal", "DeletingLoadBalancer", "Deleting load balancer");
     try {
       await this.#deps.loadBalancer.ensureLoadBalancerDeleted(this.#options.clusterName, old);
     } catch (error) {
@@ -370,7 +377,7 @@ export class ServiceController {
     return failed(error, { retriable: true });
   }
 
-  #checkLocalTraffic(service: V1Service, status: V1LoadBalancerStatus): void {
+  #checkLocalTraffic(service: V1Service, status: EnsuredLoadBalancer): void {
     const locator = this.#deps.endpoints;
     if (!locator) return;
     const vips = (status.ingress ?? []).flatMap((entry) => entry.ip ? [entry.ip] : []);
@@ -421,9 +428,9 @@ export class ServiceController {
     });
   }
 
-  #patchStatus(service: V1Service, patch: unknown, type: PatchType): Promise<V1Service> {
+  #patchStatus(service: V1Service, patch: ServiceStatusPatch): Promise<V1Service> {
     const { namespace = "", name = "" } = service.metadata ?? {};
-    return this.#deps.writer.patchServiceStatus(namespace, name, patch, type);
+    return this.#deps.writer.patchServiceStatus(namespace, name, patch, "strategic");
   }
 
   #event(

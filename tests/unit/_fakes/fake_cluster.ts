@@ -270,10 +270,12 @@ export class FakeCluster implements ClusterWriter {
           reason: "Conflict",
         });
       }
-      // A status patch changes only status; a main-resource patch leaves status alone.
+      // A status patch changes only status (a Service's also metadata: its status strategy
+      // resets only spec, as kube-apiserver does); a main-resource patch leaves status alone.
       const merged = structuredClone(current) as T & { status?: unknown };
       if (verb === "patchStatus") {
         merged.status = (next as T & { status?: unknown }).status;
+        if (kind === "Service") merged.metadata = next.metadata;
       } else {
         Object.assign(merged, next, { status: (current as T & { status?: unknown }).status });
       }

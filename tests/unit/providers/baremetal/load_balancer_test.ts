@@ -3,9 +3,8 @@ import type { V1Service } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import { ProviderError } from "../../../../src/cloud/provider.ts";
 import type { Config } from "../../../../src/config/types.ts";
-import { type Lister, objectKey, type PatchType } from "../../../../src/kube/ports.ts";
+import { type Lister, objectKey } from "../../../../src/kube/ports.ts";
 import {
-  allocatedPoolPatch,
   AllocationError,
   createLoadBalancer,
 } from "../../../../providers/baremetal/load_balancer.ts";
@@ -29,37 +28,24 @@ class MapLister implements Lister<V1Service> {
 
 function setup(config: Config = configWith([{ name: "lan", addresses: ["10.0.0.1-10.0.0.3"] }])) {
   const services = new MapLister();
-  const patches: { name: string; patch: unknown; type: PatchType }[] = [];
   const registry = new Registry();
   let current = config;
-  const lb = createLoadBalancer({
-    config: () => current,
-    services,
-    registry,
-    writer: {
-      patchService(_namespace, name, patch, type) {
-        patches.push({ name, patch, type });
-        return Promise.resolve(services.get(`default/${name}`)!);
-      },
-    },
-  });
-  return { lb, services, patches, registry, reconfigure: (c: Config) => (current = c) };
+  const lb = createLoadBalancer({ config: () => current, services, registry });
+  return { lb, services, registry, reconfigure: (c: Config) => (current = c) };
 }
 
 async function ips(promise: Promise<{ ingress?: { ip?: string }[] }>): Promise<string[]> {
   return ((await promise).ingress ?? []).map((e) => e.ip ?? "");
 }
 
-Deno.test("createLoadBalancer().ensureLoadBalancer() returns VIP ingress and never hands one address out twice before the status lands", async () => {
-  const { lb, services, patches } = setup();
+Deno.test("createLoadBalancer().ensureLoadBalancer() returns VIP ingress with its pool and never hands one address out twice before the status lands", async () => {
+  const { lb, services } = setup();
   const s1 = services.put({ key: "s1" });
   const status = await lb.ensureLoadBalancer("kubernetes", s1, []);
-  assert.deepEqual(status, { ingress: [{ ip: "10.0.0.1", ipMode: "VIP" }] });
-  assert.deepEqual(patches, [{
-    name: "s1",
-    patch: { metadata: { annotations: { "keelson.io/allocated-from-pool": "lan" } } },
-    type: "merge",
-  }]);
+  assert.deepEqual(status, {
+    ingress: [{ ip: "10.0.0.1", ipMode: "VIP" }],
+    serviceAnnotations: { "keelson.io/allocated-from-pool": "lan" },
+  });
   // s1's status is not written yet: s2 must still not get .1
   const s2 = services.put({ key: "s2" });
   assert.deepEqual(await ips(lb.ensureLoadBalancer("kubernetes", s2, [])), ["10.0.0.2"]);
@@ -178,15 +164,6 @@ Deno.test("createLoadBalancer() allocates nothing before the Service cache has s
     lb.ensureLoadBalancer("k", svc({ key: "s1" }), []),
     (e: unknown) => e instanceof ProviderError && e.retriable && /not synced/.test(e.message),
   );
-});
-
-Deno.test("allocatedPoolPatch() is undefined when the pool is already recorded or unknown", () => {
-  const service = svc({ key: "s", annotations: { "keelson.io/allocated-from-pool": "lan" } });
-  assert.equal(allocatedPoolPatch(service, "lan"), undefined);
-  assert.equal(allocatedPoolPatch(service, ""), undefined);
-  assert.deepEqual(allocatedPoolPatch(service, "wan"), {
-    metadata: { annotations: { "keelson.io/allocated-from-pool": "wan" } },
-  });
 });
 
 Deno.test("createLoadBalancer() follows status changes and deletions seen in the lister", async () => {
