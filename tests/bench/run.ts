@@ -1,5 +1,5 @@
 /**
- * `deno task bench [nodes|services|keepalived|all] [N ...] [--qps Q --burst B]`
+ * `deno task bench [nodes|services|keepalived|plan|all] [N ...] [--qps Q --burst B]`
  *
  * Runs the benchmarks and prints their figures. Without a name it runs all of them; without N
  * the API benchmarks run at N = 100 and N = 1000; without `--qps`/`--burst` each API run is made
@@ -13,14 +13,16 @@ import { parseArgs } from "node:util";
 import { type ApiLimit, DEFAULT_LIMIT, RAISED_LIMIT } from "./_agent.ts";
 import { say } from "./_report.ts";
 
-const NAMES = ["nodes", "services", "keepalived"] as const;
+const NAMES = ["nodes", "services", "keepalived", "plan"] as const;
 type BenchName = (typeof NAMES)[number];
 
-const USAGE = `Usage: deno task bench [nodes|services|keepalived|all] [N ...] [--qps Q] [--burst B]
+const USAGE =
+  `Usage: deno task bench [nodes|services|keepalived|plan|all] [N ...] [--qps Q] [--burst B]
 
   nodes        N kubelet-style Nodes registered at once -> time to initialized, requests/Node
   services     N LoadBalancer Services created at once -> time to ingress, requests/Service
   keepalived   model+render, keepalived -t, and a real SIGHUP reload with N VIPs (default 1000)
+  plan         keelson plan on N LoadBalancer Services (default 10000): wall, peak RSS, IPAM time
   N            sizes (default 100 1000 for nodes/services, 1000 for keepalived)
   --qps, --burst  run only with this client-side limit (default: both 20/30 and 200/300)`;
 
@@ -62,6 +64,11 @@ async function main(args: string[]): Promise<number> {
 
   say(`keelson benchmarks, ${new Date().toISOString()}, ${navigator.hardwareConcurrency} CPUs`);
   for (const name of wanted) {
+    if (name === "plan") {
+      const { runPlanBench } = await import("./plan_bench.ts");
+      for (const n of sizes.length > 0 ? sizes : [10_000]) await runPlanBench(n);
+      continue;
+    }
     if (name === "keepalived") {
       const { runKeepalivedBench } = await import("./keepalived_bench.ts");
       for (const n of sizes.length > 0 ? sizes : [1000]) await runKeepalivedBench(n);
