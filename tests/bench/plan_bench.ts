@@ -1,7 +1,8 @@
 /**
  * Benchmark: `keelson plan` on a snapshot with N LoadBalancer Services (default 10,000) and one
- * pool large enough for all of them. Half of the Services already hold an address in their status
- * (restored, scattered over the pool), the other half are new and get the lowest free ones. Prints
+ * pool large enough for all of them, twice: every Service new (each gets the lowest free address),
+ * then every other one already holding an address in its status (restored, scattered over the
+ * pool) and the others new. Prints
  * the whole command's wall time and peak RSS (a child process under /usr/bin/time, as an operator
  * runs it) and `planAllocations` alone, in process. Figures only: nothing is asserted.
  *
@@ -18,13 +19,15 @@ import { duration, say } from "./_report.ts";
 const POOL_BASE = (10n << 24n) + (64n << 16n);
 
 /**
- * The snapshot: N Services, every other one holding an address at a scattered place in the pool.
+ * The snapshot: N Services; with `halfHeld`, every other one holds an address at a scattered place
+ * in the pool.
  * @param n the number of Services
+ * @param halfHeld whether every other Service already holds an address
  * @returns the snapshot as JSON text (a `kind: List`)
  */
-export function planSnapshot(n: number): string {
+export function planSnapshot(n: number, halfHeld: boolean): string {
   const items = Array.from({ length: n }, (_, i) => {
-    const held = i % 2 === 1
+    const held = halfHeld && i % 2 === 1
       ? { loadBalancer: { ingress: [{ ip: formatIp(4, POOL_BASE + 1n + BigInt(i) * 7n) }] } }
       : {};
     return {
@@ -66,14 +69,19 @@ internal_ips = ["10.0.0.11"]
  * @param n the number of Services
  */
 export async function runPlanBench(n: number): Promise<void> {
+  for (const halfHeld of [false, true]) await runPlanOnce(n, halfHeld);
+}
+
+async function runPlanOnce(n: number, halfHeld: boolean): Promise<void> {
   say(
-    `\n== plan: N = ${n} LoadBalancer Services (${n >> 1} holding an address, ${n - (n >> 1)} new)`,
+    `\n== plan: N = ${n} LoadBalancer Services (` +
+      (halfHeld ? `${n >> 1} holding an address, ${n - (n >> 1)} new)` : "all new)"),
   );
   const dir = await Deno.makeTempDir({ prefix: "keelson-plan-bench-" });
   try {
     const configPath = `${dir}/keelson.toml`;
     const statePath = `${dir}/state.json`;
-    const snapshot = planSnapshot(n);
+    const snapshot = planSnapshot(n, halfHeld);
     await Deno.writeTextFile(configPath, PLAN_INVENTORY);
     await Deno.writeTextFile(statePath, snapshot);
     const main = new URL("../../main.ts", import.meta.url).pathname;
