@@ -13,7 +13,7 @@ import { ConfigReloader } from "../config/reloader.ts";
 import type { Config } from "../config/types.ts";
 import { durationMs } from "../config/types.ts";
 import { ReloadDeletionGuard } from "../controllers/node_lifecycle/deletion_guards.ts";
-import { createClusterWriter } from "../kube/cluster_writer.ts";
+import { CLIENT_NAMES, type ClientFactory, createClientFactory } from "../kube/client_factory.ts";
 import { createKubeClient, type KubeClient } from "../kube/kube_client.ts";
 import { KubeconfigError, resolveConnectionSettings } from "../kube/kubeconfig.ts";
 import { LeaderElector } from "../kube/leader_election.ts";
@@ -152,8 +152,10 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     return 0;
   }
   kubeConfigured = true;
-  const writer = createClusterWriter(client);
-  const caches = createClusterCaches(client, registry);
+  // one rate limit per named client, as upstream's ClientBuilder (--kube-api-qps/burst each)
+  const { qps, burst } = config.kubernetes;
+  const clients = createClientFactory(client, { qps, burst });
+  const caches = createClusterCaches(clients.client(CLIENT_NAMES.informers), registry);
   live.services = caches.services;
   live.servicesSynced = () => caches.services.hasSynced();
   cachesSynced = () => caches.synced();
@@ -176,9 +178,8 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   const controllers = (leaderSignal: AbortSignal) =>
     runLeaderControllers({
       config: () => config,
-      client,
+      clients,
       caches,
-      writer,
       provider,
       registry,
       health,
@@ -199,7 +200,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   };
 
   if (config.leader_election.enabled) {
-    await campaign(client, () => config, health, registry, trackManaged, signal);
+    await campaign(clients, () => config, health, registry, trackManaged, signal);
   } else {
     log.info("Leader election is off: starting controllers now");
     await trackManaged(signal);
@@ -216,7 +217,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
  * keepalived rendering alive).
  */
 async function campaign(
-  client: KubeClient,
+  clients: ClientFactory,
   config: () => Config,
   health: HealthChecks,
   registry: import("prom-client").Registry,
@@ -227,7 +228,10 @@ async function campaign(
   const le = config().leader_election;
   let identity: string | undefined;
   while (!signal.aborted) {
-    const elector = new LeaderElector(leaseApiFromCoordinationApi(client.coordination), {
+    const lease = leaseApiFromCoordinationApi(
+      clients.client(CLIENT_NAMES.leaderElection).coordination,
+    );
+    const elector = new LeaderElector(lease, {
       namespace: le.namespace,
       name: le.name,
       leaseDurationMs: durationMs(le.lease_duration),

@@ -25,10 +25,10 @@ import {
   SERVICE_CONTROLLER_EVENT_COMPONENT,
   ServiceController,
 } from "../controllers/service/service_controller.ts";
-import { createEventSink } from "../kube/cluster_writer.ts";
+import { CLIENT_NAMES, type ClientFactory } from "../kube/client_factory.ts";
+import { createClusterWriter, createEventSink } from "../kube/cluster_writer.ts";
 import { AggregatingEventRecorder } from "../kube/event_recorder.ts";
-import type { KubeClient } from "../kube/kube_client.ts";
-import type { ClusterWriter, EventRecorder } from "../kube/ports.ts";
+import type { EventRecorder } from "../kube/ports.ts";
 import { logger } from "../log/logging.ts";
 import type { HealthChecks } from "../server/health_checks.ts";
 import type { ClusterCaches } from "./cluster_caches.ts";
@@ -43,9 +43,9 @@ export interface RunningServiceController {
 /** What the controllers are built from. */
 export interface LeaderControllerDeps {
   config: () => Config;
-  client: KubeClient;
+  /** One client (and rate limit) per controller, its Events included, as upstream. */
+  clients: ClientFactory;
   caches: ClusterCaches;
-  writer: ClusterWriter;
   provider: CloudProvider;
   registry: Registry;
   health: HealthChecks;
@@ -69,8 +69,9 @@ export async function runLeaderControllers(
   const resolved = resolveControllers(config.controllers.enabled);
   const enabled = "enabled" in resolved ? resolved.enabled : new Set<ControllerName>();
   const host = safeHostname();
-  const recorder = (component: string) =>
-    new AggregatingEventRecorder(createEventSink(deps.client), { component, host });
+  const clientOf = (name: string) => deps.clients.client(name);
+  const recorder = (component: string, client: string) =>
+    new AggregatingEventRecorder(createEventSink(clientOf(client)), { component, host });
   const recorders: AggregatingEventRecorder[] = [];
   const runs: Promise<void>[] = [];
 
@@ -98,11 +99,11 @@ export async function runLeaderControllers(
     }
   }
   if (enabled.has("cloud-node") && instances) {
-    const events = recorder("cloud-node-controller");
+    const events = recorder("cloud-node-controller", CLIENT_NAMES.cloudNode);
     recorders.push(events);
     const controller = new NodeController({
       nodes: deps.caches.nodes,
-      writer: deps.writer,
+      writer: createClusterWriter(clientOf(CLIENT_NAMES.cloudNode)),
       events,
       instances,
       registry: deps.registry,
@@ -113,11 +114,11 @@ export async function runLeaderControllers(
     start("cloud-node", () => controller.run(signal));
   }
   if (enabled.has("cloud-node-lifecycle") && instances) {
-    const events = recorder("cloud-node-lifecycle-controller");
+    const events = recorder("cloud-node-lifecycle-controller", CLIENT_NAMES.cloudNodeLifecycle);
     recorders.push(events);
     const controller = new NodeLifecycleController({
       nodes: deps.caches.nodes,
-      writer: deps.writer,
+      writer: createClusterWriter(clientOf(CLIENT_NAMES.cloudNodeLifecycle)),
       events,
       instances,
       registry: deps.registry,
@@ -135,12 +136,12 @@ export async function runLeaderControllers(
     });
   }
   if (enabled.has("service") && loadBalancer) {
-    const events = recorder(SERVICE_CONTROLLER_EVENT_COMPONENT);
+    const events = recorder(SERVICE_CONTROLLER_EVENT_COMPONENT, CLIENT_NAMES.service);
     recorders.push(events);
     const controller = new ServiceController({
       services: deps.caches.services,
       nodes: deps.caches.nodes,
-      writer: deps.writer,
+      writer: createClusterWriter(clientOf(CLIENT_NAMES.service)),
       events,
       loadBalancer,
       registry: deps.registry,
@@ -167,7 +168,7 @@ export async function runLeaderControllers(
     const controller = new PvLabelsController({
       volumes: deps.caches.volumes,
       nodes: deps.caches.nodes,
-      writer: deps.writer,
+      writer: createClusterWriter(clientOf(CLIENT_NAMES.pvLabels)),
       registry: deps.registry,
     });
     start("pv-labels", () => controller.run(signal));

@@ -53,6 +53,8 @@ export interface TransportRequest {
   headers?: Record<string, string>;
   body?: BodyInit | null;
   signal?: AbortSignal | null;
+  /** The rate limit to wait for. @default the transport's own */
+  limiter?: TokenBucket;
 }
 
 /** The transport shared by the generated API and the raw list/watch calls. */
@@ -69,6 +71,14 @@ export interface HttpTransport {
    * @throws {TypeError} on a network or TLS failure; the signal's reason on abort
    */
   fetch(url: string, request?: TransportRequest): Promise<Response>;
+  /**
+   * A view of this transport with its own client-side rate limit and User-Agent: the same
+   * connections, credentials and metrics. Upstream gives each controller such a client
+   * (`ClientBuilder.ClientOrDie(name)`), so one controller's burst does not slow another.
+   * @param limit the view's QPS and burst (defaults as `createHttpTransport`) and User-Agent
+   * @returns the view; its `close()` does nothing (the transport it came from owns the connections)
+   */
+  withRateLimit(limit: { qps?: number; burst?: number; userAgent?: string }): HttpTransport;
   /** Closes the pooled connections. */
   close(): void;
 }
@@ -94,7 +104,7 @@ export function createHttpTransport(
   async function send(url: string, request: TransportRequest = {}): Promise<Response> {
     const method = (request.method ?? "GET").toUpperCase();
     const verb = method === "GET" && url.includes("watch=true") ? "WATCH" : method;
-    const waited = await bucket.wait(request.signal ?? undefined);
+    const waited = await (request.limiter ?? bucket).wait(request.signal ?? undefined);
     metrics.rateLimiter.observe({ verb, host }, waited / 1000);
     const headers = new Headers(request.headers);
     if (!headers.has("user-agent")) headers.set("user-agent", userAgent);
@@ -121,7 +131,38 @@ export function createHttpTransport(
     }
   }
 
-  const httpApi = wrapHttpLibrary({
+  const withRateLimit: HttpTransport["withRateLimit"] = (limit) => {
+    const limiter = new TokenBucket({ qps: limit.qps, burst: limit.burst, now });
+    const agent = limit.userAgent ?? userAgent;
+    const viewSend = (url: string, request: TransportRequest = {}) =>
+      send(url, {
+        ...request,
+        limiter,
+        headers: { "user-agent": agent, ...request.headers },
+      });
+    return {
+      httpApi: httpApiOver(viewSend),
+      baseUrl,
+      fetch: viewSend,
+      withRateLimit,
+      close: () => {},
+    };
+  };
+
+  return {
+    httpApi: httpApiOver(send),
+    baseUrl,
+    fetch: send,
+    withRateLimit,
+    close: () => client.close(),
+  };
+}
+
+/** client-node's HttpLibrary over one `send` (the generated APIs' way in). */
+function httpApiOver(
+  send: (url: string, request: TransportRequest) => Promise<Response>,
+): HttpLibrary {
+  return wrapHttpLibrary({
     async send(context: RequestContext): Promise<ResponseContext> {
       const body = context.getBody();
       const response = await send(context.getUrl(), {
@@ -141,13 +182,6 @@ export function createHttpTransport(
       });
     },
   });
-
-  return {
-    httpApi,
-    baseUrl,
-    fetch: send,
-    close: () => client.close(),
-  };
 }
 
 /** One Deno HttpClient, HTTP/1.1 only (keep-alive pooled). */

@@ -99,13 +99,22 @@ export function createKubeClient(
   settings: ConnectionSettings,
   options: KubeClientOptions,
 ): KubeClient {
-  const transport = createHttpTransport(settings, options);
+  return kubeClientOver(createHttpTransport(settings, options), settings.source);
+}
+
+/**
+ * A client over an existing transport (e.g. a per-controller view of one: `client_factory.ts`).
+ * @param transport the transport every call goes through
+ * @param source where the connection settings came from (for logs)
+ * @returns the client; its `close()` closes the transport
+ */
+export function kubeClientOver(transport: HttpTransport, source: string): KubeClient {
   const configuration = createConfiguration({
     baseServer: new ServerConfiguration(transport.baseUrl, {}),
     httpApi: transport.httpApi,
   });
   return {
-    source: settings.source,
+    source,
     core: new CoreV1Api(configuration),
     coordination: new CoordinationV1Api(configuration),
     events: new EventsV1Api(configuration),
