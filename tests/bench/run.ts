@@ -1,5 +1,5 @@
 /**
- * `deno task bench [nodes|services|keepalived|plan|all] [N ...] [--qps Q --burst B]`
+ * `deno task bench [nodes|services|keepalived|plan|peers|all] [N ...] [--qps Q --burst B]`
  *
  * Runs the benchmarks and prints their figures. Without a name it runs all of them; without N
  * the API benchmarks run at N = 100 and N = 1000; without `--qps`/`--burst` each API run is made
@@ -13,7 +13,7 @@ import { parseArgs } from "node:util";
 import { type ApiLimit, DEFAULT_LIMIT, RAISED_LIMIT } from "./_agent.ts";
 import { say } from "./_report.ts";
 
-const NAMES = ["nodes", "services", "keepalived", "plan"] as const;
+const NAMES = ["nodes", "services", "keepalived", "plan", "peers"] as const;
 type BenchName = (typeof NAMES)[number];
 
 const USAGE =
@@ -23,6 +23,8 @@ const USAGE =
   services     N LoadBalancer Services created at once -> time to ingress, requests/Service
   keepalived   model+render, keepalived -t, and a real SIGHUP reload with N VIPs (default 1000)
   plan         keelson plan on N LoadBalancer Services (default 10000): wall, peak RSS, IPAM time
+  peers        upstream cloud-controller-manager (fake provider, built with Go) vs keelson run,
+               side by side; scenarios services:N nodes:N idle (default: the whole table)
   N            sizes (default 100 1000 for nodes/services, 1000 for keepalived)
   --qps, --burst  run only with this client-side limit (default: both 20/30 and 200/300)`;
 
@@ -50,6 +52,16 @@ async function main(args: string[]): Promise<number> {
     say(`Unknown benchmark "${first}": must be one of ${NAMES.join(", ")} or all\n\n${USAGE}`);
     return 2;
   }
+  if (first === "peers") {
+    const { parseScenarios, runPeersBench } = await import("./peers/peers_bench.ts");
+    const scenarios = parseScenarios(rest);
+    if (typeof scenarios === "string") {
+      say(scenarios);
+      return 2;
+    }
+    await runPeersBench(scenarios);
+    return 0;
+  }
   const sizes = rest.map(Number);
   if (sizes.some((n) => !Number.isInteger(n) || n < 1)) {
     say(`Invalid size in "${rest.join(" ")}": sizes must be positive whole numbers`);
@@ -64,6 +76,10 @@ async function main(args: string[]): Promise<number> {
 
   say(`keelson benchmarks, ${new Date().toISOString()}, ${navigator.hardwareConcurrency} CPUs`);
   for (const name of wanted) {
+    if (name === "peers") {
+      await (await import("./peers/peers_bench.ts")).runPeersBench();
+      continue;
+    }
     if (name === "plan") {
       const { runPlanBench } = await import("./plan_bench.ts");
       for (const n of sizes.length > 0 ? sizes : [10_000]) await runPlanBench(n);
