@@ -28,7 +28,7 @@ import {
   ProviderError,
 } from "../../src/cloud/provider.ts";
 import type { Config } from "../../src/config/types.ts";
-import { type Lister, objectKey } from "../../src/kube/ports.ts";
+import { type Informer, type Lister, objectKey } from "../../src/kube/ports.ts";
 import { logger } from "../../src/log/logging.ts";
 import { canonicalIp } from "../../src/net/ip.ts";
 import { matchesClass } from "../../src/controllers/service/handles_service.ts";
@@ -91,23 +91,48 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
   let lastConfig: Config | undefined;
   const reported = new Set<string>();
 
-  const listServices = (): V1Service[] => {
+  const cache = (): Lister<V1Service> => {
     const lister = typeof options.services === "function" ? options.services() : options.services;
     if (!lister || (options.hasSynced && !options.hasSynced())) {
       throw new ProviderError("Cannot allocate addresses yet: the Service cache has not synced", {
         retriable: true,
       });
     }
-    return lister.list();
+    return lister;
   };
 
   /** Which object each Service's allocation was last restored from (and with which pending). */
   const restored = new Map<string, { object: V1Service; extra: string }>();
 
-  // Rebuilding is incremental: a Service whose object (informer caches keep unchanged objects)
-  // and pending addresses are the same as last time is not restored again, so an ensure costs
-  // O(Services) identity checks rather than O(Services) address parses.
-  const rebuild = (config: Config, services: readonly V1Service[]): void => {
+  // When the cache is an informer, the keys of the Services that changed since the last rebuild
+  // (undefined: a plain lister, every rebuild is a full pass).
+  let changed: Set<string> | undefined;
+  let followed: Lister<V1Service> | undefined;
+  let unfollow: (() => void) | undefined;
+  let fullPassDue = true;
+  const follow = (lister: Lister<V1Service>): void => {
+    if (lister === followed) return;
+    unfollow?.();
+    followed = lister;
+    fullPassDue = true;
+    const informer = lister as Partial<Informer<V1Service>>;
+    if (typeof informer.subscribe === "function") {
+      const keys = new Set<string>();
+      unfollow = informer.subscribe((event) => keys.add(objectKey(event.object)));
+      changed = keys;
+    } else {
+      unfollow = undefined;
+      changed = undefined;
+    }
+  };
+
+  // Rebuilding is incremental: with an informer only the Services that changed since the last
+  // call (and those with pending addresses) are looked at, so an ensure costs O(changes), not
+  // O(Services) (a burst of N Services was O(N²)); a Service whose object and pending addresses
+  // are the same as last time is not restored again. A full pass runs after a reload, with a
+  // plain lister, and for the gauge.
+  const rebuild = (config: Config, lister: Lister<V1Service>, full = false): void => {
+    follow(lister);
     let reconfigured = false;
     const touched: string[] = [];
     if (config !== lastConfig) {
@@ -116,47 +141,62 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
       restored.clear();
       reconfigured = true;
     }
-    const live = new Map(services.map((s) => [objectKey(s), s]));
-    for (const [key, ips] of pending) {
-      const service = live.get(key);
-      const gone = !service || Boolean(service.metadata?.deletionTimestamp) ||
-        !matchesClass(config, service);
-      const shown = service ? ingressIps(service).map((ip) => canonicalIp(ip) ?? ip) : [];
-      if (gone || sameSet(shown, ips)) pending.delete(key);
-      if (!service) allocator.release(key);
-    }
-    // every allocation was restored (tracked) or assigned (pending, pruned above)
-    for (const key of restored.keys()) {
-      if (!live.has(key)) {
-        allocator.release(key);
-        restored.delete(key);
+    if (reconfigured || full || fullPassDue || !changed) {
+      const live = new Map(lister.list().map((s) => [objectKey(s), s]));
+      const keys = new Set([...pending.keys(), ...restored.keys(), ...live.keys()]);
+      for (const key of keys) refresh(config, key, live.get(key), touched);
+      fullPassDue = false;
+    } else {
+      for (const key of new Set([...changed, ...pending.keys()])) {
+        refresh(config, key, lister.get(key), touched);
       }
     }
-    for (const [key, service] of live) {
-      const extra = pending.get(key) ?? [];
-      const memo = restored.get(key);
-      if (memo && memo.object === service && memo.extra === extra.join(",")) continue;
-      touched.push(key);
-      restored.set(key, { object: service, extra: extra.join(",") });
-      const holding = statusHolding(config, service);
-      if (holding) {
-        // until the status shows the new addresses, the Service holds both old and new
-        allocator.restore(key, [...holding.ips, ...extra], holding.options);
-      } else if (extra.length > 0) {
-        const request = readServiceRequest(service);
-        allocator.restore(key, extra, {
-          sharing: request.ok ? request.request.sharing : undefined,
-        });
-      } else {
-        allocator.release(key);
-      }
-    }
+    changed?.clear();
     // a full pass after a reload; otherwise only the Services restored just now
     if (reconfigured) reported.clear();
     const orphans = reconfigured
       ? allocator.orphanedAllocations()
       : touched.flatMap((key) => allocator.orphanedAllocations(key));
     reportOrphans(orphans);
+  };
+
+  /** Brings one Service's allocation in line with the cache (and its pending addresses). */
+  const refresh = (
+    config: Config,
+    key: string,
+    service: V1Service | undefined,
+    touched: string[],
+  ): void => {
+    const ips = pending.get(key);
+    if (ips) {
+      const gone = !service || Boolean(service.metadata?.deletionTimestamp) ||
+        !matchesClass(config, service);
+      const shown = service ? ingressIps(service).map((ip) => canonicalIp(ip) ?? ip) : [];
+      if (gone || sameSet(shown, ips)) pending.delete(key);
+    }
+    if (!service) {
+      // every allocation was restored (tracked) or assigned (pending, pruned above)
+      allocator.release(key);
+      restored.delete(key);
+      return;
+    }
+    const extra = pending.get(key) ?? [];
+    const memo = restored.get(key);
+    if (memo && memo.object === service && memo.extra === extra.join(",")) return;
+    touched.push(key);
+    restored.set(key, { object: service, extra: extra.join(",") });
+    const holding = statusHolding(config, service);
+    if (holding) {
+      // until the status shows the new addresses, the Service holds both old and new
+      allocator.restore(key, [...holding.ips, ...extra], holding.options);
+    } else if (extra.length > 0) {
+      const request = readServiceRequest(service);
+      allocator.restore(key, extra, {
+        sharing: request.ok ? request.request.sharing : undefined,
+      });
+    } else {
+      allocator.release(key);
+    }
   };
 
   /** Logs each orphaned address once (per reload). */
@@ -177,7 +217,7 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
   if (options.registry) {
     registerPoolGauge(options.registry, allocator, () => {
       try {
-        rebuild(options.config(), listServices());
+        rebuild(options.config(), cache(), true);
       } catch {
         // not synced yet: report what the allocator last knew
       }
@@ -188,7 +228,7 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
   const ensure = (service: V1Service): EnsuredLoadBalancer => {
     const config = options.config();
     const key = objectKey(service);
-    rebuild(config, listServices());
+    rebuild(config, cache());
     const request = readServiceRequest(service);
     if (!request.ok) throw new AllocationError(request.reason, request.message);
     const result = allocator.assign(key, request.request);
@@ -246,6 +286,7 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
       allocator.release(key);
       // the status may still show the addresses until the controller clears it: re-read it
       restored.delete(key);
+      changed?.add(key);
       return Promise.resolve();
     },
 

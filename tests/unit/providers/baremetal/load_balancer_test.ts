@@ -3,7 +3,7 @@ import type { V1Service } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import { ProviderError } from "../../../../src/cloud/provider.ts";
 import type { Config } from "../../../../src/config/types.ts";
-import { type Lister, objectKey } from "../../../../src/kube/ports.ts";
+import { type InformerEvent, type Lister, objectKey } from "../../../../src/kube/ports.ts";
 import {
   AllocationError,
   createLoadBalancer,
@@ -202,4 +202,56 @@ Deno.test("createLoadBalancer() holds both the old and the new address while a m
   assert.deepEqual(await ips(lb.ensureLoadBalancer("k", services.get("default/s3")!, [])), [
     "10.0.0.1",
   ]);
+});
+
+/** A MapLister that notifies subscribers like an informer, and counts full lists. */
+class InformerLister extends MapLister {
+  readonly handlers = new Set<(event: InformerEvent<V1Service>) => void>();
+  lists = 0;
+  override list(): V1Service[] {
+    this.lists++;
+    return super.list();
+  }
+  subscribe(handler: (event: InformerEvent<V1Service>) => void): () => void {
+    this.handlers.add(handler);
+    return () => this.handlers.delete(handler);
+  }
+  override put(spec: SvcSpec): V1Service {
+    const service = super.put(spec);
+    for (const handler of this.handlers) handler({ type: "update", object: service });
+    return service;
+  }
+  remove(key: string): void {
+    const service = this.items.get(`default/${key}`)!;
+    this.items.delete(`default/${key}`);
+    for (const handler of this.handlers) handler({ type: "delete", object: service });
+  }
+}
+
+Deno.test("createLoadBalancer() over an informer re-reads only the Services that changed, and still follows statuses and deletions", async () => {
+  const services = new InformerLister();
+  const config = configWith([{ name: "lan", addresses: ["10.0.0.1-10.0.0.4"] }]);
+  const lb = createLoadBalancer({ config: () => config, services });
+  services.put({ key: "s1", ingress: ["10.0.0.1"] });
+  assert.deepEqual(await ips(lb.ensureLoadBalancer("k", services.put({ key: "s2" }), [])), [
+    "10.0.0.2",
+  ]);
+  assert.equal(services.lists, 1, "one full pass at the start");
+  services.put({ key: "s2", ingress: ["10.0.0.2"] });
+  services.put({ key: "s1", ingress: ["10.0.0.3"] });
+  services.remove("s2");
+  assert.deepEqual(await ips(lb.ensureLoadBalancer("k", services.put({ key: "s3" }), [])), [
+    "10.0.0.1",
+  ]);
+  assert.deepEqual(await ips(lb.ensureLoadBalancer("k", services.put({ key: "s4" }), [])), [
+    "10.0.0.2",
+  ]);
+  assert.deepEqual(await ips(lb.ensureLoadBalancer("k", services.put({ key: "s5" }), [])), [
+    "10.0.0.4",
+  ]);
+  await assert.rejects(
+    lb.ensureLoadBalancer("k", services.put({ key: "s6" }), []),
+    (error: unknown) => error instanceof AllocationError && error.reason === "PoolExhausted",
+  );
+  assert.equal(services.lists, 1, "later ensures looked only at the changes");
 });
