@@ -39,11 +39,15 @@ const NAMESPACE = "bench";
 const SERVICE_CIDR = "10.96.0.0/16";
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
-/** One scenario of the table. */
+/** One scenario of the table; `qps`/`burst` override the equal budget of both. */
 export type Scenario =
-  | { kind: "services"; n: number }
-  | { kind: "nodes"; n: number }
-  | { kind: "idle"; n: number; everyMs: number };
+  & (
+    | { kind: "services"; n: number }
+    | { kind: "nodes"; n: number }
+    | { kind: "mixed"; n: number }
+    | { kind: "idle"; n: number; everyMs: number }
+  )
+  & { qps?: number; burst?: number };
 
 /** The default table: the issue's rows. */
 export const DEFAULT_SCENARIOS: Scenario[] = [
@@ -78,9 +82,16 @@ interface Running {
 }
 
 function scenarioName(s: Scenario): string {
-  return s.kind === "idle"
-    ? `idle: 1 Service every ${s.everyMs} ms, ${s.n} of them`
-    : `${s.n} ${s.kind === "services" ? "Services" : "Nodes"} at once`;
+  const budget = s.qps !== undefined || s.burst !== undefined
+    ? ` (QPS ${s.qps ?? QPS} / burst ${s.burst ?? BURST})`
+    : "";
+  if (s.kind === "idle") return `idle: 1 Service every ${s.everyMs} ms, ${s.n} of them${budget}`;
+  const what = s.kind === "services"
+    ? "Services"
+    : s.kind === "nodes"
+    ? "Nodes"
+    : `Nodes + ${s.n} Services`;
+  return `${s.n} ${what} at once${budget}`;
 }
 
 /** Reads /proc for a pid: peak RSS (MB) and CPU seconds so far. */
@@ -94,15 +105,20 @@ async function processStats(pid: number): Promise<{ peakRssMb: number; cpuS: num
   return { peakRssMb: hwm ? Number(hwm[1]) / 1024 : NaN, cpuS: ticks / CLOCK_TICKS };
 }
 
-function startUpstream(binary: string, cp: ControlPlane, dir: string): Running {
+function startUpstream(
+  binary: string,
+  cp: ControlPlane,
+  dir: string,
+  budget: { qps: number; burst: number },
+): Running {
   const process = new ManagedProcess("upstream-ccm", binary, [
     "--cloud-provider=fake",
     `--kubeconfig=${cp.tokenKubeconfigPath}`,
     `--authentication-kubeconfig=${cp.tokenKubeconfigPath}`,
     `--authorization-kubeconfig=${cp.tokenKubeconfigPath}`,
     "--leader-elect=false",
-    `--kube-api-qps=${QPS}`,
-    `--kube-api-burst=${BURST}`,
+    `--kube-api-qps=${budget.qps}`,
+    `--kube-api-burst=${budget.burst}`,
     "--concurrent-service-syncs=1",
     "--concurrent-node-syncs=1",
     "--cluster-name=bench",
@@ -120,7 +136,12 @@ function startUpstream(binary: string, cp: ControlPlane, dir: string): Running {
   };
 }
 
-function startKeelsonRun(inventory: string, cp: ControlPlane, dir: string): Running {
+function startKeelsonRun(
+  inventory: string,
+  cp: ControlPlane,
+  dir: string,
+  budget: { qps: number; burst: number },
+): Running {
   const configPath = `${dir}/keelson.toml`;
   Deno.writeTextFileSync(configPath, inventory);
   const agent = startKeelson({
@@ -132,9 +153,9 @@ function startKeelsonRun(inventory: string, cp: ControlPlane, dir: string): Runn
       "--leader-elect",
       "false",
       "--kube-api-qps",
-      String(QPS),
+      String(budget.qps),
       "--kube-api-burst",
-      String(BURST),
+      String(budget.burst),
       "--concurrent-service-syncs",
       "1",
       "--concurrent-node-syncs",
@@ -189,7 +210,7 @@ export async function runOnce(
   let running: Running | undefined;
   try {
     await cp.requestOk("POST", "/api/v1/namespaces", { metadata: { name: NAMESPACE } });
-    const workers = scenario.kind === "nodes" ? 0 : 3;
+    const workers = scenario.kind === "nodes" || scenario.kind === "mixed" ? 0 : 3;
     for (let i = 1; i <= workers; i++) {
       await registerNode(cp, `w-${i}`, {
         providedNodeIp: `10.200.0.${i}`,
@@ -234,11 +255,17 @@ export async function runOnce(
 
     // the object that exists before the process starts
     await cp.requestOk("POST", `/api/v1/namespaces/${NAMESPACE}/services`, lbService("first"));
-    const inventory = scenario.kind === "nodes" ? nodesInventory(scenario.n) : servicesInventory();
+    const inventory = scenario.kind === "nodes"
+      ? nodesInventory(scenario.n)
+      : scenario.kind === "mixed"
+      // the Nodes' machines, and a pool for N Services
+      ? nodesInventory(scenario.n).replace('"192.0.2.0/28"', '"198.18.0.0/16"')
+      : servicesInventory();
+    const budget = { qps: scenario.qps ?? QPS, burst: scenario.burst ?? BURST };
     const spawned = performance.now();
     running = impl === "upstream"
-      ? startUpstream(upstreamBinary, cp, dir)
-      : startKeelsonRun(inventory, cp, dir);
+      ? startUpstream(upstreamBinary, cp, dir, budget)
+      : startKeelsonRun(inventory, cp, dir, budget);
     await until("the first Service's ingress", () => !!services.get("first")?.ingress, 120_000);
     const firstObjectMs = services.get("first")!.ingress! - spawned;
     await sleep(1000); // start-up work settles
@@ -256,6 +283,33 @@ export async function runOnce(
         120_000 + scenario.n * 1000,
       );
       result.wallMs = Math.max(...names.map((n) => services.get(n)!.ingress!)) - began;
+    } else if (scenario.kind === "mixed") {
+      const nodeNames = Array.from(
+        { length: scenario.n },
+        (_, i) => `node-${String(i).padStart(5, "0")}`,
+      );
+      const serviceNames = Array.from({ length: scenario.n }, (_, i) => `svc-${i}`);
+      await Promise.all([
+        forEachConcurrently(nodeNames, CONCURRENCY / 2, async (name, i) => {
+          await registerNode(cp, name, {
+            providedNodeIp: `10.200.${Math.floor(i / 250)}.${(i % 250) + 1}`,
+          });
+        }),
+        forEachConcurrently(serviceNames, CONCURRENCY / 2, async (name) => {
+          await cp.requestOk("POST", `/api/v1/namespaces/${NAMESPACE}/services`, lbService(name));
+        }),
+      ]);
+      await until(
+        `${scenario.n} Nodes and ${scenario.n} Services done`,
+        () =>
+          nodeNames.every((n) => nodes.get(n)?.done) &&
+          serviceNames.every((n) => services.get(n)?.ingress),
+        120_000 + scenario.n * 2000,
+      );
+      result.wallMs = Math.max(
+        ...nodeNames.map((n) => nodes.get(n)!.done!),
+        ...serviceNames.map((n) => services.get(n)!.ingress!),
+      ) - began;
     } else if (scenario.kind === "nodes") {
       const names = Array.from(
         { length: scenario.n },
@@ -385,23 +439,30 @@ export async function runPeersBench(scenarios: Scenario[] = DEFAULT_SCENARIOS): 
 }
 
 /**
- * Parses scenario words: `services:N`, `nodes:N`, `idle` (default: the issue's rows).
- * @param words e.g. `["services:100", "idle"]`
+ * Parses scenario words: `services:N`, `nodes:N`, `mixed:N` (N Nodes and N Services at once),
+ * `idle[:N]`, each optionally followed by `@QPS/BURST` (default: the issue's rows).
+ * @param words e.g. `["services:100", "idle", "mixed:5000@1000/2000"]`
  * @returns the scenarios, or an error message
  */
 export function parseScenarios(words: string[]): Scenario[] | string {
   if (words.length === 0) return DEFAULT_SCENARIOS;
   const out: Scenario[] = [];
   for (const word of words) {
-    const [kind, count] = word.split(":");
+    const [what = "", limit] = word.split("@");
+    const [qps, burst] = (limit ?? "").split("/").map(Number);
+    if (limit !== undefined && !(qps! > 0 && Number.isInteger(burst) && burst! > 0)) {
+      return `Invalid budget in "${word}": use @QPS/BURST, e.g. @1000/2000`;
+    }
+    const budget = limit === undefined ? {} : { qps: qps!, burst: burst! };
+    const [kind, count] = what.split(":");
     const n = Number(count ?? (kind === "idle" ? 50 : NaN));
     if (
-      (kind !== "services" && kind !== "nodes" && kind !== "idle") ||
+      (kind !== "services" && kind !== "nodes" && kind !== "mixed" && kind !== "idle") ||
       !(Number.isInteger(n) && n > 0)
     ) {
-      return `Unknown peers scenario "${word}": use services:N, nodes:N or idle[:N]`;
+      return `Unknown peers scenario "${word}": use services:N, nodes:N, mixed:N or idle[:N]`;
     }
-    out.push(kind === "idle" ? { kind, n, everyMs: 300 } : { kind, n });
+    out.push(kind === "idle" ? { kind, n, everyMs: 300, ...budget } : { kind, n, ...budget });
   }
   return out;
 }
