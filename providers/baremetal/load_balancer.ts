@@ -31,9 +31,10 @@ import type { Config } from "../../src/config/types.ts";
 import { type Informer, type Lister, objectKey } from "../../src/kube/ports.ts";
 import { logger } from "../../src/log/logging.ts";
 import { canonicalIp } from "../../src/net/ip.ts";
-import { matchesClass } from "../../src/controllers/service/handles_service.ts";
+import { matchesClass } from "../../src/cloud/load_balancer_class.ts";
 import { type AllocationFailure, Allocator, type OrphanedAllocation } from "./ipam/allocator.ts";
 import { buildPools } from "./ipam/pools.ts";
+import { sameAddresses } from "./ipam/same_addresses.ts";
 import { ANNOTATIONS, readServiceRequest } from "./ipam/service_requests.ts";
 import { ingressIps, statusHolding } from "./ipam/status_holdings.ts";
 
@@ -46,15 +47,14 @@ const RETRIABLE: ReadonlySet<AllocationFailure> = new Set(["AddressInUse", "Pool
 /** An allocation the user must fix or wait for; `reason` goes into an `AllocationFailed` event. */
 export class AllocationError extends ProviderError {
   /** Machine-readable reason, e.g. `PoolExhausted`. */
-  readonly reason: AllocationFailure;
+  declare readonly reason: AllocationFailure;
   /**
    * @param reason the allocator's reason
    * @param message the allocator's sentence, quoting the values
    */
   constructor(reason: AllocationFailure, message: string) {
-    super(message, { retriable: RETRIABLE.has(reason) });
+    super(message, { retriable: RETRIABLE.has(reason), reason });
     this.name = "AllocationError";
-    this.reason = reason;
   }
 }
 
@@ -72,7 +72,10 @@ export interface LoadBalancerOptions {
 
 /** The capability plus what callers need for Warning events. */
 export interface BaremetalLoadBalancer extends LoadBalancer {
-  /** Addresses Services keep although no pool offers them any more, for Warning events. */
+  /**
+   * Addresses Services keep although no pool offers them any more, for Warning events; rebuilt
+   * from the configuration and Services in force first (when the cache has synced).
+   */
   orphanedAllocations(): OrphanedAllocation[];
   /** The current allocator (read-only use: stats, inUse), rebuilt at the last call. */
   readonly allocator: Allocator;
@@ -144,11 +147,11 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
     if (reconfigured || full || fullPassDue || !changed) {
       const live = new Map(lister.list().map((s) => [objectKey(s), s]));
       const keys = new Set([...pending.keys(), ...restored.keys(), ...live.keys()]);
-      for (const key of keys) refresh(config, key, live.get(key), touched);
+      for (const key of keys) refreshOne(config, key, live.get(key), touched);
       fullPassDue = false;
     } else {
       for (const key of new Set([...changed, ...pending.keys()])) {
-        refresh(config, key, lister.get(key), touched);
+        refreshOne(config, key, lister.get(key), touched);
       }
     }
     changed?.clear();
@@ -161,7 +164,7 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
   };
 
   /** Brings one Service's allocation in line with the cache (and its pending addresses). */
-  const refresh = (
+  const refreshOne = (
     config: Config,
     key: string,
     service: V1Service | undefined,
@@ -172,7 +175,7 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
       const gone = !service || Boolean(service.metadata?.deletionTimestamp) ||
         !matchesClass(config, service);
       const shown = service ? ingressIps(service).map((ip) => canonicalIp(ip) ?? ip) : [];
-      if (gone || sameSet(shown, ips)) pending.delete(key);
+      if (gone || sameAddresses(shown, ips)) pending.delete(key);
     }
     if (!service) {
       // every allocation was restored (tracked) or assigned (pending, pruned above)
@@ -214,15 +217,16 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
     }
   };
 
-  if (options.registry) {
-    registerPoolGauge(options.registry, allocator, () => {
-      try {
-        rebuild(options.config(), cache(), true);
-      } catch {
-        // not synced yet: report what the allocator last knew
-      }
-    });
-  }
+  /** Rebuilds from the configuration and all Services in force, when the cache has synced. */
+  const refresh = (): void => {
+    try {
+      rebuild(options.config(), cache(), true);
+    } catch {
+      // not synced yet: report what the allocator last knew
+    }
+  };
+
+  if (options.registry) registerPoolGauge(options.registry, allocator, refresh);
 
   /** Allocates (or confirms) the Service's addresses; throws AllocationError when it cannot. */
   const ensure = (service: V1Service): EnsuredLoadBalancer => {
@@ -234,7 +238,7 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
     const result = allocator.assign(key, request.request);
     if (!result.ok) throw new AllocationError(result.reason, result.message);
     const shown = ingressIps(service).map((ip) => canonicalIp(ip) ?? ip);
-    if (sameSet(shown, result.ips)) pending.delete(key);
+    if (sameAddresses(shown, result.ips)) pending.delete(key);
     else pending.set(key, result.ips);
     log.info("Service {key} holds {ips} from pool {pool}", {
       key,
@@ -291,6 +295,7 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
     },
 
     orphanedAllocations(): OrphanedAllocation[] {
+      refresh();
       return allocator.orphanedAllocations();
     },
   };
@@ -315,8 +320,4 @@ function registerPoolGauge(registry: Registry, allocator: Allocator, refresh: ()
       }
     },
   });
-}
-
-function sameSet(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && [...a].sort().join(",") === [...b].sort().join(",");
 }

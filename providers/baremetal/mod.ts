@@ -1,25 +1,34 @@
 /**
- * The built-in bare-metal provider: machines from the TOML inventory (InstancesV2). The load
- * balancer (VIPs from the inventory pools) plugs in through `BaremetalProviderOptions.loadBalancer`
- * (`providers/baremetal/load_balancer.ts`).
+ * The built-in bare-metal provider, and its registry entry: machines from the TOML inventory
+ * (InstancesV2), VIPs from the inventory's pools (LoadBalancer, `load_balancer.ts`), and the host
+ * side that announces them from this host (`host_side.ts`: keepalived, through the
+ * `HostAnnouncer` seam). Everything outside `providers/` reaches the provider through this file.
  *
  * @example
  * ```ts
  * const registry = new ProviderRegistry();
- * registerBaremetal(registry, { inventory: () => ({ config: current, healthy }) });
+ * registerBaremetal(registry, { inventory: () => ({ config: current, healthy }), metrics });
  * const provider = registry.create(config);
  * ```
  *
  * @module
  */
+import type { V1Service } from "@kubernetes/client-node";
+import { Registry } from "prom-client";
 import type { CloudProvider, LoadBalancer } from "../../src/cloud/provider.ts";
 import type { ProviderRegistry } from "../../src/cloud/registry.ts";
 import type { Config } from "../../src/config/types.ts";
+import type { EventRecorder, Informer } from "../../src/kube/ports.ts";
+import { type HostSide, startHostSide } from "./host_side.ts";
 import { BaremetalInstances, type InventorySource } from "./instances.ts";
+import { createLoadBalancer } from "./load_balancer.ts";
+import { reportOrphanedAddresses } from "./orphaned_addresses.ts";
 
 export { BaremetalInstances, type InventorySource, type InventoryView } from "./instances.ts";
 export { machineMetadata } from "./instances.ts";
 export { type MachineMatch, matchMachine, type MatchStep } from "./machine_matcher.ts";
+export { renderHostKeepalived, serviceVipsOf } from "./keepalived/announcer.ts";
+export { type AllocationPlan, planAllocations } from "./ipam/plan_allocations.ts";
 
 /** The registry name and providerID scheme. */
 export const BAREMETAL_PROVIDER_NAME = "baremetal";
@@ -31,7 +40,8 @@ export interface BaremetalProviderOptions {
 }
 
 /**
- * Builds the bare-metal provider.
+ * Builds the bare-metal provider's inventory part (no host side): what offline commands and
+ * tests use.
  * @param inventory returns the configuration in force and whether it is usable
  * @param options optional capabilities
  * @returns the provider, with `instancesV2` and, when given, `loadBalancer`
@@ -53,14 +63,16 @@ export function createBaremetalProvider(
 export interface RegisterBaremetalOptions {
   /** The live inventory (reloads, health). @default the Config given to the factory, always healthy */
   inventory?: InventorySource;
-  /** Builds the LoadBalancer capability from the same source. @default none */
-  loadBalancer?: (inventory: InventorySource) => LoadBalancer;
+  /** Where the provider's metrics go (pool usage, keepalived). @default not exported */
+  metrics?: Registry;
 }
 
 /**
- * Registers the provider under `baremetal`.
+ * Registers the provider under `baremetal`. The provider it builds has every capability and
+ * lifecycle hook: InstancesV2, LoadBalancer, the host side (`startHost`), and the Service cache
+ * once connected.
  * @param registry the process's registry
- * @param options the live inventory source and optional capabilities
+ * @param options the live inventory source and the metrics registry
  * @throws {Error} when `baremetal` is already registered
  */
 export function registerBaremetal(
@@ -69,7 +81,43 @@ export function registerBaremetal(
 ): void {
   registry.register(BAREMETAL_PROVIDER_NAME, (config: Config) => {
     const inventory = options.inventory ?? (() => ({ config, healthy: true }));
-    const loadBalancer = options.loadBalancer?.(inventory);
-    return createBaremetalProvider(inventory, loadBalancer ? { loadBalancer } : {});
+    return createFullProvider(inventory, options.metrics);
   });
+}
+
+function createFullProvider(inventory: InventorySource, metrics: Registry = new Registry()) {
+  const current = () => inventory().config;
+  // filled in by the lifecycle hooks: connect (every host), initialize (the leader)
+  const cluster: { services?: Informer<V1Service> } = {};
+  let events: EventRecorder | undefined;
+  let hostSide: HostSide | undefined;
+  const loadBalancer = createLoadBalancer({
+    config: current,
+    services: () => cluster.services,
+    hasSynced: () => cluster.services?.hasSynced() ?? false,
+    registry: metrics,
+  });
+  const provider: CloudProvider = {
+    ...createBaremetalProvider(inventory, { loadBalancer }),
+    async startHost({ host, signal }) {
+      hostSide = await startHostSide({ config: current, host, registry: metrics, signal });
+      return hostSide;
+    },
+    connect({ services, signal }) {
+      cluster.services = services;
+      hostSide?.connect(services, signal);
+    },
+    async reconfigure(reason) {
+      await hostSide?.sync(reason);
+      if (events && cluster.services?.hasSynced()) {
+        reportOrphanedAddresses(loadBalancer.orphanedAllocations(), cluster.services, events);
+      }
+    },
+    initialize(context) {
+      events = context.events;
+      context.signal.addEventListener("abort", () => events = undefined, { once: true });
+      return Promise.resolve();
+    },
+  };
+  return provider;
 }

@@ -1,12 +1,13 @@
 /**
- * The running agent: configuration and reloads, the health and metrics server, keepalived on
- * control-plane hosts, the Kubernetes connection with its caches, and leader election around the
- * controllers. This is the composition root: the only place where controllers meet providers.
+ * The running agent, as a table of contents: build the provider, start its host side, serve
+ * health and metrics, connect to Kubernetes, campaign for the Lease, and lead (run the
+ * controllers) while it is held. This is the composition root: the only place where controllers
+ * meet a provider, which it knows only through the contract (`src/cloud/provider.ts`) and the
+ * registry entry.
  *
  * @module
  */
-import type { V1Service } from "@kubernetes/client-node";
-import { Gauge } from "prom-client";
+import type { Registry } from "prom-client";
 import type { CloudProvider } from "../cloud/provider.ts";
 import { ProviderRegistry } from "../cloud/registry.ts";
 import { ConfigReloader } from "../config/reloader.ts";
@@ -18,18 +19,18 @@ import { createKubeClient, type KubeClient } from "../kube/kube_client.ts";
 import { KubeconfigError, resolveConnectionSettings } from "../kube/kubeconfig.ts";
 import { LeaderElector } from "../kube/leader_election.ts";
 import { leaseApiFromCoordinationApi } from "../kube/lease_api.ts";
-import { abortableSleep } from "../kube/rate_limiter.ts";
+import { delay } from "../kube/delay.ts";
 import { logger } from "../log/logging.ts";
 import { createMetricsRegistry } from "../metrics/registry.ts";
 import { createServer } from "../server/create_server.ts";
 import { HealthChecks } from "../server/health_checks.ts";
+import { metricsTokenReader } from "../server/metrics_token_file.ts";
 import { serve } from "../server/serve.ts";
 import { registerBaremetal } from "../../providers/baremetal/mod.ts";
-import { createLoadBalancer } from "../../providers/baremetal/load_balancer.ts";
-import { createClusterCaches } from "./cluster_caches.ts";
-import { startKeepalived } from "./keepalived.ts";
-import { runLeaderControllers, type RunningServiceController } from "./leader_controllers.ts";
-import { reportOrphanedAddresses } from "./orphaned_addresses.ts";
+import { type ClusterCaches, createClusterCaches } from "./cluster_caches.ts";
+import { managedControllersGauge, runLeaderControllers } from "./leader_controllers.ts";
+import type { ServiceController } from "../controllers/service/service_controller.ts";
+import { errorMessage } from "../log/error_message.ts";
 
 /** Inputs of `runAgent`, already parsed by `keelson run`. */
 export interface AgentOptions {
@@ -56,16 +57,10 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   const registry = createMetricsRegistry();
   const health = new HealthChecks();
   let config = options.config;
-  let serviceController: RunningServiceController | undefined;
+  let serviceController: ServiceController | undefined;
   const guard = new ReloadDeletionGuard();
   guard.onConfig(config);
-
-  const managed = new Gauge({
-    name: "running_managed_controllers",
-    help: "Controllers this process runs (1 while running), as upstream controller managers.",
-    labelNames: ["name", "manager"],
-    registers: [registry],
-  });
+  managedControllersGauge(registry);
 
   // The provider asks it whether the last reload validated (fail closed after a rejected one);
   // onChange runs only once run() below has started, when everything it names exists.
@@ -74,141 +69,137 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     onChange: async (next) => {
       config = options.applyFlags(next);
       guard.onConfig(config);
-      await keepalived?.announcer.sync("configuration reloaded");
-      if (serviceController && live.services) {
-        serviceController.controller.requeuePending();
-        reportOrphanedAddresses(config, live.services.list(), serviceController.events);
-      }
+      await provider.reconfigure?.("configuration reloaded");
+      serviceController?.requeuePending();
     },
   });
-  // Filled in once the Kubernetes connection exists (the provider is built before it).
-  const live: {
-    services?: { list(): V1Service[]; get(key: string): V1Service | undefined };
-    servicesSynced: () => boolean;
-  } = { servicesSynced: () => false };
+
+  // 1. the provider, through its registry entry: the live inventory, so reloads apply at once,
+  // and a rejected reload blocks anything destructive (an inventory not known good never deletes)
   const providers = new ProviderRegistry();
   registerBaremetal(providers, {
-    // the live inventory: reloads apply at once, and a rejected reload blocks anything
-    // destructive (an inventory that is not known good never deletes)
     inventory: () => ({ config, healthy: reloader.lastReloadSucceeded() }),
-    loadBalancer: () =>
-      createLoadBalancer({
-        config: () => config,
-        services: () => live.services,
-        hasSynced: () => live.servicesSynced(),
-        registry,
-      }),
+    metrics: registry,
   });
   let provider: CloudProvider;
   try {
     provider = providers.create(config);
   } catch (error) {
-    log.fatal("{error}", { error: error instanceof Error ? error.message : String(error) });
+    log.fatal("{error}", { error: errorMessage(error) });
     return 1;
   }
 
-  const keepalived = await startKeepalived({
-    config: () => config,
-    host: options.host,
-    registry,
-    signal,
-  });
-
+  // 2. the host side (keepalived): every host, before and without any Kubernetes connection
+  const hostSide = await provider.startHost?.({ host: options.host, signal });
   const reloads = reloader.run(signal);
 
-  let cachesSynced = () => false;
-  let kubeConfigured = false;
-  const app = createServer({
+  // 3. health and metrics
+  let caches: ClusterCaches | undefined;
+  const serving = await serveHealth({
+    config,
     registry,
     health,
+    metricsToken: metricsTokenReader(() => config.server.metrics_token_file),
     ready: () => {
       const reasons: string[] = [];
-      if (!kubeConfigured) reasons.push("no Kubernetes connection yet");
-      else if (!cachesSynced()) reasons.push("caches have not synced");
+      if (!caches) reasons.push("no Kubernetes connection yet");
+      else if (!caches.synced()) reasons.push("caches have not synced");
       return { ok: reasons.length === 0, reasons };
     },
-    metricsToken: metricsTokenReader(() => config.server.metrics_token_file),
+    signal,
   });
-  let serving;
-  try {
-    serving = await serve(app, {
-      listen: config.server.listen,
-      ...(config.server.tls_cert_file ? { certFile: config.server.tls_cert_file } : {}),
-      ...(config.server.tls_key_file ? { keyFile: config.server.tls_key_file } : {}),
-      signal,
-    });
-    log.info("Serving health and metrics on {url}", { url: serving.url });
-  } catch (error) {
-    log.fatal("Cannot serve health and metrics on {listen}: {error}", {
-      listen: config.server.listen,
-      error: String(error),
-    });
-    return 1;
-  }
+  if (!serving) return 1;
 
+  // 4. the Kubernetes connection and its caches (every host: the host side reads Services)
   const client = await connect(() => config, registry, signal);
   if (!client) {
-    await Promise.all([reloads, serving.finished, keepalived?.finished]);
+    await Promise.all([reloads, serving.finished, hostSide?.finished]);
     return 0;
   }
-  kubeConfigured = true;
   // one rate limit per named client, as upstream's ClientBuilder (--kube-api-qps/burst each)
   const { qps, burst } = config.kubernetes;
   const clients = createClientFactory(client, { qps, burst });
-  const caches = createClusterCaches(clients.client(CLIENT_NAMES.informers), registry);
-  live.services = caches.services;
-  live.servicesSynced = () => caches.services.hasSynced();
-  cachesSynced = () => caches.synced();
-  const informers = caches.run(signal);
-  if (keepalived) {
-    const failed = (error: unknown) =>
-      log.error("Rendering keepalived failed: {error}", { error: String(error) });
-    caches.services.subscribe(() => {
-      keepalived.announcer.sync("services changed").catch(failed);
-    });
-    caches.services.waitForSync(signal).then((ok) => {
-      if (!ok) return;
-      return keepalived.announcer.setServiceSource({
-        services: caches.services,
-        hasSynced: () => caches.services.hasSynced(),
-      });
-    }).catch(failed);
-  }
+  const cache = caches = createClusterCaches(clients.client(CLIENT_NAMES.informers), registry);
+  const informers = cache.run(signal);
+  provider.connect?.({ nodes: cache.nodes, services: cache.services, signal });
 
-  const controllers = (leaderSignal: AbortSignal) =>
-    runLeaderControllers({
+  // 5. lead: once the caches synced, initialize the provider and run the enabled controllers
+  const lead = async (leaderSignal: AbortSignal) => {
+    if (!await cache.waitForSyncAll(leaderSignal)) return;
+    await runLeaderControllers({
       config: () => config,
       clients,
-      caches,
+      caches: cache,
       provider,
       registry,
       health,
       guard,
       onServiceController: (c) => serviceController = c,
     }, leaderSignal);
-
-  const trackManaged = async (leaderSignal: AbortSignal) => {
-    const names = ["cloud-node", "cloud-node-lifecycle", "service", "pv-labels"];
-    for (const name of names) managed.set({ name, manager: "keelson" }, 1);
-    try {
-      if (!await caches.waitForSyncAll(leaderSignal)) return;
-      await provider.initialize?.({ nodes: caches.nodes, services: caches.services, signal });
-      await controllers(leaderSignal);
-    } finally {
-      for (const name of names) managed.set({ name, manager: "keelson" }, 0);
-    }
   };
 
+  // 6. campaign for the Lease, leading while it is held
   if (config.leader_election.enabled) {
-    await campaign(clients, () => config, health, registry, trackManaged, signal);
+    await campaign({ clients, config: () => config, health, registry, lead, signal });
   } else {
     log.info("Leader election is off: starting controllers now");
-    await trackManaged(signal);
+    await lead(signal);
   }
-  await Promise.all([informers, reloads, serving.finished, keepalived?.finished]);
+  await Promise.all([informers, reloads, serving.finished, hostSide?.finished]);
   client.close();
   log.info("Stopped");
   return 0;
+}
+
+/** Options of `serveHealth`. */
+interface ServeHealthOptions {
+  config: Config;
+  registry: Registry;
+  health: HealthChecks;
+  metricsToken: () => string | undefined;
+  ready: () => { ok: boolean; reasons: string[] };
+  signal: AbortSignal;
+}
+
+/** Serves /healthz, /livez, /readyz and /metrics; undefined (logged) when it cannot listen. */
+async function serveHealth(options: ServeHealthOptions) {
+  const log = logger("agent");
+  const { server } = options.config;
+  const app = createServer({
+    registry: options.registry,
+    health: options.health,
+    ready: options.ready,
+    metricsToken: options.metricsToken,
+  });
+  try {
+    const serving = await serve(app, {
+      listen: server.listen,
+      ...(server.tls_cert_file ? { certFile: server.tls_cert_file } : {}),
+      ...(server.tls_key_file ? { keyFile: server.tls_key_file } : {}),
+      signal: options.signal,
+    });
+    log.info("Serving health and metrics on {url}", { url: serving.url });
+    return serving;
+  } catch (error) {
+    log.fatal("Cannot serve health and metrics on {listen}: {error}", {
+      listen: server.listen,
+      error: String(error),
+    });
+    return undefined;
+  }
+}
+
+/** Options of `campaign`. */
+interface CampaignOptions {
+  /** The Lease calls go through the `leader-election` client (a rate limit of its own). */
+  clients: ClientFactory;
+  config: () => Config;
+  health: HealthChecks;
+  registry: Registry;
+  /** Runs while this process holds the Lease; `leaderSignal` aborts when it is lost. */
+  lead: (leaderSignal: AbortSignal) => Promise<void>;
+  /** Stops campaigning (the process stops). */
+  signal: AbortSignal;
 }
 
 /**
@@ -216,22 +207,14 @@ export async function runAgent(options: AgentOptions): Promise<number> {
  * this process campaigns again (upstream exits instead; staying up keeps health, metrics and
  * keepalived rendering alive).
  */
-async function campaign(
-  clients: ClientFactory,
-  config: () => Config,
-  health: HealthChecks,
-  registry: import("prom-client").Registry,
-  lead: (leaderSignal: AbortSignal) => Promise<void>,
-  signal: AbortSignal,
-): Promise<void> {
+async function campaign(options: CampaignOptions): Promise<void> {
+  const { clients, config, health, registry, lead, signal } = options;
   const log = logger("agent");
   const le = config().leader_election;
   let identity: string | undefined;
   while (!signal.aborted) {
-    const lease = leaseApiFromCoordinationApi(
-      clients.client(CLIENT_NAMES.leaderElection).coordination,
-    );
-    const elector = new LeaderElector(lease, {
+    const lease = clients.client(CLIENT_NAMES.leaderElection).coordination;
+    const elector = new LeaderElector(leaseApiFromCoordinationApi(lease), {
       namespace: le.namespace,
       name: le.name,
       leaseDurationMs: durationMs(le.lease_duration),
@@ -260,9 +243,7 @@ async function campaign(
       },
     });
     await leading;
-    if (!signal.aborted) {
-      await abortableSleep(durationMs(le.retry_period), signal).catch(() => {});
-    }
+    await delay(durationMs(le.retry_period), signal);
   }
 }
 
@@ -301,40 +282,8 @@ async function connect(
         });
         lastError = message;
       }
-      // abortableSleep rejects on abort; a stop while waiting is the normal way out
-      await abortableSleep(KUBE_RETRY_MS, signal).catch(() => {});
+      await delay(KUBE_RETRY_MS, signal);
     }
   }
   return undefined;
-}
-
-/** Reads the metrics token file at most every 10 s, so a rotated token takes effect. */
-function metricsTokenReader(path: () => string | undefined): () => string | undefined {
-  let cached:
-    | { path: string; token: string | undefined; at: number; readable: boolean }
-    | undefined;
-  return () => {
-    const file = path();
-    if (!file) return undefined;
-    if (!cached || cached.path !== file || Date.now() - cached.at > 10_000) {
-      let token: string | undefined;
-      let readable = true;
-      try {
-        token = Deno.readTextFileSync(file).trim();
-        if (!token) throw new Error("the file is empty");
-      } catch (error) {
-        // fail closed: a configured but unreadable token file must not open /metrics
-        token = crypto.randomUUID();
-        readable = false;
-        if (cached?.path !== file || cached.readable) {
-          logger("agent").error("Cannot read {file}; /metrics refuses every request: {error}", {
-            file,
-            error: String(error),
-          });
-        }
-      }
-      cached = { path: file, token, at: Date.now(), readable };
-    }
-    return cached.token;
-  };
 }

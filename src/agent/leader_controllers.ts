@@ -1,10 +1,11 @@
 /**
- * Starts the controllers that write to the API (leader only) and stops them when the leader
- * signal aborts. Each started controller gets a health check under its upstream name.
+ * Leading: initializes the provider, starts the controllers that write to the API (leader only)
+ * and stops them when the leader signal aborts. Each started controller gets a health check under
+ * its upstream name and a `running_managed_controllers` series that is 1 while it runs.
  *
  * @module
  */
-import type { Registry } from "prom-client";
+import { Gauge, type Registry } from "prom-client";
 import type { CloudProvider } from "../cloud/provider.ts";
 import type { Config } from "../config/types.ts";
 import { durationMs } from "../config/types.ts";
@@ -12,7 +13,7 @@ import {
   CANONICAL_NAMES,
   type ControllerName,
   resolveControllers,
-} from "../controllers/controller_names.ts";
+} from "../config/controller_names.ts";
 import { NodeController } from "../controllers/node/node_controller.ts";
 import type { DeletionGuard } from "../controllers/node_lifecycle/deletion_guards.ts";
 import {
@@ -20,7 +21,7 @@ import {
   policyFromConfig,
 } from "../controllers/node_lifecycle/node_lifecycle_controller.ts";
 import { PvLabelsController } from "../controllers/pv_labels/pv_labels_controller.ts";
-import { handlesService } from "../controllers/service/handles_service.ts";
+import { handlesService } from "../cloud/load_balancer_class.ts";
 import {
   SERVICE_CONTROLLER_EVENT_COMPONENT,
   ServiceController,
@@ -28,17 +29,12 @@ import {
 import { CLIENT_NAMES, type ClientFactory } from "../kube/client_factory.ts";
 import { createClusterWriter, createEventSink } from "../kube/cluster_writer.ts";
 import { AggregatingEventRecorder } from "../kube/event_recorder.ts";
-import type { EventRecorder } from "../kube/ports.ts";
 import { logger } from "../log/logging.ts";
+import { declareOnce } from "../metrics/registry.ts";
+import { hostname } from "../net/hostname.ts";
 import type { HealthChecks } from "../server/health_checks.ts";
 import type { ClusterCaches } from "./cluster_caches.ts";
 import { createEndpointLocator } from "./endpoint_locator.ts";
-
-/** The service controller while it runs, with its event recorder. */
-export interface RunningServiceController {
-  controller: ServiceController;
-  events: EventRecorder;
-}
 
 /** What the controllers are built from. */
 export interface LeaderControllerDeps {
@@ -51,11 +47,28 @@ export interface LeaderControllerDeps {
   health: HealthChecks;
   guard: DeletionGuard;
   /** Called with the running service controller (undefined when it stops), for reloads. */
-  onServiceController?: (running: RunningServiceController | undefined) => void;
+  onServiceController?: (running: ServiceController | undefined) => void;
+}
+
+const MANAGED_CONTROLLERS_METRIC = "running_managed_controllers";
+
+/**
+ * The gauge of controllers this process runs, as upstream controller managers export it.
+ * @param registry the process's registry
+ * @returns the gauge (declared once per registry)
+ */
+export function managedControllersGauge(registry: Registry): Gauge<"name" | "manager"> {
+  return declareOnce(registry, MANAGED_CONTROLLERS_METRIC, () =>
+    new Gauge({
+      name: MANAGED_CONTROLLERS_METRIC,
+      help: "Controllers this process runs (1 while running), as upstream controller managers.",
+      labelNames: ["name", "manager"],
+      registers: [registry],
+    }));
 }
 
 /**
- * Runs the enabled controllers until `signal` aborts.
+ * Initializes the provider, then runs the enabled controllers until `signal` aborts.
  * @param deps caches, clients, provider, metrics and health registries
  * @param signal aborts when leadership is lost or the process stops
  * @returns when every controller has stopped
@@ -68,16 +81,23 @@ export async function runLeaderControllers(
   const config = deps.config();
   const resolved = resolveControllers(config.controllers.enabled);
   const enabled = "enabled" in resolved ? resolved.enabled : new Set<ControllerName>();
-  const host = safeHostname();
-  const clientOf = (name: string) => deps.clients.client(name);
-  const recorder = (component: string, client: string) =>
-    new AggregatingEventRecorder(createEventSink(clientOf(client)), { component, host });
+  const host = hostname() ?? "";
   const recorders: AggregatingEventRecorder[] = [];
+  const clientOf = (name: string) => deps.clients.client(name);
+  /** An event recorder for `component` on the controller's client, flushed when leading ends. */
+  const recorder = (component: string, client: string) => {
+    const sink = createEventSink(clientOf(client));
+    const events = new AggregatingEventRecorder(sink, { component, host });
+    recorders.push(events);
+    return events;
+  };
   const runs: Promise<void>[] = [];
+  const managed = managedControllersGauge(deps.registry);
 
   const start = (name: ControllerName, run: () => Promise<void>) => {
     const check = CANONICAL_NAMES[name];
     deps.health.add(check, () => ({ ok: true }));
+    managed.set({ name, manager: "keelson" }, 1);
     log.info("Starting controller {name}", { name: check });
     runs.push(
       run().catch((error) => {
@@ -85,9 +105,24 @@ export async function runLeaderControllers(
           name: check,
           error: String(error),
         });
-      }).finally(() => deps.health.remove(check)),
+      }).finally(() => {
+        deps.health.remove(check);
+        managed.set({ name, manager: "keelson" }, 0);
+      }),
     );
   };
+
+  // the provider's Warning events on Services (addresses no pool offers) are the service
+  // controller's: recorded under its component, and only while it runs
+  const providerEvents = enabled.has("service") && deps.provider.loadBalancer
+    ? recorder(SERVICE_CONTROLLER_EVENT_COMPONENT, CLIENT_NAMES.service)
+    : undefined;
+  await deps.provider.initialize?.({
+    nodes: deps.caches.nodes,
+    services: deps.caches.services,
+    ...(providerEvents ? { events: providerEvents } : {}),
+    signal,
+  });
 
   const instances = deps.provider.instancesV2;
   for (const name of ["cloud-node", "cloud-node-lifecycle"] as const) {
@@ -99,12 +134,10 @@ export async function runLeaderControllers(
     }
   }
   if (enabled.has("cloud-node") && instances) {
-    const events = recorder("cloud-node-controller", CLIENT_NAMES.cloudNode);
-    recorders.push(events);
     const controller = new NodeController({
       nodes: deps.caches.nodes,
       writer: createClusterWriter(clientOf(CLIENT_NAMES.cloudNode)),
-      events,
+      events: recorder("cloud-node-controller", CLIENT_NAMES.cloudNode),
       instances,
       registry: deps.registry,
     }, {
@@ -114,12 +147,10 @@ export async function runLeaderControllers(
     start("cloud-node", () => controller.run(signal));
   }
   if (enabled.has("cloud-node-lifecycle") && instances) {
-    const events = recorder("cloud-node-lifecycle-controller", CLIENT_NAMES.cloudNodeLifecycle);
-    recorders.push(events);
     const controller = new NodeLifecycleController({
       nodes: deps.caches.nodes,
       writer: createClusterWriter(clientOf(CLIENT_NAMES.cloudNodeLifecycle)),
-      events,
+      events: recorder("cloud-node-lifecycle-controller", CLIENT_NAMES.cloudNodeLifecycle),
       instances,
       registry: deps.registry,
       guard: deps.guard,
@@ -136,13 +167,11 @@ export async function runLeaderControllers(
     });
   }
   if (enabled.has("service") && loadBalancer) {
-    const events = recorder(SERVICE_CONTROLLER_EVENT_COMPONENT, CLIENT_NAMES.service);
-    recorders.push(events);
     const controller = new ServiceController({
       services: deps.caches.services,
       nodes: deps.caches.nodes,
       writer: createClusterWriter(clientOf(CLIENT_NAMES.service)),
-      events,
+      events: providerEvents ?? recorder(SERVICE_CONTROLLER_EVENT_COMPONENT, CLIENT_NAMES.service),
       loadBalancer,
       registry: deps.registry,
       endpoints: createEndpointLocator(deps.caches.endpointSlices, deps.caches.nodes, deps.config),
@@ -158,7 +187,7 @@ export async function runLeaderControllers(
       if (ns && svc) controller.requeue(`${ns}/${svc}`);
     });
     signal.addEventListener("abort", unsubscribe, { once: true });
-    deps.onServiceController?.({ controller, events });
+    deps.onServiceController?.(controller);
     start(
       "service",
       () => controller.run(signal).finally(() => deps.onServiceController?.(undefined)),
@@ -175,12 +204,4 @@ export async function runLeaderControllers(
   }
   await Promise.all(runs);
   await Promise.all(recorders.map((r) => r.flush()));
-}
-
-function safeHostname(): string {
-  try {
-    return Deno.hostname();
-  } catch {
-    return "";
-  }
 }

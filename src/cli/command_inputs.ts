@@ -9,6 +9,7 @@ import { loadConfigFile } from "../config/load_config.ts";
 import type { Config } from "../config/types.ts";
 import { loadSnapshot, type Snapshot } from "../snapshot/load_snapshot.ts";
 import { printError } from "./output.ts";
+import { errorMessage } from "../log/error_message.ts";
 
 /**
  * Loads and validates the inventory.
@@ -34,7 +35,7 @@ export async function readSnapshot(path: string): Promise<Snapshot | undefined> 
   try {
     return await loadSnapshot(path);
   } catch (error) {
-    printError(error instanceof Error ? error.message : String(error));
+    printError(errorMessage(error));
     return undefined;
   }
 }

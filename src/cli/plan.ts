@@ -8,8 +8,7 @@
 import { policyFromConfig } from "../controllers/node_lifecycle/node_lifecycle_controller.ts";
 import { formatPlan } from "../plan/format_plan.ts";
 import { planNodes } from "../plan/plan_nodes.ts";
-import { createBaremetalProvider } from "../../providers/baremetal/mod.ts";
-import { planAllocations } from "../../providers/baremetal/ipam/plan_allocations.ts";
+import { createBaremetalProvider, planAllocations } from "../../providers/baremetal/mod.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";

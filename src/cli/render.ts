@@ -11,10 +11,10 @@ import type { V1Service } from "@kubernetes/client-node";
 import type { Config } from "../config/types.ts";
 import { objectKey } from "../kube/ports.ts";
 import {
+  planAllocations,
   renderHostKeepalived,
   serviceVipsOf,
-} from "../../providers/baremetal/keepalived/announcer.ts";
-import { planAllocations } from "../../providers/baremetal/ipam/plan_allocations.ts";
+} from "../../providers/baremetal/mod.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";

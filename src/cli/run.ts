@@ -12,6 +12,7 @@ import { print, printError } from "./output.ts";
 import { parseRunFlags, RUN_USAGE } from "./run_flags.ts";
 import { readEnv } from "./read_env.ts";
 import { UsageError } from "./usage_error.ts";
+import { hostname } from "../net/hostname.ts";
 
 /**
  * Runs the agent until SIGTERM or SIGINT.
@@ -39,7 +40,8 @@ export async function runCommand(args: string[]): Promise<number> {
     throw error;
   }
   await setupLogging({ level: flags.logLevel, format: flags.logFormat });
-  const host = flags.host ?? hostname();
+  // the short name: machine names are short names in most inventories
+  const host = flags.host ?? hostname("short") ?? "";
   const log = logger("agent");
   log.info("Starting keelson on host {host} with {config}", {
     host,
@@ -81,14 +83,5 @@ export async function runCommand(args: string[]): Promise<number> {
   } finally {
     for (const [signal, handler] of handlers) Deno.removeSignalListener(signal, handler);
     globalThis.removeEventListener("unhandledrejection", unhandled);
-  }
-}
-
-function hostname(): string {
-  try {
-    // the short name: machine names are short names in most inventories
-    return Deno.hostname().split(".")[0] ?? "";
-  } catch {
-    return "";
   }
 }

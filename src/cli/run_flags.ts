@@ -6,7 +6,7 @@
  */
 import type { Config } from "../config/types.ts";
 import { durationMs } from "../config/types.ts";
-import { controllersProblem } from "../controllers/controller_names.ts";
+import { controllersProblem } from "../config/controller_names.ts";
 import { LOG_LEVELS } from "../log/logging.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 

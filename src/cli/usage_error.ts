@@ -4,6 +4,7 @@
  * @module
  */
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { errorMessage } from "../log/error_message.ts";
 
 /** A command-line mistake; the CLI prints its message and exits 2. */
 export class UsageError extends Error {
@@ -29,6 +30,6 @@ export function parseFlags<T extends NonNullable<ParseArgsConfig["options"]>>(
   try {
     return parseArgs({ args, options, strict: true, allowPositionals: true });
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+    throw new UsageError(errorMessage(error));
   }
 }

@@ -12,7 +12,7 @@ import type {
   V1NodeAddress,
   V1Service,
 } from "@kubernetes/client-node";
-import type { Lister } from "../kube/ports.ts";
+import type { EventRecorder, Informer, Lister } from "../kube/ports.ts";
 
 /** What a provider learns about one machine, as upstream's `InstanceMetadata`. */
 export interface InstanceMetadata {
@@ -110,20 +110,65 @@ export interface Clusters {
   master(clusterName: string): Promise<string>;
 }
 
+/**
+ * What `startHost` hands a provider: this host and the process's stop signal. The host side runs
+ * on every host, leader or not, from start-up on, before any Kubernetes connection exists (the
+ * control-plane VIP must come up before the cluster it fronts).
+ */
+export interface HostContext {
+  /** This host's machine name. */
+  host: string;
+  /** Stops the host side's loops. */
+  signal: AbortSignal;
+}
+
+/** The provider's running host side (e.g. keepalived, BIRD). */
+export interface RunningHostSide {
+  /** Resolves when every loop of the host side has stopped. */
+  readonly finished: Promise<void>;
+}
+
+/**
+ * What `connect` hands a provider once the Kubernetes connection exists, on every host: the
+ * caches (they may not have synced yet), read-only. A provider writes nothing itself: what it
+ * records on a Service goes back through `ensureLoadBalancer` (`serviceAnnotations`).
+ */
+export interface ClusterContext {
+  nodes: Informer<V1Node>;
+  services: Informer<V1Service>;
+  /** Aborts when the process stops. */
+  signal: AbortSignal;
+}
+
 /** What `initialize` hands a provider: read-only views of the cluster, as upstream's client builder. */
 export interface ProviderContext {
   nodes: Lister<V1Node>;
   services: Lister<V1Service>;
+  /** Records Events on the Services the provider serves; absent when the service controller is off. */
+  events?: EventRecorder;
+  /** Aborts when this term of leadership ends. */
   signal: AbortSignal;
 }
 
-/** A cloud provider. Each capability is optional; absent means unsupported. */
+/**
+ * A cloud provider. Each capability is optional; absent means unsupported.
+ *
+ * Lifecycle hooks, in the order the agent calls them: `startHost` (every host, at start-up),
+ * `connect` (every host, once the Kubernetes connection exists), `initialize` (the leader, once
+ * the caches synced, before the controllers run); `reconfigure` after every accepted reload.
+ */
 export interface CloudProvider {
   /** The providerID scheme and registry name, e.g. `baremetal`. */
   readonly providerName: string;
   /** Whether the provider has a cluster ID (upstream `HasClusterID`). */
   hasClusterID(): boolean;
-  /** Called once when this process starts leading, before controllers run. */
+  /** Starts what the provider runs on every host (announcers); Keelson extension. */
+  startHost?(context: HostContext): Promise<RunningHostSide>;
+  /** The Kubernetes connection exists (every host); Keelson extension. */
+  connect?(context: ClusterContext): void;
+  /** A configuration reload was accepted (every host); Keelson extension. */
+  reconfigure?(reason: string): Promise<void>;
+  /** Called once each time this process starts leading, before controllers run. */
   initialize?(context: ProviderContext): Promise<void>;
   readonly instancesV2?: InstancesV2;
   readonly zones?: Zones;
@@ -132,18 +177,28 @@ export interface CloudProvider {
   readonly clusters?: Clusters;
 }
 
-/** An error a provider raises when it cannot answer; `retriable` says whether a retry may help. */
+/**
+ * An error a provider raises when it cannot answer; `retriable` says whether a retry may help,
+ * `reason` (when set) is a machine-readable cause such as `PoolExhausted`, which controllers put
+ * into Events without knowing the provider.
+ */
 export class ProviderError extends Error {
   /** Whether retrying later may succeed. */
   readonly retriable: boolean;
+  /** Machine-readable reason (CamelCase), e.g. `PoolExhausted`; undefined when none applies. */
+  readonly reason: string | undefined;
   /**
    * @param message what failed, with the object named
-   * @param options `retriable` (default true) and the `cause`
+   * @param options `retriable` (default true), `reason` and the `cause`
    */
-  constructor(message: string, options: { retriable?: boolean; cause?: unknown } = {}) {
+  constructor(
+    message: string,
+    options: { retriable?: boolean; reason?: string; cause?: unknown } = {},
+  ) {
     super(message, { cause: options.cause });
     this.name = "ProviderError";
     this.retriable = options.retriable ?? true;
+    this.reason = options.reason;
   }
 }
 

@@ -10,6 +10,7 @@ import { logger } from "../log/logging.ts";
 import { ConfigError, formatIssue } from "./config_error.ts";
 import { loadConfigFile } from "./load_config.ts";
 import type { Config } from "./types.ts";
+import { declareOnce } from "../metrics/registry.ts";
 
 /** Options of `ConfigReloader`. */
 export interface ConfigReloaderOptions {
@@ -220,9 +221,7 @@ export class ConfigReloader {
 
 /** The same gauge when two reloaders share a registry (prom-client rejects duplicates). */
 function gauge(registry: Registry, name: string, help: string): Gauge {
-  const existing = registry.getSingleMetric(name);
-  if (existing instanceof Gauge) return existing;
-  return new Gauge({ name, help, registers: [registry] });
+  return declareOnce(registry, name, () => new Gauge({ name, help, registers: [registry] }));
 }
 
 /** Key-order-independent JSON, so reordered but equal files count as unchanged. */

@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { isIP } from "node:net";
-import { controllersProblem, KNOWN_CONTROLLERS } from "../controllers/controller_names.ts";
+import { controllersProblem, KNOWN_CONTROLLERS } from "./controller_names.ts";
 
 /** Names rendered into files we own (keepalived) come from this alphabet only. */
 export const NAME_REGEXP = /^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$/;

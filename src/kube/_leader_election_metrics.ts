@@ -6,6 +6,7 @@
  * @module
  */
 import { Counter, Gauge, type Registry } from "prom-client";
+import { declareOnce } from "../metrics/registry.ts";
 
 /** What a LeaderElector reports. */
 export interface ElectionMetrics {
@@ -20,31 +21,26 @@ interface MetricSet {
   slowpath: Counter;
 }
 
-// Memo keyed by the registry the caller passed (not configuration; dropped with the registry).
-const SETS = new WeakMap<Registry, MetricSet>();
-
 function metricSet(registry: Registry): MetricSet {
-  const existing = SETS.get(registry);
-  if (existing) return existing;
-  const set: MetricSet = {
-    status: new Gauge({
-      name: "leader_election_master_status",
-      help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates " +
-        "backup, 1 indicates master. 'name' is the string used to identify the lease. " +
-        "Please make sure to group by name.",
-      labelNames: ["name"],
-      registers: [registry],
-    }),
-    slowpath: new Counter({
-      name: "leader_election_slowpath_total",
-      help: "Total number of slow path exercised in renewing leader leases. 'name' is the " +
-        "string used to identify the lease. Please make sure to group by name.",
-      labelNames: ["name"],
-      registers: [registry],
-    }),
+  return {
+    status: declareOnce(registry, "leader_election_master_status", () =>
+      new Gauge({
+        name: "leader_election_master_status",
+        help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates " +
+          "backup, 1 indicates master. 'name' is the string used to identify the lease. " +
+          "Please make sure to group by name.",
+        labelNames: ["name"],
+        registers: [registry],
+      })),
+    slowpath: declareOnce(registry, "leader_election_slowpath_total", () =>
+      new Counter({
+        name: "leader_election_slowpath_total",
+        help: "Total number of slow path exercised in renewing leader leases. 'name' is the " +
+          "string used to identify the lease. Please make sure to group by name.",
+        labelNames: ["name"],
+        registers: [registry],
+      })),
   };
-  SETS.set(registry, set);
-  return set;
 }
 
 /**

@@ -7,6 +7,7 @@
  */
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import type { Clock } from "./clock.ts";
+import { declareOnce } from "../metrics/registry.ts";
 
 /** What a WorkQueue reports to its metrics. */
 export interface QueueMetrics {
@@ -48,59 +49,66 @@ function metricSet(registry: Registry): MetricSet {
   const live = new Set<QueueMetricsImpl>();
   const set: MetricSet = {
     live,
-    depth: new Gauge({
-      name: "workqueue_depth",
-      help: "Current depth of workqueue",
-      labelNames,
-      registers,
-    }),
-    adds: new Counter({
-      name: "workqueue_adds_total",
-      help: "Total number of adds handled by workqueue",
-      labelNames,
-      registers,
-    }),
-    queueDuration: new Histogram({
-      name: "workqueue_queue_duration_seconds",
-      help: "How long in seconds an item stays in workqueue before being requested.",
-      labelNames,
-      buckets: DURATION_BUCKETS,
-      registers,
-    }),
-    workDuration: new Histogram({
-      name: "workqueue_work_duration_seconds",
-      help: "How long in seconds processing an item from workqueue takes.",
-      labelNames,
-      buckets: DURATION_BUCKETS,
-      registers,
-    }),
-    unfinished: new Gauge({
-      name: "workqueue_unfinished_work_seconds",
-      help: "How many seconds of work has done that is in progress and hasn't been observed by " +
-        "work_duration. Large values indicate stuck threads. One can deduce the number of stuck " +
-        "threads by observing the rate at which this increases.",
-      labelNames,
-      registers,
-      // computed at scrape time instead of upstream's 500 ms ticker: no timer to leak
-      collect(): void {
-        for (const q of live) this.set({ name: q.name }, q.unfinishedSeconds());
-      },
-    }),
-    longest: new Gauge({
-      name: "workqueue_longest_running_processor_seconds",
-      help: "How many seconds has the longest running processor for workqueue been running.",
-      labelNames,
-      registers,
-      collect(): void {
-        for (const q of live) this.set({ name: q.name }, q.longestSeconds());
-      },
-    }),
-    retries: new Counter({
-      name: "workqueue_retries_total",
-      help: "Total number of retries handled by workqueue",
-      labelNames,
-      registers,
-    }),
+    depth: declareOnce(registry, "workqueue_depth", () =>
+      new Gauge({
+        name: "workqueue_depth",
+        help: "Current depth of workqueue",
+        labelNames,
+        registers,
+      })),
+    adds: declareOnce(registry, "workqueue_adds_total", () =>
+      new Counter({
+        name: "workqueue_adds_total",
+        help: "Total number of adds handled by workqueue",
+        labelNames,
+        registers,
+      })),
+    queueDuration: declareOnce(registry, "workqueue_queue_duration_seconds", () =>
+      new Histogram({
+        name: "workqueue_queue_duration_seconds",
+        help: "How long in seconds an item stays in workqueue before being requested.",
+        labelNames,
+        buckets: DURATION_BUCKETS,
+        registers,
+      })),
+    workDuration: declareOnce(registry, "workqueue_work_duration_seconds", () =>
+      new Histogram({
+        name: "workqueue_work_duration_seconds",
+        help: "How long in seconds processing an item from workqueue takes.",
+        labelNames,
+        buckets: DURATION_BUCKETS,
+        registers,
+      })),
+    unfinished: declareOnce(registry, "workqueue_unfinished_work_seconds", () =>
+      new Gauge({
+        name: "workqueue_unfinished_work_seconds",
+        help: "How many seconds of work has done that is in progress and hasn't been observed by " +
+          "work_duration. Large values indicate stuck threads. One can deduce the number of stuck " +
+          "threads by observing the rate at which this increases.",
+        labelNames,
+        registers,
+        // computed at scrape time instead of upstream's 500 ms ticker: no timer to leak
+        collect(): void {
+          for (const q of live) this.set({ name: q.name }, q.unfinishedSeconds());
+        },
+      })),
+    longest: declareOnce(registry, "workqueue_longest_running_processor_seconds", () =>
+      new Gauge({
+        name: "workqueue_longest_running_processor_seconds",
+        help: "How many seconds has the longest running processor for workqueue been running.",
+        labelNames,
+        registers,
+        collect(): void {
+          for (const q of live) this.set({ name: q.name }, q.longestSeconds());
+        },
+      })),
+    retries: declareOnce(registry, "workqueue_retries_total", () =>
+      new Counter({
+        name: "workqueue_retries_total",
+        help: "Total number of retries handled by workqueue",
+        labelNames,
+        registers,
+      })),
   };
   SETS.set(registry, set);
   return set;

@@ -23,7 +23,9 @@ import {
 import { Counter, Histogram, type Registry } from "prom-client";
 import { logger } from "../log/logging.ts";
 import type { ConnectionSettings } from "./kubeconfig.ts";
-import { TokenBucket } from "./rate_limiter.ts";
+import { TokenBucket } from "./token_bucket.ts";
+import { errorMessage } from "../log/error_message.ts";
+import { declareOnce } from "../metrics/registry.ts";
 
 const log = logger("kube", "transport");
 
@@ -224,7 +226,7 @@ function tokenSource(
             // keep the previous token: a rotation in progress must not break every request
             log.warn("Cannot read token file {path}: {error}", {
               path: settings.tokenFile,
-              error: error instanceof Error ? error.message : String(error),
+              error: errorMessage(error),
             });
             if (cached === undefined && settings.token === undefined) throw error;
           }
@@ -249,39 +251,34 @@ interface TransportMetrics {
 
 /** The upstream client-go metric names; shared by every client on one registry. */
 function transportMetrics(registry: Registry): TransportMetrics {
-  const existing = registry.getSingleMetric("rest_client_requests_total");
-  if (existing) {
-    return {
-      requests: existing as Counter<"code" | "method" | "host">,
-      duration: registry.getSingleMetric("rest_client_request_duration_seconds") as Histogram<
-        "verb" | "host"
-      >,
-      rateLimiter: registry.getSingleMetric(
-        "rest_client_rate_limiter_duration_seconds",
-      ) as Histogram<"verb" | "host">,
-    };
-  }
   return {
-    requests: new Counter({
-      name: "rest_client_requests_total",
-      help:
-        "Number of HTTP requests to the Kubernetes API, partitioned by status code, method, and host.",
-      labelNames: ["code", "method", "host"],
-      registers: [registry],
-    }),
-    duration: new Histogram({
-      name: "rest_client_request_duration_seconds",
-      help: "Request latency in seconds (until response headers), broken down by verb and host.",
-      labelNames: ["verb", "host"],
-      buckets: LATENCY_BUCKETS,
-      registers: [registry],
-    }),
-    rateLimiter: new Histogram({
-      name: "rest_client_rate_limiter_duration_seconds",
-      help: "Client side rate limiter latency in seconds, broken down by verb and host.",
-      labelNames: ["verb", "host"],
-      buckets: LATENCY_BUCKETS,
-      registers: [registry],
-    }),
+    requests: declareOnce(registry, "rest_client_requests_total", () =>
+      new Counter({
+        name: "rest_client_requests_total",
+        help:
+          "Number of HTTP requests to the Kubernetes API, partitioned by status code, method, and host.",
+        labelNames: ["code", "method", "host"],
+        registers: [registry],
+      })),
+    duration: declareOnce(registry, "rest_client_request_duration_seconds", () =>
+      new Histogram({
+        name: "rest_client_request_duration_seconds",
+        help: "Request latency in seconds (until response headers), broken down by verb and host.",
+        labelNames: ["verb", "host"],
+        buckets: LATENCY_BUCKETS,
+        registers: [registry],
+      })),
+    rateLimiter: declareOnce(
+      registry,
+      "rest_client_rate_limiter_duration_seconds",
+      () =>
+        new Histogram({
+          name: "rest_client_rate_limiter_duration_seconds",
+          help: "Client side rate limiter latency in seconds, broken down by verb and host.",
+          labelNames: ["verb", "host"],
+          buckets: LATENCY_BUCKETS,
+          registers: [registry],
+        }),
+    ),
   };
 }

@@ -16,7 +16,9 @@ import { logger } from "../log/logging.ts";
 import type { KubeClient } from "./kube_client.ts";
 import { modelTypeFor, toModel } from "./model_codec.ts";
 import { type Informer, type InformerEvent, KubeApiError, objectKey } from "./ports.ts";
-import { abortableSleep } from "./rate_limiter.ts";
+import { delay } from "./delay.ts";
+import { errorMessage } from "../log/error_message.ts";
+import { declareOnce } from "../metrics/registry.ts";
 
 const log = logger("kube", "informer");
 
@@ -44,7 +46,7 @@ export interface InformerOptions {
   resyncMs?: number;
   /** Where `keelson_informer_*` metrics go. */
   registry?: Registry;
-  /** Sleep used for backoff and resync (injectable for tests). @default abortableSleep */
+  /** Sleep used for backoff and resync (injectable for tests). @default delay */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Random source for the jitter. @default Math.random */
   random?: () => number;
@@ -71,7 +73,7 @@ export function createInformer<T extends KubeObject>(
   options: InformerOptions,
 ): RunnableInformer<T> {
   const modelType = modelTypeFor(options.kind, options.apiVersion);
-  const sleep = options.sleep ?? abortableSleep;
+  const sleep = options.sleep ?? delay;
   const random = options.random ?? Math.random;
   const cache = new Map<string, T>();
   const handlers = new Set<(event: InformerEvent<T>) => void>();
@@ -89,7 +91,7 @@ export function createInformer<T extends KubeObject>(
         log.error("Informer handler failed for {resource} {key}: {error}", {
           resource,
           key: objectKey(event.object),
-          error: error instanceof Error ? error.message : String(error),
+          error: errorMessage(error),
         });
       }
     }
@@ -159,8 +161,9 @@ export function createInformer<T extends KubeObject>(
       try {
         await sleep(every, signal);
       } catch {
-        return;
+        return; // an injected sleep may reject on abort
       }
+      if (signal.aborted) return;
       if (!synced) continue;
       // as client-go: a resync delivers every cached object as an update with old === object
       for (const object of [...cache.values()]) emit({ type: "update", object, old: object });
@@ -197,7 +200,7 @@ export function createInformer<T extends KubeObject>(
         log.warn("Watch of {resource} failed, retrying in {delayMs} ms: {error}", {
           resource,
           delayMs: delay,
-          error: error instanceof Error ? error.message : String(error),
+          error: errorMessage(error),
         });
         try {
           await sleep(Math.min(delay, MAX_BACKOFF_MS), signal);
@@ -244,24 +247,20 @@ interface InformerMetrics {
 }
 
 function informerMetrics(registry: Registry): InformerMetrics {
-  const lists = registry.getSingleMetric("keelson_informer_lists_total") as
-    | Counter<"resource">
-    | undefined;
-  const errors = registry.getSingleMetric("keelson_informer_watch_errors_total") as
-    | Counter<"resource">
-    | undefined;
   return {
-    lists: lists ?? new Counter({
-      name: "keelson_informer_lists_total",
-      help: "Full lists made by informers (the first one and every re-list after 410 Expired).",
-      labelNames: ["resource"],
-      registers: [registry],
-    }),
-    errors: errors ?? new Counter({
-      name: "keelson_informer_watch_errors_total",
-      help: "List or watch failures of informers, each followed by a backoff and a retry.",
-      labelNames: ["resource"],
-      registers: [registry],
-    }),
+    lists: declareOnce(registry, "keelson_informer_lists_total", () =>
+      new Counter({
+        name: "keelson_informer_lists_total",
+        help: "Full lists made by informers (the first one and every re-list after 410 Expired).",
+        labelNames: ["resource"],
+        registers: [registry],
+      })),
+    errors: declareOnce(registry, "keelson_informer_watch_errors_total", () =>
+      new Counter({
+        name: "keelson_informer_watch_errors_total",
+        help: "List or watch failures of informers, each followed by a backoff and a retry.",
+        labelNames: ["resource"],
+        registers: [registry],
+      })),
   };
 }

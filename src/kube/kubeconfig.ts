@@ -11,6 +11,7 @@
  */
 import { dirname, isAbsolute, join } from "node:path";
 import { parse as parseYaml } from "yaml";
+import { errorMessage } from "../log/error_message.ts";
 
 /** Everything the transport needs to reach and authenticate to the API server. */
 export interface ConnectionSettings {
@@ -129,7 +130,7 @@ export async function parseKubeconfig(
   try {
     doc = parseYaml(text);
   } catch (error) {
-    const detail = error instanceof Error ? error.message.split("\n")[0] : String(error);
+    const detail = errorMessage(error).split("\n")[0];
     throw new KubeconfigError(`Cannot parse ${where}: ${detail}`, { cause: error });
   }
   if (!isRecord(doc)) throw new KubeconfigError(`Cannot use ${where}: it is not a YAML mapping`);

@@ -20,13 +20,9 @@ import type { Registry } from "prom-client";
 import { logger } from "../log/logging.ts";
 import { type ElectionMetrics, electionMetrics } from "./_leader_election_metrics.ts";
 import { type Clock, systemClock } from "./clock.ts";
-import {
-  defaultIdentity,
-  recordKey,
-  sleep,
-  timeMs,
-  validateElectorOptions,
-} from "./_leader_election_helpers.ts";
+import { delay } from "./delay.ts";
+import { defaultIdentity, validateElectorOptions } from "./elector_options.ts";
+import { recordKey, timeMs } from "./lease_record.ts";
 import type { LeaseApi } from "./lease_api.ts";
 import { isConflict } from "./ports.ts";
 
@@ -232,7 +228,7 @@ export class LeaderElector {
       this.#reportLeader(callbacks);
       if (acquired) return true;
       const jitter = this.#jitterFactor * this.#random() * this.#retryPeriodMs;
-      await sleep(this.#clock, this.#retryPeriodMs + jitter, signal);
+      await delay(this.#retryPeriodMs + jitter, signal, this.#clock);
     }
     return false;
   }
@@ -243,7 +239,7 @@ export class LeaderElector {
     callbacks: LeaderCallbacks,
   ): Promise<"lost" | "shutdown"> {
     for (;;) {
-      await sleep(this.#clock, this.#retryPeriodMs, signal);
+      await delay(this.#retryPeriodMs, signal, this.#clock);
       if (signal.aborted) return "shutdown";
       const deadline = this.#clock.now() + this.#renewDeadlineMs;
       let renewed = false;
@@ -265,7 +261,7 @@ export class LeaderElector {
         }
         const left = deadline - this.#clock.now();
         if (left <= 0) return "lost";
-        await sleep(this.#clock, Math.min(this.#retryPeriodMs, left), signal);
+        await delay(Math.min(this.#retryPeriodMs, left), signal, this.#clock);
       }
     }
   }
@@ -275,7 +271,7 @@ export class LeaderElector {
     const generation = this.#generation;
     const stop = new AbortController();
     const either = AbortSignal.any([signal, stop.signal]);
-    const timedOut = sleep(this.#clock, timeoutMs, either).then(() => false);
+    const timedOut = delay(timeoutMs, either, this.#clock).then(() => false);
     try {
       const result = await Promise.race([this.#tryAcquireOrRenew(generation), timedOut]);
       return result && generation === this.#generation;
@@ -434,7 +430,7 @@ export class LeaderElector {
     try {
       return await Promise.race([
         promise,
-        sleep(this.#clock, ms, stop.signal).then(() => undefined),
+        delay(ms, stop.signal, this.#clock).then(() => undefined),
       ]);
     } finally {
       stop.abort();

@@ -133,6 +133,15 @@ export function isConflict(error: unknown): boolean {
   return error instanceof KubeApiError && error.code === 409;
 }
 
+/** Awaits a write, treating 404 Not Found as done (the object is already gone). */
+export async function ignoreNotFound(write: Promise<unknown>): Promise<void> {
+  try {
+    await write;
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+}
+
 /** True for a 404 Not Found. */
 export function isNotFound(error: unknown): boolean {
   return error instanceof KubeApiError && error.code === 404;

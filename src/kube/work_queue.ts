@@ -12,14 +12,14 @@
  * @module
  */
 import type { Registry } from "prom-client";
-import type { SyncResult } from "../controllers/sync_result.ts";
+import type { SyncResult } from "./sync_result.ts";
 import { logger } from "../log/logging.ts";
 import { type Clock, systemClock, type Timer } from "./clock.ts";
 import { KubeApiError } from "./ports.ts";
-import { defaultControllerRateLimiter, type RateLimiter } from "./rate_limiters.ts";
+import { defaultControllerRateLimiter, type RateLimiter } from "./queue_rate_limiters.ts";
 import { type QueueMetrics, queueMetrics } from "./_work_queue_metrics.ts";
 
-export type { RateLimiter } from "./rate_limiters.ts";
+export type { RateLimiter } from "./queue_rate_limiters.ts";
 
 /** Options of `WorkQueue`. */
 export interface WorkQueueOptions {

@@ -128,11 +128,6 @@ export function rangesOverlap(a: IpRange, b: IpRange): boolean {
   return a.family === b.family && a.first <= b.last && b.first <= a.last;
 }
 
-/** True when `range` holds the address. */
-export function rangeContains(range: IpRange, family: IpFamily, value: bigint): boolean {
-  return range.family === family && range.first <= value && value <= range.last;
-}
-
 /** Number of addresses in the range. */
 export function rangeSize(range: IpRange): bigint {
   return range.last - range.first + 1n;

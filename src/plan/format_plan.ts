@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { AllocationPlan } from "../../providers/baremetal/ipam/plan_allocations.ts";
+import type { AllocationPlan } from "../../providers/baremetal/mod.ts";
 import type { NodePlan, PlannedNodeAction } from "./plan_nodes.ts";
 
 /**

@@ -5,6 +5,7 @@
  * @module
  */
 import { Hono } from "hono";
+import { HTTPException } from "hono/http-exception";
 import type { Registry } from "prom-client";
 import { logger } from "../log/logging.ts";
 import type { HealthChecks } from "./health_checks.ts";
@@ -39,6 +40,8 @@ export function createServer(deps: ServerDeps): Hono {
   healthRoutes(app, deps.health, deps.ready);
   metricsRoute(app, deps.registry, deps.metricsToken ?? (() => undefined));
   app.onError((error, c) => {
+    // a refusal by a middleware (bearerAuth's 401) is an answer, not a failure
+    if (error instanceof HTTPException) return error.getResponse();
     log.error("Request {method} {path} failed: {error}", {
       method: c.req.method,
       path: c.req.path,

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { errorMessage } from "../log/error_message.ts";
 
 /** What one check reports. */
 export interface CheckStatus {
@@ -86,6 +87,6 @@ function run(check: () => CheckStatus): { ok: boolean; reason?: string } {
     const status = check();
     return status.ok ? { ok: true } : { ok: false, reason: status.reason ?? "check failed" };
   } catch (error) {
-    return { ok: false, reason: error instanceof Error ? error.message : String(error) };
+    return { ok: false, reason: errorMessage(error) };
   }
 }

@@ -27,6 +27,7 @@ import type { ServiceRequest, SharingProfile } from "./service_requests.ts";
 import { sharingConflict } from "./sharing.ts";
 import { chooseAddresses } from "./_choose.ts";
 import { FreeSearch } from "./_free_search.ts";
+import { sameAddresses } from "./same_addresses.ts";
 
 /** Machine-readable reasons an assignment fails (used as Event reasons' detail and in errors). */
 export type AllocationFailure =
@@ -366,8 +367,8 @@ export class Allocator {
   #satisfies(serviceKey: string, current: Allocation, request: ServiceRequest): boolean {
     if (current.ips.length === 0) return false;
     if (request.ips.length > 0) {
-      const want = request.ips.map((ip) => ip.text).sort().join(",");
-      if (current.ips.map((h) => h.text).sort().join(",") !== want) return false;
+      const want = request.ips.map((ip) => ip.text);
+      if (!sameAddresses(current.ips.map((h) => h.text), want)) return false;
     }
     if (request.pool !== undefined && current.pool !== request.pool) return false;
     if (!current.ips.every((h) => request.families.includes(h.family))) return false;

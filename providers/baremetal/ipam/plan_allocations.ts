@@ -9,7 +9,7 @@ import type { V1Service } from "@kubernetes/client-node";
 import type { Config } from "../../../src/config/types.ts";
 import { objectKey } from "../../../src/kube/ports.ts";
 import { canonicalIp } from "../../../src/net/ip.ts";
-import { handlesService } from "../../../src/controllers/service/handles_service.ts";
+import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
 import {
   type AllocationFailure,
   Allocator,
@@ -19,6 +19,7 @@ import {
 import { buildPools } from "./pools.ts";
 import { readServiceRequest } from "./service_requests.ts";
 import { ingressIps, restoreHoldings, statusHoldings } from "./status_holdings.ts";
+import { sameAddresses } from "./same_addresses.ts";
 
 /** What one Service would get. */
 export interface PlannedAllocation {
@@ -70,10 +71,8 @@ export function planAllocations(config: Config, services: readonly V1Service[]):
       ? allocator.assign(serviceKey, request.request)
       : { ok: false as const, reason: request.reason, message: request.message };
     if (result.ok) {
-      const current = ingressIps(service).map((ip) => canonicalIp(ip.trim()) ?? ip).sort().join(
-        ",",
-      );
-      const kept = current === [...result.ips].sort().join(",");
+      const current = ingressIps(service).map((ip) => canonicalIp(ip.trim()) ?? ip);
+      const kept = sameAddresses(current, result.ips);
       planned.push({
         serviceKey,
         outcome: kept ? "kept" : "allocated",

@@ -9,7 +9,7 @@
 import type { V1Service } from "@kubernetes/client-node";
 import type { Config } from "../../../src/config/types.ts";
 import { objectKey } from "../../../src/kube/ports.ts";
-import { matchesClass } from "../../../src/controllers/service/handles_service.ts";
+import { matchesClass } from "../../../src/cloud/load_balancer_class.ts";
 import type { Allocator, RestoreOptions } from "./allocator.ts";
 import { ANNOTATIONS, readServiceRequest } from "./service_requests.ts";
 

@@ -12,19 +12,15 @@
  */
 import type { V1Service } from "@kubernetes/client-node";
 import type { Config } from "../../../src/config/types.ts";
-import type { Lister } from "../../../src/kube/ports.ts";
-import { handlesService } from "../../../src/controllers/service/handles_service.ts";
+import type { ServiceSource } from "../host_announcer.ts";
+import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { ingressIps } from "../ipam/status_holdings.ts";
 import type { ApplyResult, KeepalivedApplier } from "./config_applier.ts";
 import { buildKeepalivedModel, type KeepalivedModelInput } from "./model.ts";
 import { renderKeepalivedConfig } from "./render.ts";
 
-/** Where the announcer reads Services from, once a Kubernetes connection exists. */
-export interface ServiceSource {
-  services: Lister<V1Service>;
-  hasSynced(): boolean;
-}
+export type { ServiceSource } from "../host_announcer.ts";
 
 /** Options of `KeepalivedAnnouncer`. */
 export interface KeepalivedAnnouncerOptions {

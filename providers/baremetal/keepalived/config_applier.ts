@@ -15,6 +15,7 @@ import { Counter, type Registry } from "prom-client";
 import { basename, dirname } from "node:path";
 import { type Clock, systemClock, type Timer } from "../../../src/kube/clock.ts";
 import { logger } from "../../../src/log/logging.ts";
+import { declareOnce } from "../../../src/metrics/registry.ts";
 
 /** Outcome of one apply, also the `result` label of the reload counter. */
 export type ApplyOutcome = "success" | "invalid" | "error" | "unchanged";
@@ -72,15 +73,13 @@ export class KeepalivedApplier {
    */
   constructor(options: KeepalivedApplierOptions) {
     this.#options = options;
-    this.#reloads = (options.registry.getSingleMetric(RELOADS_METRIC) as
-      | Counter<"result">
-      | undefined) ??
+    this.#reloads = declareOnce(options.registry, RELOADS_METRIC, () =>
       new Counter({
         name: RELOADS_METRIC,
         help: "keepalived config applies by result (success, invalid, error, unchanged).",
         labelNames: ["result"],
         registers: [options.registry],
-      });
+      }));
   }
 
   /**

@@ -3,7 +3,7 @@
  * priorities, peers and VIPs. Pure and deterministic: the same inventory and the same Service
  * VIPs give the same model on every host, except that host's priorities and source address.
  *
- * Decisions (see the README of this folder for the reasoning):
+ * Decisions, each with its reason:
  * - VRIDs: the lowest VRID of `[keepalived] vrid_range` is reserved for the IPv4 control-plane
  *   VIP and the next one for the IPv6 control-plane VIP, whether or not they are configured, so
  *   that adding a control-plane VIP later never renumbers the Service groups.

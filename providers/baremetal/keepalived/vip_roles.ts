@@ -7,6 +7,7 @@
  */
 import { Gauge, type Registry } from "prom-client";
 import { canonicalIp } from "../../../src/net/ip.ts";
+import { declareOnce } from "../../../src/metrics/registry.ts";
 
 /** VIPs split by whether this host holds them. */
 export interface VipRoles {
@@ -32,13 +33,13 @@ const VIPS_METRIC = "keelson_vips";
  * @returns the gauge
  */
 export function createVipRoleGauge(registry: Registry): Gauge<"host_role"> {
-  return (registry.getSingleMetric(VIPS_METRIC) as Gauge<"host_role"> | undefined) ??
+  return declareOnce(registry, VIPS_METRIC, () =>
     new Gauge({
       name: VIPS_METRIC,
       help: "VIPs Keelson renders, by whether this host holds them (master) or not (backup).",
       labelNames: ["host_role"],
       registers: [registry],
-    });
+    }));
 }
 
 /**

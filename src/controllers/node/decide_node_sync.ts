@@ -11,6 +11,7 @@ import {
   type InstancesV2,
   ProviderError,
 } from "../../cloud/provider.ts";
+import { asError } from "../../log/error_message.ts";
 import { addressUpdate, applyInitialization, type Initialization } from "./initialize_node.ts";
 import { gaLabelsToReconcile, hasUninitializedTaint } from "./node_labels.ts";
 
@@ -70,8 +71,4 @@ export async function decideNodeSync(
   } catch (error) {
     return { kind: "failed", error: asError(error), retriable: true };
   }
-}
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }

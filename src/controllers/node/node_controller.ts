@@ -14,13 +14,14 @@ import {
   type ClusterWriter,
   type EventRecorder,
   type Informer,
-  isConflict,
   objectKey,
 } from "../../kube/ports.ts";
-import { abortableSleep } from "../../kube/rate_limiter.ts";
-import { defaultControllerRateLimiter } from "../../kube/rate_limiters.ts";
+import { delay } from "../../kube/delay.ts";
+import { retryOnConflict } from "../../kube/retry_on_conflict.ts";
+import { defaultControllerRateLimiter } from "../../kube/queue_rate_limiters.ts";
 import { runWorkers, WorkQueue } from "../../kube/work_queue.ts";
-import { done, failed, type SyncResult } from "../sync_result.ts";
+import { nodeRef } from "../../kube/event_targets.ts";
+import { done, failed, type SyncResult } from "../../kube/sync_result.ts";
 import {
   decideNodeSync,
   REASON_INITIALIZATION_FAILED,
@@ -54,7 +55,7 @@ export interface NodeControllerOptions {
   statusUpdateFrequencyMs?: number;
   /** Milliseconds since the epoch. @default Date.now */
   now?: () => number;
-  /** Sleeps between conflict retries. @default abortableSleep */
+  /** Sleeps between conflict retries and address refreshes. @default delay */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** The work queue (tests inject one with a fake clock). @default a "Nodes" queue */
   queue?: WorkQueue;
@@ -80,7 +81,7 @@ export class NodeController {
     this.#workers = options.workers ?? 1;
     this.#periodMs = options.statusUpdateFrequencyMs ?? 300_000;
     this.#now = options.now ?? Date.now;
-    this.#sleep = options.sleep ?? abortableSleep;
+    this.#sleep = options.sleep ?? delay;
     this.#queue = options.queue ??
       new WorkQueue({
         name: NODE_QUEUE_NAME,
@@ -165,23 +166,24 @@ export class NodeController {
   ): Promise<SyncResult> {
     this.#log.info("Initializing node {node} with cloud provider", { node: key });
     let updated: V1Node | undefined;
-    for (let attempt = 0; attempt < UPDATE_STEPS; attempt++) {
-      const current = this.#deps.nodes.get(key);
-      if (!current) return done();
-      if (!hasUninitializedTaint(current)) return done();
-      const { node, warnings } = applyInitialization(current, metadata);
-      for (const warning of warnings) this.#log.warn("{node}: {warning}", { node: key, warning });
-      try {
-        updated = await this.#deps.writer.replaceNode(node);
-        break;
-      } catch (error) {
-        if (!isConflict(error) || attempt === UPDATE_STEPS - 1) {
-          return failed(error, { retriable: true });
-        }
-        await this.#sleep(UPDATE_BASE_MS * (1 + Math.random()), signal);
-      }
+    try {
+      // client-go's retry.DefaultRetry around the read-modify-write
+      updated = await retryOnConflict(
+        { steps: UPDATE_STEPS, delayMs: UPDATE_BASE_MS, jitter: 1, signal, sleep: this.#sleep },
+        () => {
+          const current = this.#deps.nodes.get(key);
+          if (!current || !hasUninitializedTaint(current)) return Promise.resolve(undefined);
+          const { node, warnings } = applyInitialization(current, metadata);
+          for (const warning of warnings) {
+            this.#log.warn("{node}: {warning}", { node: key, warning });
+          }
+          return this.#deps.writer.replaceNode(node);
+        },
+      );
+    } catch (error) {
+      return failed(error, { retriable: true });
     }
-    if (!updated) return failed(new Error(`Cannot update node "${key}"`), { retriable: true });
+    if (!updated) return done();
     const created = creationMs(updated);
     if (created !== undefined) {
       this.#metrics.taintRemovalDelay.observe((this.#now() - created) / 1000);
@@ -238,20 +240,9 @@ export class NodeController {
   async #addressLoop(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       await this.syncAddresses();
-      try {
-        await this.#sleep(this.#periodMs, signal);
-      } catch {
-        return;
-      }
+      await this.#sleep(this.#periodMs, signal);
     }
   }
-}
-
-/** The event target of a Node. */
-export function nodeRef(
-  node: V1Node,
-): { kind: string; apiVersion: string; metadata: V1Node["metadata"] } {
-  return { kind: "Node", apiVersion: "v1", metadata: node.metadata };
 }
 
 function creationMs(node: V1Node): number | undefined {

@@ -9,6 +9,7 @@
  */
 import type { V1Node, V1Taint } from "@kubernetes/client-node";
 import type { InstancesV2, MachineState } from "../../cloud/provider.ts";
+import { asError } from "../../log/error_message.ts";
 import { hasUninitializedTaint } from "../node/node_labels.ts";
 
 /** Upstream's taint on a Node whose instance is shut down. */
@@ -66,7 +67,7 @@ export async function decideLifecycle(
   try {
     decision.state = await machineState(node, instances, ready);
   } catch (error) {
-    decision.error = error instanceof Error ? error : new Error(String(error));
+    decision.error = asError(error);
   }
   const state = decision.state;
   if (ready === "True") {

@@ -15,14 +15,10 @@ import { declareOnce } from "../../metrics/registry.ts";
 import type { InstancesV2 } from "../../cloud/provider.ts";
 import { type Config, durationMs } from "../../config/types.ts";
 import { logger } from "../../log/logging.ts";
-import {
-  type ClusterWriter,
-  type EventRecorder,
-  isConflict,
-  type Lister,
-} from "../../kube/ports.ts";
-import { abortableSleep } from "../../kube/rate_limiter.ts";
-import { nodeRef } from "../node/node_controller.ts";
+import type { ClusterWriter, EventRecorder, Lister } from "../../kube/ports.ts";
+import { delay } from "../../kube/delay.ts";
+import { retryOnConflict } from "../../kube/retry_on_conflict.ts";
+import { nodeRef } from "../../kube/event_targets.ts";
 import { decideLifecycle, type LifecycleDecision, RETIRED_TAINT } from "./decide_lifecycle.ts";
 import { type DeletionGuard, DeletionRateLimiter } from "./deletion_guards.ts";
 
@@ -120,11 +116,7 @@ export class NodeLifecycleController {
   async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       await this.monitorNodes();
-      try {
-        await abortableSleep(this.#periodMs, signal);
-      } catch {
-        return;
-      }
+      await delay(this.#periodMs, signal);
     }
   }
 
@@ -239,7 +231,7 @@ export class NodeLifecycleController {
 
   /** Adds and removes taints with a patch carrying the resourceVersion; 5 tries on conflict. */
   async #updateTaints(name: string, add: V1Taint[], remove: string[]): Promise<void> {
-    for (let attempt = 0; attempt < 5; attempt++) {
+    await retryOnConflict({ steps: 5, delayMs: 100 }, async () => {
       const node = this.#deps.nodes.get(name);
       if (!node) return;
       const current = node.spec?.taints ?? [];
@@ -248,17 +240,11 @@ export class NodeLifecycleController {
         ...current.filter((t) => !remove.includes(t.key)),
         ...add.filter((t) => !keys.has(t.key)),
       ];
-      try {
-        await this.#deps.writer.patchNode(
-          name,
-          { metadata: { resourceVersion: node.metadata?.resourceVersion }, spec: { taints } },
-          "merge",
-        );
-        return;
-      } catch (error) {
-        if (!isConflict(error) || attempt === 4) throw error;
-        await abortableSleep(100);
-      }
-    }
+      await this.#deps.writer.patchNode(
+        name,
+        { metadata: { resourceVersion: node.metadata?.resourceVersion }, spec: { taints } },
+        "merge",
+      );
+    });
   }
 }

@@ -10,7 +10,7 @@ import type { Registry } from "prom-client";
 import type { ClusterWriter, Informer } from "../../kube/ports.ts";
 import { objectKey } from "../../kube/ports.ts";
 import { runWorkers, WorkQueue } from "../../kube/work_queue.ts";
-import { done, type SyncResult } from "../sync_result.ts";
+import { done, type SyncResult } from "../../kube/sync_result.ts";
 import { pinnedNode, resolvePinnedNode, volumeLabelsToSet } from "./pv_zone_labels.ts";
 
 /** The queue name. */

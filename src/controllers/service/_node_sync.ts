@@ -8,9 +8,10 @@
 import type { V1Node, V1Service } from "@kubernetes/client-node";
 import type { LoadBalancer } from "../../cloud/provider.ts";
 import type { Clock } from "../../kube/clock.ts";
-import { done, type SyncResult } from "../sync_result.ts";
+import { done, type SyncResult } from "../../kube/sync_result.ts";
 import { type NodeSetKey, nodeSetKey, nodeSetsEqual } from "./node_set.ts";
 import type { ServiceMetrics } from "./service_metrics.ts";
+import { errorMessage } from "../../log/error_message.ts";
 
 /** What one node-sync pass needs from the controller. */
 export interface NodeSyncInput {
@@ -95,7 +96,7 @@ async function updateOne(
       "Warning",
       "UpdateLoadBalancerFailed",
       `Error updating load balancer with new hosts [${shown}]${more} (${names.length} nodes): ${
-        error instanceof Error ? error.message : String(error)
+        errorMessage(error)
       }`,
     );
     input.retry(serviceKey);

@@ -27,15 +27,16 @@ import { type Clock, systemClock } from "../../kube/clock.ts";
 import {
   type ClusterWriter,
   type EventRecorder,
+  ignoreNotFound,
   type Informer,
   type InformerEvent,
   isNotFound,
   objectKey,
 } from "../../kube/ports.ts";
-import { serviceRateLimiter } from "../../kube/rate_limiters.ts";
+import { serviceRateLimiter } from "../../kube/queue_rate_limiters.ts";
 import { type RateLimiter, runWorkers, WorkQueue } from "../../kube/work_queue.ts";
 import { logger } from "../../log/logging.ts";
-import { done, failed, requeueAfter, type SyncResult } from "../sync_result.ts";
+import { done, failed, requeueAfter, type SyncResult } from "../../kube/sync_result.ts";
 import { hasCleanupFinalizer } from "./finalizer.ts";
 import { currentIngress, describeIngress } from "./ingress.ts";
 import { cleanupPatch, ensurePatch, type ServiceStatusPatch } from "./status_patch.ts";
@@ -46,13 +47,10 @@ import {
 } from "./local_traffic.ts";
 import { needsUpdate } from "./needs_update.ts";
 import { syncNodeSets } from "./_node_sync.ts";
-import {
-  asLoadBalancer,
-  failureEvents,
-  ignoreNotFound,
-  messageOf,
-  serviceTarget,
-} from "./_helpers.ts";
+import { failureEvents } from "./failure_events.ts";
+import { asLoadBalancer } from "../../cloud/load_balancer_class.ts";
+import { errorMessage } from "../../log/error_message.ts";
+import { serviceTarget } from "../../kube/event_targets.ts";
 import { loadBalancerNodes, type NodeSetKey, nodeSetKey, nodeUpdateNeedsSync } from "./node_set.ts";
 import { type ServiceMetrics, serviceMetrics } from "./service_metrics.ts";
 
@@ -323,7 +321,7 @@ export class ServiceController {
         ({ exists } = await provider.getLoadBalancer(this.#options.clusterName, service));
       } catch (error) {
         throw new Error(
-          `failed to check if load balancer exists before cleanup: ${messageOf(error)}`,
+          `failed to check if load balancer exists before cleanup: ${errorMessage(error)}`,
           { cause: error },
         );
       }
@@ -354,7 +352,7 @@ export class ServiceController {
         old,
         "Warning",
         "DeleteLoadBalancerFailed",
-        `Error deleting load balancer: ${messageOf(error)}`,
+        `Error deleting load balancer: ${errorMessage(error)}`,
       );
       return failed(error, { retriable: true });
     }
@@ -371,7 +369,7 @@ export class ServiceController {
     if (error instanceof ProviderError && !error.retriable) {
       // Not retriable now, yet the Service stays pending: a release re-enqueues it at once;
       // this slow retry is the safety net.
-      this.#log.warn("Service {key} stays pending: {error}", { key, error: messageOf(error) });
+      this.#log.warn("Service {key} stays pending: {error}", { key, error: errorMessage(error) });
       return requeueAfter(this.#options.pendingRetryMs ?? PENDING_RETRY_MS);
     }
     return failed(error, { retriable: true });

@@ -5,6 +5,7 @@
  * @module
  */
 import { Counter, Histogram, type Registry } from "prom-client";
+import { declareOnce } from "../../metrics/registry.ts";
 
 /** The metrics one ServiceController updates. */
 export interface ServiceMetrics {
@@ -53,13 +54,13 @@ export function serviceMetrics(registry: Registry): ServiceMetrics {
 }
 
 function counter(registry: Registry, name: string, help: string): Counter {
-  const existing = registry.getSingleMetric(name);
-  if (existing instanceof Counter) return existing;
-  return new Counter({ name, help, registers: [registry] });
+  return declareOnce(registry, name, () => new Counter({ name, help, registers: [registry] }));
 }
 
 function histogram(registry: Registry, name: string, help: string): Histogram {
-  const existing = registry.getSingleMetric(name);
-  if (existing instanceof Histogram) return existing;
-  return new Histogram({ name, help, buckets: BUCKETS, registers: [registry] });
+  return declareOnce(
+    registry,
+    name,
+    () => new Histogram({ name, help, buckets: BUCKETS, registers: [registry] }),
+  );
 }

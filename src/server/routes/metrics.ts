@@ -1,25 +1,46 @@
 /**
  * /metrics: the Prometheus text exposition of the process registry, optionally behind a bearer
- * token.
+ * token (Hono's `bearerAuth`, which compares in constant time).
  *
  * @module
  */
-import type { Hono } from "hono";
+import type { Hono, MiddlewareHandler } from "hono";
+import { bearerAuth } from "hono/bearer-auth";
+import { timingSafeEqual } from "hono/utils/buffer";
 import type { Registry } from "prom-client";
-import { bearerToken } from "../middleware/bearer_token.ts";
+
+/** Every refusal looks the same: 401, this challenge, this body (a malformed header too). */
+const CHALLENGE = 'Bearer realm="keelson"';
+const refusal = { wwwAuthenticateHeader: CHALLENGE, message: "Unauthorized\n" };
 
 /**
  * Adds GET /metrics.
  * @param app the Hono app
  * @param registry the registry to expose
- * @param token the required bearer token, or undefined for none
+ * @param token the required bearer token, or undefined for none (read on every request, so a
+ *   rotated or removed token applies at once)
  */
 export function metricsRoute(
   app: Hono,
   registry: Registry,
   token: () => string | undefined,
 ): void {
-  app.get("/metrics", bearerToken(token), async (c) => {
+  const auth = bearerAuth({
+    verifyToken: async (presented) => {
+      const expected = token();
+      return expected !== undefined && await timingSafeEqual(expected, presented);
+    },
+    noAuthenticationHeader: refusal,
+    invalidToken: refusal,
+    // bearerAuth answers 400 to a header that is not `Bearer <token>`; keep it a plain 401
+    invalidAuthenticationHeader: {
+      wwwAuthenticateHeader: CHALLENGE,
+      message: () => new Response("Unauthorized\n", { status: 401 }),
+    },
+  });
+  const requireToken: MiddlewareHandler = (c, next) =>
+    token() === undefined ? next() : auth(c, next);
+  app.get("/metrics", requireToken, async (c) => {
     const body = await registry.metrics();
     return c.body(body, 200, { "Content-Type": registry.contentType });
   });

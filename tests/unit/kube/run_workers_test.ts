@@ -1,12 +1,7 @@
 import assert from "node:assert/strict";
-import {
-  done,
-  failed,
-  requeueAfter,
-  type SyncResult,
-} from "../../../src/controllers/sync_result.ts";
+import { done, failed, requeueAfter, type SyncResult } from "../../../src/kube/sync_result.ts";
 import { KubeApiError } from "../../../src/kube/ports.ts";
-import { itemExponentialRateLimiter } from "../../../src/kube/rate_limiters.ts";
+import { itemExponentialRateLimiter } from "../../../src/kube/queue_rate_limiters.ts";
 import { runWorkers, WorkQueue } from "../../../src/kube/work_queue.ts";
 import { FakeClock } from "../_fakes/fake_clock.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { Registry } from "prom-client";
-import { itemExponentialRateLimiter } from "../../../src/kube/rate_limiters.ts";
+import { itemExponentialRateLimiter } from "../../../src/kube/queue_rate_limiters.ts";
 import { WorkQueue } from "../../../src/kube/work_queue.ts";
 import { FakeClock } from "../_fakes/fake_clock.ts";
 

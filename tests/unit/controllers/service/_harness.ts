@@ -9,7 +9,7 @@ import type { V1LoadBalancerStatus, V1Node, V1Service } from "@kubernetes/client
 import { Registry } from "prom-client";
 import { type LoadBalancer, ProviderError } from "../../../../src/cloud/provider.ts";
 import { objectKey, type PatchType } from "../../../../src/kube/ports.ts";
-import { itemExponentialRateLimiter } from "../../../../src/kube/rate_limiters.ts";
+import { itemExponentialRateLimiter } from "../../../../src/kube/queue_rate_limiters.ts";
 import {
   ServiceController,
   type ServiceControllerOptions,

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import type { V1Service } from "@kubernetes/client-node";
 import type { Config } from "../../../../src/config/types.ts";
-import { handlesService } from "../../../../src/controllers/service/handles_service.ts";
+import { handlesService } from "../../../../src/cloud/load_balancer_class.ts";
 import { createLoadBalancer } from "../../../../providers/baremetal/load_balancer.ts";
 import { testConfig } from "../../_fakes/test_inventory.ts";
 import {

@@ -1,10 +1,12 @@
 /**
- * The client-side request rate limit of the Kubernetes client: a token bucket like client-go's
- * `flowcontrol.NewTokenBucketRateLimiter(qps, burst)`. The bucket itself is pure (it is given the
- * time); `wait()` adds the sleeping.
+ * The one token bucket, like client-go's `flowcontrol.NewTokenBucketRateLimiter(qps, burst)`:
+ * the Kubernetes client's request rate limit, and the overall bucket of the work queues'
+ * `bucketRateLimiter`. The bucket itself is pure (it is given the time); `wait()` adds the
+ * sleeping.
  *
  * @module
  */
+import { delay } from "./delay.ts";
 
 /** Default sustained requests per second (client-go's cloud-controller-manager default is 20). */
 export const DEFAULT_QPS = 20;
@@ -77,40 +79,18 @@ export class TokenBucket {
    * @param signal aborts the wait
    * @param sleep how to wait (injectable for tests)
    * @returns the milliseconds waited
-   * @throws {DOMException} the signal's reason when aborted
+   * @throws {DOMException} the signal's reason when aborted, before or while waiting
    */
   async wait(
     signal?: AbortSignal,
-    sleep: (ms: number, signal?: AbortSignal) => Promise<void> = abortableSleep,
+    sleep: (ms: number, signal?: AbortSignal) => Promise<void> = delay,
   ): Promise<number> {
     signal?.throwIfAborted();
-    const delay = this.reserve();
-    if (delay > 0) await sleep(delay, signal);
-    return delay;
-  }
-}
-
-/**
- * Sleeps for `ms` milliseconds, or until `signal` aborts.
- * @param ms how long
- * @param signal aborts the sleep
- * @returns when the time is up
- * @throws {DOMException} the signal's reason when aborted
- */
-export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
+    const wait = this.reserve();
+    if (wait > 0) {
+      await sleep(wait, signal);
+      signal?.throwIfAborted();
     }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
+    return wait;
+  }
 }

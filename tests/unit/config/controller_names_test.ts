@@ -1,8 +1,5 @@
 import assert from "node:assert/strict";
-import {
-  controllersProblem,
-  resolveControllers,
-} from "../../../src/controllers/controller_names.ts";
+import { controllersProblem, resolveControllers } from "../../../src/config/controller_names.ts";
 
 Deno.test("resolveControllers() enables all for * and honours -name", () => {
   const all = resolveControllers(["*"]);

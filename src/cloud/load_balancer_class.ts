@@ -6,7 +6,7 @@
  * @module
  */
 import type { V1Service } from "@kubernetes/client-node";
-import type { Config } from "../../config/types.ts";
+import type { Config } from "../config/types.ts";
 
 /**
  * True when the Service's load-balancer class is Keelson's, whatever its type: unset while
@@ -19,6 +19,11 @@ export function matchesClass(config: Config, service: V1Service): boolean {
   const cls = service.spec?.loadBalancerClass;
   if (cls === undefined || cls === null || cls === "") return config.load_balancer.default_class;
   return cls === config.load_balancer.class;
+}
+
+/** The Service as if its type were LoadBalancer (to ask the class filter after a type change). */
+export function asLoadBalancer(service: V1Service): V1Service {
+  return { ...service, spec: { ...service.spec, type: "LoadBalancer" } };
 }
 
 /**

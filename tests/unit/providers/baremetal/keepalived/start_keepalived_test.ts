@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Registry } from "prom-client";
-import { startKeepalived } from "../../../src/agent/keepalived.ts";
-import { testConfig } from "../_fakes/test_inventory.ts";
+import { startKeepalived } from "../../../../../providers/baremetal/keepalived/start_keepalived.ts";
+import { testConfig } from "../../../_fakes/test_inventory.ts";
 
 Deno.test("startKeepalived() writes the file at start-up and its loops end cleanly on abort", async () => {
   const dir = await Deno.makeTempDir({ prefix: "keelson-keepalived-test." });

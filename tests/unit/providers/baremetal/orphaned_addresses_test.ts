@@ -1,11 +1,13 @@
 import assert from "node:assert/strict";
 import type { V1Service } from "@kubernetes/client-node";
-import { parseConfig } from "../../../src/config/parse_config.ts";
+import { parseConfig } from "../../../../src/config/parse_config.ts";
+import { objectKey } from "../../../../src/kube/ports.ts";
+import { createLoadBalancer } from "../../../../providers/baremetal/load_balancer.ts";
 import {
   REASON_ADDRESS_NOT_IN_POOL,
   reportOrphanedAddresses,
-} from "../../../src/agent/orphaned_addresses.ts";
-import { RecordingEventRecorder } from "../_fakes/recording_event_recorder.ts";
+} from "../../../../providers/baremetal/orphaned_addresses.ts";
+import { RecordingEventRecorder } from "../../_fakes/recording_event_recorder.ts";
 
 function service(name: string, ip: string): V1Service {
   return {
@@ -20,12 +22,16 @@ Deno.test("reportOrphanedAddresses() warns once per address no pool offers any m
     `[keepalived]\nenabled = false\n[[pools]]\nname = "lan"\naddresses = ["192.0.2.0/29"]\nreserved = ["192.0.2.3"]\n`,
     "k.toml",
   );
-  const events = new RecordingEventRecorder();
-  const count = reportOrphanedAddresses(config, [
+  const all = [
     service("kept", "192.0.2.2"),
     service("shrunk", "192.0.2.9"),
     service("reserved", "192.0.2.3"),
-  ], events);
+  ];
+  const byKey = new Map(all.map((s) => [objectKey(s), s]));
+  const services = { get: (key: string) => byKey.get(key), list: () => all };
+  const lb = createLoadBalancer({ config: () => config, services });
+  const events = new RecordingEventRecorder();
+  const count = reportOrphanedAddresses(lb.orphanedAllocations(), services, events);
   assert.equal(count, 2);
   const warnings = events.withReason(REASON_ADDRESS_NOT_IN_POOL);
   assert.equal(warnings.length, 2);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { TokenBucket } from "../../../src/kube/rate_limiter.ts";
+import { TokenBucket } from "../../../src/kube/token_bucket.ts";
 
 function clock(start = 0) {
   let now = start;

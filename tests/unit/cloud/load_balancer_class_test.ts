@@ -1,10 +1,7 @@
 import assert from "node:assert/strict";
 import type { V1Service } from "@kubernetes/client-node";
-import {
-  handlesService,
-  matchesClass,
-} from "../../../../src/controllers/service/handles_service.ts";
-import { testConfig } from "../../_fakes/test_inventory.ts";
+import { handlesService, matchesClass } from "../../../src/cloud/load_balancer_class.ts";
+import { testConfig } from "../_fakes/test_inventory.ts";
 
 function service(type: string, loadBalancerClass?: string): V1Service {
   return {

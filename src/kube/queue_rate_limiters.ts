@@ -6,6 +6,7 @@
  * @module
  */
 import { type Clock, systemClock } from "./clock.ts";
+import { TokenBucket } from "./token_bucket.ts";
 
 /** Decides how long a key waits before it is retried. */
 export interface RateLimiter {
@@ -54,9 +55,9 @@ export interface BucketRateLimiterOptions {
 }
 
 /**
- * A token bucket shared by all keys (golang.org/x/time/rate semantics): `burst` tokens at
- * most, refilled at `qps` per second; each `when` reserves one token and returns the wait until
- * it is available.
+ * A token bucket shared by all keys (golang.org/x/time/rate semantics, `TokenBucket`): `burst`
+ * tokens at most, refilled at `qps` per second; each `when` reserves one token and returns the
+ * wait until it is available.
  * @param qps refill rate in tokens per second
  * @param burst bucket size
  * @param options the clock
@@ -74,17 +75,9 @@ export function bucketRateLimiter(
     );
   }
   const clock = options.clock ?? systemClock();
-  let tokens = burst;
-  let last = clock.now();
+  const bucket = new TokenBucket({ qps, burst, now: () => clock.now() });
   return {
-    when(): number {
-      const now = clock.now();
-      tokens = Math.min(burst, tokens + ((now - last) / 1000) * qps);
-      last = now;
-      tokens -= 1;
-      // a negative balance is the debt of earlier reservations; this one waits for all of it
-      return tokens >= 0 ? 0 : (-tokens / qps) * 1000;
-    },
+    when: () => bucket.reserve(),
     forget: () => {},
     numRequeues: () => 0,
   };

@@ -5,7 +5,7 @@ import {
   itemExponentialRateLimiter,
   maxOfRateLimiter,
   serviceRateLimiter,
-} from "../../../src/kube/rate_limiters.ts";
+} from "../../../src/kube/queue_rate_limiters.ts";
 import { FakeClock } from "../_fakes/fake_clock.ts";
 
 Deno.test("itemExponentialRateLimiter() doubles per failure from the base and caps at the max", () => {

@@ -1,13 +1,14 @@
 /**
  * After a reload that removed or shrank a pool, Services keep their addresses (a live VIP is
- * never yanked) and each gets a Warning event saying its address is no longer in any pool.
+ * never yanked) and each gets a Warning event saying its address is no longer in any pool. The
+ * orphans come from the load balancer's own allocator, so they are computed in one place.
  *
  * @module
  */
 import type { V1Service } from "@kubernetes/client-node";
-import type { Config } from "../config/types.ts";
-import type { EventRecorder } from "../kube/ports.ts";
-import { planAllocations } from "../../providers/baremetal/ipam/plan_allocations.ts";
+import type { EventRecorder, Lister } from "../../src/kube/ports.ts";
+import { serviceTarget } from "../../src/kube/event_targets.ts";
+import type { OrphanedAllocation } from "./ipam/allocator.ts";
 
 /** Event reason for an address that no pool of the current configuration offers. */
 export const REASON_ADDRESS_NOT_IN_POOL = "AddressNotInPool";
@@ -21,23 +22,22 @@ const WHY: Record<string, string> = {
 
 /**
  * Emits one Warning per orphaned address.
- * @param config the configuration now in force
- * @param services every Service in the cache
- * @param events the service controller's recorder
+ * @param orphans the load balancer's orphaned allocations
+ * @param services the Service cache (an orphan whose Service is gone is skipped)
+ * @param events the recorder (the service controller's component)
  * @returns how many warnings were emitted
  */
 export function reportOrphanedAddresses(
-  config: Config,
-  services: readonly V1Service[],
+  orphans: readonly OrphanedAllocation[],
+  services: Pick<Lister<V1Service>, "get">,
   events: EventRecorder,
 ): number {
-  const byKey = new Map(services.map((s) => [`${s.metadata?.namespace}/${s.metadata?.name}`, s]));
-  const orphans = planAllocations(config, services).orphans;
+  let emitted = 0;
   for (const orphan of orphans) {
-    const service = byKey.get(orphan.serviceKey);
+    const service = services.get(orphan.serviceKey);
     if (!service) continue;
     events.event(
-      { kind: "Service", apiVersion: "v1", metadata: service.metadata ?? {} },
+      serviceTarget(service),
       "Warning",
       REASON_ADDRESS_NOT_IN_POOL,
       `Keeping address ${orphan.ip} of service "${orphan.serviceKey}" although ${
@@ -45,6 +45,7 @@ export function reportOrphanedAddresses(
       }${orphan.pool ? ` (was pool "${orphan.pool}")` : ""}: the VIP stays up; ` +
         "change the Service's requested address or restore the pool to clear this",
     );
+    emitted++;
   }
-  return orphans.length;
+  return emitted;
 }

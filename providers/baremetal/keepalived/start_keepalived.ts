@@ -1,23 +1,22 @@
 /**
  * keepalived on a control-plane host: the announcer that renders and applies the config, the
  * kube-apiserver probe behind the control-plane VIP, and the VIP-role gauge. Needs no
- * Kubernetes API, so the control-plane VIP comes up before the cluster exists.
+ * Kubernetes API, so the control-plane VIP comes up before the cluster exists. The VRIDs, peers
+ * and priorities are chosen in `model.ts`; `render.ts` turns that model into keepalived's syntax.
  *
  * @module
  */
 import type { Registry } from "prom-client";
-import type { Config } from "../config/types.ts";
-import { durationMs } from "../config/types.ts";
-import { abortableSleep } from "../kube/rate_limiter.ts";
-import { logger } from "../log/logging.ts";
-import { ApiserverProbe } from "../../providers/baremetal/control_plane/apiserver_probe.ts";
-import { KeepalivedAnnouncer } from "../../providers/baremetal/keepalived/announcer.ts";
-import { KeepalivedApplier } from "../../providers/baremetal/keepalived/config_applier.ts";
-import { APISERVER_TRACK_FILE } from "../../providers/baremetal/keepalived/model.ts";
-import {
-  createVipRoleGauge,
-  observeVipRoles,
-} from "../../providers/baremetal/keepalived/vip_roles.ts";
+import type { Config } from "../../../src/config/types.ts";
+import { durationMs } from "../../../src/config/types.ts";
+import { delay } from "../../../src/kube/delay.ts";
+import { logger } from "../../../src/log/logging.ts";
+import type { HostAnnouncer } from "../host_announcer.ts";
+import { ApiserverProbe } from "../control_plane/apiserver_probe.ts";
+import { KeepalivedAnnouncer } from "./announcer.ts";
+import { KeepalivedApplier } from "./config_applier.ts";
+import { APISERVER_TRACK_FILE } from "./model.ts";
+import { createVipRoleGauge, observeVipRoles } from "./vip_roles.ts";
 
 /** Options of `startKeepalived`. */
 export interface KeepalivedOptions {
@@ -27,11 +26,9 @@ export interface KeepalivedOptions {
   signal: AbortSignal;
 }
 
-/** The running keepalived side. */
-export interface RunningKeepalived {
+/** The running keepalived side: one of the provider's host announcers. */
+export interface RunningKeepalived extends HostAnnouncer {
   announcer: KeepalivedAnnouncer;
-  /** Resolves when every loop has stopped. */
-  finished: Promise<void>;
 }
 
 const VIP_ROLE_PERIOD_MS = 10_000;
@@ -88,7 +85,13 @@ export async function startKeepalived(
   await announcer.sync("startup");
   loops.push(observeRoles(announcer, options));
   options.signal.addEventListener("abort", () => applier.close(), { once: true });
-  return { announcer, finished: Promise.all(loops).then(() => undefined) };
+  return {
+    name: "keepalived",
+    announcer,
+    sync: (reason) => announcer.sync(reason),
+    setServiceSource: (source) => announcer.setServiceSource(source),
+    finished: Promise.all(loops).then(() => undefined),
+  };
 }
 
 async function observeRoles(announcer: KeepalivedAnnouncer, options: KeepalivedOptions) {
@@ -105,7 +108,6 @@ async function observeRoles(announcer: KeepalivedAnnouncer, options: KeepalivedO
       if (!warned) log.warn("Cannot observe VIPs: {error}", { error: String(error) });
       warned = true;
     }
-    // abortableSleep rejects on abort; a stop while waiting is the normal way out
-    await abortableSleep(VIP_ROLE_PERIOD_MS, options.signal).catch(() => {});
+    await delay(VIP_ROLE_PERIOD_MS, options.signal);
   }
 }

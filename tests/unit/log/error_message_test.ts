@@ -1,0 +1,23 @@
+import assert from "node:assert/strict";
+import { asError, errorMessage } from "../../../src/log/error_message.ts";
+
+Deno.test("errorMessage() gives an Error's message and anything else as a string", () => {
+  const cases: [thrown: unknown, expected: string][] = [
+    [new Error("boom"), "boom"],
+    [new RangeError("out of range"), "out of range"],
+    [new DOMException("stopped", "AbortError"), "stopped"],
+    ["plain text", "plain text"],
+    [42, "42"],
+    [undefined, "undefined"],
+    [{ toString: () => "custom" }, "custom"],
+  ];
+  for (const [thrown, expected] of cases) assert.equal(errorMessage(thrown), expected);
+});
+
+Deno.test("asError() keeps an Error and wraps anything else", () => {
+  const error = new TypeError("t");
+  assert.equal(asError(error), error);
+  const wrapped = asError("plain");
+  assert.ok(wrapped instanceof Error);
+  assert.equal(wrapped.message, "plain");
+});
