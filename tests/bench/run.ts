@@ -24,7 +24,7 @@ const USAGE =
   keepalived   model+render, keepalived -t, and a real SIGHUP reload with N VIPs (default 1000)
   plan         keelson plan on N LoadBalancer Services (default 10000): wall, peak RSS, IPAM time
   peers        upstream cloud-controller-manager (fake provider, built with Go) vs keelson run,
-               side by side; scenarios services:N nodes:N mixed:N idle[:N], each [@QPS/BURST]
+               side by side; scenarios services:N nodes:N mixed:N idle[:N] idle-nodes[:N], each [@QPS/BURST]
                (default: the whole table at QPS 20 / burst 30)
   N            sizes (default 100 1000 for nodes/services, 1000 for keepalived)
   --qps, --burst  run only with this client-side limit (default: both 20/30 and 200/300)`;

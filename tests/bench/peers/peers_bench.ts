@@ -12,7 +12,9 @@
  *   ingress, and the process's CPU time over the scenario;
  * - `nodes N`: N Nodes registered at once like kubelets with `--cloud-provider=external`
  *   (uninitialized taint, provided node IP): wall until all are initialized;
- * - `idle`: one Service every 300 ms, 50 of them: time from creation to ingress, p50/p99.
+ * - `mixed N`: N Nodes and N Services at once: wall until all are done;
+ * - `idle`: one Service every 300 ms, 50 of them: time from creation to ingress, p50/p99;
+ * - `idle-nodes`: one Node every 300 ms, 50 of them: time from registration to initialized.
  * Peak RSS is the process's VmHWM at the end of each run.
  *
  * Run: `deno task bench peers [scenario ...]` (see tests/bench/README.md).
@@ -45,7 +47,7 @@ export type Scenario =
     | { kind: "services"; n: number }
     | { kind: "nodes"; n: number }
     | { kind: "mixed"; n: number }
-    | { kind: "idle"; n: number; everyMs: number }
+    | { kind: "idle" | "idle-nodes"; n: number; everyMs: number }
   )
   & { qps?: number; burst?: number };
 
@@ -56,6 +58,7 @@ export const DEFAULT_SCENARIOS: Scenario[] = [
   { kind: "nodes", n: 100 },
   { kind: "nodes", n: 1000 },
   { kind: "idle", n: 50, everyMs: 300 },
+  { kind: "idle-nodes", n: 50, everyMs: 300 },
 ];
 
 /** What one run measured. */
@@ -86,6 +89,7 @@ function scenarioName(s: Scenario): string {
     ? ` (QPS ${s.qps ?? QPS} / burst ${s.burst ?? BURST})`
     : "";
   if (s.kind === "idle") return `idle: 1 Service every ${s.everyMs} ms, ${s.n} of them${budget}`;
+  if (s.kind === "idle-nodes") return `idle: 1 Node every ${s.everyMs} ms, ${s.n} of them${budget}`;
   const what = s.kind === "services"
     ? "Services"
     : s.kind === "nodes"
@@ -210,7 +214,7 @@ export async function runOnce(
   let running: Running | undefined;
   try {
     await cp.requestOk("POST", "/api/v1/namespaces", { metadata: { name: NAMESPACE } });
-    const workers = scenario.kind === "nodes" || scenario.kind === "mixed" ? 0 : 3;
+    const workers = scenario.kind === "services" || scenario.kind === "idle" ? 3 : 0;
     for (let i = 1; i <= workers; i++) {
       await registerNode(cp, `w-${i}`, {
         providedNodeIp: `10.200.0.${i}`,
@@ -255,7 +259,7 @@ export async function runOnce(
 
     // the object that exists before the process starts
     await cp.requestOk("POST", `/api/v1/namespaces/${NAMESPACE}/services`, lbService("first"));
-    const inventory = scenario.kind === "nodes"
+    const inventory = scenario.kind === "nodes" || scenario.kind === "idle-nodes"
       ? nodesInventory(scenario.n)
       : scenario.kind === "mixed"
       // the Nodes' machines, and a pool for N Services
@@ -326,6 +330,22 @@ export async function runOnce(
         120_000 + scenario.n * 1000,
       );
       result.wallMs = Math.max(...names.map((n) => nodes.get(n)!.done!)) - began;
+    } else if (scenario.kind === "idle-nodes") {
+      const names = Array.from(
+        { length: scenario.n },
+        (_, i) => `node-${String(i).padStart(5, "0")}`,
+      );
+      for (const [i, name] of names.entries()) {
+        await registerNode(cp, name, { providedNodeIp: `10.200.0.${i + 1}` });
+        await sleep(scenario.everyMs);
+      }
+      await until(
+        "every idle Node initialized",
+        () => names.every((n) => nodes.get(n)?.done),
+        60_000,
+      );
+      const s = summarize(names.map((n) => nodes.get(n)!.done! - nodes.get(n)!.added!));
+      result.latency = { p50: s.p50, p99: s.p99 };
     } else {
       const names = Array.from({ length: scenario.n }, (_, i) => `idle-${i}`);
       for (const name of names) {
@@ -400,7 +420,7 @@ export async function runPeersBench(scenarios: Scenario[] = DEFAULT_SCENARIOS): 
       }
     }
     const u = results.upstream, k = results.keelson;
-    if (scenario.kind === "idle") {
+    if (scenario.kind === "idle" || scenario.kind === "idle-nodes") {
       rows.push(
         `| ${scenarioName(scenario)}: p50 / p99 | ${
           u ? `${duration(u.latency!.p50)} / ${duration(u.latency!.p99)}` : "failed"
@@ -455,14 +475,15 @@ export function parseScenarios(words: string[]): Scenario[] | string {
     }
     const budget = limit === undefined ? {} : { qps: qps!, burst: burst! };
     const [kind, count] = what.split(":");
-    const n = Number(count ?? (kind === "idle" ? 50 : NaN));
+    const idle = kind === "idle" || kind === "idle-nodes";
+    const n = Number(count ?? (idle ? 50 : NaN));
     if (
-      (kind !== "services" && kind !== "nodes" && kind !== "mixed" && kind !== "idle") ||
+      (kind !== "services" && kind !== "nodes" && kind !== "mixed" && !idle) ||
       !(Number.isInteger(n) && n > 0)
     ) {
-      return `Unknown peers scenario "${word}": use services:N, nodes:N, mixed:N or idle[:N]`;
+      return `Unknown peers scenario "${word}": use services:N, nodes:N, mixed:N, idle[:N] or idle-nodes[:N]`;
     }
-    out.push(kind === "idle" ? { kind, n, everyMs: 300, ...budget } : { kind, n, ...budget });
+    out.push(idle ? { kind, n, everyMs: 300, ...budget } : { kind, n, ...budget });
   }
   return out;
 }
