@@ -69,15 +69,6 @@ export function createClusterWriter(client: Pick<KubeClient, "core">): ClusterWr
       call(`delete node "${name}"`, async () => {
         await core.deleteNode({ name });
       }),
-    patchService: (namespace, name, patch, type) =>
-      call(
-        `patch service "${namespace}/${name}"`,
-        () =>
-          core.patchNamespacedService(
-            { name, namespace, body: patch as object },
-            patchOptions(type),
-          ),
-      ),
     patchServiceStatus: (namespace, name, patch, type) =>
       call(
         `patch the status of service "${namespace}/${name}"`,

@@ -198,23 +198,6 @@ export class FakeCluster implements ClusterWriter {
       this.nodes.remove(name);
     });
   }
-  patchService(
-    namespace: string,
-    name: string,
-    patch: unknown,
-    type: PatchType,
-  ): Promise<V1Service> {
-    return this.#patch(
-      "patchService",
-      "patch",
-      "Service",
-      this.services,
-      "services",
-      `${namespace}/${name}`,
-      patch,
-      type,
-    );
-  }
   patchServiceStatus(
     namespace: string,
     name: string,
