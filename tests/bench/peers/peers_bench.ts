@@ -39,6 +39,8 @@ const CONCURRENCY = 32;
 const NAMESPACE = "bench";
 /** Enough ClusterIPs for 1000+ Services (the harness's /24 holds 254). */
 const SERVICE_CIDR = "10.96.0.0/16";
+/** Enough NodePorts for 5000 Services (the default range holds 2768). */
+const NODE_PORT_RANGE = "20000-32767";
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
 /** One scenario of the table; `qps`/`burst` override the equal budget of both. */
@@ -208,7 +210,10 @@ export async function runOnce(
   upstreamBinary: string,
 ): Promise<RunResult> {
   await using cp = await startControlPlane({
-    apiserverArgs: [`--service-cluster-ip-range=${SERVICE_CIDR}`],
+    apiserverArgs: [
+      `--service-cluster-ip-range=${SERVICE_CIDR}`,
+      `--service-node-port-range=${NODE_PORT_RANGE}`,
+    ],
   });
   const dir = await Deno.makeTempDir({ prefix: `keelson-peers-${impl}-` });
   let running: Running | undefined;
