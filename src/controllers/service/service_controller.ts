@@ -127,6 +127,8 @@ export class ServiceController {
   #nodeQueue: WorkQueue;
   #metrics: ServiceMetrics;
   #remembered = new Map<string, Remembered>();
+  /** The node set of the last ensure, reused while the Node cache holds the same objects. */
+  #nodeSet: { all: V1Node[]; nodes: V1Node[]; key: NodeSetKey } | undefined;
   #log = logger("controllers", "service");
 
   /**
@@ -271,11 +273,11 @@ export class ServiceController {
   async #ensure(key: string, service: V1Service): Promise<SyncResult> {
     let status: EnsuredLoadBalancer;
     try {
-      const nodes = loadBalancerNodes(this.#deps.nodes.list());
+      const { nodes, key: nodeKey } = this.#currentNodeSet();
       if (nodes.length === 0) {
         this.#event(service, "Warning", "UnAvailableLoadBalancer", NO_NODES_MESSAGE);
       }
-      this.#remembered.set(key, { service, nodes: nodeSetKey(nodes) });
+      this.#remembered.set(key, { service, nodes: nodeKey });
       status = await this.#deps.loadBalancer.ensureLoadBalancer(
         this.#options.clusterName,
         service,
@@ -402,6 +404,20 @@ export class ServiceController {
     }
   }
 
+  // The eligible Nodes and their comparison key, computed again only when the Node cache changed:
+  // with thousands of Nodes, sorting them and keeping a key per Service on every ensure cost
+  // O(Services × Nodes) time and memory during a burst.
+  #currentNodeSet(): { nodes: V1Node[]; key: NodeSetKey } {
+    const all = this.#deps.nodes.list();
+    const last = this.#nodeSet;
+    if (last && last.all.length === all.length && all.every((node, i) => node === last.all[i])) {
+      return last;
+    }
+    const nodes = loadBalancerNodes(all);
+    this.#nodeSet = { all, nodes, key: nodeSetKey(nodes) };
+    return this.#nodeSet;
+  }
+
   #onNode(event: InformerEvent<V1Node>): void {
     if (event.type !== "update" || !event.old || nodeUpdateNeedsSync(event.old, event.object)) {
       this.#nodeQueue.add(NODE_SYNC_KEY);
@@ -412,7 +428,7 @@ export class ServiceController {
     return syncNodeSets({
       clusterName: this.#options.clusterName,
       workers: this.#options.workers,
-      nodes: loadBalancerNodes(this.#deps.nodes.list()),
+      nodes: this.#currentNodeSet().nodes,
       remembered: this.#remembered,
       current: (key) => {
         const service = this.#deps.services.get(key);
