@@ -51,7 +51,13 @@ import { failureEvents } from "./failure_events.ts";
 import { asLoadBalancer } from "../../cloud/load_balancer_class.ts";
 import { errorMessage } from "../../log/error_message.ts";
 import { serviceTarget } from "../../kube/event_targets.ts";
-import { loadBalancerNodes, type NodeSetKey, nodeSetKey, nodeUpdateNeedsSync } from "./node_set.ts";
+import {
+  isLoadBalancerNode,
+  loadBalancerNodes,
+  type NodeSetKey,
+  nodeSetKey,
+  nodeUpdateNeedsSync,
+} from "./node_set.ts";
 import { type ServiceMetrics, serviceMetrics } from "./service_metrics.ts";
 
 /** The controller's name (`--controllers`, event component). */
@@ -413,6 +419,17 @@ export class ServiceController {
     if (last && last.all.length === all.length && all.every((node, i) => node === last.all[i])) {
       return last;
     }
+    const eligible = all.filter(isLoadBalancerNode);
+    if (
+      last && eligible.length === last.nodes.length &&
+      eligible.every((node) => last.key.get(nodeName(node)) === (node.spec?.providerID ?? ""))
+    ) {
+      // the same members (only statuses changed): the fresh objects in the known order
+      const byName = new Map(eligible.map((node) => [nodeName(node), node]));
+      const nodes = last.nodes.map((node) => byName.get(nodeName(node))!);
+      this.#nodeSet = { all, nodes, key: last.key };
+      return this.#nodeSet;
+    }
     const nodes = loadBalancerNodes(all);
     this.#nodeSet = { all, nodes, key: nodeSetKey(nodes) };
     return this.#nodeSet;
@@ -455,4 +472,8 @@ export class ServiceController {
   ): void {
     this.#deps.events.event(serviceTarget(service), type, reason, message);
   }
+}
+
+function nodeName(node: V1Node): string {
+  return node.metadata?.name ?? "";
 }

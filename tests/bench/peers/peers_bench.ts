@@ -390,6 +390,13 @@ export async function upstreamCcm(): Promise<string> {
   return new TextDecoder().decode(output.stdout).trim();
 }
 
+/** Both, or only those named in `KEELSON_PEERS_ONLY` (e.g. `keelson`, to repeat one side). */
+function implementations(): Implementation[] {
+  const only = Deno.env.get("KEELSON_PEERS_ONLY");
+  const all: Implementation[] = ["upstream", "keelson"];
+  return only ? all.filter((impl) => only.split(",").includes(impl)) : all;
+}
+
 function ratio(a: number | undefined, b: number | undefined): string {
   if (a === undefined || b === undefined || !(b > 0)) return "";
   return `${(a / b).toFixed(2)}×`;
@@ -408,7 +415,7 @@ export async function runPeersBench(scenarios: Scenario[] = DEFAULT_SCENARIOS): 
   const firsts: Record<Implementation, number[]> = { upstream: [], keelson: [] };
   for (const scenario of scenarios) {
     const results: Partial<Record<Implementation, RunResult>> = {};
-    for (const impl of ["upstream", "keelson"] as const) {
+    for (const impl of implementations()) {
       try {
         const r = await runOnce(impl, scenario, binary);
         results[impl] = r;
