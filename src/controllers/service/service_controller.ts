@@ -135,6 +135,9 @@ export class ServiceController {
   #remembered = new Map<string, Remembered>();
   /** The node set of the last ensure, reused while the Node cache holds the same objects. */
   #nodeSet: { all: V1Node[]; nodes: V1Node[]; key: NodeSetKey } | undefined;
+  /** While running, whether a Node event came since #nodeSet was computed. */
+  #nodesChanged = true;
+  #followingNodes = false;
   #log = logger("controllers", "service");
 
   /**
@@ -172,6 +175,8 @@ export class ServiceController {
       this.#deps.services.subscribe((event) => this.#onService(event)),
       this.#deps.nodes.subscribe((event) => this.#onNode(event)),
     ];
+    this.#followingNodes = true;
+    this.#nodesChanged = true;
     try {
       const synced = await this.#deps.services.waitForSync(signal) &&
         await this.#deps.nodes.waitForSync(signal);
@@ -190,6 +195,7 @@ export class ServiceController {
       ]);
     } finally {
       for (const stop of unsubscribe) stop();
+      this.#followingNodes = false;
       this.#serviceQueue.shutDown();
       this.#nodeQueue.shutDown();
     }
@@ -414,8 +420,10 @@ export class ServiceController {
   // with thousands of Nodes, sorting them and keeping a key per Service on every ensure cost
   // O(Services × Nodes) time and memory during a burst.
   #currentNodeSet(): { nodes: V1Node[]; key: NodeSetKey } {
-    const all = this.#deps.nodes.list();
     const last = this.#nodeSet;
+    if (last && this.#followingNodes && !this.#nodesChanged) return last;
+    this.#nodesChanged = false;
+    const all = this.#deps.nodes.list();
     if (last && last.all.length === all.length && all.every((node, i) => node === last.all[i])) {
       return last;
     }
@@ -436,6 +444,7 @@ export class ServiceController {
   }
 
   #onNode(event: InformerEvent<V1Node>): void {
+    this.#nodesChanged = true;
     if (event.type !== "update" || !event.old || nodeUpdateNeedsSync(event.old, event.object)) {
       this.#nodeQueue.add(NODE_SYNC_KEY);
     }
