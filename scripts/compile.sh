@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `deno task compile`: one self-contained binary per target in dist/, with the narrowest
-# permissions Keelson needs baked in (scripts/compile_permissions.txt says why each one).
+# permissions Keelson needs baked in (scripts/compile_permissions.txt says why each one) and the
+# V8 flags of scripts/compile_v8_flags.txt.
 #
 # It compiles the bundle (`deno task bundle`, dist/keelson.js), not main.ts: the bundle is the
 # file tests/integration/bundle_test.ts proves self-contained, it carries no npm tree into the
@@ -16,6 +17,8 @@ cd "$(dirname "$0")/.."
 
 targets="${TARGETS:-x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu}"
 mapfile -t perms < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' scripts/compile_permissions.txt | grep -v '^$')
+mapfile -t v8flags < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' scripts/compile_v8_flags.txt | grep -v '^$')
+v8flags_arg=$(IFS=,; echo "${v8flags[*]}")
 
 if [ -n "${DENORT_BIN:-}" ]; then
   if [ ! -x "$DENORT_BIN" ]; then
@@ -35,7 +38,7 @@ for target in $targets; do
     echo "compile: DENORT_BIN is a runtime for $denort_target; skipping $target" >&2
     continue
   fi
-  deno compile --quiet --no-config --no-check "${perms[@]}" \
+  deno compile --quiet --no-config --no-check "${perms[@]}" ${v8flags_arg:+"--v8-flags=$v8flags_arg"} \
     --target "$target" --output "dist/keelson-$suffix" dist/keelson.js
   echo "dist/keelson-$suffix"
   built=$((built + 1))

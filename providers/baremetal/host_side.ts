@@ -10,8 +10,14 @@ import type { Registry } from "prom-client";
 import type { Config } from "../../src/config/types.ts";
 import type { Informer } from "../../src/kube/ports.ts";
 import { logger } from "../../src/log/logging.ts";
+import type { HostDataPlane } from "../../src/cloud/host_data_plane.ts";
+import { handlesService } from "../../src/cloud/load_balancer_class.ts";
+import { canonicalIp } from "../../src/net/ip.ts";
 import type { HostAnnouncer } from "./host_announcer.ts";
-import { startKeepalived } from "./keepalived/start_keepalived.ts";
+import { readInterfaceAddresses } from "./keepalived/interface_addresses.ts";
+import { NOTIFY_FIFO_FILE } from "./keepalived/model.ts";
+import { type RunningKeepalived, startKeepalived } from "./keepalived/start_keepalived.ts";
+import { DataPlaneTracker } from "./keepalived/vrrp_state.ts";
 
 /** Options of `startHostSide`. */
 export interface HostSideOptions {
@@ -30,6 +36,8 @@ export interface HostSide {
   sync(reason: string): Promise<void>;
   /** Follows the Service cache: every change re-renders; once synced it replaces the file's VIPs. */
   connect(services: Informer<V1Service>, signal: AbortSignal): void;
+  /** This host's VRRP states and served VIPs; undefined when keepalived does not run here. */
+  readonly dataPlane?: HostDataPlane;
   /** Resolves when every announcer's loops have stopped. */
   readonly finished: Promise<void>;
 }
@@ -44,6 +52,8 @@ export async function startHostSide(options: HostSideOptions): Promise<HostSide>
   const announcers: HostAnnouncer[] = [];
   const keepalived = await startKeepalived(options);
   if (keepalived) announcers.push(keepalived);
+  let services: Informer<V1Service> | undefined;
+  const tracked = keepalived ? trackDataPlane(keepalived, options, () => services) : undefined;
 
   const syncAll = async (reason: string) => {
     await Promise.all(announcers.map((a) => a.sync(reason)));
@@ -51,25 +61,68 @@ export async function startHostSide(options: HostSideOptions): Promise<HostSide>
   return {
     announcers,
     sync: syncAll,
-    connect(services, signal) {
+    ...(tracked ? { dataPlane: tracked.dataPlane } : {}),
+    connect(informer, signal) {
+      services = informer;
       for (const announcer of announcers) {
         const failed = (error: unknown) =>
           log.error("Rendering {name} failed: {error}", {
             name: announcer.name,
             error: String(error),
           });
-        services.subscribe(() => {
+        informer.subscribe(() => {
           announcer.sync("services changed").catch(failed);
         });
-        services.waitForSync(signal).then((ok) => {
+        informer.waitForSync(signal).then((ok) => {
           if (!ok) return;
           return announcer.setServiceSource({
-            services,
-            hasSynced: () => services.hasSynced(),
+            services: informer,
+            hasSynced: () => informer.hasSynced(),
           });
         }).catch(failed);
       }
     },
-    finished: Promise.all(announcers.map((a) => a.finished)).then(() => undefined),
+    finished: Promise.all([...announcers.map((a) => a.finished), tracked?.finished]).then(
+      () => undefined,
+    ),
+  };
+}
+
+/**
+ * Follows keepalived's notify FIFO and the interface's addresses (`vrrp_state.ts`).
+ * @param keepalived the running keepalived side
+ * @param options configuration, registry and signal
+ * @param services the Service cache once connected (for the `service` label)
+ * @returns the data plane and the tracker's loop
+ */
+function trackDataPlane(
+  keepalived: RunningKeepalived,
+  options: HostSideOptions,
+  services: () => Informer<V1Service> | undefined,
+): { dataPlane: HostDataPlane; finished: Promise<void> } {
+  const dir = options.config().keepalived.track_file_dir.replace(/\/+$/, "");
+  const tracker = new DataPlaneTracker({
+    registry: options.registry,
+    interface: () => options.config().keepalived.interface,
+    ...(keepalived.notifyFifo ? { fifoPath: `${dir}/${NOTIFY_FIFO_FILE}` } : {}),
+    configFile: () => options.config().keepalived.config_file,
+    servicesOf: (vip) => {
+      const keys: string[] = [];
+      for (const s of services()?.list() ?? []) {
+        if (!handlesService(options.config(), s)) continue;
+        const ips = (s.status?.loadBalancer?.ingress ?? []).map((i) => canonicalIp(i.ip ?? ""));
+        if (ips.includes(vip)) keys.push(`${s.metadata?.namespace}/${s.metadata?.name}`);
+      }
+      return keys.sort();
+    },
+    readAddresses: (iface) => readInterfaceAddresses({ interface: iface }),
+  });
+  return {
+    dataPlane: {
+      snapshot: () => tracker.snapshot(),
+      subscribe: (listener) => tracker.subscribe(listener),
+      lastApply: () => keepalived.lastApply(),
+    },
+    finished: tracker.run(options.signal),
   };
 }

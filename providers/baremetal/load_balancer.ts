@@ -22,6 +22,7 @@
  */
 import type { V1LoadBalancerStatus, V1Node, V1Service } from "@kubernetes/client-node";
 import { Gauge, type Registry } from "prom-client";
+import { registerPoolUsageGauges } from "./ipam/pool_usage_metrics.ts";
 import {
   type EnsuredLoadBalancer,
   type LoadBalancer,
@@ -305,6 +306,10 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
 function registerPoolGauge(registry: Registry, allocator: Allocator, refresh: () => void): void {
   // a reload may build a new load balancer against the same registry: the newest one reports
   registry.removeSingleMetric(POOL_ADDRESSES_METRIC);
+  registerPoolUsageGauges(registry, () => {
+    refresh();
+    return allocator.stats();
+  });
   new Gauge({
     name: POOL_ADDRESSES_METRIC,
     help: "Addresses of each load-balancer pool and family: total usable, and used by Services.",

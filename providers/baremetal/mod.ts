@@ -28,6 +28,7 @@ export { BaremetalInstances, type InventorySource, type InventoryView } from "./
 export { machineMetadata } from "./instances.ts";
 export { type MachineMatch, matchMachine, type MatchStep } from "./machine_matcher.ts";
 export { renderHostKeepalived, serviceVipsOf } from "./keepalived/announcer.ts";
+export { USER_NAME_REGEXP } from "./keepalived/render.ts";
 export { type AllocationPlan, planAllocations } from "./ipam/plan_allocations.ts";
 
 /** The registry name and providerID scheme. */

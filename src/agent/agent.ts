@@ -18,7 +18,7 @@ import { CLIENT_NAMES, type ClientFactory, createClientFactory } from "../kube/c
 import { createKubeClient, type KubeClient } from "../kube/kube_client.ts";
 import { KubeconfigError, resolveConnectionSettings } from "../kube/kubeconfig.ts";
 import { LeaderElector } from "../kube/leader_election.ts";
-import { leaseApiFromCoordinationApi } from "../kube/lease_api.ts";
+import { createLeaseApi } from "../kube/lease_api.ts";
 import { delay } from "../kube/delay.ts";
 import { logger } from "../log/logging.ts";
 import { createMetricsRegistry } from "../metrics/registry.ts";
@@ -28,9 +28,11 @@ import { metricsTokenReader } from "../server/metrics_token_file.ts";
 import { serve } from "../server/serve.ts";
 import { registerBaremetal } from "../../providers/baremetal/mod.ts";
 import { type ClusterCaches, createClusterCaches } from "./cluster_caches.ts";
+import { runVipHostController, startHeartbeat } from "./data_plane.ts";
 import { managedControllersGauge, runLeaderControllers } from "./leader_controllers.ts";
 import type { ServiceController } from "../controllers/service/service_controller.ts";
 import { errorMessage } from "../log/error_message.ts";
+import { StopSequence } from "./shutdown.ts";
 
 /** Inputs of `runAgent`, already parsed by `keelson run`. */
 export interface AgentOptions {
@@ -54,6 +56,8 @@ const KUBE_RETRY_MS = 10_000;
 export async function runAgent(options: AgentOptions): Promise<number> {
   const log = logger("agent");
   const { signal } = options;
+  // each part stops on its own step's signal, in order, once `signal` aborts (shutdown.ts)
+  const stops = new StopSequence();
   const registry = createMetricsRegistry();
   const health = new HealthChecks();
   let config = options.config;
@@ -90,8 +94,13 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   }
 
   // 2. the host side (keepalived): every host, before and without any Kubernetes connection
-  const hostSide = await provider.startHost?.({ host: options.host, signal });
-  const reloads = reloader.run(signal);
+  const hostSide = await provider.startHost?.({
+    host: options.host,
+    signal: stops.signal("background"),
+  });
+  stops.track("background", "keepalived", hostSide?.finished);
+  const reloads = reloader.run(stops.signal("background"));
+  stops.track("background", "configuration reloader", reloads);
 
   // 3. health and metrics
   let caches: ClusterCaches | undefined;
@@ -106,26 +115,46 @@ export async function runAgent(options: AgentOptions): Promise<number> {
       else if (!caches.synced()) reasons.push("caches have not synced");
       return { ok: reasons.length === 0, reasons };
     },
-    signal,
+    signal: stops.signal("server"),
   });
   if (!serving) return 1;
+  stops.track("server", "health server", serving.finished);
 
   // 4. the Kubernetes connection and its caches (every host: the host side reads Services)
   const client = await connect(() => config, registry, signal);
-  if (!client) {
-    await Promise.all([reloads, serving.finished, hostSide?.finished]);
-    return 0;
-  }
+  if (!client) return await stopAll(stops);
   // one rate limit per named client, as upstream's ClientBuilder (--kube-api-qps/burst each)
   const { qps, burst } = config.kubernetes;
   const clients = createClientFactory(client, { qps, burst });
   const cache = caches = createClusterCaches(clients.client(CLIENT_NAMES.informers), registry);
-  const informers = cache.run(signal);
-  provider.connect?.({ nodes: cache.nodes, services: cache.services, signal });
+  const informersSignal = stops.signal("informers");
+  stops.track("informers", "informers", cache.run(informersSignal));
+  provider.connect?.({
+    nodes: cache.nodes,
+    services: cache.services,
+    signal: informersSignal,
+  });
+  // this host's heartbeat Lease: its data plane as the host side sees it (every host)
+  const heartbeat = startHeartbeat({
+    client: clients.client(CLIENT_NAMES.heartbeat),
+    host: options.host,
+    registry,
+    dataPlane: hostSide?.dataPlane,
+    reloadOk: () => reloader.lastReloadSucceeded(),
+    signal: informersSignal,
+  });
+  stops.track("informers", "heartbeat", heartbeat);
 
   // 5. lead: once the caches synced, initialize the provider and run the enabled controllers
   const lead = async (leaderSignal: AbortSignal) => {
     if (!await cache.waitForSyncAll(leaderSignal)) return;
+    const vipHosts = runVipHostController(
+      clients.client(CLIENT_NAMES.vipHosts),
+      cache.services,
+      () => config,
+      registry,
+      leaderSignal,
+    );
     await runLeaderControllers({
       config: () => config,
       clients,
@@ -136,18 +165,40 @@ export async function runAgent(options: AgentOptions): Promise<number> {
       guard,
       onServiceController: (c) => serviceController = c,
     }, leaderSignal);
+    await vipHosts;
   };
 
   // 6. campaign for the Lease, leading while it is held
+  const controllersSignal = stops.signal("controllers");
   if (config.leader_election.enabled) {
-    await campaign({ clients, config: () => config, health, registry, lead, signal });
+    const campaigning = campaign({
+      clients,
+      config: () => config,
+      health,
+      registry,
+      lead,
+      signal: controllersSignal,
+    });
+    stops.track("controllers", "leader election and controllers", campaigning);
   } else {
     log.info("Leader election is off: starting controllers now");
-    await lead(signal);
+    stops.track("controllers", "controllers", lead(controllersSignal));
   }
-  await Promise.all([informers, reloads, serving.finished, hostSide?.finished]);
-  client.close();
-  log.info("Stopped");
+  if (!signal.aborted) {
+    await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+  }
+  try {
+    return await stopAll(stops);
+  } finally {
+    client.close();
+  }
+}
+
+/** Runs the stop sequence once the agent's signal aborted; 0 when everything stopped in time. */
+async function stopAll(stops: StopSequence): Promise<number> {
+  const outcome = await stops.stop();
+  if (!outcome.ok) return 1;
+  logger("agent").info("Stopped in {ms} ms", { ms: Math.round(outcome.ms) });
   return 0;
 }
 
@@ -213,8 +264,8 @@ async function campaign(options: CampaignOptions): Promise<void> {
   const le = config().leader_election;
   let identity: string | undefined;
   while (!signal.aborted) {
-    const lease = clients.client(CLIENT_NAMES.leaderElection).coordination;
-    const elector = new LeaderElector(leaseApiFromCoordinationApi(lease), {
+    const lease = createLeaseApi(clients.client(CLIENT_NAMES.leaderElection).rest);
+    const elector = new LeaderElector(lease, {
       namespace: le.namespace,
       name: le.name,
       leaseDurationMs: durationMs(le.lease_duration),

@@ -203,5 +203,6 @@ export async function runLeaderControllers(
     start("pv-labels", () => controller.run(signal));
   }
   await Promise.all(runs);
-  await Promise.all(recorders.map((r) => r.flush()));
+  // pending Event writes get a short grace period, then are dropped (bounded stop)
+  await Promise.all(recorders.map((r) => r.close()));
 }

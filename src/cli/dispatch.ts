@@ -27,6 +27,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: "offline: print the keepalived config a host would run",
     load: async () => (await import("./render.ts")).renderCommand,
   },
+  status: {
+    summary: "where every VIP is served now, hosts' heartbeats, leader, pools",
+    load: async () => (await import("./status.ts")).statusCommand,
+  },
   version: {
     summary: "print the version",
     load: async () => (await import("./version.ts")).versionCommand,

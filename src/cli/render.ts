@@ -14,6 +14,7 @@ import {
   planAllocations,
   renderHostKeepalived,
   serviceVipsOf,
+  USER_NAME_REGEXP,
 } from "../../providers/baremetal/mod.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
@@ -34,6 +35,8 @@ Flags:
   -s, --state SNAPSHOT   a saved cluster state, YAML or JSON (optional; without it only the
                          control-plane VIP is rendered):
                          kubectl get services -A -o yaml > state.yaml
+      --fifo-user NAME   the user keelson run runs as, owner of keepalived's notify FIFO
+                         (default keelson, as deploy/systemd/keelson.service)
   -h, --help             print this help
 
 Exit codes: 0 printed, 1 invalid inventory, unreadable snapshot or a host that cannot run
@@ -56,6 +59,7 @@ export async function renderCommand(args: string[]): Promise<number> {
     config: { type: "string", short: "c" },
     state: { type: "string", short: "s" },
     host: { type: "string" },
+    "fifo-user": { type: "string" },
     help: { type: "boolean", short: "h" },
   });
   if (values.help) {
@@ -89,10 +93,15 @@ export async function renderCommand(args: string[]): Promise<number> {
     if (!snapshot) return EXIT_INVALID;
     services = snapshot.services;
   }
+  const fifoUser = values["fifo-user"] ?? "keelson";
+  if (!USER_NAME_REGEXP.test(fifoUser)) {
+    throw new UsageError(`--fifo-user "${fifoUser}" is not a user name`);
+  }
   const rendered = renderHostKeepalived({
     config,
     host,
     serviceVips: serviceVipsOf(config, convergedServices(config, services)),
+    notifyFifoUser: fifoUser,
   });
   if ("error" in rendered) {
     printError(rendered.error);

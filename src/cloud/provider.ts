@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { HostDataPlane } from "./host_data_plane.ts";
 import type {
   V1LoadBalancerStatus,
   V1Node,
@@ -126,6 +127,8 @@ export interface HostContext {
 export interface RunningHostSide {
   /** Resolves when every loop of the host side has stopped. */
   readonly finished: Promise<void>;
+  /** This host's data plane, when the host side announces anything (Keelson extension). */
+  readonly dataPlane?: HostDataPlane;
 }
 
 /**

@@ -1,11 +1,9 @@
 /**
- * Turns what the Kubernetes client throws (client-node's `ApiException`, a raw non-2xx response of
- * a list or watch, a network error) into the one error type controllers branch on:
- * `ports.KubeApiError`.
+ * Turns a non-2xx answer of the API server (with its Status body) into the one error type
+ * controllers branch on: `ports.KubeApiError`; tells an abort from a failure.
  *
  * @module
  */
-import { ApiException } from "@kubernetes/client-node";
 import { KubeApiError } from "./ports.ts";
 
 /** The fields of a `metav1.Status` we use. */
@@ -17,35 +15,7 @@ interface StatusBody {
 }
 
 /**
- * Maps any error from a Kubernetes call to a `KubeApiError`. An `ApiException` keeps its HTTP
- * code, and the Status body (a JSON string in client-node 2.x) gives reason and message; a
- * network error (no answer at all) becomes code 0. A `KubeApiError` or an abort passes through.
- * @param error what was thrown
- * @param what what was attempted, e.g. `patch node "n1"`; prefixes the message
- * @returns the mapped error (or the abort error unchanged)
- */
-export function toKubeApiError(error: unknown, what: string): KubeApiError | Error {
-  if (error instanceof KubeApiError) return error;
-  if (isAbortError(error)) return error as Error;
-  if (error instanceof ApiException) {
-    const headers = (error.headers ?? {}) as Record<string, string>;
-    return statusError(
-      error.code,
-      bodyText(error.body),
-      headerValue(headers, "retry-after"),
-      what,
-      {
-        cause: error,
-      },
-    );
-  }
-  const detail = networkDetail(error);
-  return new KubeApiError(`Cannot ${what}: ${detail}`, { code: 0, cause: error });
-}
-
-/**
- * Builds a `KubeApiError` from a raw HTTP answer (used by list and watch, which bypass the
- * generated API).
+ * Builds a `KubeApiError` from a raw HTTP answer.
  * @param code HTTP status
  * @param body response text (a Status object, or anything)
  * @param retryAfter the `Retry-After` header value, if any
@@ -101,23 +71,6 @@ function parseStatus(body: string | undefined): StatusBody | undefined {
   return undefined;
 }
 
-function bodyText(body: unknown): string | undefined {
-  if (body === undefined || body === null) return undefined;
-  if (typeof body === "string") return body;
-  try {
-    return JSON.stringify(body);
-  } catch {
-    return undefined;
-  }
-}
-
-function headerValue(headers: Record<string, string>, name: string): string | undefined {
-  for (const [key, value] of Object.entries(headers)) {
-    if (key.toLowerCase() === name) return value;
-  }
-  return undefined;
-}
-
 function defaultReason(code: number): string {
   switch (code) {
     case 400:
@@ -145,12 +98,4 @@ function defaultReason(code: number): string {
     default:
       return "";
   }
-}
-
-function networkDetail(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
-    return `${error.message}${cause}`;
-  }
-  return String(error);
 }

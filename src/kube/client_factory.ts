@@ -23,6 +23,10 @@ export const CLIENT_NAMES = {
   service: "service-controller",
   /** The PersistentVolume label controller. */
   pvLabels: "pv-labels-controller",
+  /** This host's heartbeat Lease (every host). */
+  heartbeat: "host-heartbeat",
+  /** The leader's VIP-host Events. */
+  vipHosts: "vip-host-controller",
 } as const;
 
 /** Hands out named clients. */

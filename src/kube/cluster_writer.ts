@@ -1,29 +1,16 @@
 /**
- * The real `ClusterWriter` (ports.ts) and the core/v1 Event sink of the event recorder, over
- * client-node's CoreV1Api. client-node 2.x sends every PATCH as JSON Patch unless told otherwise,
- * so each patch call sets its Content-Type from the `PatchType`. Every API error becomes a
- * `KubeApiError`.
+ * The real `ClusterWriter` (ports.ts) and the core/v1 Event sink of the event recorder, over the
+ * plain-JSON REST calls of `rest_api.ts`. Each patch carries the Content-Type of its `PatchType`;
+ * every API error is a `KubeApiError`.
  *
  * @module
  */
-import {
-  type ConfigurationOptions,
-  type CoreV1Event,
-  type ObservableMiddleware,
-  PatchStrategy,
-  setHeaderOptions,
-  type V1Node,
-} from "@kubernetes/client-node";
-import { toKubeApiError } from "./api_error.ts";
+import type { CoreV1Event, V1Node, V1PersistentVolume, V1Service } from "@kubernetes/client-node";
 import type { KubeClient } from "./kube_client.ts";
-import type { ClusterWriter, PatchType } from "./ports.ts";
+import type { ClusterWriter } from "./ports.ts";
+import { objectPath } from "./rest_api.ts";
 
-/** The Content-Type of each patch flavour. */
-export const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
-  merge: PatchStrategy.MergePatch,
-  strategic: PatchStrategy.StrategicMergePatch,
-  json: PatchStrategy.JsonPatch,
-};
+export { PATCH_CONTENT_TYPES } from "./rest_api.ts";
 
 /** Writes core/v1 Events (what the event recorder needs). */
 export interface CoreEventSink {
@@ -33,88 +20,70 @@ export interface CoreEventSink {
   patch(namespace: string, name: string, patch: unknown): Promise<CoreV1Event>;
 }
 
-/**
- * Per-call options that set the patch Content-Type (appended to the default middleware).
- * @param type the patch flavour
- * @returns options for a generated `patch*` call
- */
-export function patchOptions(type: PatchType): ConfigurationOptions<ObservableMiddleware> {
-  return setHeaderOptions("Content-Type", PATCH_CONTENT_TYPES[type]);
-}
+const nodePath = (name: string, subresource?: string) =>
+  objectPath({ resource: "nodes", name, ...(subresource ? { subresource } : {}) });
+const servicePath = (namespace: string, name: string, subresource?: string) =>
+  objectPath({ resource: "services", namespace, name, ...(subresource ? { subresource } : {}) });
 
 /**
  * The ClusterWriter controllers use.
- * @param client the Kubernetes client
+ * @param client the Kubernetes client (a controller's own, for its own rate limit)
  * @returns the writer; every method throws `KubeApiError` on failure
  */
-export function createClusterWriter(client: Pick<KubeClient, "core">): ClusterWriter {
-  const core = client.core;
+export function createClusterWriter(client: Pick<KubeClient, "rest">): ClusterWriter {
+  const rest = client.rest;
   return {
-    replaceNode: (node: V1Node) =>
-      call(
-        `replace node "${node.metadata?.name ?? ""}"`,
-        () => core.replaceNode({ name: node.metadata?.name ?? "", body: node }),
-      ),
+    replaceNode: (node) => {
+      const name = node.metadata?.name ?? "";
+      return rest.replace<V1Node>(nodePath(name), node, `replace node "${name}"`);
+    },
     patchNode: (name, patch, type) =>
-      call(
-        `patch node "${name}"`,
-        () => core.patchNode({ name, body: patch as object }, patchOptions(type)),
-      ),
+      rest.patch<V1Node>(nodePath(name), patch, type, `patch node "${name}"`),
     patchNodeStatus: (name, patch, type) =>
-      call(
+      rest.patch<V1Node>(
+        nodePath(name, "status"),
+        patch,
+        type,
         `patch the status of node "${name}"`,
-        () => core.patchNodeStatus({ name, body: patch as object }, patchOptions(type)),
       ),
-    deleteNode: (name) =>
-      call(`delete node "${name}"`, async () => {
-        await core.deleteNode({ name });
-      }),
+    deleteNode: (name) => rest.delete(nodePath(name), `delete node "${name}"`),
     patchServiceStatus: (namespace, name, patch, type) =>
-      call(
+      rest.patch<V1Service>(
+        servicePath(namespace, name, "status"),
+        patch,
+        type,
         `patch the status of service "${namespace}/${name}"`,
-        () =>
-          core.patchNamespacedServiceStatus(
-            { name, namespace, body: patch as object },
-            patchOptions(type),
-          ),
       ),
     patchPersistentVolume: (name, patch, type) =>
-      call(
+      rest.patch<V1PersistentVolume>(
+        objectPath({ resource: "persistentvolumes", name }),
+        patch,
+        type,
         `patch persistent volume "${name}"`,
-        () => core.patchPersistentVolume({ name, body: patch as object }, patchOptions(type)),
       ),
   };
 }
 
 /**
  * The Event sink of the event recorder (core/v1 Events, as upstream CCMs write them).
- * @param client the Kubernetes client
+ * @param client the Kubernetes client (the controller's own: events share its rate limit)
  * @returns the sink; methods throw `KubeApiError` on failure
  */
-export function createEventSink(client: Pick<KubeClient, "core">): CoreEventSink {
-  const core = client.core;
+export function createEventSink(client: Pick<KubeClient, "rest">): CoreEventSink {
+  const rest = client.rest;
   return {
     create: (namespace, event) =>
-      call(
+      rest.create<CoreV1Event>(
+        objectPath({ resource: "events", namespace }),
+        event,
         `create event in namespace "${namespace}"`,
-        () => core.createNamespacedEvent({ namespace, body: event }),
       ),
     patch: (namespace, name, patch) =>
-      call(
+      rest.patch<CoreV1Event>(
+        objectPath({ resource: "events", namespace, name }),
+        patch,
+        "strategic",
         `patch event "${namespace}/${name}"`,
-        () =>
-          core.patchNamespacedEvent(
-            { name, namespace, body: patch as object },
-            patchOptions("strategic"),
-          ),
       ),
   };
-}
-
-async function call<T>(what: string, run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    throw toKubeApiError(error, what);
-  }
 }

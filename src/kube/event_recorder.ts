@@ -61,6 +61,9 @@ interface Seen {
   event: CoreV1Event;
 }
 
+/** How long pending Event writes may take when the agent stops. */
+export const EVENT_GRACE_MS = 2_000;
+
 /** An EventRecorder that writes to an EventSink, folding repeats into one Event. */
 export class AggregatingEventRecorder implements EventRecorder {
   #sink: EventSink;
@@ -72,6 +75,7 @@ export class AggregatingEventRecorder implements EventRecorder {
   #pending: (() => Promise<void>)[] = [];
   #draining: Promise<void> | undefined;
   #seq = 0;
+  #closed = false;
   #log = logger("kube", "events");
   /** Events dropped since the last log line about it (one line per 10 s, not one per event). */
   #dropped = 0;
@@ -97,6 +101,7 @@ export class AggregatingEventRecorder implements EventRecorder {
    * @param message what happened
    */
   event(object: EventTarget, type: "Normal" | "Warning", reason: string, message: string): void {
+    if (this.#closed) return;
     try {
       this.#record(objectReference(object), type, reason, message);
     } catch (error) {
@@ -110,6 +115,32 @@ export class AggregatingEventRecorder implements EventRecorder {
    */
   async flush(): Promise<void> {
     while (this.#draining) await this.#draining;
+  }
+
+  /**
+   * Stops recording (later events are ignored) and gives the queued writes `graceMs` to finish;
+   * what is still queued then is dropped, with one log line saying how many.
+   * @param graceMs how long pending writes may take
+   * @returns how many writes were dropped
+   */
+  async close(graceMs: number = EVENT_GRACE_MS): Promise<number> {
+    this.#closed = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const flushed = await Promise.race([
+      this.flush().then(() => true),
+      new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), graceMs)),
+    ]);
+    clearTimeout(timer);
+    if (flushed) return 0;
+    // the write in progress (bounded by the request deadline) still counts as dropped
+    const dropped = this.#pending.length + 1;
+    this.#pending.length = 0;
+    this.#log.warn("Dropped {dropped} pending Event writes at stop (grace {graceMs} ms)", {
+      dropped,
+      graceMs,
+      component: this.#component,
+    });
+    return dropped;
   }
 
   #record(ref: V1ObjectReference, type: string, reason: string, message: string): void {

@@ -1,33 +1,35 @@
 /**
- * The HTTP transport of the Kubernetes client: Deno's native `fetch` over ONE
- * `Deno.createHttpClient` per connection settings, HTTP/1.1 only, with keep-alive pooling.
+ * The HTTP transport of the Kubernetes client: Deno's native `fetch` over a replaceable
+ * connection (`connection.ts`: HTTP/2 for HTTPS, one multiplexed connection, as client-go).
  *
- * Why not client-node's own transport: under Deno 2.9.6 its undici path negotiates HTTP/2 and
- * Deno's node:http2 binding crashes the process on a GOAWAY (denoland/deno#36788), an aborted watch
- * body never ends (node:stream `isReadable` returns null), every call opens a new connection, and
- * client certificates through node's https.Agent reportedly give 401 (denoland/deno#19052).
+ * Why not client-node's own transport: under Deno 2.9.6 its undici path negotiates HTTP/2 through
+ * Deno's node:http2 binding, which crashes the process on a GOAWAY (denoland/deno#36788), an
+ * aborted watch body never ends (node:stream `isReadable` returns null), every call opens a new
+ * connection, and client certificates through node's https.Agent reportedly give 401
+ * (denoland/deno#19052).
  *
- * The transport adds the bearer/basic credentials, the client-side rate limit and the
- * `rest_client_*` metrics; the generated API (`createConfiguration({ httpApi })`) and the raw
- * list/watch calls both go through `fetch()` here.
+ * Every wait is bounded here: the rate limiter, the response headers and every body read end when
+ * the caller's signal aborts, when the connection is replaced, and (all but watches) at the
+ * request deadline; the body is then cancelled so the stream is released. A deadline that passes
+ * counts as `code="<timeout>"` in `rest_client_requests_total` and replaces the connection. A
+ * liveness ping (`liveness.ts`) replaces a connection that stopped answering.
  *
  * @module
  */
-import { Buffer } from "node:buffer";
-import {
-  type HttpLibrary,
-  type RequestContext,
-  ResponseContext,
-  wrapHttpLibrary,
-} from "@kubernetes/client-node";
 import { Counter, Histogram, type Registry } from "prom-client";
 import { logger } from "../log/logging.ts";
+import { guardBody, readAll } from "./abortable_body.ts";
+import { ApiConnection, type ReplaceReason, RequestTimeoutError } from "./connection.ts";
 import type { ConnectionSettings } from "./kubeconfig.ts";
+import { type Ping, PING_INTERVAL_MS, PING_TIMEOUT_MS, startLiveness } from "./liveness.ts";
 import { TokenBucket } from "./token_bucket.ts";
 import { errorMessage } from "../log/error_message.ts";
 import { declareOnce } from "../metrics/registry.ts";
 
 const log = logger("kube", "transport");
+
+/** Deadline of every request but watches: rate-limiter wait, headers and the whole body. */
+export const REQUEST_TIMEOUT_MS = 30_000;
 
 /** How often a token file is re-read (projected ServiceAccount tokens rotate hourly or faster). */
 export const TOKEN_FILE_REFRESH_MS = 60_000;
@@ -47,6 +49,12 @@ export interface HttpTransportOptions {
   userAgent?: string;
   /** Clock in milliseconds (token-file refresh, rate limit). @default performance.now */
   now?: () => number;
+  /** Deadline of every request but watches; 0 = none. @default REQUEST_TIMEOUT_MS */
+  requestTimeoutMs?: number;
+  /** Liveness ping interval; 0 = no pings. @default PING_INTERVAL_MS */
+  pingIntervalMs?: number;
+  /** A ping unanswered this long replaces the connection. @default PING_TIMEOUT_MS */
+  pingTimeoutMs?: number;
 }
 
 /** Request options of `HttpTransport.fetch`. */
@@ -59,37 +67,49 @@ export interface TransportRequest {
   limiter?: TokenBucket;
 }
 
-/** The transport shared by the generated API and the raw list/watch calls. */
+/** The transport shared by the REST calls (`rest_api.ts`) and the raw list/watch calls. */
 export interface HttpTransport {
-  /** For `createConfiguration({ httpApi })`. */
-  readonly httpApi: HttpLibrary;
   /** The base URL requests go to. */
   readonly baseUrl: string;
+  /** The current connection generation (increases with every replacement). */
+  readonly generation: number;
   /**
-   * Sends one request: waits for the rate limiter, adds credentials and User-Agent, records metrics.
+   * Sends one request: waits for the rate limiter, adds credentials and User-Agent, records
+   * metrics. A watch (`watch=true`) returns at once with a streaming body whose reads end on
+   * abort; any other request returns with its whole body read, within the deadline.
    * @param url absolute URL, or a path below the server
    * @param request method, headers, body, signal
-   * @returns the response (any status; the body is not consumed)
-   * @throws {TypeError} on a network or TLS failure; the signal's reason on abort
+   * @returns the response (any status)
+   * @throws {TypeError} on a network or TLS failure; the signal's reason on abort; a
+   *   `RequestTimeoutError` at the deadline; a `ConnectionReplacedError` when the connection it
+   *   ran on was replaced
    */
   fetch(url: string, request?: TransportRequest): Promise<Response>;
   /**
+   * Replaces the current connection (every open request on it fails and is retried).
+   * @param reason metric label
+   * @param detail for the log
+   * @returns true when replaced
+   */
+  replaceConnection(reason: ReplaceReason, detail: string): boolean;
+  /**
    * A view of this transport with its own client-side rate limit and User-Agent: the same
-   * connections, credentials and metrics. Upstream gives each controller such a client
+   * connections, credentials, deadlines and metrics. Upstream gives each controller such a client
    * (`ClientBuilder.ClientOrDie(name)`), so one controller's burst does not slow another.
    * @param limit the view's QPS and burst (defaults as `createHttpTransport`) and User-Agent
    * @returns the view; its `close()` does nothing (the transport it came from owns the connections)
    */
   withRateLimit(limit: { qps?: number; burst?: number; userAgent?: string }): HttpTransport;
-  /** Closes the pooled connections. */
+  /** Stops the liveness pings, aborts open requests and closes the pooled connections. */
   close(): void;
 }
 
 /**
  * Builds the transport for one set of connection settings.
  * @param settings where the API server is and how to authenticate
- * @param options metrics registry, rate limit, user agent
+ * @param options metrics registry, rate limit, user agent, deadlines, liveness
  * @returns the transport
+ * @throws {TypeError} for settings Deno's fetch cannot honour
  */
 export function createHttpTransport(
   settings: ConnectionSettings,
@@ -99,114 +119,237 @@ export function createHttpTransport(
   const bucket = new TokenBucket({ qps: options.qps, burst: options.burst, now });
   const metrics = transportMetrics(options.registry);
   const userAgent = options.userAgent ?? "keelson";
-  const { baseUrl, client } = buildClient(settings);
+  const deadlineMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const connection = new ApiConnection(settings, options.registry);
+  const baseUrl = settings.server;
   const tokens = tokenSource(settings, now);
   const host = new URL(settings.server).host;
 
-  async function send(url: string, request: TransportRequest = {}): Promise<Response> {
-    const method = (request.method ?? "GET").toUpperCase();
-    const verb = method === "GET" && url.includes("watch=true") ? "WATCH" : method;
-    const waited = await (request.limiter ?? bucket).wait(request.signal ?? undefined);
-    metrics.rateLimiter.observe({ verb, host }, waited / 1000);
+  async function headers(request: TransportRequest): Promise<Headers> {
     const headers = new Headers(request.headers);
     if (!headers.has("user-agent")) headers.set("user-agent", userAgent);
     if (!headers.has("accept")) headers.set("accept", "application/json");
     const authorization = await tokens.authorization();
     if (authorization) headers.set("authorization", authorization);
-    const target = url.startsWith("/") ? baseUrl + url : url;
+    return headers;
+  }
+
+  async function send(url: string, request: TransportRequest = {}): Promise<Response> {
+    const method = (request.method ?? "GET").toUpperCase();
+    const verb = method === "GET" && url.includes("watch=true") ? "WATCH" : method;
+    const generation = connection.current;
+    // One signal for everything this request waits on: the caller's stop, the generation being
+    // replaced, and (not for watches) the deadline. Our own listeners, never fetch's (see
+    // abortable_body.ts for why fetch's own propagation cannot be relied on).
+    const bound = new RequestSignal(request.signal ?? undefined, generation.signal);
+    if (verb !== "WATCH" && deadlineMs > 0) {
+      bound.deadline(
+        deadlineMs,
+        () => new RequestTimeoutError(`no answer from ${host} within ${deadlineMs} ms`),
+      );
+    }
+    const signal = bound.signal;
+    let handedOver = false;
     const started = now();
+    let code = "<error>";
     try {
-      const response = await fetch(target, {
-        method,
-        headers,
-        body: request.body ?? null,
-        signal: request.signal ?? null,
-        client,
-      });
-      metrics.requests.inc({ code: String(response.status), method, host });
-      return response;
+      const waited = await (request.limiter ?? bucket).wait(signal);
+      metrics.rateLimiter.observe({ verb, host }, waited / 1000);
+      const target = url.startsWith("/") ? baseUrl + url : url;
+      const sentAt = now();
+      const response = await raceAbort(
+        fetch(target, {
+          method,
+          headers: await headers(request),
+          body: request.body ?? null,
+          signal,
+          client: generation.client,
+        }),
+        signal,
+      );
+      metrics.duration.observe({ verb, host }, (now() - sentAt) / 1000);
+      if (!response.body || NULL_BODY_STATUS.has(response.status)) {
+        code = String(response.status);
+        return response;
+      }
+      const init = {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+      };
+      if (verb === "WATCH") {
+        code = String(response.status);
+        handedOver = true;
+        return new Response(guardBody(response.body, signal, () => bound.dispose()), init);
+      }
+      // the whole answer within the deadline: a body stalled on a dead connection fails too
+      const bytes = await readBody(response, signal);
+      code = String(response.status);
+      return new Response(bytes, init);
     } catch (error) {
-      metrics.requests.inc({ code: "<error>", method, host });
-      throw error;
+      const reason = signal.aborted ? signal.reason : error;
+      if (reason instanceof RequestTimeoutError) {
+        code = "<timeout>";
+        connection.replace(
+          generation.id,
+          "request-deadline",
+          `${method} ${url}: ${reason.message}`,
+        );
+      }
+      throw reason;
     } finally {
-      metrics.duration.observe({ verb, host }, (now() - started) / 1000);
+      metrics.requests.inc({ code, method, host });
+      if (code === "<timeout>") metrics.duration.observe({ verb, host }, (now() - started) / 1000);
+      if (!handedOver) bound.dispose();
     }
   }
 
+  const ping: Ping = async (generation, timeoutMs, stop) => {
+    const bound = new RequestSignal(stop, generation.signal);
+    bound.deadline(timeoutMs, () => new RequestTimeoutError("ping timeout"));
+    try {
+      const response = await raceAbort(
+        fetch(`${baseUrl}/version`, {
+          headers: await headers({}),
+          signal: bound.signal,
+          client: generation.client,
+        }),
+        bound.signal,
+      );
+      if (response.body) await readAll(guardBody(response.body, bound.signal));
+      return "answered";
+    } catch (error) {
+      const reason = bound.signal.aborted ? bound.signal.reason : error;
+      return reason instanceof RequestTimeoutError ? "timeout" : "failed";
+    } finally {
+      bound.dispose();
+    }
+  };
+  const pingIntervalMs = options.pingIntervalMs ?? PING_INTERVAL_MS;
+  const liveness = pingIntervalMs > 0
+    ? startLiveness(connection, ping, {
+      registry: options.registry,
+      intervalMs: pingIntervalMs,
+      timeoutMs: options.pingTimeoutMs ?? PING_TIMEOUT_MS,
+    })
+    : undefined;
+
+  const replaceConnection: HttpTransport["replaceConnection"] = (reason, detail) =>
+    connection.replace(connection.current.id, reason, detail);
   const withRateLimit: HttpTransport["withRateLimit"] = (limit) => {
     const limiter = new TokenBucket({ qps: limit.qps, burst: limit.burst, now });
     const agent = limit.userAgent ?? userAgent;
-    const viewSend = (url: string, request: TransportRequest = {}) =>
-      send(url, {
-        ...request,
-        limiter,
-        headers: { "user-agent": agent, ...request.headers },
-      });
     return {
-      httpApi: httpApiOver(viewSend),
       baseUrl,
-      fetch: viewSend,
+      fetch: (url, request = {}) =>
+        send(url, { ...request, limiter, headers: { "user-agent": agent, ...request.headers } }),
+      replaceConnection,
+      get generation() {
+        return connection.current.id;
+      },
       withRateLimit,
       close: () => {},
     };
   };
 
   return {
-    httpApi: httpApiOver(send),
     baseUrl,
     fetch: send,
+    replaceConnection,
+    get generation() {
+      return connection.current.id;
+    },
     withRateLimit,
-    close: () => client.close(),
+    close: () => {
+      liveness?.stop();
+      connection.close();
+    },
   };
 }
 
-/** client-node's HttpLibrary over one `send` (the generated APIs' way in). */
-function httpApiOver(
-  send: (url: string, request: TransportRequest) => Promise<Response>,
-): HttpLibrary {
-  return wrapHttpLibrary({
-    async send(context: RequestContext): Promise<ResponseContext> {
-      const body = context.getBody();
-      const response = await send(context.getUrl(), {
-        method: context.getHttpMethod(),
-        headers: context.getHeaders(),
-        body: body === undefined ? null : body as BodyInit,
-        signal: context.getSignal() ?? null,
-      });
-      const headers: Record<string, string> = {};
-      response.headers.forEach((value, name) => {
-        headers[name] = value;
-      });
-      return new ResponseContext(response.status, headers, {
-        text: () => response.text(),
-        binary: async () => Buffer.from(await response.arrayBuffer()),
-        stream: () => response.body,
-      });
-    },
+const NULL_BODY_STATUS = new Set([101, 204, 205, 304]);
+
+/** An abort signal fed by explicit listeners on its sources (strong references) and a timer. */
+class RequestSignal {
+  readonly #controller = new AbortController();
+  readonly #sources: AbortSignal[];
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #onAbort = (event: Event) => {
+    this.#abort((event.target as AbortSignal).reason);
+  };
+
+  constructor(...sources: Array<AbortSignal | undefined>) {
+    this.#sources = sources.filter((s): s is AbortSignal => s !== undefined);
+    for (const source of this.#sources) {
+      if (source.aborted) this.#abort(source.reason);
+      else source.addEventListener("abort", this.#onAbort, { once: true });
+    }
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  deadline(ms: number, reason: () => Error): void {
+    if (this.#controller.signal.aborted) return;
+    this.#timer = setTimeout(() => this.#abort(reason()), ms);
+  }
+
+  dispose(): void {
+    clearTimeout(this.#timer);
+    for (const source of this.#sources) source.removeEventListener("abort", this.#onAbort);
+  }
+
+  #abort(reason: unknown): void {
+    if (!this.#controller.signal.aborted) this.#controller.abort(reason);
+    this.dispose();
+  }
+}
+
+/**
+ * The whole body, read by the runtime into one buffer, or the signal's reason as soon as it aborts
+ * (the fetch carries the same signal, so the read itself is cancelled too). Not through a JS
+ * stream (`guardBody` + `readAll`): a stream step and a copy per chunk cost ~40 MB of peak RSS and
+ * ~25% more CPU in a burst of 1000 Services (tests/bench/memory_bench.ts).
+ */
+function readBody(response: Response, signal: AbortSignal): Promise<Uint8Array<ArrayBuffer>> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    response.arrayBuffer().then(
+      (buffer) => resolve(new Uint8Array(buffer)),
+      (error) => reject(signal.aborted ? signal.reason : error),
+    ).finally(() => signal.removeEventListener("abort", onAbort));
   });
 }
 
-/** One Deno HttpClient, HTTP/1.1 only (keep-alive pooled). */
-function buildClient(settings: ConnectionSettings): { baseUrl: string; client: Deno.HttpClient } {
-  if (settings.tlsServerName && settings.tlsServerName !== new URL(settings.server).hostname) {
-    throw new TypeError(
-      `Cannot connect to ${settings.server}: a TLS server name ("${settings.tlsServerName}") ` +
-        "other than the URL's host is not supported by Deno's fetch",
+/**
+ * Settles with the response, or rejects with the signal's reason as soon as it aborts; a response
+ * arriving after that has its body cancelled so its stream is released.
+ */
+function raceAbort(promise: Promise<Response>, signal: AbortSignal): Promise<Response> {
+  return new Promise<Response>((resolve, reject) => {
+    let lost = false;
+    const onAbort = () => {
+      lost = true;
+      reject(signal.reason);
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (response) => {
+        signal.removeEventListener("abort", onAbort);
+        if (lost) response.body?.cancel().catch(() => {});
+        else resolve(response);
+      },
+      (error) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
     );
-  }
-  if (settings.insecureSkipTlsVerify) {
-    throw new TypeError(
-      `Cannot connect to ${settings.server}: skipping TLS verification is not supported`,
-    );
-  }
-  const base: Deno.CreateHttpClientOptions = { http1: true, http2: false };
-  if (settings.caPem) base.caCerts = [settings.caPem];
-  const client = settings.clientCertPem && settings.clientKeyPem
-    ? Deno.createHttpClient({ ...base, cert: settings.clientCertPem, key: settings.clientKeyPem })
-    : Deno.createHttpClient(base);
-  return { baseUrl: settings.server, client };
+  });
 }
-
 /** The Authorization header value, re-reading a token file at most once a minute. */
 function tokenSource(
   settings: ConnectionSettings,

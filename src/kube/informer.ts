@@ -2,7 +2,11 @@
  * A watched cache of one resource kind (client-go's reflector + indexer + shared informer, in
  * small): list, then watch from the list's resourceVersion with bookmarks; re-list on 410 Expired;
  * reconnect with jittered exponential backoff (1 s doubling to 30 s) on any other error; never stop
- * until the signal aborts. Objects are client-node models (`model_codec.ts`).
+ * until the signal aborts. Objects are the server's plain JSON, trimmed once on arrival by the
+ * kind's cache transform (`cache_transform.ts`: no managedFields, no fields nobody reads).
+ *
+ * A watch that failed because its connection was found dead and replaced is re-established at
+ * once over the new connection.
  *
  * While the API server does not answer at all (connection refused or reset: code 0) the delay stays
  * at about 1 s instead of doubling, so an apiserver restart is noticed within a second or two; a
@@ -14,11 +18,12 @@
 import { Counter, type Registry } from "prom-client";
 import { logger } from "../log/logging.ts";
 import type { KubeClient } from "./kube_client.ts";
-import { modelTypeFor, toModel } from "./model_codec.ts";
+import { type CacheTransform, cacheTransformFor } from "./cache_transform.ts";
 import { type Informer, type InformerEvent, KubeApiError, objectKey } from "./ports.ts";
 import { delay } from "./delay.ts";
 import { errorMessage } from "../log/error_message.ts";
 import { declareOnce } from "../metrics/registry.ts";
+import { CONNECTION_REPLACED } from "./watch_events.ts";
 
 const log = logger("kube", "informer");
 
@@ -42,6 +47,8 @@ export interface InformerOptions {
   kind: string;
   /** API version of the items. @default "v1" */
   apiVersion?: string;
+  /** Trims each object before it is cached. @default cacheTransformFor(kind) */
+  transform?: CacheTransform;
   /** Every this many ms, every cached object is delivered again as an update; 0 = never. @default 0 */
   resyncMs?: number;
   /** Where `keelson_informer_*` metrics go. */
@@ -72,7 +79,7 @@ export function createInformer<T extends KubeObject>(
   client: Pick<KubeClient, "list" | "watch">,
   options: InformerOptions,
 ): RunnableInformer<T> {
-  const modelType = modelTypeFor(options.kind, options.apiVersion);
+  const transform = options.transform ?? cacheTransformFor(options.kind);
   const sleep = options.sleep ?? delay;
   const random = options.random ?? Math.random;
   const cache = new Map<string, T>();
@@ -107,7 +114,7 @@ export function createInformer<T extends KubeObject>(
   function replace(items: unknown[]): void {
     const seen = new Set<string>();
     for (const raw of items) {
-      const object = toModel<T>(raw, modelType);
+      const object = transform(raw) as T;
       seen.add(objectKey(object));
       upsert(object);
     }
@@ -141,7 +148,7 @@ export function createInformer<T extends KubeObject>(
       const meta = (event.object as KubeObject | undefined)?.metadata;
       if (meta?.resourceVersion) state.rv = meta.resourceVersion;
       if (event.type === "BOOKMARK") continue;
-      const object = toModel<T>(event.object, modelType);
+      const object = transform(event.object) as T;
       if (event.type === "DELETED") {
         const key = objectKey(object);
         const old = cache.get(key);
@@ -196,7 +203,9 @@ export function createInformer<T extends KubeObject>(
           ? error.retryAfterSeconds * 1000
           : 0;
         const base = unreachable ? Math.min(backoff, UNREACHABLE_BACKOFF_MS) : backoff;
-        const delay = Math.max(retryAfterMs, Math.round(base * (0.5 + random())));
+        // a replaced connection is a fresh one already: watch again at once
+        const replaced = error instanceof KubeApiError && error.reason === CONNECTION_REPLACED;
+        const delay = replaced ? 0 : Math.max(retryAfterMs, Math.round(base * (0.5 + random())));
         log.warn("Watch of {resource} failed, retrying in {delayMs} ms: {error}", {
           resource,
           delayMs: delay,

@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { V1MicroTime } from "@kubernetes/client-node";
+import { MicroTime as V1MicroTime } from "./micro_time.ts";
 import type { V1Lease, V1LeaseSpec } from "@kubernetes/client-node";
 import type { Registry } from "prom-client";
 import { logger } from "../log/logging.ts";
@@ -104,7 +104,7 @@ export class LeaderElector {
   #generation = 0;
 
   /**
-   * @param api the Lease port (`leaseApiFromCoordinationApi(client.coordination)`)
+   * @param api the Lease port (`createLeaseApi(client.rest)`)
    * @param options Lease, durations, identity, metrics registry, clock
    * @throws {RangeError} when the durations are inconsistent (same rules as client-go)
    */

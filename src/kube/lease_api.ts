@@ -1,12 +1,13 @@
 /**
- * The narrow port leader election uses to reach `coordination.k8s.io/v1` Leases, and its adapter
- * over client-node's generated `CoordinationV1Api`. Unit tests implement the port in memory.
+ * The narrow port leader election uses to reach `coordination.k8s.io/v1` Leases, and its
+ * implementation over the plain-JSON REST calls (`rest_api.ts`). Unit tests implement the port in
+ * memory.
  *
  * @module
  */
-import type { CoordinationV1Api, V1Lease } from "@kubernetes/client-node";
-import { toKubeApiError } from "./api_error.ts";
+import type { V1Lease } from "@kubernetes/client-node";
 import { isNotFound } from "./ports.ts";
+import { objectPath, type RestApi } from "./rest_api.ts";
 
 /** Read, create and replace one Lease. Errors are `KubeApiError`s (409 Conflict on a stale write). */
 export interface LeaseApi {
@@ -34,12 +35,6 @@ export interface LeaseApi {
   replace(lease: V1Lease): Promise<V1Lease>;
 }
 
-/** The three calls of client-node's CoordinationV1Api that the adapter needs. */
-export type LeaseCalls = Pick<
-  CoordinationV1Api,
-  "readNamespacedLease" | "createNamespacedLease" | "replaceNamespacedLease"
->;
-
 function leaseName(lease: V1Lease): { namespace: string; name: string } {
   const namespace = lease.metadata?.namespace ?? "";
   const name = lease.metadata?.name ?? "";
@@ -51,38 +46,42 @@ function leaseName(lease: V1Lease): { namespace: string; name: string } {
   return { namespace, name };
 }
 
+const GROUP = "coordination.k8s.io";
+
 /**
- * Adapts client-node's CoordinationV1Api (object-parameter style) to `LeaseApi`, mapping every
- * error to a `KubeApiError` (client-node's `ApiException.code` becomes `KubeApiError.code`).
- * @param api `KubeClient.coordination`, or anything with the same three methods
+ * The Lease port over the REST calls of a client (`client.rest`): every error is a `KubeApiError`
+ * (409 Conflict on a stale replace, 409 AlreadyExists on a second create).
+ * @param rest the REST calls (leader election's own client, so it keeps its own rate limit)
  * @returns the port
  */
-export function leaseApiFromCoordinationApi(api: LeaseCalls): LeaseApi {
+export function createLeaseApi(rest: RestApi): LeaseApi {
   return {
     async read(namespace, name) {
       try {
-        return await api.readNamespacedLease({ namespace, name });
+        return await rest.get<V1Lease>(
+          objectPath({ group: GROUP, resource: "leases", namespace, name }),
+          `read lease "${namespace}/${name}"`,
+        );
       } catch (error) {
-        const mapped = toKubeApiError(error, `read lease "${namespace}/${name}"`);
-        if (isNotFound(mapped)) return undefined;
-        throw mapped;
+        if (isNotFound(error)) return undefined;
+        throw error;
       }
     },
     async create(lease) {
       const { namespace, name } = leaseName(lease);
-      try {
-        return await api.createNamespacedLease({ namespace, body: lease });
-      } catch (error) {
-        throw toKubeApiError(error, `create lease "${namespace}/${name}"`);
-      }
+      return await rest.create<V1Lease>(
+        objectPath({ group: GROUP, resource: "leases", namespace }),
+        lease,
+        `create lease "${namespace}/${name}"`,
+      );
     },
     async replace(lease) {
       const { namespace, name } = leaseName(lease);
-      try {
-        return await api.replaceNamespacedLease({ namespace, name, body: lease });
-      } catch (error) {
-        throw toKubeApiError(error, `replace lease "${namespace}/${name}"`);
-      }
+      return await rest.replace<V1Lease>(
+        objectPath({ group: GROUP, resource: "leases", namespace, name }),
+        lease,
+        `replace lease "${namespace}/${name}"`,
+      );
     },
   };
 }

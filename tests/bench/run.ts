@@ -17,7 +17,7 @@ const NAMES = ["nodes", "services", "keepalived", "plan", "peers"] as const;
 type BenchName = (typeof NAMES)[number];
 
 const USAGE =
-  `Usage: deno task bench [nodes|services|keepalived|plan|all] [N ...] [--qps Q] [--burst B]
+  `Usage: deno task bench [nodes|services|keepalived|memory|plan|peers|all] [N ...] [--qps Q] [--burst B]
 
   nodes        N kubelet-style Nodes registered at once -> time to initialized, requests/Node
   services     N LoadBalancer Services created at once -> time to ingress, requests/Service
@@ -26,10 +26,16 @@ const USAGE =
   peers        upstream cloud-controller-manager (fake provider, built with Go) vs keelson run,
                side by side; scenarios services:N nodes:N mixed:N idle[:N] idle-nodes[:N], each [@QPS/BURST]
                (default: the whole table at QPS 20 / burst 30)
+  memory       peak RSS of bare imports and of keelson run with N existing Services/Nodes, and
+               start to first object done (see tests/bench/memory_bench.ts for its flags)
   N            sizes (default 100 1000 for nodes/services, 1000 for keepalived)
   --qps, --burst  run only with this client-side limit (default: both 20/30 and 200/300)`;
 
 async function main(args: string[]): Promise<number> {
+  if (args[0] === "memory") {
+    // its own flags (--kind, --bundle, --deno-flag): see tests/bench/memory_bench.ts
+    return (await import("./memory_bench.ts")).runMemoryBench(args.slice(1));
+  }
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,

@@ -55,31 +55,47 @@ export class KeepalivedLab {
   readonly prefix: string;
   readonly nodes: string[];
   readonly dir: string;
+  /** First three octets of the lab's /24 (nodes are .11, .12, ...). */
+  readonly subnet: string;
   #namespaces: string[] = [];
   #children: Deno.ChildProcess[] = [];
+  #hostLinks: string[] = [];
   /** keepalived parent per node. */
   readonly keepalived = new Map<string, Deno.ChildProcess>();
 
-  private constructor(prefix: string, nodes: string[], dir: string) {
+  private constructor(prefix: string, nodes: string[], dir: string, subnet: string) {
     this.prefix = prefix;
     this.nodes = nodes;
     this.dir = dir;
+    this.subnet = subnet;
   }
 
   /**
    * Creates the bridge namespace and one namespace per node (n1 = 10.250.0.11, ...).
    * @param tag unique per test, part of every namespace name
    * @param count number of nodes
+   * @param options `prefix` of the namespace names (default `kle2e<pid><tag>`); `subnet`, the
+   *   first three octets of the lab's /24 (default `10.250.0`)
    * @returns the lab
    */
-  static async create(tag: string, count = 3): Promise<KeepalivedLab> {
-    const prefix = `kle2e${Deno.pid % 100000}${tag}`;
+  static async create(
+    tag: string,
+    count = 3,
+    options: { prefix?: string; subnet?: string } = {},
+  ): Promise<KeepalivedLab> {
+    const prefix = options.prefix ?? `kle2e${Deno.pid % 100000}${tag}`;
+    const subnet = options.subnet ?? "10.250.0";
     const existing = await run("ip", ["netns", "list"]);
     if (existing.split("\n").some((l) => l.startsWith(`${prefix}-`))) {
       throw new Error(`Namespaces ${prefix}-* already exist`);
     }
     const nodes = Array.from({ length: count }, (_, i) => `n${i + 1}`);
-    const lab = new KeepalivedLab(prefix, nodes, await Deno.makeTempDir({ prefix: `${prefix}.` }));
+    const lab = new KeepalivedLab(
+      prefix,
+      nodes,
+      await Deno.makeTempDir({ prefix: `${prefix}.` }),
+      subnet,
+    );
     try {
       const sw = lab.ns("sw");
       await lab.#addNamespace(sw);
@@ -104,7 +120,7 @@ export class KeepalivedLab {
         ]);
         await run("ip", ["-n", sw, "link", "set", `p-${node}`, "master", "br0", "up"]);
         await run("ip", ["-n", ns, "link", "set", "lo", "up"]);
-        await run("ip", ["-n", ns, "addr", "add", `10.250.0.${11 + i}/24`, "dev", "eth0"]);
+        await run("ip", ["-n", ns, "addr", "add", `${subnet}.${11 + i}/24`, "dev", "eth0"]);
         await run("ip", ["-n", ns, "link", "set", "eth0", "up"]);
         await Deno.mkdir(`${lab.dir}/${node}`);
       }
@@ -113,6 +129,81 @@ export class KeepalivedLab {
       throw error;
     }
     return lab;
+  }
+
+  /**
+   * Adds a management network beside the VRRP segment, as hosts often have: a second bridge
+   * `br1` in the bridge namespace, `eth1` in each node namespace with `<subnet>.11`, `.12`, ...
+   * and a veth `<prefix>h` in the host namespace with `<subnet>.1/24` (for a service the nodes
+   * reach on the host, such as a kube-apiserver). Cutting a node's VRRP port (`setVrrpPort`) then
+   * leaves its management traffic alone. Deleting the bridge namespace deletes every pair.
+   * @param subnet first three octets of the management /24
+   * @returns the host's address on it
+   */
+  async addManagementNetwork(subnet: string): Promise<string> {
+    const hostSide = `${this.prefix}h`;
+    if (hostSide.length > 15) throw new Error(`Interface name ${hostSide} is too long`);
+    const sw = this.ns("sw");
+    await run("ip", ["-n", sw, "link", "add", "br1", "type", "bridge"]);
+    await run("ip", ["-n", sw, "link", "set", "br1", "up"]);
+    for (const [i, node] of this.nodes.entries()) {
+      const ns = this.ns(node);
+      await run("ip", [
+        "-n",
+        sw,
+        "link",
+        "add",
+        `m-${node}`,
+        "type",
+        "veth",
+        "peer",
+        "name",
+        "eth1",
+        "netns",
+        ns,
+      ]);
+      await run("ip", ["-n", sw, "link", "set", `m-${node}`, "master", "br1", "up"]);
+      await run("ip", ["-n", ns, "addr", "add", `${subnet}.${11 + i}/24`, "dev", "eth1"]);
+      await run("ip", ["-n", ns, "link", "set", "eth1", "up"]);
+    }
+    await run("ip", [
+      "link",
+      "add",
+      hostSide,
+      "type",
+      "veth",
+      "peer",
+      "name",
+      "m-host",
+      "netns",
+      sw,
+    ]);
+    this.#hostLinks.push(hostSide);
+    await run("ip", ["-n", sw, "link", "set", "m-host", "master", "br1", "up"]);
+    await run("ip", ["addr", "add", `${subnet}.1/24`, "dev", hostSide]);
+    await run("ip", ["link", "set", hostSide, "up"]);
+    return `${subnet}.1`;
+  }
+
+  /**
+   * Opens or closes a node's port on the VRRP bridge. Closed (STP state disabled), the node's
+   * carrier stays up but nothing passes: a partition, which gives VRRP a split brain.
+   * @param node the node
+   * @param open forward (true) or drop everything (false)
+   */
+  async setVrrpPort(node: string, open: boolean): Promise<void> {
+    await run("ip", [
+      "netns",
+      "exec",
+      this.ns("sw"),
+      "bridge",
+      "link",
+      "set",
+      "dev",
+      `p-${node}`,
+      "state",
+      open ? "3" : "0",
+    ]);
   }
 
   /** Namespace name of a node (or "sw"). */
@@ -218,6 +309,7 @@ export class KeepalivedLab {
         await child.status;
       }
     }
+    for (const link of this.#hostLinks) await run("ip", ["link", "del", link]).catch(() => {});
     for (const ns of [...this.#namespaces].reverse()) {
       await run("ip", ["netns", "del", ns]).catch(() => {});
     }

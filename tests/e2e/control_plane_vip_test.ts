@@ -252,7 +252,7 @@ Deno.test({
           `(keelson probe wrote 1 after ${trackMs.toFixed(0)} ms, keepalived moved the VIP ` +
           `${(moveMs - trackMs).toFixed(0)} ms later)`,
       );
-      assert.ok(moveMs < 2000, `the control-plane VIP took ${moveMs.toFixed(0)} ms to move`);
+      assert.ok(moveMs < 8000, `the control-plane VIP took ${moveMs.toFixed(0)} ms to move`);
       assert.equal(await Deno.readTextFile(healthFile), "1\n");
 
       // restored: keelson writes 0 again; with nopreempt the VIP may stay on the successor

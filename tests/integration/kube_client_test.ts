@@ -13,7 +13,6 @@ import { createInformer, type RunnableInformer } from "../../src/kube/informer.t
 import { createKubeClient, type KubeClient } from "../../src/kube/kube_client.ts";
 import { resolveConnectionSettings } from "../../src/kube/kubeconfig.ts";
 import type { InformerEvent, KubeApiError } from "../../src/kube/ports.ts";
-import { toKubeApiError } from "../../src/kube/api_error.ts";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { type ControlPlane, integrationTest, startControlPlane } from "./_harness/control_plane.ts";
 
@@ -84,8 +83,12 @@ async function crudScenario(cp: ControlPlane, kubeconfig: string, name: string):
     const list = await running.client.list("/api/v1/nodes");
     assert.match(list.resourceVersion, /^\d+$/);
 
-    const created = await running.client.core.createNode({ body: newNode(name) });
-    assert.ok(created.metadata?.creationTimestamp instanceof Date);
+    const created = await running.client.rest.create<V1Node>(
+      "/api/v1/nodes",
+      newNode(name),
+      `create node "${name}"`,
+    );
+    assert.equal(typeof created.metadata?.creationTimestamp, "string", "plain JSON, as sent");
     await seen(running, isNode("add", name));
 
     await writer.patchNode(name, { metadata: { labels: { merge: "yes" } } }, "merge");
@@ -105,17 +108,16 @@ async function crudScenario(cp: ControlPlane, kubeconfig: string, name: string):
         node.metadata?.labels?.["json"] === "yes" && node.status?.addresses?.length === 1 &&
         node.spec?.unschedulable === true && node.metadata.labels["merge"] === "yes",
     );
-    assert.ok(cached.metadata?.creationTimestamp instanceof Date, "cache holds client-node models");
+    assert.equal(cached.metadata?.managedFields, undefined, "the cache drops managedFields");
+    assert.equal(cached.status?.capacity, undefined, "the cache keeps no unread Node status");
     const copy = structuredClone(cached);
-    // structuredClone drops class prototypes; the serializer only needs the fields
     copy.metadata!.labels = { ...copy.metadata!.labels, replaced: "yes" };
     const replaced = await writer.replaceNode(copy);
     assert.equal(replaced.metadata?.labels?.["replaced"], "yes");
-    assert.equal(
-      replaced.metadata?.creationTimestamp?.getTime(),
-      created.metadata?.creationTimestamp?.getTime(),
-    );
+    assert.equal(replaced.metadata?.creationTimestamp, created.metadata?.creationTimestamp);
+    // a PUT of a Node ignores status, and one without managedFields keeps the server's
     assert.equal(replaced.status?.capacity?.["memory"], "8Gi");
+    assert.ok((replaced.metadata?.managedFields ?? []).length > 0);
     assert.deepEqual(structuredClone(replaced.status?.addresses), [{
       type: "InternalIP",
       address: "10.0.0.9",
@@ -127,10 +129,7 @@ async function crudScenario(cp: ControlPlane, kubeconfig: string, name: string):
       `/api/v1/nodes/${name}`,
     );
     assert.equal(raw.metadata?.labels?.["json"], "yes");
-    assert.equal(
-      Date.parse(String(raw.metadata?.creationTimestamp)),
-      created.metadata?.creationTimestamp?.getTime(),
-    );
+    assert.equal(raw.metadata?.creationTimestamp, created.metadata?.creationTimestamp);
 
     // Replacing a stale copy is a conflict, mapped to KubeApiError 409.
     await assert.rejects(
@@ -194,11 +193,18 @@ integrationTest(
           registry: createMetricsRegistry(),
         });
         try {
-          await assert.rejects(client.core.listNode(), (error: unknown) => {
-            const mapped = toKubeApiError(error, "list nodes") as KubeApiError;
-            assert.equal(mapped.code, 401);
+          await assert.rejects(client.list("/api/v1/nodes"), (error: KubeApiError) => {
+            assert.equal(error.code, 401);
             return true;
           });
+          await assert.rejects(
+            client.rest.get("/api/v1/nodes/x", 'read node "x"'),
+            (error: KubeApiError) => {
+              assert.equal(error.code, 401);
+              assert.equal(error.reason, "Unauthorized");
+              return true;
+            },
+          );
         } finally {
           client.close();
         }

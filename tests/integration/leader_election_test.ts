@@ -10,7 +10,7 @@ import type { V1Lease } from "@kubernetes/client-node";
 import { createKubeClient, type KubeClient } from "../../src/kube/kube_client.ts";
 import { resolveConnectionSettings } from "../../src/kube/kubeconfig.ts";
 import { LEADER_ELECTION_DEFAULTS, LeaderElector } from "../../src/kube/leader_election.ts";
-import { leaseApiFromCoordinationApi } from "../../src/kube/lease_api.ts";
+import { createLeaseApi } from "../../src/kube/lease_api.ts";
 import { createMetricsRegistry } from "../../src/metrics/registry.ts";
 import { integrationTest, startControlPlane } from "./_harness/control_plane.ts";
 import { waitFor } from "./_harness/kubelet.ts";
@@ -27,7 +27,7 @@ async function candidate(kubeconfig: string, identity: string): Promise<Candidat
   const settings = await resolveConnectionSettings({ kubeconfig });
   const registry = createMetricsRegistry();
   const client = createKubeClient(settings, { registry, userAgent: `keelson-test-${identity}` });
-  const elector = new LeaderElector(leaseApiFromCoordinationApi(client.coordination), {
+  const elector = new LeaderElector(createLeaseApi(client.rest), {
     namespace: "kube-system",
     name: "keelson-it",
     identity,

@@ -18,6 +18,8 @@ import { type KeelsonProcess, startKeelson } from "./_harness/keelson_process.ts
 import { registerNode, UNINITIALIZED_TAINT, waitFor } from "./_harness/kubelet.ts";
 import { createObject, describeObject, loadManifests } from "./_harness/manifests.ts";
 import { compilePermissions } from "./_harness/permissions.ts";
+import { writeKubeconfig } from "./_harness/kubeconfig.ts";
+import { decodeHostReport } from "../../src/status/host_report.ts";
 
 const RBAC = fileURLToPath(new URL("../../deploy/rbac.yaml", import.meta.url));
 
@@ -66,6 +68,73 @@ async function waitWithLog<T>(
   }
 }
 
+/** A keelson token bound to a Node (TokenRequest), as `kubectl create token --bound-object-kind Node`. */
+async function nodeBoundToken(cp: ControlPlane, node: string): Promise<string> {
+  const n = await cp.requestOk<V1Node>("GET", `/api/v1/nodes/${node}`);
+  const response = await cp.requestOk<{ status: { token: string } }>(
+    "POST",
+    "/api/v1/namespaces/kube-system/serviceaccounts/keelson/token",
+    {
+      apiVersion: "authentication.k8s.io/v1",
+      kind: "TokenRequest",
+      spec: {
+        expirationSeconds: 3600,
+        boundObjectRef: { apiVersion: "v1", kind: "Node", name: node, uid: n.metadata!.uid },
+      },
+    },
+  );
+  return response.status.token;
+}
+
+/** A client certificate signed by the test CA (in the control plane's directory). */
+async function clientCertificate(
+  cp: ControlPlane,
+  user: string,
+  group: string,
+): Promise<{ cert: string; key: string }> {
+  const name = `client-${crypto.randomUUID().slice(0, 8)}`;
+  const openssl = async (args: string[]) => {
+    const out = await new Deno.Command("openssl", { args, cwd: cp.dir, stderr: "piped" }).output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  };
+  await openssl([
+    "req",
+    "-new",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-subj",
+    `/O=${group}/CN=${user}`,
+    "-keyout",
+    `${name}.key`,
+    "-out",
+    `${name}.csr`,
+  ]);
+  await Deno.writeTextFile(`${cp.dir}/${name}.ext`, "extendedKeyUsage=clientAuth\n");
+  await openssl([
+    "x509",
+    "-req",
+    "-in",
+    `${name}.csr`,
+    "-CA",
+    "ca.crt",
+    "-CAkey",
+    "ca.key",
+    "-set_serial",
+    "0x" + crypto.randomUUID().replaceAll("-", "").slice(0, 16),
+    "-days",
+    "1",
+    "-extfile",
+    `${name}.ext`,
+    "-out",
+    `${name}.crt`,
+  ]);
+  return {
+    cert: await Deno.readTextFile(`${cp.dir}/${name}.crt`),
+    key: await Deno.readTextFile(`${cp.dir}/${name}.key`),
+  };
+}
+
 async function applyRbac(cp: ControlPlane): Promise<string[]> {
   const applied: string[] = [];
   for (const object of await loadManifests(RBAC)) {
@@ -98,6 +167,8 @@ integrationTest(
         "ClusterRoleBinding system:keelson",
         "Role kube-system/keelson-leader-election",
         "RoleBinding kube-system/keelson-leader-election",
+        "ValidatingAdmissionPolicy keelson-lease-writes",
+        "ValidatingAdmissionPolicyBinding keelson-lease-writes",
       ]);
     });
 
@@ -131,9 +202,13 @@ integrationTest(
     const dir = await Deno.makeTempDir({ prefix: "keelson-rbac-" });
     const configPath = `${dir}/keelson.toml`;
     await Deno.writeTextFile(configPath, INVENTORY);
+    // the host's own credential: a keelson token bound to its Node (README, "Kubernetes access")
+    const n1Token = await nodeBoundToken(cp, "n-1");
+    const n1Kubeconfig = `${dir}/n-1.kubeconfig`;
+    await writeKubeconfig(n1Kubeconfig, cp.server, cp.caPem, "keelson", { token: n1Token });
     await using agent = startKeelson({
       configPath,
-      kubeconfig: cp.keelsonKubeconfigPath,
+      kubeconfig: n1Kubeconfig,
       host: "n-1",
       dir,
       permissions: await compilePermissions(),
@@ -202,6 +277,17 @@ integrationTest(
         assert.equal(volume.metadata!.labels!["topology.kubernetes.io/region"], "r1");
       });
 
+      await t.step("the host publishes its heartbeat Lease keelson-host-n-1", async () => {
+        const lease = await waitWithLog(agent, "the heartbeat Lease", () =>
+          get<V1Lease>(
+            cp,
+            "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/keelson-host-n-1",
+          ));
+        assert.equal(lease.spec!.holderIdentity, "n-1");
+        const report = decodeHostReport(lease.metadata!.annotations!["keelson.io/data-plane"]!);
+        assert.ok(!("error" in report) && report.host === "n-1", JSON.stringify(report));
+      });
+
       await t.step("no request of the agent was refused", async () => {
         const log = await agent.log();
         assert.doesNotMatch(log, /forbidden|\b403\b/i, log.slice(-4000));
@@ -211,6 +297,94 @@ integrationTest(
       await agent.stop();
       await Deno.remove(dir, { recursive: true });
     }
+
+    await t.step(
+      "each host writes only its own heartbeat Lease (and the leader Lease)",
+      async () => {
+        await registerNode(cp, "n-2");
+        const n2Token = await nodeBoundToken(cp, "n-2");
+        const leasePath = (name = "") =>
+          `/apis/coordination.k8s.io/v1/namespaces/kube-system/leases${name ? `/${name}` : ""}`;
+        const lease = (name: string) => ({
+          apiVersion: "coordination.k8s.io/v1",
+          kind: "Lease",
+          metadata: { name, namespace: "kube-system" },
+          spec: { holderIdentity: name },
+        });
+        const as = (token: string) => (method: string, path: string, body?: unknown) =>
+          cp.request(method, path, body, undefined, token);
+        const n1 = as(n1Token);
+        const n2 = as(n2Token);
+        await cp.requestOk("POST", leasePath(), lease("kube-scheduler"));
+        // a new policy takes effect once the apiserver has loaded it: wait for a dry-run denial
+        await waitFor(
+          async () =>
+            (await asKeelson("POST", `${leasePath()}?dryRun=All`, lease("keelson-host-probe")))
+              .status === 403,
+          { timeoutMs: 30_000, message: "the lease policy to be enforced" },
+        );
+        // a real change (a no-op update writes nothing, whoever sends it)
+        const current = async (name: string) => {
+          const l = (await get<V1Lease>(cp, leasePath(name)))!;
+          return { ...l, spec: { ...l.spec, holderIdentity: `changed-${crypto.randomUUID()}` } };
+        };
+
+        // its own: renewed (the agent created it above) and created
+        assert.equal(
+          (await n1("PUT", leasePath("keelson-host-n-1"), await current("keelson-host-n-1")))
+            .status,
+          200,
+        );
+        assert.equal((await n2("POST", leasePath(), lease("keelson-host-n-2"))).status, 201);
+        // another host's, a Lease of another component, a heartbeat of a host not yet written
+        const denied: Array<[string, Awaited<ReturnType<typeof n1>>]> = [
+          [
+            "n-1 updates n-2's",
+            await n1("PUT", leasePath("keelson-host-n-2"), await current("keelson-host-n-2")),
+          ],
+          [
+            "n-2 updates n-1's",
+            await n2("PUT", leasePath("keelson-host-n-1"), await current("keelson-host-n-1")),
+          ],
+          ["n-1 creates n-3's", await n1("POST", leasePath(), lease("keelson-host-n-3"))],
+          [
+            "n-1 updates kube-scheduler's",
+            await n1("PUT", leasePath("kube-scheduler"), await current("kube-scheduler")),
+          ],
+          [
+            "a token bound to no Node creates a heartbeat",
+            await asKeelson("POST", leasePath(), lease("keelson-host-n-9")),
+          ],
+        ];
+        for (const [what, response] of denied) {
+          assert.equal(response.status, 403, `${what}: ${JSON.stringify(response.body)}`);
+          assert.match(
+            JSON.stringify(response.body),
+            /keelson may write only the Leases keelson and/,
+          );
+        }
+        // any keelson credential may hold the leader Lease
+        assert.equal((await n2("PUT", leasePath("keelson"), await current("keelson"))).status, 200);
+
+        // a client certificate for user keelson:host:n-3 in group keelson:hosts
+        const cert = await clientCertificate(cp, "keelson:host:n-3", "keelson:hosts");
+        const client = Deno.createHttpClient({ caCerts: [cp.caPem], ...cert });
+        try {
+          const post = (name: string) =>
+            fetch(new URL(leasePath(), cp.server), {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify(lease(name)),
+              client,
+            }).then(async (r) => ({ status: r.status, body: await r.text() }));
+          assert.equal((await post("keelson-host-n-3")).status, 201);
+          const other = await post("keelson-host-n-4");
+          assert.equal(other.status, 403, other.body);
+        } finally {
+          client.close();
+        }
+      },
+    );
 
     await t.step("actions outside the role are refused with 403", async () => {
       const refused: Array<[string, string, unknown?]> = [
@@ -224,9 +398,8 @@ integrationTest(
         }],
         ["GET", "/api/v1/namespaces/default/pods"],
         ["DELETE", "/api/v1/persistentvolumes/local-n1"],
-        ["PUT", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/other", {
-          metadata: { name: "other", namespace: "kube-system" },
-        }],
+        ["DELETE", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler"],
+        ["GET", "/apis/coordination.k8s.io/v1/namespaces/default/leases"],
         ["POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", {
           metadata: { name: "escalate" },
           rules: [],

@@ -135,6 +135,8 @@ export class ApiserverProbe {
     const ca = this.#options.caFile ? await Deno.readTextFile(this.#options.caFile) : undefined;
     const module = url.protocol === "http:" ? http : https;
     return await new Promise<boolean>((resolve) => {
+      // an abort ends the wait here, whether or not node:https notices it
+      signal.addEventListener("abort", () => resolve(false), { once: true });
       const request = module.request(url, {
         method: "GET",
         agent: false,

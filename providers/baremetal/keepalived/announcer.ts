@@ -30,6 +30,8 @@ export interface KeepalivedAnnouncerOptions {
   host: string;
   /** Validates, writes and reloads. */
   applier: Pick<KeepalivedApplier, "apply">;
+  /** The user Keelson runs as, for keepalived's notify FIFO; absent: no FIFO. */
+  notifyFifoUser?: string;
 }
 
 /** Renders and applies this host's keepalived config whenever its inputs change. */
@@ -39,6 +41,7 @@ export class KeepalivedAnnouncer {
   #log = logger("keepalived", "announcer");
   #lastError = "";
   #queued: Promise<ApplyResult | undefined> | undefined;
+  #previous: Promise<unknown> = Promise.resolve();
 
   /** @param options config source, host name and applier */
   constructor(options: KeepalivedAnnouncerOptions) {
@@ -63,16 +66,19 @@ export class KeepalivedAnnouncer {
 
   /**
    * Renders and applies the config. Calls made in one burst (an informer delivers its initial
-   * list, or many Service updates, synchronously) share one render: each render reads every
-   * Service, so one per event would cost O(N²) for N events.
+   * list, or many Service updates, synchronously), or while the previous render runs, share one
+   * render: each render reads every Service, so one per event would cost O(N²) for N events.
    * @param reason for the log
    * @returns the apply result, or undefined when nothing was applied
    */
   sync(reason: string): Promise<ApplyResult | undefined> {
-    this.#queued ??= Promise.resolve().then(() => {
+    // One render at a time, in call order: a render before the cache synced reads the file on
+    // disk first, and must not hand the applier its stale text after a later, complete render.
+    this.#queued ??= this.#previous.then(() => {
       this.#queued = undefined;
       return this.#syncNow(reason);
     });
+    this.#previous = this.#queued.catch(() => undefined);
     return this.#queued;
   }
 
@@ -96,6 +102,7 @@ export class KeepalivedAnnouncer {
       config,
       host: this.#options.host,
       serviceVips: vips ?? [],
+      ...(this.#options.notifyFifoUser ? { notifyFifoUser: this.#options.notifyFifoUser } : {}),
     });
     if ("error" in rendered) {
       if (rendered.error !== this.#lastError) {

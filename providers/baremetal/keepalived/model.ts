@@ -66,6 +66,8 @@ export interface KeepalivedModel {
   unicast: boolean;
   /** The `track_file` watched by control-plane instances; undefined when there are none. */
   trackFile?: { name: string; path: string; initValue: 0 | 1 };
+  /** keepalived's VRRP notify FIFO, created for `user` (who runs Keelson); undefined: none. */
+  notifyFifo?: { path: string; user: string };
   instances: VrrpInstanceModel[];
   /** Service VIPs left out, with the reason (never rendered; for logs). */
   skipped: { value: string; reason: string }[];
@@ -84,6 +86,11 @@ export interface KeepalivedModelInput {
    * probe has seen the apiserver answer).
    */
   controlPlaneHealthy?: boolean;
+  /**
+   * The user Keelson runs as: keepalived then writes its state changes to a FIFO in
+   * `track_file_dir` owned by that user. Absent: no FIFO (states come from the addresses only).
+   */
+  notifyFifoUser?: string;
 }
 
 /** Highest priority handed out (BACKUP instances may use 1..254). */
@@ -94,6 +101,8 @@ export const SERVICE_PREEMPT_DELAY_S = 30;
 export const APISERVER_TRACK_NAME = "keelson_apiserver";
 /** File name of the apiserver-health file inside `track_file_dir`. */
 export const APISERVER_TRACK_FILE = "apiserver-health";
+/** File name of keepalived's notify FIFO inside `track_file_dir`. */
+export const NOTIFY_FIFO_FILE = "keepalived-notify.fifo";
 /** Absolute paths Keelson renders: no spaces, quotes, braces or `..`. */
 export const SAFE_PATH_REGEXP = /^\/(?!.*\/\.\.?(\/|$))[A-Za-z0-9._/-]{0,255}$/;
 
@@ -231,6 +240,14 @@ export function buildKeepalivedModel(
           name: APISERVER_TRACK_NAME,
           path: trackPath,
           initValue: input.controlPlaneHealthy === true ? 0 as const : 1 as const,
+        },
+      }
+      : {}),
+    ...(input.notifyFifoUser !== undefined
+      ? {
+        notifyFifo: {
+          path: `${ka.track_file_dir.replace(/\/+$/, "")}/${NOTIFY_FIFO_FILE}`,
+          user: input.notifyFifoUser,
         },
       }
       : {}),

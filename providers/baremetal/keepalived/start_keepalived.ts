@@ -14,7 +14,8 @@ import { logger } from "../../../src/log/logging.ts";
 import type { HostAnnouncer } from "../host_announcer.ts";
 import { ApiserverProbe } from "../control_plane/apiserver_probe.ts";
 import { KeepalivedAnnouncer } from "./announcer.ts";
-import { KeepalivedApplier } from "./config_applier.ts";
+import { type ApplyOutcome, KeepalivedApplier } from "./config_applier.ts";
+import { currentUserName } from "./current_user.ts";
 import { APISERVER_TRACK_FILE } from "./model.ts";
 import { createVipRoleGauge, observeVipRoles } from "./vip_roles.ts";
 
@@ -29,6 +30,10 @@ export interface KeepalivedOptions {
 /** The running keepalived side: one of the provider's host announcers. */
 export interface RunningKeepalived extends HostAnnouncer {
   announcer: KeepalivedAnnouncer;
+  /** Whether keepalived was told to write its notify FIFO (the user Keelson runs as is known). */
+  notifyFifo: boolean;
+  /** Outcome of the last apply ("none" before the first). */
+  lastApply: () => ApplyOutcome | "none";
 }
 
 const VIP_ROLE_PERIOD_MS = 10_000;
@@ -77,10 +82,20 @@ export async function startKeepalived(
     });
     loops.push(probe.run(options.signal));
   }
+  const notifyFifoUser = currentUserName();
+  if (!notifyFifoUser) log.warn("Cannot find this process's user name: no keepalived notify FIFO");
+  let lastApply: ApplyOutcome | "none" = "none";
   const announcer = new KeepalivedAnnouncer({
     config: options.config,
     host: options.host,
-    applier,
+    applier: {
+      apply: async (text) => {
+        const result = await applier.apply(text);
+        lastApply = result.result;
+        return result;
+      },
+    },
+    ...(notifyFifoUser ? { notifyFifoUser } : {}),
   });
   await announcer.sync("startup");
   loops.push(observeRoles(announcer, options));
@@ -88,6 +103,8 @@ export async function startKeepalived(
   return {
     name: "keepalived",
     announcer,
+    notifyFifo: notifyFifoUser !== undefined,
+    lastApply: () => lastApply,
     sync: (reason) => announcer.sync(reason),
     setServiceSource: (source) => announcer.setServiceSource(source),
     finished: Promise.all(loops).then(() => undefined),

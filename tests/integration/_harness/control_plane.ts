@@ -32,6 +32,8 @@ export interface ControlPlaneOptions {
   startTimeoutMs?: number;
   /** Keep the directory (certs, logs, etcd data) after `stop()`. @default KEELSON_KEEP_CONTROL_PLANE=1 */
   keepDir?: boolean;
+  /** More IP SANs of the serving certificate (reached through a forwarder). @default [] */
+  extraServingIps?: string[];
 }
 
 /** A parsed answer from `request`. */
@@ -332,7 +334,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   const processes: ManagedProcess[] = [];
   let cp: ControlPlane | undefined;
   try {
-    const pki = await writePki(dir);
+    const pki = await writePki(dir, options.extraServingIps ?? []);
     const pkiMs = performance.now() - began;
     const tokens = { admin: randomToken(), keelson: randomToken(), viewer: randomToken() };
     await Deno.writeTextFile(

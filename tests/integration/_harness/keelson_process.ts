@@ -5,6 +5,7 @@
  * @module
  */
 import { fileURLToPath } from "node:url";
+import { compileV8Flags } from "./permissions.ts";
 import { freePorts, ManagedProcess } from "./process.ts";
 
 const MAIN = fileURLToPath(new URL("../../../main.ts", import.meta.url));
@@ -25,6 +26,10 @@ export interface KeelsonProcessOptions {
   name?: string;
   /** Permission flags for `deno run`, e.g. the compile permissions. @default ["--allow-all"] */
   permissions?: string[];
+  /** The program to run, e.g. a bundle (`deno bundle` output). @default main.ts */
+  entry?: string;
+  /** `deno run` flags for V8. @default compileV8Flags() (what the compiled binary carries) */
+  v8Flags?: string[];
 }
 
 /** A running keelson. */
@@ -78,7 +83,8 @@ export class KeelsonProcess implements AsyncDisposable {
 }
 
 /**
- * Starts `deno run main.ts run` with its own health/metrics port.
+ * Starts `deno run main.ts run` with its own health/metrics port and the V8 flags of the
+ * compiled binary.
  * @param options config, kubeconfig, host and extra flags
  * @returns the process; wait for `get("/healthz")` before using it
  */
@@ -88,7 +94,9 @@ export function startKeelson(options: KeelsonProcessOptions): KeelsonProcess {
   const args = [
     "run",
     ...(options.permissions ?? ["--allow-all"]),
-    MAIN,
+    // the V8 flags the compiled binary carries, so memory and speed are measured as deployed
+    ...(options.v8Flags ?? compileV8Flags()),
+    options.entry ?? MAIN,
     "run",
     "--config",
     options.configPath,

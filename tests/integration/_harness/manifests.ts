@@ -29,6 +29,11 @@ const RESOURCES: Record<string, { plural: string; namespaced: boolean }> = {
   Deployment: { plural: "deployments", namespaced: true },
   DaemonSet: { plural: "daemonsets", namespaced: true },
   PodDisruptionBudget: { plural: "poddisruptionbudgets", namespaced: true },
+  ValidatingAdmissionPolicy: { plural: "validatingadmissionpolicies", namespaced: false },
+  ValidatingAdmissionPolicyBinding: {
+    plural: "validatingadmissionpolicybindings",
+    namespaced: false,
+  },
 };
 
 /**

@@ -81,10 +81,12 @@ async function signedCert(
 /**
  * Writes the control plane's certificates and keys into `dir`.
  * @param dir the control plane's temporary directory
+ * @param extraServingIps more IP SANs of the serving certificate (a test that reaches the
+ *   apiserver from a network namespace)
  * @returns the paths of the files written
  * @throws {Error} when openssl is missing or fails
  */
-export async function writePki(dir: string): Promise<Pki> {
+export async function writePki(dir: string, extraServingIps: readonly string[] = []): Promise<Pki> {
   await openssl(dir, [
     "req",
     "-x509",
@@ -109,7 +111,9 @@ export async function writePki(dir: string): Promise<Pki> {
       dir,
       "apiserver",
       "/CN=kube-apiserver",
-      "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n" +
+      `subjectAltName=IP:127.0.0.1,DNS:localhost${
+        extraServingIps.map((ip) => `,IP:${ip}`).join("")
+      }\nextendedKeyUsage=serverAuth\n` +
         "keyUsage=critical,digitalSignature,keyEncipherment\n",
     ),
     signedCert(

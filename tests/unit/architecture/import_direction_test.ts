@@ -18,17 +18,18 @@ const FORBIDDEN: Record<string, readonly string[]> = {
   "src/cloud": ["src/controllers", "providers", "src/agent", "src/cli", "src/plan", "src/server"],
   "src/server": ["src/controllers", "src/cloud", "providers", "src/agent", "src/cli", "src/plan"],
   ...Object.fromEntries(
-    ["src/kube", "src/config", "src/net", "src/log", "src/metrics", "src/snapshot"].map((
-      low,
-    ) => [low, [
-      "src/controllers",
-      "src/cloud",
-      "providers",
-      "src/agent",
-      "src/cli",
-      "src/plan",
-      "src/server",
-    ]]),
+    ["src/kube", "src/config", "src/net", "src/log", "src/metrics", "src/snapshot", "src/status"]
+      .map((
+        low,
+      ) => [low, [
+        "src/controllers",
+        "src/cloud",
+        "providers",
+        "src/agent",
+        "src/cli",
+        "src/plan",
+        "src/server",
+      ]]),
   ),
   "src/agent": ["src/cli", "src/plan"],
   "src/plan": ["src/agent", "src/cli"],

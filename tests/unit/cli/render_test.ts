@@ -87,6 +87,8 @@ async function announced(
   const announcer = new KeepalivedAnnouncer({
     config: () => config,
     host,
+    // as under deploy/systemd/keelson.service (user keelson), render's default --fifo-user
+    notifyFifoUser: "keelson",
     applier: {
       apply: (text) => {
         applied = text;
@@ -204,4 +206,21 @@ Deno.test("renderCommand --help prints the usage and exits 0", async () => {
   const { code, out } = await runCli(["--help"]);
   assert.equal(code, 0);
   assert.match(out, /Usage: keelson render keepalived --config FILE --host NAME/);
+});
+
+Deno.test("renderCommand names the notify FIFO's user with --fifo-user and refuses a bad one", async () => {
+  const { config } = await fixture([]);
+  const { code, out } = await runCli([
+    "keepalived",
+    "--config",
+    config,
+    "--host",
+    "cp-1",
+    "--fifo-user",
+    "kee_lson",
+  ]);
+  assert.equal(code, 0);
+  assert.match(out, /vrrp_notify_fifo "\/run\/keelson\/keepalived-notify\.fifo" kee_lson\n/);
+  const bad = await runCli(["keepalived", "-c", config, "--host", "cp-1", "--fifo-user", "x y"]);
+  assert.equal(bad.code, 2);
 });

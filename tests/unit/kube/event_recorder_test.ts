@@ -161,3 +161,28 @@ Deno.test("objectReference() accepts a flat ObjectReference and an object with m
     uid: "u-1",
   });
 });
+
+Deno.test("AggregatingEventRecorder.close() drops writes still pending after the grace period", async () => {
+  const release = Promise.withResolvers<void>();
+  const sink = new MemorySink();
+  sink.create = (namespace, event) => {
+    sink.calls.push({ op: "create", namespace, event });
+    return release.promise.then(() => event);
+  };
+  const recorder = new AggregatingEventRecorder(sink, { component: "c", host: "h" });
+  for (let i = 0; i < 3; i++) recorder.event(SERVICE, "Normal", `Reason${i}`, "m");
+  const began = performance.now();
+  assert.equal(await recorder.close(50), 3, "one in progress and two queued");
+  assert.ok(performance.now() - began < 2_000);
+  recorder.event(SERVICE, "Normal", "AfterClose", "m");
+  release.resolve();
+  await recorder.flush();
+  assert.equal(sink.calls.length, 1, "queued writes were dropped, later events ignored");
+});
+
+Deno.test("AggregatingEventRecorder.close() returns 0 when everything was written", async () => {
+  const { sink, recorder } = setup();
+  recorder.event(NODE, "Normal", "Synced", "m");
+  assert.equal(await recorder.close(1_000), 0);
+  assert.equal(sink.calls.length, 1);
+});

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createMetricsRegistry } from "../../../src/metrics/registry.ts";
 import { createHttpTransport, TOKEN_FILE_REFRESH_MS } from "../../../src/kube/http_transport.ts";
+import { ConnectionReplacedError, RequestTimeoutError } from "../../../src/kube/connection.ts";
 
 function echoAuthorization() {
   return Deno.serve(
@@ -64,4 +65,125 @@ Deno.test("createHttpTransport() can share one registry between two clients", ()
   a.close();
   b.close();
   assert.ok(registry.getSingleMetric("rest_client_requests_total"));
+});
+
+/** A server that accepts requests and never answers until released. */
+function hangingServer() {
+  const release = Promise.withResolvers<void>();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) => {
+      if (new URL(request.url).pathname === "/fast") return new Response("fast");
+      await release.promise;
+      return new Response("late");
+    },
+  );
+  return { server, release: () => release.resolve() };
+}
+
+async function sample(registry: ReturnType<typeof createMetricsRegistry>, text: string) {
+  return (await registry.metrics()).split("\n").find((line) => line.startsWith(text));
+}
+
+Deno.test("createHttpTransport() fails a request at its deadline, counts <timeout> and replaces the connection", async () => {
+  const { server, release } = hangingServer();
+  const registry = createMetricsRegistry();
+  const transport = createHttpTransport(
+    { server: `http://127.0.0.1:${server.addr.port}`, source: "test" },
+    { registry, requestTimeoutMs: 200, pingIntervalMs: 0 },
+  );
+  try {
+    const began = performance.now();
+    await assert.rejects(transport.fetch("/slow"), RequestTimeoutError);
+    assert.ok(performance.now() - began < 5_000);
+    assert.match(
+      (await sample(registry, 'rest_client_requests_total{code="<timeout>"')) ?? "",
+      / 1$/,
+    );
+    assert.equal(transport.generation, 2, "the connection was replaced");
+    assert.match(
+      (await sample(
+        registry,
+        'keelson_kube_connection_replacements_total{reason="request-deadline"}',
+      )) ?? "",
+      / 1$/,
+    );
+    assert.equal(await (await transport.fetch("/fast")).text(), "fast", "the new one works");
+  } finally {
+    transport.close();
+    release();
+    await server.shutdown();
+  }
+});
+
+Deno.test("createHttpTransport() fails a body that stalls after the headers at its deadline", async () => {
+  const stalled = Promise.withResolvers<void>();
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => {
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"items": ['));
+        await stalled.promise; // the rest never comes (a peer gone silent mid-answer)
+        controller.close();
+      },
+    });
+    return new Response(body, { headers: { "content-type": "application/json" } });
+  });
+  const transport = createHttpTransport(
+    { server: `http://127.0.0.1:${server.addr.port}`, source: "test" },
+    { registry: createMetricsRegistry(), requestTimeoutMs: 300, pingIntervalMs: 0 },
+  );
+  try {
+    const began = performance.now();
+    await assert.rejects(transport.fetch("/api/v1/nodes"), RequestTimeoutError);
+    assert.ok(performance.now() - began < 5_000);
+  } finally {
+    transport.close();
+    stalled.resolve();
+    await server.shutdown();
+  }
+});
+
+Deno.test("createHttpTransport() fails every open request when the connection is replaced", async () => {
+  const { server, release } = hangingServer();
+  const transport = createHttpTransport(
+    { server: `http://127.0.0.1:${server.addr.port}`, source: "test" },
+    { registry: createMetricsRegistry(), requestTimeoutMs: 0, pingIntervalMs: 0 },
+  );
+  try {
+    const open = [transport.fetch("/a"), transport.fetch("/b?watch=true")];
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(transport.replaceConnection("ping-timeout", "test"), true);
+    for (const request of open) await assert.rejects(request, ConnectionReplacedError);
+  } finally {
+    transport.close();
+    release();
+    await server.shutdown();
+  }
+});
+
+Deno.test("createHttpTransport() ends a watch body read when the caller aborts", async () => {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () =>
+    new Response(
+      new ReadableStream({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode('{"type":"ADDED","object":{}}\n'));
+        },
+      }),
+    ));
+  const transport = createHttpTransport(
+    { server: `http://127.0.0.1:${server.addr.port}`, source: "test" },
+    { registry: createMetricsRegistry(), pingIntervalMs: 0 },
+  );
+  try {
+    const stop = new AbortController();
+    const response = await transport.fetch("/w?watch=true", { signal: stop.signal });
+    const reader = response.body!.getReader();
+    await reader.read();
+    const pending = reader.read();
+    stop.abort();
+    await assert.rejects(pending, (error: Error) => error.name === "AbortError");
+  } finally {
+    transport.close();
+    await server.shutdown();
+  }
 });

@@ -71,7 +71,11 @@ Deno.test("createInformer() lists, then watches from the list's resourceVersion 
   ]);
   assert.equal(events[2]!.old?.metadata?.resourceVersion, "1");
   assert.deepEqual(informer.list().map((n) => n.metadata?.name), ["a"]);
-  assert.ok(informer.get("a")?.metadata?.creationTimestamp instanceof Date, "objects are models");
+  assert.equal(
+    informer.get("a")?.metadata?.creationTimestamp,
+    "2026-01-02T03:04:05Z",
+    "objects are the server's JSON",
+  );
   assert.equal(client.calls[1], "watch /api/v1/nodes rv=10 bookmarks=true");
 });
 

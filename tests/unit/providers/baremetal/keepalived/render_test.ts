@@ -27,7 +27,13 @@ const THREE_HOST_VIPS = ["10.250.0.150", "10.250.0.151", "10.250.0.152", "10.250
 
 Deno.test("renderKeepalivedConfig() matches the 3-host golden files", async () => {
   for (const host of ["cp-1", "cp-2", "cp-3"]) {
-    const model = build({ config: testConfig(), host, serviceVips: THREE_HOST_VIPS });
+    // as `keelson run` renders it: with the notify FIFO for the user Keelson runs as
+    const model = build({
+      config: testConfig(),
+      host,
+      serviceVips: THREE_HOST_VIPS,
+      notifyFifoUser: "keelson",
+    });
     await golden(`three_host_${host}.conf`, renderKeepalivedConfig(model));
   }
 });
@@ -146,5 +152,37 @@ Deno.test("renderKeepalivedConfig() throws on a tampered model (defence in depth
     const model = base();
     tamper(model);
     assert.throws(() => renderKeepalivedConfig(model), RangeError, what);
+  }
+});
+
+Deno.test("renderKeepalivedConfig() writes the notify FIFO in global_defs only when a user is given", () => {
+  const withFifo = renderKeepalivedConfig(
+    build({ config: testConfig(), host: "cp-1", serviceVips: [], notifyFifoUser: "keelson" }),
+  );
+  assert.match(
+    withFifo,
+    /^global_defs \{\n {4}vrrp_notify_fifo "\/run\/keelson\/keepalived-notify\.fifo" keelson\n {4}fifo_write_vrrp_states_on_reload\n\}$/m,
+  );
+  const without = renderKeepalivedConfig(
+    build({ config: testConfig(), host: "cp-1", serviceVips: [] }),
+  );
+  assert.doesNotMatch(without, /global_defs|notify_fifo/);
+});
+
+Deno.test("renderKeepalivedConfig() refuses a FIFO user or path that could inject keepalived syntax", () => {
+  const model = build({ config: testConfig(), host: "cp-1", serviceVips: [] });
+  for (const user of ["root\n}", "a b", "Keelson", "", "x".repeat(33), 'k"']) {
+    assert.throws(
+      () => renderKeepalivedConfig({ ...model, notifyFifo: { path: "/run/keelson/f", user } }),
+      RangeError,
+      JSON.stringify(user),
+    );
+  }
+  for (const path of ["relative", "/run/../etc/x", '/run/k"', "/run/k f"]) {
+    assert.throws(
+      () => renderKeepalivedConfig({ ...model, notifyFifo: { path, user: "keelson" } }),
+      RangeError,
+      path,
+    );
   }
 });

@@ -1,0 +1,244 @@
+/**
+ * This host's own data plane: the VRRP state of each keepalived instance (from keepalived's
+ * notify FIFO) and the VIPs actually present on the interface (from netlink). Exports
+ * `keelson_vrrp_instance_state{instance,state}` and `keelson_vip_served{vip,service}` and tells
+ * listeners (the heartbeat) when anything changed.
+ *
+ * The addresses are re-read at once after each FIFO event (and shortly after, since keepalived
+ * adds the VIPs just after it reports MASTER), and every `pollMs` anyway: a VIP left behind by a
+ * killed keepalived, or removed by hand, shows up within one period.
+ *
+ * @module
+ */
+import { Gauge, type Registry } from "prom-client";
+import type { DataPlaneSnapshot } from "../../../src/cloud/host_data_plane.ts";
+import { Wakeable } from "../../../src/kube/wakeable_delay.ts";
+import { logger } from "../../../src/log/logging.ts";
+import { canonicalIp } from "../../../src/net/ip.ts";
+import type { InstanceReport } from "../../../src/status/host_report.ts";
+import { type NotifyEvent, readNotifyFifo, VRRP_STATES } from "./notify_fifo.ts";
+
+/** Metric names (also read by the monitoring tests). */
+export const VRRP_INSTANCE_STATE_METRIC = "keelson_vrrp_instance_state";
+/** See `VRRP_INSTANCE_STATE_METRIC`. */
+export const VIP_SERVED_METRIC = "keelson_vip_served";
+
+/** Options of `DataPlaneTracker`. */
+export interface DataPlaneTrackerOptions {
+  registry: Registry;
+  /** The interface keepalived serves on. */
+  interface: () => string;
+  /** keepalived's notify FIFO; undefined: states are inferred from the addresses only. */
+  fifoPath?: string;
+  /** keepalived's file Keelson renders (instance -> VIPs). */
+  configFile: () => string;
+  /** The Services (`namespace/name`) that use a VIP. */
+  servicesOf: (vip: string) => string[];
+  /** Reads the interface's addresses. */
+  readAddresses: (iface: string) => Promise<string[]>;
+  /** Re-read period of the addresses. @default 1000 */
+  pollMs?: number;
+  /** Current time. @default Date.now */
+  now?: () => number;
+}
+
+/** Tracks this host's VRRP states and served VIPs. */
+export class DataPlaneTracker {
+  #options: DataPlaneTrackerOptions;
+  #log = logger("keepalived", "data-plane");
+  #fifoStates = new Map<string, { state: InstanceReport["state"]; since: string }>();
+  #instanceVips = new Map<string, string[]>();
+  #present: string[] = [];
+  #since = new Map<string, string>();
+  #inferredSince = new Map<string, { state: InstanceReport["state"]; since: string }>();
+  #listeners = new Set<() => void>();
+  #wakeable = new Wakeable();
+  #stateGauge: Gauge<"instance" | "state">;
+  #servedGauge: Gauge<"vip" | "service">;
+  #lastKey = "";
+  #warned = "";
+
+  /** @param options registry, interface, FIFO, file, Service lookup, address reader */
+  constructor(options: DataPlaneTrackerOptions) {
+    this.#options = options;
+    this.#stateGauge = new Gauge({
+      name: VRRP_INSTANCE_STATE_METRIC,
+      help: "VRRP state of each keepalived instance on this host (1 for the current state).",
+      labelNames: ["instance", "state"],
+      registers: [options.registry],
+    });
+    this.#servedGauge = new Gauge({
+      name: VIP_SERVED_METRIC,
+      help: "1 when this host serves the VIP (the address is on its interface), else 0.",
+      labelNames: ["vip", "service"],
+      registers: [options.registry],
+    });
+  }
+
+  /** Calls `listener` after every change of the snapshot. @returns unsubscribe */
+  subscribe(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** @returns the data plane now */
+  snapshot(): DataPlaneSnapshot {
+    const now = new Date(this.#now()).toISOString();
+    const instances: InstanceReport[] = [];
+    for (const [name, vips] of [...this.#instanceVips].sort(([a], [b]) => a.localeCompare(b))) {
+      const known = this.#fifoStates.get(name);
+      if (known) {
+        instances.push({ name, state: known.state, source: "fifo", since: known.since, vips });
+        continue;
+      }
+      // no FIFO line yet (Keelson started after keepalived): holding every VIP means MASTER
+      const state = vips.length > 0 && vips.every((v) => this.#present.includes(v))
+        ? "MASTER"
+        : "BACKUP";
+      const previous = this.#inferredSince.get(name);
+      const since = previous?.state === state ? previous.since : now;
+      this.#inferredSince.set(name, { state, since });
+      instances.push({ name, state, source: "addresses", since, vips });
+    }
+    const rendered = new Set([...this.#instanceVips.values()].flat());
+    const vips = this.#present.filter((v) => rendered.has(v)).map((ip) => ({
+      ip,
+      since: this.#since.get(ip) ?? now,
+    }));
+    return { instances, vips };
+  }
+
+  /**
+   * Records one FIFO event (exposed for tests; `run` feeds it).
+   * @param event the parsed line
+   */
+  onNotify(event: NotifyEvent): void {
+    if (event.kind === "deleted") {
+      this.#fifoStates.delete(event.instance);
+    } else {
+      const previous = this.#fifoStates.get(event.instance);
+      if (previous?.state !== event.state) {
+        this.#fifoStates.set(event.instance, {
+          state: event.state,
+          since: new Date(this.#now()).toISOString(),
+        });
+        this.#log.info("VRRP instance {instance} is {state}", { ...event });
+      }
+    }
+    this.#wakeable.wake();
+  }
+
+  /**
+   * Reads the rendered file and the interface once, updates the metrics and notifies on change.
+   * @throws {Error} when the addresses cannot be read
+   */
+  async refresh(): Promise<void> {
+    const text = await Deno.readTextFile(this.#options.configFile()).catch(() => "");
+    this.#instanceVips = instancesInFile(text);
+    const present = await this.#options.readAddresses(this.#options.interface());
+    const now = new Date(this.#now()).toISOString();
+    for (const ip of present) if (!this.#since.has(ip)) this.#since.set(ip, now);
+    for (const ip of [...this.#since.keys()]) if (!present.includes(ip)) this.#since.delete(ip);
+    this.#present = present;
+    this.#publish();
+  }
+
+  /**
+   * Reads the FIFO and polls the addresses until `signal` aborts. Never rejects.
+   * @param signal stops it
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    const fifo = this.#options.fifoPath
+      ? readNotifyFifo({
+        path: this.#options.fifoPath,
+        onEvent: (event) => this.onNotify(event),
+        signal,
+      })
+      : Promise.resolve();
+    const pollMs = this.#options.pollMs ?? 1000;
+    // after a FIFO event: read at once, then again shortly after (VIPs follow the state line)
+    let followUps = 0;
+    while (!signal.aborted) {
+      try {
+        await this.refresh();
+        this.#warned = "";
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        if (message !== this.#warned) this.#log.warn("{error}", { error: message });
+        this.#warned = message;
+      }
+      const wait = followUps > 0 ? 150 : pollMs;
+      if (followUps > 0) followUps--;
+      const woken = await this.#wakeable.wait(wait, signal);
+      if (woken) followUps = 3;
+    }
+    await fifo;
+  }
+
+  #publish(): void {
+    const snapshot = this.snapshot();
+    this.#stateGauge.reset();
+    for (const instance of snapshot.instances) {
+      for (const state of [...VRRP_STATES, "UNKNOWN"] as const) {
+        this.#stateGauge.set({ instance: instance.name, state }, instance.state === state ? 1 : 0);
+      }
+    }
+    this.#servedGauge.reset();
+    const served = new Set(snapshot.vips.map((v) => v.ip));
+    for (const vip of [...new Set([...this.#instanceVips.values()].flat())].sort()) {
+      const services = this.#options.servicesOf(vip);
+      for (const service of services.length > 0 ? services : [""]) {
+        this.#servedGauge.set({ vip, service }, served.has(vip) ? 1 : 0);
+      }
+    }
+    const key = JSON.stringify({
+      i: snapshot.instances.map((i) => [i.name, i.state]),
+      v: snapshot.vips.map((v) => v.ip),
+    });
+    if (key === this.#lastKey) return;
+    this.#lastKey = key;
+    for (const listener of this.#listeners) {
+      try {
+        listener();
+      } catch (error) {
+        this.#log.error("Data-plane listener failed: {error}", { error: String(error) });
+      }
+    }
+  }
+
+  #now(): number {
+    return (this.#options.now ?? Date.now)();
+  }
+}
+
+/**
+ * The VRRP instances of a keepalived file and the VIPs of each (listed and excluded). Only
+ * address-shaped tokens are kept; anything else of the file is ignored.
+ * @param text a keepalived file written by Keelson
+ * @returns instance name -> canonical VIPs
+ */
+export function instancesInFile(text: string): Map<string, string[]> {
+  const instances = new Map<string, string[]>();
+  let current: string[] | undefined;
+  let inAddresses = false;
+  for (const line of text.split("\n")) {
+    const instance = line.match(/^vrrp_instance ([A-Za-z0-9_]{1,64}) \{$/);
+    if (instance) {
+      current = [];
+      instances.set(instance[1]!, current);
+      inAddresses = false;
+    } else if (/^ {4}virtual_ipaddress(_excluded)? \{$/.test(line)) {
+      inAddresses = current !== undefined;
+    } else if (/^ {4}\}$/.test(line)) {
+      inAddresses = false;
+    } else if (/^\}$/.test(line)) {
+      current = undefined;
+      inAddresses = false;
+    } else if (inAddresses && current) {
+      const address = line.match(/^ {8}([0-9A-Fa-f.:]{2,45})\/\d{1,3} dev \S+$/);
+      const ip = address ? canonicalIp(address[1]!) : undefined;
+      if (ip) current.push(ip);
+    }
+  }
+  return instances;
+}

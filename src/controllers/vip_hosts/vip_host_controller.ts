@@ -1,0 +1,225 @@
+/**
+ * The leader's view of the data plane: from the Services' VIPs and every host's heartbeat Lease,
+ * which host serves each VIP. Records `VIPHostChanged`, `VIPNotServed` and `VIPSplitBrain` Events
+ * on the Services (`decide_vip_hosts.ts`) and exports `keelson_vip_serving_hosts{vip,service}`,
+ * `keelson_vip_host_changes_total{vip,service}`, `keelson_vip_warnings_total{vip,service,reason}`
+ * and `keelson_host_heartbeat_age_seconds{host}`. Runs only while this process leads; it writes
+ * nothing but Events.
+ *
+ * @module
+ */
+import type { V1Lease, V1Service } from "@kubernetes/client-node";
+import { Counter, Gauge, type Registry } from "prom-client";
+import { declareOnce } from "../../metrics/registry.ts";
+import type { EventRecorder, Informer } from "../../kube/ports.ts";
+import { delay } from "../../kube/delay.ts";
+import { Wakeable } from "../../kube/wakeable_delay.ts";
+import { logger } from "../../log/logging.ts";
+import { canonicalIp } from "../../net/ip.ts";
+import {
+  anyDataPlaneReported,
+  lastSeenOnSilentHosts,
+  parseHeartbeatLease,
+  servingHostsByVip,
+} from "../../status/heartbeats.ts";
+import { VIP_HOST_CHANGED, VipHostDecider, type VipObservation } from "./decide_vip_hosts.ts";
+
+/** Gauge name (also used by the monitoring rules). */
+export const VIP_SERVING_HOSTS_METRIC = "keelson_vip_serving_hosts";
+/** Counter name. */
+export const VIP_HOST_CHANGES_METRIC = "keelson_vip_host_changes_total";
+/** Warnings recorded (no host, split brain). */
+export const VIP_WARNINGS_METRIC = "keelson_vip_warnings_total";
+/** Seconds since each host's last heartbeat (leader only). */
+export const HEARTBEAT_AGE_METRIC = "keelson_host_heartbeat_age_seconds";
+
+/** What the controller reads and writes. */
+export interface VipHostControllerDeps {
+  services: Informer<V1Service>;
+  /** Leases of the heartbeat namespace. */
+  leases: Informer<V1Lease>;
+  events: EventRecorder;
+  /** Whether Keelson handles a Service (class filter). */
+  handles: (service: V1Service) => boolean;
+  registry: Registry;
+  /** Current time. @default Date.now */
+  now?: () => number;
+}
+
+/** Options of the controller. */
+export interface VipHostControllerOptions {
+  /** How long no host or several must last before a Warning. @default 3000 */
+  graceMs?: number;
+  /** Re-evaluation period (heartbeats expire without any API event). @default 1000 */
+  periodMs?: number;
+}
+
+/** Watches heartbeats and Services and reports VIP hosts. */
+export class VipHostController {
+  #deps: VipHostControllerDeps;
+  #options: VipHostControllerOptions;
+  #decider: VipHostDecider;
+  #serving: Gauge<"vip" | "service">;
+  #changes: Counter<"vip" | "service">;
+  #age: Gauge<"host">;
+  #warnings: Counter<"vip" | "service" | "reason">;
+  #log = logger("controllers", "vip-hosts");
+
+  /** @param deps caches, recorder, class filter, registry @param options timings */
+  constructor(deps: VipHostControllerDeps, options: VipHostControllerOptions = {}) {
+    this.#deps = deps;
+    this.#options = options;
+    this.#decider = new VipHostDecider(options.graceMs ?? 3000);
+    this.#serving = declareOnce(
+      deps.registry,
+      VIP_SERVING_HOSTS_METRIC,
+      () =>
+        new Gauge({
+          name: VIP_SERVING_HOSTS_METRIC,
+          help: "Hosts serving each VIP, from their heartbeats (leader only): 1 is healthy, " +
+            "0 means nobody serves it, 2 or more is a split brain.",
+          labelNames: ["vip", "service"],
+          registers: [deps.registry],
+        }),
+    );
+    this.#age = declareOnce(
+      deps.registry,
+      HEARTBEAT_AGE_METRIC,
+      () =>
+        new Gauge({
+          name: HEARTBEAT_AGE_METRIC,
+          help: "Seconds since each host last renewed its heartbeat Lease (leader only).",
+          labelNames: ["host"],
+          registers: [deps.registry],
+        }),
+    );
+    this.#warnings = declareOnce(
+      deps.registry,
+      VIP_WARNINGS_METRIC,
+      () =>
+        new Counter({
+          name: VIP_WARNINGS_METRIC,
+          help: "VIPNotServed and VIPSplitBrain Warnings recorded by the leader, by reason.",
+          labelNames: ["vip", "service", "reason"],
+          registers: [deps.registry],
+        }),
+    );
+    this.#changes = declareOnce(
+      deps.registry,
+      VIP_HOST_CHANGES_METRIC,
+      () =>
+        new Counter({
+          name: VIP_HOST_CHANGES_METRIC,
+          help: "Times the host serving a VIP changed, as seen by the leader.",
+          labelNames: ["vip", "service"],
+          registers: [deps.registry],
+        }),
+    );
+  }
+
+  /**
+   * Evaluates once: computes the observations, records Events, sets the metrics.
+   * @returns the observations (for tests)
+   */
+  evaluate(): VipObservation[] {
+    const now = (this.#deps.now ?? Date.now)();
+    const heartbeats = this.#deps.leases.list().map(parseHeartbeatLease).filter((h) =>
+      h !== undefined
+    );
+    const hostsByVip = servingHostsByVip(heartbeats, now);
+    const silentByVip = lastSeenOnSilentHosts(heartbeats, now);
+    this.#age.reset();
+    for (const h of heartbeats) {
+      if (h.renewMs !== undefined) {
+        this.#age.set({ host: h.host }, Math.max(0, (now - h.renewMs) / 1000));
+      }
+    }
+    const servicesByVip = new Map<string, { key: string; service: V1Service }[]>();
+    for (const service of this.#deps.services.list()) {
+      if (!this.#deps.handles(service)) continue;
+      const key = `${service.metadata?.namespace ?? ""}/${service.metadata?.name ?? ""}`;
+      for (const ingress of service.status?.loadBalancer?.ingress ?? []) {
+        const vip = ingress.ip ? canonicalIp(ingress.ip) : undefined;
+        if (!vip) continue;
+        const list = servicesByVip.get(vip) ?? [];
+        if (!list.some((s) => s.key === key)) list.push({ key, service });
+        servicesByVip.set(vip, list);
+      }
+    }
+    const observations: VipObservation[] = [...servicesByVip].map(([vip, services]) => ({
+      vip,
+      services: services.map((s) => s.key).sort(),
+      hosts: hostsByVip.get(vip) ?? [],
+      lastSeenOn: silentByVip.get(vip) ?? [],
+    }));
+    // nobody reports a data plane (no keepalived under Keelson): nothing to judge, no Warnings
+    if (!anyDataPlaneReported(heartbeats)) {
+      this.#serving.reset();
+      return [];
+    }
+    const events = this.#decider.step(observations, now);
+    for (const event of events) {
+      const target = servicesByVip.get(event.vip)?.find((s) => s.key === event.service)?.service;
+      if (!target) continue;
+      // cached objects carry no kind: the reference names it
+      this.#deps.events.event(
+        { kind: "Service", apiVersion: "v1", metadata: target.metadata ?? {} },
+        event.type,
+        event.reason,
+        event.message,
+      );
+      if (event.reason === VIP_HOST_CHANGED) {
+        this.#changes.inc({ vip: event.vip, service: event.service });
+      } else {
+        this.#warnings.inc({ vip: event.vip, service: event.service, reason: event.reason });
+      }
+      if (event.type === "Warning") this.#log.warn("{service}: {message}", { ...event });
+      else this.#log.info("{service}: {message}", { ...event });
+    }
+    this.#serving.reset();
+    for (const o of observations) {
+      for (const service of o.services) {
+        this.#serving.set({ vip: o.vip, service }, o.hosts.length);
+      }
+    }
+    return observations;
+  }
+
+  /**
+   * Runs until `signal` aborts: evaluates after every change of either cache (coalesced) and
+   * every period.
+   * @param signal stops it (leadership lost or process stopping)
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    if (!(await this.#deps.services.waitForSync(signal))) return;
+    if (!(await this.#deps.leases.waitForSync(signal))) return;
+    const wakeable = new Wakeable();
+    const poke = () => wakeable.wake();
+    const unsubscribe = [
+      this.#deps.services.subscribe(poke),
+      this.#deps.leases.subscribe(poke),
+    ];
+    try {
+      while (!signal.aborted) {
+        try {
+          this.evaluate();
+        } catch (error) {
+          this.#log.error("Evaluating VIP hosts failed: {error}", { error: String(error) });
+        }
+        const now = (this.#deps.now ?? Date.now)();
+        const deadline = this.#decider.nextDeadline();
+        const period = this.#options.periodMs ?? 1000;
+        const wait = deadline === undefined
+          ? period
+          : Math.max(10, Math.min(period, deadline - now));
+        await wakeable.wait(wait, signal);
+        // coalesce a burst of informer events into one evaluation
+        await delay(20, signal);
+      }
+    } finally {
+      for (const u of unsubscribe) u();
+      this.#serving.reset();
+      this.#age.reset();
+    }
+  }
+}

@@ -1,0 +1,299 @@
+/**
+ * The whole data plane in one model, built from what the API holds: every VIP with the
+ * Service(s) using it, its pool, the hosts serving it and each host's VRRP state; the leader (from
+ * its Lease); each host's heartbeat, version and reload state; pool usage; and the problems
+ * (no host, two hosts, a silent host, a failing reload, no leader, a pool above 90 %).
+ * Pure: `keelson status` formats it, tests build it from objects in memory.
+ *
+ * @module
+ */
+import type { V1Lease, V1Service } from "@kubernetes/client-node";
+import { canonicalIp } from "../net/ip.ts";
+import {
+  anyDataPlaneReported,
+  type Heartbeat,
+  isFresh,
+  lastSeenOnSilentHosts,
+  parseHeartbeatLease,
+  timeMs,
+} from "./heartbeats.ts";
+import type { HostReport } from "./host_report.ts";
+
+/** The annotation naming the pool a Service's address came from. */
+export const POOL_ANNOTATION = "keelson.io/allocated-from-pool";
+/** A pool above this share of its addresses in use is a problem. */
+export const POOL_FULL_RATIO = 0.9;
+
+/** One host's VRRP state for a VIP. */
+export interface VipHostState {
+  host: string;
+  instance: string;
+  state: string;
+}
+
+/** One row of the VIP table. */
+export interface VipStatus {
+  vip: string;
+  /** `namespace/name` of each Service using it; empty for the control-plane VIP. */
+  services: string[];
+  pool: string | undefined;
+  /** Hosts serving it now (fresh heartbeats listing it). */
+  hosts: string[];
+  /** Silent hosts whose last heartbeat listed it (whether they still serve it is unknown). */
+  lastSeenOn: string[];
+  /** Per host with an instance holding this VIP: its state. */
+  states: VipHostState[];
+  /** When the serving host got it (ISO), when exactly one host serves it. */
+  since: string | undefined;
+  problem: "no-host" | "split-brain" | "unknown" | undefined;
+}
+
+/** One row of the host table. */
+export interface HostStatus {
+  host: string;
+  lastHeartbeat: string | undefined;
+  /** Milliseconds since the last heartbeat. */
+  ageMs: number | undefined;
+  leaseMs: number;
+  silent: boolean;
+  version: string | undefined;
+  reload: HostReport["reload"] | undefined;
+  /** Why the report could not be read. */
+  reportError: string | undefined;
+  vipsServed: number;
+}
+
+/** One pool and family. */
+export interface PoolStatus {
+  pool: string;
+  family: string;
+  total: number;
+  used: number;
+  full: boolean;
+}
+
+/** The leader, from its Lease. */
+export interface LeaderStatus {
+  identity: string | undefined;
+  renewTime: string | undefined;
+  /** True when the Lease is not renewed within its duration (nobody leads). */
+  expired: boolean;
+}
+
+/** Everything `keelson status` shows. */
+export interface ClusterStatus {
+  now: string;
+  leader: LeaderStatus;
+  vips: VipStatus[];
+  hosts: HostStatus[];
+  pools: PoolStatus[];
+  /** One sentence per problem; empty when healthy. */
+  problems: string[];
+}
+
+/** Inputs of `buildClusterStatus`. */
+export interface StatusInput {
+  services: readonly V1Service[];
+  /** Leases of the heartbeat namespace (others are ignored). */
+  leases: readonly V1Lease[];
+  /** The leader-election Lease; undefined when it does not exist. */
+  leaderLease: V1Lease | undefined;
+  nowMs: number;
+}
+
+/**
+ * Builds the status model.
+ * @param input Services, Leases, the leader Lease and the time
+ * @returns the model, rows sorted
+ */
+export function buildClusterStatus(input: StatusInput): ClusterStatus {
+  const { nowMs } = input;
+  const heartbeats = input.leases.map(parseHeartbeatLease).filter((h): h is Heartbeat =>
+    h !== undefined
+  ).sort((a, b) => a.host.localeCompare(b.host));
+  const problems: string[] = [];
+
+  const leader = leaderStatus(input.leaderLease, nowMs);
+  if (!leader.identity) problems.push("no leader: the leader-election Lease has no holder");
+  else if (leader.expired) {
+    problems.push(`no leader: ${leader.identity} stopped renewing the Lease`);
+  }
+
+  const hosts: HostStatus[] = heartbeats.map((h) => {
+    const fresh = isFresh(h, nowMs);
+    const report = "error" in h.report ? undefined : h.report;
+    return {
+      host: h.host,
+      lastHeartbeat: h.renewMs === undefined ? undefined : new Date(h.renewMs).toISOString(),
+      ageMs: h.renewMs === undefined ? undefined : Math.max(0, nowMs - h.renewMs),
+      leaseMs: h.durationMs,
+      silent: !fresh,
+      version: report?.version,
+      reload: report?.reload,
+      reportError: "error" in h.report ? h.report.error : undefined,
+      vipsServed: fresh && report ? report.vips.length : 0,
+    };
+  });
+  for (const h of hosts) {
+    if (h.silent) {
+      problems.push(
+        `host ${h.host} is silent: no heartbeat for ${
+          h.ageMs === undefined ? "ever" : formatAge(h.ageMs)
+        } (lease ${formatAge(h.leaseMs)})`,
+      );
+    }
+    if (h.reportError) {
+      problems.push(`host ${h.host} published an unreadable report: ${h.reportError}`);
+    }
+    if (h.reload && !h.reload.ok) {
+      problems.push(`host ${h.host}: the last configuration reload failed`);
+    }
+    if (h.reload && (h.reload.keepalived === "invalid" || h.reload.keepalived === "error")) {
+      problems.push(`host ${h.host}: the last keepalived config apply was ${h.reload.keepalived}`);
+    }
+  }
+
+  // VIPs: of Services (status), and of every instance a fresh host reports
+  const rows = new Map<string, VipStatus>();
+  const row = (vip: string): VipStatus => {
+    let r = rows.get(vip);
+    if (!r) {
+      r = {
+        vip,
+        services: [],
+        pool: undefined,
+        hosts: [],
+        lastSeenOn: [],
+        states: [],
+        since: undefined,
+        problem: undefined,
+      };
+      rows.set(vip, r);
+    }
+    return r;
+  };
+  for (const service of input.services) {
+    if (service.spec?.type !== "LoadBalancer") continue;
+    const key = `${service.metadata?.namespace ?? ""}/${service.metadata?.name ?? ""}`;
+    const pool = service.metadata?.annotations?.[POOL_ANNOTATION];
+    for (const ingress of service.status?.loadBalancer?.ingress ?? []) {
+      const vip = ingress.ip ? canonicalIp(ingress.ip) : undefined;
+      if (!vip) continue;
+      const r = row(vip);
+      if (!r.services.includes(key)) r.services.push(key);
+      r.pool ??= pool;
+    }
+  }
+  const fresh = heartbeats.filter((h) => isFresh(h, nowMs));
+  const judged = anyDataPlaneReported(heartbeats);
+  for (const h of fresh) {
+    if ("error" in h.report) continue;
+    for (const instance of h.report.instances) {
+      for (const vip of instance.vips) {
+        row(vip).states.push({ host: h.host, instance: instance.name, state: instance.state });
+      }
+    }
+    for (const served of h.report.vips) {
+      const r = row(served.ip);
+      r.hosts.push(h.host);
+      r.since = r.since === undefined || served.since > r.since ? served.since : r.since;
+    }
+  }
+  for (const [vip, silent] of lastSeenOnSilentHosts(heartbeats, nowMs)) {
+    row(vip).lastSeenOn = silent;
+  }
+  const vips = [...rows.values()].sort((a, b) => compareIps(a.vip, b.vip));
+  for (const r of vips) {
+    r.services.sort();
+    r.hosts.sort();
+    r.states.sort((a, b) => a.host.localeCompare(b.host));
+    // while no host reports a data plane (no keepalived under Keelson) nothing is judged
+    if (r.hosts.length === 0 && r.lastSeenOn.length > 0) {
+      r.problem = "unknown";
+      problems.push(
+        `VIP ${r.vip}${forServices(r)} was last reported on ${
+          r.lastSeenOn.join(", ")
+        }, which went silent: whether it is served is unknown`,
+      );
+    } else if (r.hosts.length === 0 && judged) {
+      r.problem = "no-host";
+      problems.push(`VIP ${r.vip}${forServices(r)} is served by no host`);
+    } else if (r.hosts.length > 1) {
+      r.problem = "split-brain";
+      problems.push(
+        `VIP ${r.vip}${forServices(r)} is served by ${r.hosts.length} hosts (split brain): ${
+          r.hosts.join(", ")
+        }`,
+      );
+    }
+    if (r.hosts.length !== 1) r.since = undefined;
+  }
+
+  const pools = poolUsage(fresh);
+  for (const p of pools) {
+    if (p.full) {
+      problems.push(
+        `pool ${p.pool} (${p.family}) is ${Math.round((p.used / p.total) * 100)}% used ` +
+          `(${p.used} of ${p.total})`,
+      );
+    }
+  }
+  return { now: new Date(nowMs).toISOString(), leader, vips, hosts, pools, problems };
+}
+
+function forServices(r: VipStatus): string {
+  return r.services.length > 0 ? ` (${r.services.join(", ")})` : "";
+}
+
+function leaderStatus(lease: V1Lease | undefined, nowMs: number): LeaderStatus {
+  const identity = lease?.spec?.holderIdentity || undefined;
+  const renewMs = timeMs(lease?.spec?.renewTime);
+  const seconds = lease?.spec?.leaseDurationSeconds ?? 15;
+  return {
+    identity,
+    renewTime: renewMs === undefined ? undefined : new Date(renewMs).toISOString(),
+    expired: renewMs === undefined || nowMs - renewMs > seconds * 1000,
+  };
+}
+
+/** Pool usage from the most recently renewed fresh heartbeat that reports any. */
+function poolUsage(fresh: readonly Heartbeat[]): PoolStatus[] {
+  const newest = [...fresh].filter((h) => !("error" in h.report) && h.report.pools.length > 0)
+    .sort((a, b) => (b.renewMs ?? 0) - (a.renewMs ?? 0))[0];
+  if (!newest || "error" in newest.report) return [];
+  return newest.report.pools.map((p) => ({
+    pool: p.pool,
+    family: p.family,
+    total: p.total,
+    used: p.used,
+    full: p.total > 0 && p.used / p.total > POOL_FULL_RATIO,
+  }));
+}
+
+function compareIps(a: string, b: string): number {
+  const v4 = (ip: string) => ip.includes(".") && !ip.includes(":");
+  if (v4(a) !== v4(b)) return v4(a) ? -1 : 1;
+  if (v4(a)) {
+    const pa = a.split(".").map(Number);
+    const pb = b.split(".").map(Number);
+    for (let i = 0; i < 4; i++) if (pa[i] !== pb[i]) return pa[i]! - pb[i]!;
+    return 0;
+  }
+  return a.localeCompare(b);
+}
+
+/**
+ * A duration for people: `850ms`, `12s`, `3m05s`, `2h07m`, `3d04h`.
+ * @param ms milliseconds
+ * @returns the text
+ */
+export function formatAge(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(s % 60).padStart(2, "0")}s`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return `${h}h${String(m % 60).padStart(2, "0")}m`;
+  return `${Math.floor(h / 24)}d${String(h % 24).padStart(2, "0")}h`;
+}

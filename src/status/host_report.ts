@@ -1,0 +1,115 @@
+/**
+ * What each host publishes about its own data plane in its heartbeat Lease
+ * (`kube-system/keelson-host-<host>`): the VRRP state of each keepalived instance, the VIPs
+ * present on its interface, its configuration-reload state, its version and the pool usage it
+ * sees. Written as one compact JSON annotation and parsed strictly when read: a Lease that does
+ * not parse is reported as unreadable, never half-used.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { NAME_REGEXP } from "../config/schema.ts";
+import { canonicalIp } from "../net/ip.ts";
+
+/** The annotation holding the report on the heartbeat Lease. */
+export const HOST_REPORT_ANNOTATION = "keelson.io/data-plane";
+/** Prefix of heartbeat Lease names; the host's machine name follows. */
+export const HEARTBEAT_LEASE_PREFIX = "keelson-host-";
+/** Namespace of the heartbeat Leases (next to the leader's Lease). */
+export const HEARTBEAT_NAMESPACE = "kube-system";
+/** Label on every heartbeat Lease (lets `keelson status` and the leader select them). */
+export const HEARTBEAT_LABEL = "keelson.io/heartbeat";
+/**
+ * Largest annotation accepted when reading (the API allows 256 KiB for all of an object's
+ * annotations). A host holding 1000 IPv4 VIPs writes about 75 KiB.
+ */
+export const MAX_REPORT_BYTES = 192 * 1024;
+
+const isoTime = z.iso.datetime({ offset: true });
+const ip = z.string().max(45).refine((v) => canonicalIp(v) === v, "not a canonical IP");
+
+/** Schema of one instance's state. */
+export const InstanceReportSchema = z.strictObject({
+  name: z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/),
+  state: z.enum(["MASTER", "BACKUP", "FAULT", "STOP", "UNKNOWN"]),
+  /** Where the state came from: keepalived's notify FIFO, or inferred from the addresses. */
+  source: z.enum(["fifo", "addresses"]),
+  since: isoTime,
+  /** The VIPs of the instance (served while MASTER). */
+  vips: z.array(ip).max(4096),
+});
+
+/** Schema of the report. */
+export const HostReportSchema = z.strictObject({
+  v: z.literal(1),
+  host: z.string().regex(NAME_REGEXP).max(63),
+  version: z.string().regex(/^[0-9A-Za-z.+-]{1,64}$/),
+  instances: z.array(InstanceReportSchema).max(1024),
+  /** VIPs present on the interface, each with the time it appeared. */
+  vips: z.array(z.strictObject({ ip, since: isoTime })).max(4096),
+  /** Configuration reload state of this host. */
+  reload: z.strictObject({
+    ok: z.boolean(),
+    /** Last successful load of the inventory. */
+    at: isoTime.optional(),
+    /** Last keepalived apply outcome. */
+    keepalived: z.enum(["success", "invalid", "error", "unchanged", "none"]),
+  }),
+  /** Pool usage as this host computes it. */
+  pools: z.array(z.strictObject({
+    pool: z.string().regex(NAME_REGEXP).max(63),
+    family: z.enum(["IPv4", "IPv6"]),
+    total: z.number().nonnegative(),
+    used: z.number().int().nonnegative(),
+  })).max(256),
+});
+
+/** One host's data plane, as published. */
+export type HostReport = z.infer<typeof HostReportSchema>;
+/** One instance's state, as published. */
+export type InstanceReport = z.infer<typeof InstanceReportSchema>;
+
+/**
+ * Encodes a report for the annotation (validated first, so a host never publishes what a reader
+ * would refuse).
+ * @param report the report
+ * @returns compact JSON
+ * @throws {Error} when the report does not validate
+ */
+export function encodeHostReport(report: HostReport): string {
+  const parsed = HostReportSchema.safeParse(report);
+  if (!parsed.success) {
+    throw new Error(`Invalid data-plane report: ${parsed.error.issues[0]?.message ?? "?"}`);
+  }
+  return JSON.stringify(parsed.data);
+}
+
+/**
+ * Parses an annotation value strictly.
+ * @param text the annotation value
+ * @returns the report, or a sentence saying why it is not one
+ */
+export function decodeHostReport(text: string): HostReport | { error: string } {
+  if (text.length > MAX_REPORT_BYTES) return { error: `larger than ${MAX_REPORT_BYTES} bytes` };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return { error: "not JSON" };
+  }
+  const parsed = HostReportSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return { error: `${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}` };
+  }
+  return parsed.data;
+}
+
+/**
+ * The heartbeat Lease name of a host.
+ * @param host machine name
+ * @returns e.g. `keelson-host-cp-1`
+ */
+export function heartbeatLeaseName(host: string): string {
+  return `${HEARTBEAT_LEASE_PREFIX}${host}`;
+}

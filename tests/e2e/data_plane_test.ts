@@ -1,0 +1,491 @@
+/**
+ * The data plane seen through the Kubernetes API, end to end: three control-plane "hosts"
+ * (network namespaces on a bridge) each run a real keepalived and `keelson run` against a real
+ * kube-apiserver. The apiserver runs in the host namespace on loopback; a veth from the host
+ * namespace onto the lab's bridge and a TCP forwarder in this test make it reachable from the
+ * hosts at 10.254.12.1 (the serving certificate names that address).
+ *
+ * Shown: every VIP on exactly one host in `keelson status`; keepalived stopped on the serving host
+ * → the new host in `keelson status` and a `VIPHostChanged` Event on the Service (the time is
+ * printed); VRRP cut between the serving host and its peers (blackhole routes inside its
+ * namespace) → `VIPSplitBrain` Warning, `keelson_vip_serving_hosts` 2 and `keelson status`
+ * reporting it; healed → all cleared.
+ *
+ * Needs root, keepalived, iproute2, curl and the kube-apiserver/etcd binaries; skipped loudly
+ * otherwise (failed with KEELSON_REQUIRE_E2E=1).
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import type { CoreV1Event, V1Lease, V1Service } from "@kubernetes/client-node";
+import { buildClusterStatus, type ClusterStatus } from "../../src/status/cluster_status.ts";
+import { findAssets } from "../integration/_harness/assets.ts";
+import { type ControlPlane, startControlPlane } from "../integration/_harness/control_plane.ts";
+import { writeKubeconfig } from "../integration/_harness/kubeconfig.ts";
+import { e2eUnavailable, KeepalivedLab, report, run, sleep } from "./_keepalived_lab.ts";
+
+const SUBNET = "10.254.12";
+/** The management network the hosts reach the apiserver on (the VRRP segment is SUBNET). */
+const MGMT_SUBNET = "10.254.13";
+const HOSTS: Record<string, string> = { n1: "cp-1", n2: "cp-2", n3: "cp-3" };
+const ROOT = new URL("../../", import.meta.url).pathname;
+const MAIN = `${ROOT}main.ts`;
+const LISTEN = "127.0.0.1:10258";
+const SERVICES = ["web-a", "web-b", "web-c"];
+
+async function unavailable(): Promise<string | undefined> {
+  const base = e2eUnavailable();
+  if (base) return base;
+  try {
+    if (!Deno.statSync("/usr/bin/curl").isFile) return "curl is not installed";
+  } catch {
+    return "curl is not installed";
+  }
+  const assets = await findAssets();
+  return assets.ok ? undefined : assets.reason;
+}
+
+const reason = await unavailable();
+if (reason) {
+  if (Deno.env.get("KEELSON_REQUIRE_E2E") === "1") {
+    throw new Error(`data-plane e2e test cannot run (${reason}) and KEELSON_REQUIRE_E2E=1`);
+  }
+  report(`SKIPPING data-plane e2e test: ${reason} (set KEELSON_REQUIRE_E2E=1 to fail)`);
+}
+
+function inventory(lab: KeepalivedLab, node: string, kubeconfig: string): string {
+  const dir = lab.nodeDir(node);
+  const machines = Object.values(HOSTS).map((name, i) =>
+    `[[machines]]\nname = "${name}"\nrole = "control-plane"\n` +
+    `internal_ips = ["${SUBNET}.${11 + i}"]\n`
+  );
+  return [
+    '[cluster]\nname = "e2e"\n',
+    `[kubernetes]\nkubeconfig = "${kubeconfig}"\n`,
+    '[leader_election]\nlease_duration = "6s"\nrenew_deadline = "4s"\nretry_period = "1s"\n',
+    `[server]\nlisten = "${LISTEN}"\n`,
+    "[keepalived]",
+    `config_file = "${lab.confFile(node)}"`,
+    `pid_file = "${lab.pidFile(node)}"`,
+    `track_file_dir = "${dir}"`,
+    'interface = "eth0"\n',
+    `[[pools]]\nname = "lan"\naddresses = ["${SUBNET}.100-${SUBNET}.119"]\n`,
+    ...machines,
+  ].join("\n");
+}
+
+/** Forwards TCP from `listen` to `target` (the apiserver on loopback). */
+function forward(hostname: string, port: number, target: number): { close(): void } {
+  const listener = Deno.listen({ hostname, port });
+  const conns = new Set<Deno.Conn>();
+  (async () => {
+    for await (const conn of listener) {
+      conns.add(conn);
+      (async () => {
+        let upstream: Deno.Conn | undefined;
+        try {
+          upstream = await Deno.connect({ hostname: "127.0.0.1", port: target });
+          conns.add(upstream);
+          await Promise.all([
+            conn.readable.pipeTo(upstream.writable).catch(() => {}),
+            upstream.readable.pipeTo(conn.writable).catch(() => {}),
+          ]);
+        } catch { /* a side closed */ }
+        for (const c of [conn, upstream]) {
+          if (!c) continue;
+          conns.delete(c);
+          try {
+            c.close();
+          } catch { /* closed */ }
+        }
+      })();
+    }
+  })().catch(() => {});
+  return {
+    close() {
+      try {
+        listener.close();
+      } catch { /* closed */ }
+      for (const c of conns) {
+        try {
+          c.close();
+        } catch { /* closed */ }
+      }
+    },
+  };
+}
+
+async function clusterStatus(cp: ControlPlane): Promise<ClusterStatus> {
+  const services = await cp.requestOk<{ items: V1Service[] }>("GET", "/api/v1/services");
+  const leases = await cp.requestOk<{ items: V1Lease[] }>(
+    "GET",
+    "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases",
+  );
+  return buildClusterStatus({
+    services: services.items,
+    leases: leases.items,
+    leaderLease: leases.items.find((l) => l.metadata?.name === "keelson"),
+    nowMs: Date.now(),
+  });
+}
+
+/** `keelson status -o json` as a user runs it, from the host namespace. */
+async function statusCli(kubeconfig: string): Promise<{ code: number; status: ClusterStatus }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", MAIN, "status", "--kubeconfig", kubeconfig, "-o", "json"],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  if (out.code !== 0 && out.code !== 3) {
+    throw new Error(`keelson status exited ${out.code}: ${new TextDecoder().decode(out.stderr)}`);
+  }
+  return { code: out.code, status: JSON.parse(text) as ClusterStatus };
+}
+
+async function events(cp: ControlPlane, service: string): Promise<CoreV1Event[]> {
+  const list = await cp.requestOk<{ items: CoreV1Event[] }>(
+    "GET",
+    `/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3D${service}`,
+  );
+  return list.items;
+}
+
+async function until<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs: number,
+  onTimeout: () => Promise<string>,
+): Promise<{ value: T; ms: number }> {
+  const start = performance.now();
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value !== undefined) return { value, ms: performance.now() - start };
+    if (performance.now() - start > timeoutMs) {
+      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}\n${await onTimeout()}`);
+    }
+    await sleep(50);
+  }
+}
+
+async function metricsOf(lab: KeepalivedLab, node: string): Promise<string> {
+  return await run("ip", [
+    "netns",
+    "exec",
+    lab.ns(node),
+    "curl",
+    "-sS",
+    "-m",
+    "5",
+    `http://${LISTEN}/metrics`,
+  ]).catch(() => "");
+}
+
+async function tail(path: string, lines = 25): Promise<string> {
+  const text = await Deno.readTextFile(path).catch(() => "");
+  return `--- ${path}\n${text.split("\n").slice(-lines).join("\n")}`;
+}
+
+Deno.test({
+  name: "keelson status, heartbeats and VIP Events follow real keepalived failover and split brain",
+  ignore: reason !== undefined,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const lab = await KeepalivedLab.create("dp", 3, {
+      prefix: `kd${Deno.pid % 100000}dp`,
+      subnet: SUBNET,
+    });
+    let cp: ControlPlane | undefined;
+    let forwarder: { close(): void } | undefined;
+    const logs = async () => {
+      const parts = await Promise.all(
+        lab.nodes.flatMap((n) => [
+          tail(`${lab.nodeDir(n)}/keelson.log`),
+          tail(`${lab.nodeDir(n)}/keepalived.log`, 8),
+        ]),
+      );
+      const metrics = await Promise.all(
+        lab.nodes.map(async (n) =>
+          `--- ${n} metrics\n${
+            (await metricsOf(lab, n)).split("\n").filter((l) =>
+              /^keelson_(informer|vip|vrrp)|^leader_election_master/.test(l)
+            ).join("\n")
+          }`
+        ),
+      );
+      return [...parts, ...metrics].join("\n");
+    };
+    try {
+      const hostIp = await lab.addManagementNetwork(MGMT_SUBNET);
+      cp = await startControlPlane({ extraServingIps: [hostIp] });
+      const apiPort = Number(new URL(cp.server).port);
+      forwarder = forward(hostIp, apiPort, apiPort);
+      const kubeconfig = `${lab.dir}/agents.kubeconfig`;
+      await writeKubeconfig(kubeconfig, `https://${hostIp}:${apiPort}`, cp.caPem, "admin", {
+        token: cp.adminToken,
+      });
+
+      const env = [`PATH=${Deno.env.get("PATH") ?? "/usr/sbin:/usr/bin:/sbin:/bin"}`, "NO_COLOR=1"];
+      for (const name of ["HOME", "DENO_DIR"]) {
+        const value = Deno.env.get(name);
+        if (value) env.push(`${name}=${value}`);
+      }
+      for (const node of lab.nodes) {
+        const d = lab.nodeDir(node);
+        await Deno.writeTextFile(`${d}/keelson.toml`, inventory(lab, node, kubeconfig));
+        lab.spawn("sh", [
+          "-c",
+          `cd ${ROOT} && exec env -i ${env.join(" ")} ip netns exec ${lab.ns(node)} ` +
+          `${Deno.execPath()} run -A --quiet ${MAIN} run --config ${d}/keelson.toml ` +
+          `--host ${HOSTS[node]} --log-format json >> ${d}/keelson.log 2>&1`,
+        ]);
+      }
+      for (const name of SERVICES) {
+        await cp.requestOk("POST", "/api/v1/namespaces/default/services", {
+          metadata: { name },
+          spec: { type: "LoadBalancer", ports: [{ port: 80, protocol: "TCP" }] },
+        });
+      }
+      // keepalived starts once keelson wrote its file (with the Service VIPs and the FIFO)
+      const vips = new Map<string, string>();
+      await until(
+        "every Service to get a VIP",
+        async () => {
+          for (const name of SERVICES) {
+            const svc = await cp!.requestOk<V1Service>(
+              "GET",
+              `/api/v1/namespaces/default/services/${name}`,
+            );
+            const ip = svc.status?.loadBalancer?.ingress?.[0]?.ip;
+            if (!ip) return undefined;
+            vips.set(name, ip);
+          }
+          return true;
+        },
+        120_000,
+        logs,
+      );
+      await until(
+        "the rendered files to hold every VIP",
+        async () => {
+          for (const node of lab.nodes) {
+            const text = await Deno.readTextFile(lab.confFile(node)).catch(() => "");
+            if (![...vips.values()].every((v) => text.includes(`${v}/32`))) return undefined;
+            if (!text.includes("vrrp_notify_fifo")) return undefined;
+          }
+          return true;
+        },
+        60_000,
+        logs,
+      );
+      for (const node of lab.nodes) lab.startKeepalived(node);
+      const allVips = [...vips.values()];
+      await lab.waitFor(
+        "each VIP on exactly one host",
+        (h) => allVips.every((v) => h.get(v)!.length === 1),
+        allVips,
+        30_000,
+      );
+
+      // 1. keelson status: every VIP on exactly one host, the same the kernel says
+      const steady = await until(
+        "status to show every VIP on one host",
+        async () => {
+          const holders = await lab.holders(allVips);
+          const status = await clusterStatus(cp!);
+          const ok = status.problems.length === 0 && allVips.every((v) => {
+            const row = status.vips.find((r) => r.vip === v);
+            return row?.hosts.length === 1 &&
+              row.hosts[0] === HOSTS[holders.get(v)![0]!] &&
+              row.states.length === 3;
+          });
+          return ok ? status : undefined;
+        },
+        60_000,
+        async () => JSON.stringify(await clusterStatus(cp!), null, 1) + await logs(),
+      );
+      report(
+        `RESULT status_steady leader=${steady.value.leader.identity} hosts=${
+          steady.value.hosts.map((h) => h.host).join(",")
+        }`,
+      );
+      const cli = await statusCli(`${cp.dir}/admin-token.kubeconfig`);
+      assert.equal(cli.code, 0, JSON.stringify(cli.status.problems));
+      for (const [name, vip] of vips) {
+        const row = cli.status.vips.find((r) => r.vip === vip);
+        assert.ok(row, `keelson status lists ${vip}`);
+        assert.deepEqual(row.services, [`default/${name}`]);
+        assert.equal(row.pool, "lan");
+        assert.equal(row.hosts.length, 1, `${vip} hosts ${row.hosts}`);
+        assert.equal(row.states.filter((s) => s.state === "MASTER").length, 1);
+      }
+      assert.equal(cli.status.hosts.length, 3);
+      assert.ok(cli.status.hosts.every((h) => !h.silent && h.reload?.ok && h.version));
+      assert.ok(cli.status.pools.some((p) => p.pool === "lan" && p.used === 3 && p.total === 20));
+
+      // 2. keepalived stops on the host serving web-a's VIP: the new host within seconds
+      const vipA = vips.get("web-a")!;
+      const fromNode = (await lab.holders([vipA])).get(vipA)![0]!;
+      const before = (await events(cp, "web-a")).length;
+      const stoppedAt = performance.now();
+      lab.keepalived.get(fromNode)!.kill("SIGTERM");
+      const moved = await until(
+        "status to show web-a's VIP on a new host",
+        async () => {
+          const row = (await clusterStatus(cp!)).vips.find((r) => r.vip === vipA);
+          return row?.hosts.length === 1 && row.hosts[0] !== HOSTS[fromNode]
+            ? row.hosts[0]
+            : undefined;
+        },
+        30_000,
+        logs,
+      );
+      const statusMs = performance.now() - stoppedAt;
+      const event = await until(
+        "a VIPHostChanged Event on web-a",
+        async () => {
+          const list = (await events(cp!, "web-a")).slice(0);
+          return list.find((e) =>
+            e.reason === "VIPHostChanged" &&
+            e.message === `VIP ${vipA} now served by ${moved.value}`
+          );
+        },
+        30_000,
+        logs,
+      );
+      const eventMs = performance.now() - stoppedAt;
+      const kernel = (await lab.holders([vipA])).get(vipA)!;
+      report(
+        `RESULT failover_status_ms=${statusMs.toFixed(0)} failover_event_ms=${
+          eventMs.toFixed(0)
+        } from=${HOSTS[fromNode]} to=${moved.value} (kernel: ${kernel.map((n) => HOSTS[n])}; ` +
+          `events before ${before})`,
+      );
+      assert.deepEqual(kernel.map((n) => HOSTS[n]), [moved.value]);
+      assert.equal(event.value.type, "Normal");
+      // keepalived back on that host (once the old one is gone: it removes its pid file last)
+      await lab.keepalived.get(fromNode)!.status;
+      lab.startKeepalived(fromNode);
+      await until(
+        "every VIP on one host again",
+        async () => {
+          const status = await clusterStatus(cp!);
+          return status.problems.length === 0 &&
+              status.vips.every((r) =>
+                r.hosts.length === 1 && r.states.length === 3 &&
+                r.states.every((x) => x.state === "MASTER" || x.state === "BACKUP")
+              )
+            ? true
+            : undefined;
+        },
+        60_000,
+        logs,
+      );
+
+      // 3. split brain: the host serving web-b's VIP is cut off the VRRP segment (its management
+      // network, and so its heartbeat, still work): it stays MASTER, and a peer becomes MASTER too
+      const vipB = vips.get("web-b")!;
+      const master = (await lab.holders([vipB])).get(vipB)![0]!;
+      const cutAt = performance.now();
+      await lab.setVrrpPort(master, false);
+      const split = await until(
+        "status to report the split brain",
+        async () => {
+          const row = (await clusterStatus(cp!)).vips.find((r) => r.vip === vipB);
+          return row?.problem === "split-brain" ? row.hosts : undefined;
+        },
+        30_000,
+        logs,
+      );
+      const splitStatusMs = performance.now() - cutAt;
+      const warning = await until(
+        "a VIPSplitBrain Warning on web-b",
+        async () =>
+          (await events(cp!, "web-b")).find((e) =>
+            e.reason === "VIPSplitBrain" && e.type === "Warning"
+          ),
+        30_000,
+        logs,
+      );
+      const splitEventMs = performance.now() - cutAt;
+      const gauge = await until(
+        "keelson_vip_serving_hosts 2 on the leader",
+        async () => {
+          for (const node of lab.nodes) {
+            const text = await metricsOf(lab, node);
+            const m = text.match(
+              new RegExp(
+                `^keelson_vip_serving_hosts\\{vip="${
+                  vipB.replaceAll(".", "\\.")
+                }",service="default/web-b"\\} (\\d+)`,
+                "m",
+              ),
+            );
+            if (m) return Number(m[1]) >= 2 ? node : undefined;
+          }
+          return undefined;
+        },
+        30_000,
+        logs,
+      );
+      const splitCli = await statusCli(`${cp.dir}/admin-token.kubeconfig`);
+      report(
+        `RESULT split_brain_status_ms=${splitStatusMs.toFixed(0)} warning_ms=${
+          splitEventMs.toFixed(0)
+        } hosts=${split.value.join(",")} leader_metrics_on=${HOSTS[gauge.value]} ` +
+          `message="${warning.value.message}"`,
+      );
+      assert.equal(splitCli.code, 3);
+      assert.ok(
+        splitCli.status.problems.some((p) => p.includes(vipB) && p.includes("split brain")),
+        JSON.stringify(splitCli.status.problems),
+      );
+      assert.ok(split.value.length >= 2);
+
+      // 4. healed: one host again, everywhere
+      const healAt = performance.now();
+      await lab.setVrrpPort(master, true);
+      await until(
+        "status to be healthy again",
+        async () => {
+          const status = await clusterStatus(cp!);
+          return status.problems.length === 0 &&
+              status.vips.every((r) => r.hosts.length === 1)
+            ? true
+            : undefined;
+        },
+        30_000,
+        logs,
+      );
+      const healMs = performance.now() - healAt;
+      await until(
+        "keelson_vip_serving_hosts back to 1",
+        async () => {
+          const text = await metricsOf(lab, gauge.value);
+          return new RegExp(
+              `^keelson_vip_serving_hosts\\{vip="${
+                vipB.replaceAll(".", "\\.")
+              }",service="default/web-b"\\} 1$`,
+              "m",
+            ).test(text)
+            ? true
+            : undefined;
+        },
+        30_000,
+        logs,
+      );
+      const healCli = await statusCli(`${cp.dir}/admin-token.kubeconfig`);
+      report(`RESULT split_brain_healed_ms=${healMs.toFixed(0)}`);
+      assert.equal(healCli.code, 0, JSON.stringify(healCli.status.problems));
+    } catch (error) {
+      if (Deno.env.get("KEELSON_E2E_KEEP_LOGS") === "1") report(await logs());
+      throw error;
+    } finally {
+      forwarder?.close();
+      await lab.close();
+      await cp?.stop();
+    }
+  },
+});

@@ -1,0 +1,46 @@
+import assert from "node:assert/strict";
+import { STOP_STEPS, StopSequence } from "../../../src/agent/shutdown.ts";
+
+/** A part that stops `delayMs` after its signal aborts, recording the order. */
+function part(signal: AbortSignal, name: string, order: string[], delayMs = 0): Promise<void> {
+  return new Promise((resolve) => {
+    signal.addEventListener("abort", () => {
+      order.push(`${name} told`);
+      setTimeout(() => {
+        order.push(`${name} stopped`);
+        resolve();
+      }, delayMs);
+    }, { once: true });
+  });
+}
+
+Deno.test("StopSequence.stop() stops the steps in order, each after the previous one ended", async () => {
+  const stops = new StopSequence();
+  const order: string[] = [];
+  for (const step of [...STOP_STEPS].reverse()) {
+    stops.track(step, step, part(stops.signal(step), step, order, 5));
+  }
+  const outcome = await stops.stop(5_000);
+  assert.equal(outcome.ok, true);
+  assert.deepEqual(outcome.pending, []);
+  assert.deepEqual(order, STOP_STEPS.flatMap((s) => [`${s} told`, `${s} stopped`]));
+});
+
+Deno.test("StopSequence.stop() names what is still running at the deadline", async () => {
+  const stops = new StopSequence();
+  const order: string[] = [];
+  stops.track("controllers", "controllers", part(stops.signal("controllers"), "c", order));
+  stops.track("informers", "stuck watch", new Promise(() => {}));
+  stops.track("server", "health server", part(stops.signal("server"), "s", order));
+  const began = performance.now();
+  const outcome = await stops.stop(100);
+  assert.equal(outcome.ok, false);
+  assert.deepEqual(outcome.pending, ["stuck watch", "health server"]);
+  assert.ok(performance.now() - began < 2_000);
+});
+
+Deno.test("StopSequence.track() counts a part that failed as stopped", async () => {
+  const stops = new StopSequence();
+  stops.track("background", "reloader", Promise.reject(new Error("boom")));
+  assert.equal((await stops.stop(1_000)).ok, true);
+});

@@ -1,0 +1,59 @@
+import assert from "node:assert/strict";
+
+const ROOT = new URL("../../../", import.meta.url).pathname;
+
+async function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; out: string; err: string }> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-read", "--allow-env", "--allow-net", "main.ts", "status", ...args],
+    cwd: ROOT,
+    env: { NO_COLOR: "1", KUBECONFIG: "", ...env },
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decode = (b: Uint8Array) => new TextDecoder().decode(b);
+  return { code: output.code, out: decode(output.stdout), err: decode(output.stderr) };
+}
+
+Deno.test("keelson status --help explains the flags and exit codes", async () => {
+  const { code, out } = await runCli(["--help"]);
+  assert.equal(code, 0);
+  assert.match(out, /--output FORMAT/);
+  assert.match(out, /3 problems found/);
+});
+
+Deno.test("keelson status refuses a wrong command line with exit 2", async () => {
+  const bad = await runCli(["--output", "yaml"]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.err, /--output must be text or json, not "yaml"/);
+  assert.equal((await runCli(["extra"])).code, 2);
+});
+
+Deno.test("keelson status says why it cannot reach the cluster, with exit 1", async () => {
+  const missing = await runCli(["--kubeconfig", "/nonexistent/kubeconfig"]);
+  assert.equal(missing.code, 1);
+  assert.match(missing.err, /^keelson status: Cannot read kubeconfig "\/nonexistent\/kubeconfig"/);
+  const none = await runCli([]);
+  assert.equal(none.code, 1);
+  assert.match(none.err, /Cannot find a Kubernetes connection/);
+  const badConfig = await runCli(["--config", "/nonexistent/keelson.toml"]);
+  assert.equal(badConfig.code, 1);
+  assert.match(badConfig.err, /keelson status: .*nonexistent\/keelson\.toml/);
+});
+
+Deno.test("useColor() is on only on a terminal and never with NO_COLOR", async () => {
+  const { useColor } = await import("../../../src/cli/status.ts");
+  const saved = Deno.env.get("NO_COLOR");
+  try {
+    Deno.env.set("NO_COLOR", "1");
+    assert.equal(useColor(), false);
+    Deno.env.delete("NO_COLOR");
+    assert.equal(useColor(), Deno.stdout.isTerminal());
+  } finally {
+    if (saved === undefined) Deno.env.delete("NO_COLOR");
+    else Deno.env.set("NO_COLOR", saved);
+  }
+});

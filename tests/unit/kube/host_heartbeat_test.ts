@@ -1,0 +1,107 @@
+import assert from "node:assert/strict";
+import type { V1Lease } from "@kubernetes/client-node";
+import { HostHeartbeat } from "../../../src/kube/host_heartbeat.ts";
+import type { LeaseApi } from "../../../src/kube/lease_api.ts";
+import { KubeApiError } from "../../../src/kube/ports.ts";
+import { decodeHostReport } from "../../../src/status/host_report.ts";
+import { report } from "../status/_leases.ts";
+
+/** Leases in memory with resourceVersion checks, as the API server does. */
+class MemoryLeases implements LeaseApi {
+  store = new Map<string, V1Lease>();
+  writes = 0;
+  #rv = 0;
+  read(namespace: string, name: string) {
+    const lease = this.store.get(`${namespace}/${name}`);
+    return Promise.resolve(lease && structuredClone(lease));
+  }
+  create(lease: V1Lease) {
+    const key = `${lease.metadata!.namespace}/${lease.metadata!.name}`;
+    if (this.store.has(key)) {
+      return Promise.reject(new KubeApiError("exists", { code: 409, reason: "AlreadyExists" }));
+    }
+    return Promise.resolve(this.#store(key, lease));
+  }
+  replace(lease: V1Lease) {
+    const key = `${lease.metadata!.namespace}/${lease.metadata!.name}`;
+    const current = this.store.get(key);
+    if (current?.metadata?.resourceVersion !== lease.metadata?.resourceVersion) {
+      return Promise.reject(new KubeApiError("conflict", { code: 409, reason: "Conflict" }));
+    }
+    return Promise.resolve(this.#store(key, lease));
+  }
+  #store(key: string, lease: V1Lease): V1Lease {
+    this.writes++;
+    const stored = structuredClone(lease);
+    stored.metadata!.resourceVersion = String(++this.#rv);
+    this.store.set(key, stored);
+    return structuredClone(stored);
+  }
+}
+
+Deno.test("HostHeartbeat.writeOnce() creates, then renews its own Lease with the report", async () => {
+  const leases = new MemoryLeases();
+  let now = Date.parse("2026-01-01T00:00:00Z");
+  let vips = ["10.0.0.150"];
+  const hb = new HostHeartbeat({
+    leases,
+    host: "cp-1",
+    report: () => Promise.resolve(report("cp-1", vips)),
+    leaseDurationSeconds: 15,
+    now: () => now,
+  });
+  await hb.writeOnce();
+  const created = leases.store.get("kube-system/keelson-host-cp-1")!;
+  assert.equal(created.spec?.holderIdentity, "cp-1");
+  assert.equal(created.spec?.leaseDurationSeconds, 15);
+  assert.equal(created.metadata?.labels?.["keelson.io/heartbeat"], "true");
+  assert.equal(new Date(created.spec!.renewTime!).toISOString(), "2026-01-01T00:00:00.000Z");
+
+  now += 5000;
+  vips = [];
+  await hb.writeOnce();
+  const renewed = leases.store.get("kube-system/keelson-host-cp-1")!;
+  assert.equal(new Date(renewed.spec!.renewTime!).toISOString(), "2026-01-01T00:00:05.000Z");
+  assert.equal(
+    new Date(renewed.spec!.acquireTime!).toISOString(),
+    "2026-01-01T00:00:00.000Z",
+  );
+  const decoded = decodeHostReport(renewed.metadata!.annotations!["keelson.io/data-plane"]!);
+  assert.ok(!("error" in decoded));
+  assert.deepEqual(decoded.vips, []);
+});
+
+Deno.test("HostHeartbeat.writeOnce() re-reads after a conflict (another run of this host wrote it)", async () => {
+  const leases = new MemoryLeases();
+  const hb = new HostHeartbeat({
+    leases,
+    host: "cp-1",
+    report: () => Promise.resolve(report("cp-1", [])),
+  });
+  await hb.writeOnce();
+  // a previous process of this host renewed it behind our back
+  const stale = leases.store.get("kube-system/keelson-host-cp-1")!;
+  await leases.replace(stale);
+  await hb.writeOnce();
+  assert.equal(leases.writes, 3);
+});
+
+Deno.test("HostHeartbeat.run() writes at once on a change and stops on abort", async () => {
+  const leases = new MemoryLeases();
+  const hb = new HostHeartbeat({
+    leases,
+    host: "cp-1",
+    report: () => Promise.resolve(report("cp-1", [])),
+    renewMs: 60_000,
+    debounceMs: 1,
+  });
+  const stop = new AbortController();
+  const running = hb.run(stop.signal);
+  for (let i = 0; i < 100 && leases.writes < 1; i++) await new Promise((r) => setTimeout(r, 5));
+  assert.equal(leases.writes, 1);
+  hb.changed();
+  for (let i = 0; i < 100 && leases.writes < 2; i++) await new Promise((r) => setTimeout(r, 5));
+  assert.equal(leases.writes, 2);
+  stop.abort();
+  await running;
+});

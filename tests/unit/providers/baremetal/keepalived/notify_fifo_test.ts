@@ -1,0 +1,126 @@
+import assert from "node:assert/strict";
+import {
+  type NotifyEvent,
+  parseNotifyLine,
+  readNotifyFifo,
+} from "../../../../../providers/baremetal/keepalived/notify_fifo.ts";
+
+Deno.test("parseNotifyLine() reads keepalived 2.2.7's instance lines", () => {
+  assert.deepEqual(parseNotifyLine('INSTANCE "keelson_v4_g5" MASTER 200'), {
+    kind: "state",
+    instance: "keelson_v4_g5",
+    state: "MASTER",
+    priority: 200,
+  });
+  assert.deepEqual(parseNotifyLine('INSTANCE "VI_1" BACKUP 100')?.kind, "state");
+  assert.deepEqual(parseNotifyLine('INSTANCE "VI_1" FAULT 0'), {
+    kind: "state",
+    instance: "VI_1",
+    state: "FAULT",
+    priority: 0,
+  });
+  assert.deepEqual(parseNotifyLine('INSTANCE "VI_1" STOP 150')?.kind, "state");
+  assert.deepEqual(parseNotifyLine('INSTANCE "VI_1" DELETED'), {
+    kind: "deleted",
+    instance: "VI_1",
+  });
+});
+
+Deno.test("parseNotifyLine() drops group lines, non-state notifications and anything malformed", () => {
+  for (
+    const line of [
+      'GROUP "G1" MASTER',
+      'INSTANCE "VI_1" MASTER_RX_LOWER_PRI 100',
+      'INSTANCE "VI_1" MASTER_PRIORITY 100',
+      'INSTANCE "VI_1" MASTER 256',
+      'INSTANCE "VI_1" MASTER 100 extra',
+      "INSTANCE VI_1 MASTER 100",
+      'INSTANCE "a b" MASTER 100',
+      'INSTANCE "VI_1"; rm -rf / MASTER 100',
+      'INSTANCE "VI_1" master 100',
+      "",
+      `INSTANCE "${"x".repeat(65)}" MASTER 100`,
+    ]
+  ) {
+    assert.equal(parseNotifyLine(line), undefined, line);
+  }
+});
+
+async function mkfifo(path: string): Promise<void> {
+  const out = await new Deno.Command("mkfifo", { args: [path] }).output();
+  assert.equal(out.code, 0, "mkfifo");
+}
+
+async function writeFifo(path: string, text: string): Promise<void> {
+  const file = await Deno.open(path, { write: true });
+  await file.write(new TextEncoder().encode(text));
+  file.close();
+}
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  const start = Date.now();
+  while (!check()) {
+    if (Date.now() - start > 10_000) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+Deno.test({
+  name:
+    "readNotifyFifo() reads lines in order, across partial writes, and reopens a FIFO keepalived recreated",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    const path = `${dir}/keepalived-notify.fifo`;
+    const events: NotifyEvent[] = [];
+    let opens = 0;
+    const controller = new AbortController();
+    const reading = readNotifyFifo({
+      path,
+      onEvent: (e) => events.push(e),
+      onOpen: () => opens++,
+      signal: controller.signal,
+      retryMs: 50,
+    });
+    try {
+      await mkfifo(path); // after the reader started: it waits for keepalived to create it
+      await until(() => opens === 1, "the first open");
+      await writeFifo(path, 'INSTANCE "a" BACKUP 100\nINSTANCE "a" MAS');
+      await writeFifo(path, 'TER 100\ngarbage\nGROUP "g" MASTER\n');
+      await until(() => events.length === 2, "two events");
+      assert.deepEqual(events.map((e) => e.kind === "state" && e.state), ["BACKUP", "MASTER"]);
+
+      // keepalived stops (deletes its FIFO) and starts again (a new FIFO at the same path)
+      await Deno.remove(path);
+      await mkfifo(path);
+      await until(() => opens === 2, "the reopen");
+      await writeFifo(path, 'INSTANCE "a" STOP 100\n');
+      await until(() => events.length === 3, "the event from the new FIFO");
+      assert.deepEqual(events[2], { kind: "state", instance: "a", state: "STOP", priority: 100 });
+    } finally {
+      controller.abort();
+      await reading;
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test("readNotifyFifo() refuses a regular file in place of the FIFO and ends on abort", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/fifo`;
+  await Deno.writeTextFile(path, 'INSTANCE "a" MASTER 100\n');
+  const events: NotifyEvent[] = [];
+  const controller = new AbortController();
+  const reading = readNotifyFifo({
+    path,
+    onEvent: (e) => events.push(e),
+    signal: controller.signal,
+    retryMs: 20,
+  });
+  await new Promise((r) => setTimeout(r, 100));
+  controller.abort();
+  await reading;
+  assert.deepEqual(events, []);
+  await Deno.remove(dir, { recursive: true });
+});

@@ -1,0 +1,119 @@
+import assert from "node:assert/strict";
+import { buildClusterStatus, formatAge } from "../../../src/status/cluster_status.ts";
+import { heartbeatLease, lbService, leaderLease, NOW, report } from "./_leases.ts";
+
+const ALL = ["10.0.0.150", "10.0.0.151"];
+const POOLS = [{ pool: "lan", family: "IPv4" as const, total: 10, used: 2 }];
+
+Deno.test("buildClusterStatus(): a healthy cluster has every VIP on one host and no problem", () => {
+  const status = buildClusterStatus({
+    services: [
+      lbService("shop", "web", ["10.0.0.150"]),
+      lbService("shop", "api", ["10.0.0.151"]),
+      lbService("shop", "api-udp", ["10.0.0.151"]),
+      { metadata: { name: "c", namespace: "x" }, spec: { type: "ClusterIP" } },
+    ],
+    leases: [
+      heartbeatLease("cp-1", report("cp-1", ["10.0.0.150"], { all: ALL, pools: POOLS })),
+      heartbeatLease("cp-2", report("cp-2", ["10.0.0.151"], { all: ALL }), 3000),
+      leaderLease("cp-1_abc"),
+    ],
+    leaderLease: leaderLease("cp-1_abc"),
+    nowMs: NOW,
+  });
+  assert.deepEqual(status.problems, []);
+  assert.equal(status.leader.identity, "cp-1_abc");
+  assert.deepEqual(status.vips.map((v) => [v.vip, v.services, v.pool, v.hosts]), [
+    ["10.0.0.150", ["shop/web"], "lan", ["cp-1"]],
+    ["10.0.0.151", ["shop/api", "shop/api-udp"], "lan", ["cp-2"]],
+  ]);
+  assert.deepEqual(status.vips[0]!.states, [
+    { host: "cp-1", instance: "keelson_v4_g0", state: "MASTER" },
+    { host: "cp-2", instance: "keelson_v4_g0", state: "BACKUP" },
+  ]);
+  assert.equal(status.vips[0]!.since, "2026-01-01T11:58:00.000Z");
+  assert.deepEqual(status.hosts.map((h) => [h.host, h.ageMs, h.silent, h.vipsServed]), [
+    ["cp-1", 1000, false, 1],
+    ["cp-2", 3000, false, 1],
+  ]);
+  assert.deepEqual(status.pools, [{ ...POOLS[0], full: false }]);
+});
+
+Deno.test("buildClusterStatus(): no host, two hosts, a silent host, a failed reload, a full pool, no leader", () => {
+  const status = buildClusterStatus({
+    services: [
+      lbService("shop", "web", ["10.0.0.150"]),
+      lbService("shop", "api", ["10.0.0.151"]),
+    ],
+    leases: [
+      heartbeatLease(
+        "cp-1",
+        report("cp-1", ["10.0.0.151"], {
+          all: ALL,
+          reloadOk: false,
+          pools: [{ pool: "lan", family: "IPv4", total: 10, used: 10 }],
+        }),
+      ),
+      heartbeatLease("cp-2", report("cp-2", ["10.0.0.151"], { all: ALL })),
+      // silent: its claim on 10.0.0.150 no longer counts
+      heartbeatLease("cp-3", report("cp-3", ["10.0.0.150"], { all: ALL }), 20_000),
+    ],
+    leaderLease: leaderLease("cp-1_abc", 60_000),
+    nowMs: NOW,
+  });
+  assert.equal(status.vips[0]!.problem, "unknown");
+  assert.deepEqual(status.vips[0]!.lastSeenOn, ["cp-3"]);
+  assert.equal(status.vips[1]!.problem, "split-brain");
+  assert.deepEqual(status.vips[1]!.hosts, ["cp-1", "cp-2"]);
+  assert.equal(status.vips[1]!.since, undefined);
+  assert.equal(status.hosts[2]!.silent, true);
+  assert.equal(status.leader.expired, true);
+  assert.deepEqual(status.problems, [
+    "no leader: cp-1_abc stopped renewing the Lease",
+    "host cp-1: the last configuration reload failed",
+    "host cp-3 is silent: no heartbeat for 20s (lease 15s)",
+    "VIP 10.0.0.150 (shop/web) was last reported on cp-3, which went silent: whether it is served is unknown",
+    "VIP 10.0.0.151 (shop/api) is served by 2 hosts (split brain): cp-1, cp-2",
+    "pool lan (IPv4) is 100% used (10 of 10)",
+  ]);
+});
+
+Deno.test("buildClusterStatus(): a VIP no host lists is served by no host", () => {
+  const status = buildClusterStatus({
+    services: [lbService("shop", "web", ["10.0.0.150"])],
+    leases: [heartbeatLease("cp-1", report("cp-1", [], { all: ["10.0.0.150"] }))],
+    leaderLease: leaderLease("cp-1_abc"),
+    nowMs: NOW,
+  });
+  assert.equal(status.vips[0]!.problem, "no-host");
+  assert.deepEqual(status.problems, ["VIP 10.0.0.150 (shop/web) is served by no host"]);
+});
+
+Deno.test("buildClusterStatus(): nothing to judge without any heartbeat, and no leader Lease is a problem", () => {
+  const status = buildClusterStatus({
+    services: [lbService("shop", "web", ["10.0.0.150"])],
+    leases: [],
+    leaderLease: undefined,
+    nowMs: NOW,
+  });
+  assert.equal(status.vips[0]!.problem, undefined);
+  assert.deepEqual(status.problems, ["no leader: the leader-election Lease has no holder"]);
+});
+
+Deno.test("formatAge() prints durations for people", () => {
+  assert.deepEqual(
+    [850, 12_000, 185_000, 7_620_000, 273_600_000].map(formatAge),
+    ["850ms", "12s", "3m05s", "2h07m", "3d04h"],
+  );
+});
+
+Deno.test("buildClusterStatus(): hosts without keepalived report nothing, so no VIP is judged", () => {
+  const status = buildClusterStatus({
+    services: [lbService("shop", "web", ["10.0.0.150"])],
+    leases: [heartbeatLease("cp-1", report("cp-1", [], { all: [] }))],
+    leaderLease: leaderLease("cp-1_abc"),
+    nowMs: NOW,
+  });
+  assert.equal(status.vips[0]!.problem, undefined);
+  assert.deepEqual(status.problems, []);
+});

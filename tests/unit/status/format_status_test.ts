@@ -1,0 +1,82 @@
+// deno-lint-ignore-file no-control-regex -- the tests look for ANSI colour codes
+import assert from "node:assert/strict";
+import { buildClusterStatus } from "../../../src/status/cluster_status.ts";
+import { formatStatusJson, formatStatusText, table } from "../../../src/status/format_status.ts";
+import { heartbeatLease, lbService, leaderLease, NOW, report } from "./_leases.ts";
+
+const ALL = ["10.0.0.150", "10.0.0.151"];
+
+function healthy() {
+  return buildClusterStatus({
+    services: [lbService("shop", "web", ["10.0.0.150"]), lbService("shop", "api", ["10.0.0.151"])],
+    leases: [
+      heartbeatLease(
+        "cp-1",
+        report("cp-1", ["10.0.0.150"], {
+          all: ALL,
+          pools: [{ pool: "lan", family: "IPv4", total: 10, used: 2 }],
+        }),
+      ),
+      heartbeatLease("cp-2", report("cp-2", ["10.0.0.151"], { all: ALL })),
+    ],
+    leaderLease: leaderLease("cp-1_abc"),
+    nowMs: NOW,
+  });
+}
+
+Deno.test("formatStatusText(): a healthy cluster at a glance, without colour codes when off", () => {
+  const text = formatStatusText(healthy(), { color: false });
+  assert.equal(
+    text,
+    [
+      "Leader: cp-1_abc",
+      "Healthy: every VIP is served by exactly one host.",
+      "",
+      "VIPs",
+      "  VIP         SERVICE   POOL  SERVED BY  VRRP                     SINCE",
+      "  10.0.0.150  shop/web  lan   cp-1       cp-1=MASTER cp-2=BACKUP  2m00s",
+      "  10.0.0.151  shop/api  lan   cp-2       cp-1=BACKUP cp-2=MASTER  2m00s",
+      "",
+      "Hosts",
+      "  HOST  HEARTBEAT  VERSION  CONFIG  KEEPALIVED  VIPS",
+      "  cp-1  1s ago     0.1.0    ok      success     1",
+      "  cp-2  1s ago     0.1.0    ok      success     1",
+      "",
+      "Pools",
+      "  POOL  FAMILY  USED  TOTAL  FREE  USE",
+      "  lan   IPv4    2     10     8     20%",
+      "",
+    ].join("\n"),
+  );
+  assert.doesNotMatch(text, /\x1b/);
+});
+
+Deno.test("formatStatusText(): problems in red when colours are on, listed first", () => {
+  const status = buildClusterStatus({
+    services: [lbService("shop", "web", ["10.0.0.150"])],
+    leases: [
+      heartbeatLease("cp-1", report("cp-1", ["10.0.0.150"])),
+      heartbeatLease("cp-2", report("cp-2", ["10.0.0.150"])),
+    ],
+    leaderLease: leaderLease("cp-1_abc"),
+    nowMs: NOW,
+  });
+  const text = formatStatusText(status, { color: true });
+  const lines = text.split("\n");
+  assert.equal(lines[1], "\x1b[31m1 problem(s):\x1b[0m");
+  assert.match(lines[2]!, /^\x1b\[31m {2}! VIP 10\.0\.0\.150 \(shop\/web\) is served by 2 hosts/);
+  assert.match(text, /\x1b\[31mSPLIT BRAIN: cp-1,cp-2\x1b\[0m/);
+  // colour codes do not shift the columns
+  const plain = formatStatusText(status, { color: false }).split("\n");
+  const strip = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, "");
+  assert.deepEqual(lines.map(strip), plain);
+});
+
+Deno.test("formatStatusJson() is the model itself", () => {
+  const status = healthy();
+  assert.deepEqual(JSON.parse(formatStatusJson(status)), JSON.parse(JSON.stringify(status)));
+});
+
+Deno.test("table() says (none) for no rows", () => {
+  assert.deepEqual(table(["A"], []), ["  (none)"]);
+});

@@ -1,0 +1,47 @@
+import assert from "node:assert/strict";
+import {
+  decodeHostReport,
+  encodeHostReport,
+  heartbeatLeaseName,
+} from "../../../src/status/host_report.ts";
+import { report } from "./_leases.ts";
+
+Deno.test("encodeHostReport() and decodeHostReport() round-trip a report", () => {
+  const r = report("cp-1", ["10.0.0.150"], { all: ["10.0.0.150", "10.0.0.151"] });
+  assert.deepEqual(decodeHostReport(encodeHostReport(r)), r);
+  assert.equal(heartbeatLeaseName("cp-1"), "keelson-host-cp-1");
+});
+
+Deno.test("decodeHostReport() is strict: unknown fields, bad values and oversize are refused", () => {
+  const good = JSON.parse(encodeHostReport(report("cp-1", ["10.0.0.150"])));
+  const cases: [string, unknown][] = [
+    ["unknown field", { ...good, extra: 1 }],
+    ["version", { ...good, v: 2 }],
+    ["host", { ...good, host: "CP_1" }],
+    ["non-canonical IP", { ...good, vips: [{ ip: "010.0.0.1", since: good.vips[0].since }] }],
+    ["not an IP", { ...good, vips: [{ ip: "10.0.0.1; x", since: good.vips[0].since }] }],
+    ["state", { ...good, instances: [{ ...good.instances[0], state: "LEADER" }] }],
+    ["time", { ...good, vips: [{ ip: "10.0.0.150", since: "yesterday" }] }],
+    ["negative pool", {
+      ...good,
+      pools: [{ pool: "lan", family: "IPv4", total: -1, used: 0 }],
+    }],
+  ];
+  for (const [what, value] of cases) {
+    const decoded = decodeHostReport(JSON.stringify(value));
+    assert.ok("error" in decoded, what);
+  }
+  assert.deepEqual(decodeHostReport("{"), { error: "not JSON" });
+  assert.ok("error" in decodeHostReport(" ".repeat(200_000)));
+});
+
+Deno.test("encodeHostReport() refuses to publish what a reader would refuse", () => {
+  assert.throws(() => encodeHostReport({ ...report("cp-1", []), host: "Not A Name" }));
+});
+
+Deno.test("a host holding 1000 VIPs publishes a report that fits and parses", () => {
+  const vips = Array.from({ length: 1000 }, (_, i) => `10.250.${Math.floor(i / 250)}.${i % 250}`);
+  const text = encodeHostReport(report("cp-1", vips, { all: vips }));
+  assert.ok(text.length < 192 * 1024, `${text.length} bytes`);
+  assert.ok(!("error" in decodeHostReport(text)));
+});
