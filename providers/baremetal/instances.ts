@@ -1,7 +1,8 @@
 /**
  * The bare-metal provider's InstancesV2: answers existence, shutdown and metadata questions about
- * a Node from the TOML inventory. When the inventory is unusable (the last reload failed
- * validation) every call throws, so "unknown" never turns into "gone".
+ * a Node from the TOML inventory in force. After a rejected reload that is the last good one, so
+ * initialization and address sync go on; deletion is held by the lifecycle's guard instead
+ * (an inventory that is not known good never deletes).
  *
  * @module
  */
@@ -14,13 +15,16 @@ import {
   ProviderError,
 } from "../../src/cloud/provider.ts";
 import { type Config, type Machine, machineId } from "../../src/config/types.ts";
-import { matchMachine } from "./machine_matcher.ts";
+import { matchMachine, type ProviderIdHolder } from "./machine_matcher.ts";
 
 /** The inventory as the provider sees it right now. */
 export interface InventoryView {
   /** The configuration in force (the last one that validated). */
   config: Config;
-  /** False when the last reload failed validation: the provider then answers nothing. */
+  /**
+   * False when the last reload failed validation. Lookups still answer from `config` (the last
+   * good one); destructive callers hold back (see `ReloadDeletionGuard`).
+   */
   healthy: boolean;
 }
 
@@ -30,6 +34,8 @@ export type InventorySource = () => InventoryView;
 /** InstancesV2 over the inventory. */
 export class BaremetalInstances implements InstancesV2 {
   #source: InventorySource;
+  #nodes: (() => readonly V1Node[]) | undefined;
+  #holders: { list: readonly V1Node[]; byProviderId: Map<string, string> } | undefined;
 
   /** @param source the current inventory and whether it is usable */
   constructor(source: InventorySource) {
@@ -37,21 +43,67 @@ export class BaremetalInstances implements InstancesV2 {
   }
 
   /**
+   * Gives the provider the cluster's Nodes, so a machine whose providerID one Node holds is not
+   * matched again to another Node by name, hostname or IP (upstream's client builder hands the
+   * same view to a provider's Initialize).
+   * @param nodes every Node (a lister's snapshot or a cluster snapshot)
+   * @param options `notifies`: `nodesChanged` will be called on every change, so the index is
+   *   rebuilt only then (without it, the list is re-read on each lookup)
+   */
+  useNodes(nodes: () => readonly V1Node[], options: { notifies?: boolean } = {}): void {
+    this.#nodes = nodes;
+    this.#notifies = options.notifies ?? false;
+    this.#holders = undefined;
+    this.#stale = true;
+  }
+
+  /** Whether `nodesChanged` is called on every change (an informer) or the list is re-read. */
+  #notifies = false;
+
+  /**
+   * Tells the provider the Nodes changed (an informer event), so the providerID index is rebuilt
+   * at the next lookup rather than on every one (a lister returns a new array each call; one
+   * rebuild per lookup would cost O(N) per Node initialized, O(N²) for N new Nodes).
+   */
+  nodesChanged(): void {
+    this.#stale = true;
+  }
+
+  #stale = true;
+
+  /** The name of the Node holding `providerID`; the index is rebuilt only when stale. */
+  #holderOf: ProviderIdHolder = (providerID) => {
+    if (this.#nodes === undefined) return undefined;
+    // a snapshot (plan) hands the same array every time; a live lister says when it changed
+    const list = this.#notifies && this.#holders && !this.#stale
+      ? this.#holders.list
+      : this.#nodes();
+    if (this.#holders?.list !== list) {
+      this.#stale = false;
+      const byProviderId = new Map<string, string>();
+      for (const node of list) {
+        const id = node.spec?.providerID;
+        const name = node.metadata?.name;
+        if (typeof id === "string" && id !== "" && name && !byProviderId.has(id)) {
+          byProviderId.set(id, name);
+        }
+      }
+      this.#holders = { list, byProviderId };
+    }
+    return this.#holders.byProviderId.get(providerID);
+  };
+
+  /**
    * The machine behind `node`, or undefined when the inventory has none.
    * @param node the Node
    * @returns the machine, or undefined when absent
-   * @throws {ProviderError} when the inventory is unusable, the match is ambiguous, or the
-   *   providerID belongs to another provider
+   * @throws {ProviderError} when the match is ambiguous, the machine belongs to another Node, or
+   *   the providerID belongs to another provider
    */
   findMachine(node: V1Node): Machine | undefined {
-    const { config, healthy } = this.#source();
+    const { config } = this.#source();
     const name = node.metadata?.name ?? "";
-    if (!healthy) {
-      throw new ProviderError(
-        `Cannot look up the machine of node "${name}": the inventory failed validation on its last reload`,
-      );
-    }
-    const match = matchMachine(node, config.machines, config.cluster.provider);
+    const match = matchMachine(node, config.machines, config.cluster.provider, this.#holderOf);
     switch (match.kind) {
       case "matched":
         return match.machine;
@@ -61,6 +113,15 @@ export class BaremetalInstances implements InstancesV2 {
         throw new ProviderError(
           `Cannot look up the machine of node "${name}": its providerID "${match.providerID}" does not start with "${config.cluster.provider}://"`,
           { retriable: false },
+        );
+      case "claimed":
+        throw new ProviderError(
+          `Cannot initialize node "${name}": machine "${match.machine.name}" (matched by ` +
+            `${match.step}) already belongs to node "${match.holder}", which holds its providerID ` +
+            `"${config.cluster.provider}://${
+              machineId(match.machine)
+            }"; a Node reporting another machine's address never takes its identity (tried ` +
+            `${match.tried})`,
         );
       case "ambiguous":
         throw new ProviderError(

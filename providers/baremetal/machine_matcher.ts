@@ -20,7 +20,16 @@ export type MachineMatch =
   | { kind: "matched"; machine: Machine; step: MatchStep }
   | { kind: "absent"; tried: string }
   | { kind: "ambiguous"; step: MatchStep; machines: [Machine, Machine]; tried: string }
-  | { kind: "foreign"; providerID: string };
+  | { kind: "foreign"; providerID: string }
+  /** The only machine the evidence points at already belongs to another Node. */
+  | { kind: "claimed"; machine: Machine; step: MatchStep; holder: string; tried: string };
+
+/**
+ * Which Node holds a providerID: the name of a Node whose `spec.providerID` is it, or undefined.
+ * A machine whose providerID another Node holds is never matched again by name, hostname or IP,
+ * so a Node reporting another machine's InternalIP cannot take its identity.
+ */
+export type ProviderIdHolder = (providerID: string) => string | undefined;
 
 /**
  * Matches `node` against `machines`.
@@ -29,7 +38,12 @@ export type MachineMatch =
  * @param scheme the providerID scheme (`[cluster] provider`), e.g. `baremetal`
  * @returns the machine and the step that found it, or why there is none
  */
-export function matchMachine(node: V1Node, machines: Machine[], scheme: string): MachineMatch {
+export function matchMachine(
+  node: V1Node,
+  machines: Machine[],
+  scheme: string,
+  holderOf: ProviderIdHolder = () => undefined,
+): MachineMatch {
   const name = node.metadata?.name ?? "";
   const providerID = node.spec?.providerID ?? "";
   if (providerID !== "") {
@@ -49,11 +63,18 @@ export function matchMachine(node: V1Node, machines: Machine[], scheme: string):
     ["hostname", (m) => m.hostname !== undefined && hostnames.has(m.hostname.toLowerCase())],
     ["internalIP", (m) => m.internal_ips.some((ip) => ips.has(canonicalOrSelf(ip)))],
   ];
+  let claimed: Extract<MachineMatch, { kind: "claimed" }> | undefined;
   for (const [step, test] of steps) {
     const found = machines.filter(test);
-    if (found.length > 0) return pick(found, step, tried);
+    const free = found.filter((machine) => {
+      const holder = holderOf(`${scheme}://${machineId(machine)}`);
+      if (holder === undefined || holder === name) return true;
+      claimed ??= { kind: "claimed", machine, step, holder, tried };
+      return false;
+    });
+    if (free.length > 0) return pick(free, step, tried);
   }
-  return { kind: "absent", tried };
+  return claimed ?? { kind: "absent", tried };
 }
 
 function pick(found: Machine[], step: MatchStep, tried: string): MachineMatch {

@@ -23,11 +23,19 @@ import { type HostSide, startHostSide } from "./host_side.ts";
 import { BaremetalInstances, type InventorySource } from "./instances.ts";
 import { createLoadBalancer } from "./load_balancer.ts";
 import { reportOrphanedAddresses } from "./orphaned_addresses.ts";
+import { UnservedAddressReporter } from "./unserved_addresses.ts";
 
 export { BaremetalInstances, type InventorySource, type InventoryView } from "./instances.ts";
 export { machineMetadata } from "./instances.ts";
 export { type MachineMatch, matchMachine, type MatchStep } from "./machine_matcher.ts";
 export { renderHostKeepalived, serviceVipsOf } from "./keepalived/announcer.ts";
+export {
+  servedAddressChecker,
+  servedServiceAddresses,
+  type SkippedAddress,
+} from "./keepalived/served_addresses.ts";
+export { strandedAddressIssues } from "./stranded_addresses.ts";
+export { REASON_ADDRESS_NOT_SERVED } from "./unserved_addresses.ts";
 export { USER_NAME_REGEXP } from "./keepalived/render.ts";
 export { type AllocationPlan, planAllocations } from "./ipam/plan_allocations.ts";
 
@@ -51,10 +59,16 @@ export function createBaremetalProvider(
   inventory: InventorySource,
   options: BaremetalProviderOptions = {},
 ): CloudProvider & { instancesV2: BaremetalInstances } {
+  const instancesV2 = new BaremetalInstances(inventory);
   const provider: CloudProvider & { instancesV2: BaremetalInstances } = {
     providerName: BAREMETAL_PROVIDER_NAME,
     hasClusterID: () => true,
-    instancesV2: new BaremetalInstances(inventory),
+    instancesV2,
+    // the Nodes tell which machines are taken (machine identity, issue 9 item 2)
+    initialize: (context) => {
+      instancesV2.useNodes(() => context.nodes.list());
+      return Promise.resolve();
+    },
   };
   if (options.loadBalancer) return { ...provider, loadBalancer: options.loadBalancer };
   return provider;
@@ -98,24 +112,40 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
     hasSynced: () => cluster.services?.hasSynced() ?? false,
     registry: metrics,
   });
+  const base = createBaremetalProvider(inventory, { loadBalancer });
+  // the leader's Warning Events for Service addresses keepalived will not serve
+  const unserved = new UnservedAddressReporter();
+  const reportUnserved = (): void => {
+    const services = cluster.services;
+    if (!services?.hasSynced()) return;
+    unserved.schedule(() => ({ config: current(), services: services.list() }), () => events);
+  };
   const provider: CloudProvider = {
-    ...createBaremetalProvider(inventory, { loadBalancer }),
+    ...base,
     async startHost({ host, signal }) {
       hostSide = await startHostSide({ config: current, host, registry: metrics, signal });
       return hostSide;
     },
-    connect({ services, signal }) {
+    connect({ nodes, services, signal }) {
       cluster.services = services;
+      // the Nodes tell which machines are taken (machine identity)
+      base.instancesV2.useNodes(() => nodes.list(), { notifies: true });
+      const nodesChanged = nodes.subscribe(() => base.instancesV2.nodesChanged());
+      signal.addEventListener("abort", nodesChanged, { once: true });
       hostSide?.connect(services, signal);
+      const unsubscribe = services.subscribe(reportUnserved);
+      signal.addEventListener("abort", unsubscribe, { once: true });
     },
     async reconfigure(reason) {
       await hostSide?.sync(reason);
       if (events && cluster.services?.hasSynced()) {
         reportOrphanedAddresses(loadBalancer.orphanedAllocations(), cluster.services, events);
       }
+      reportUnserved();
     },
     initialize(context) {
       events = context.events;
+      reportUnserved();
       context.signal.addEventListener("abort", () => events = undefined, { once: true });
       return Promise.resolve();
     },

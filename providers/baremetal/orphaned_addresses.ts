@@ -1,7 +1,10 @@
 /**
- * After a reload that removed or shrank a pool, Services keep their addresses (a live VIP is
- * never yanked) and each gets a Warning event saying its address is no longer in any pool. The
- * orphans come from the load balancer's own allocator, so they are computed in one place.
+ * Addresses Services hold that no pool offers: a reload can no longer cause them (a reload that
+ * would strand served addresses is rejected, see src/agent/stranded_addresses.ts), but a process
+ * started with a changed file, or a status written by hand, can. Each gets a Warning event;
+ * keepalived does not serve them (`AddressNotServed`), and the Service keeps them in its status
+ * until its owner changes the Service or the pool is restored. The orphans come from the load
+ * balancer's own allocator, so they are computed in one place.
  *
  * @module
  */

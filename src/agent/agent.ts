@@ -10,6 +10,8 @@
 import type { Registry } from "prom-client";
 import type { CloudProvider } from "../cloud/provider.ts";
 import { ProviderRegistry } from "../cloud/registry.ts";
+import { ConfigError } from "../config/config_error.ts";
+import { validateConfig } from "../config/parse_config.ts";
 import { ConfigReloader } from "../config/reloader.ts";
 import type { Config } from "../config/types.ts";
 import { durationMs } from "../config/types.ts";
@@ -26,7 +28,7 @@ import { createServer } from "../server/create_server.ts";
 import { HealthChecks } from "../server/health_checks.ts";
 import { metricsTokenReader } from "../server/metrics_token_file.ts";
 import { serve } from "../server/serve.ts";
-import { registerBaremetal } from "../../providers/baremetal/mod.ts";
+import { registerBaremetal, strandedAddressIssues } from "../../providers/baremetal/mod.ts";
 import { type ClusterCaches, createClusterCaches } from "./cluster_caches.ts";
 import { runVipHostController, startHeartbeat } from "./data_plane.ts";
 import { managedControllersGauge, runLeaderControllers } from "./leader_controllers.ts";
@@ -62,14 +64,32 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   const health = new HealthChecks();
   let config = options.config;
   let serviceController: ServiceController | undefined;
-  const guard = new ReloadDeletionGuard();
+  // a rejected reload holds deletions only; everything else goes on with the last good config
+  const guard = new ReloadDeletionGuard({
+    lastReloadSucceeded: () => reloader.lastReloadSucceeded(),
+  });
   guard.onConfig(config);
   managedControllersGauge(registry);
 
   // The provider asks it whether the last reload validated (fail closed after a rejected one);
   // onChange runs only once run() below has started, when everything it names exists.
+  let caches: ClusterCaches | undefined;
   const reloader = new ConfigReloader(options.configPath, options.config, {
     registry,
+    // the file with the flags applied must validate, and no served address may be stranded
+    validate: (next) => {
+      try {
+        const applied = validateConfig(
+          options.applyFlags(next),
+          `${options.configPath} with the command-line flags`,
+        );
+        const services = caches?.services.hasSynced() ? caches.services.list() : undefined;
+        return strandedAddressIssues(config, applied, services, options.configPath);
+      } catch (error) {
+        if (error instanceof ConfigError) return error.issues;
+        throw error;
+      }
+    },
     onChange: async (next) => {
       config = options.applyFlags(next);
       guard.onConfig(config);
@@ -103,7 +123,6 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   stops.track("background", "configuration reloader", reloads);
 
   // 3. health and metrics
-  let caches: ClusterCaches | undefined;
   const serving = await serveHealth({
     config,
     registry,

@@ -3,9 +3,12 @@
  *
  * @module
  */
-import { EXIT_USAGE } from "./exit_codes.ts";
-import { print, printError } from "./output.ts";
+import { EXIT_INVALID, EXIT_USAGE } from "./exit_codes.ts";
+import { print, printError, StdoutClosedError } from "./output.ts";
 import { UsageError } from "./usage_error.ts";
+
+/** Exit code after stdout was closed by its reader: the command did what it was asked. */
+const EXIT_OK_QUIET = 0;
 
 /** A subcommand: gets the arguments after its name, returns the exit code. */
 export type Command = (args: string[]) => Promise<number>;
@@ -74,6 +77,10 @@ export async function dispatch(args: string[]): Promise<number> {
       printError(`keelson ${name}: ${error.message}\nRun "keelson ${name} --help" for usage.`);
       return EXIT_USAGE;
     }
-    throw error;
+    // the reader of stdout went away (`| head -1`): nothing left to say to anyone
+    if (error instanceof StdoutClosedError) return EXIT_OK_QUIET;
+    // a runtime failure: one line on stderr and exit 1, never a stack trace
+    printError(`keelson ${name}: ${error instanceof Error ? error.message : String(error)}`);
+    return EXIT_INVALID;
   }
 }

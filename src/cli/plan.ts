@@ -63,6 +63,7 @@ export async function planCommand(args: string[]): Promise<number> {
   const snapshot = await readSnapshot(values.state);
   if (!snapshot) return EXIT_INVALID;
   const provider = createBaremetalProvider(() => ({ config, healthy: true }));
+  provider.instancesV2.useNodes(() => snapshot.nodes);
   const nodes = await planNodes(snapshot.nodes, provider.instancesV2, {
     policy: policyFromConfig(config),
   });
@@ -71,7 +72,9 @@ export async function planCommand(args: string[]): Promise<number> {
     print(
       JSON.stringify(
         { nodes, services },
-        (_key, value) => typeof value === "bigint" ? Number(value) : value,
+        // pool sizes reach 2^64 and beyond: decimal text keeps every digit (a JSON number
+        // above 2^53 loses precision in most readers)
+        (_key, value) => typeof value === "bigint" ? value.toString() : value,
         2,
       ),
     );

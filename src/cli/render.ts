@@ -13,7 +13,8 @@ import { objectKey } from "../kube/ports.ts";
 import {
   planAllocations,
   renderHostKeepalived,
-  serviceVipsOf,
+  servedServiceAddresses,
+  type SkippedAddress,
   USER_NAME_REGEXP,
 } from "../../providers/baremetal/mod.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
@@ -97,18 +98,20 @@ export async function renderCommand(args: string[]): Promise<number> {
   if (!USER_NAME_REGEXP.test(fifoUser)) {
     throw new UsageError(`--fifo-user "${fifoUser}" is not a user name`);
   }
+  const served = servedServiceAddresses(config, convergedServices(config, services));
   const rendered = renderHostKeepalived({
     config,
     host,
-    serviceVips: serviceVipsOf(config, convergedServices(config, services)),
+    serviceVips: served.vips,
     notifyFifoUser: fifoUser,
   });
   if ("error" in rendered) {
     printError(rendered.error);
     return EXIT_INVALID;
   }
-  for (const { value, reason } of rendered.skipped) {
-    printError(`Not serving "${value}": ${reason}`);
+  const skipped: SkippedAddress[] = [...served.skipped, ...rendered.skipped];
+  for (const { service, value, reason } of skipped) {
+    printError(`Not serving "${value}"${service ? ` of service "${service}"` : ""}: ${reason}`);
   }
   print(rendered.text);
   return EXIT_OK;

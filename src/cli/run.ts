@@ -6,7 +6,8 @@
 import { runAgent } from "../agent/agent.ts";
 import { ConfigError } from "../config/config_error.ts";
 import { loadConfigFile } from "../config/load_config.ts";
-import { logger, setupLogging } from "../log/logging.ts";
+import { validateConfig } from "../config/parse_config.ts";
+import { flushLogging, logger, setupLogging } from "../log/logging.ts";
 import { EXIT_INVALID } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
 import { parseRunFlags, RUN_USAGE } from "./run_flags.ts";
@@ -31,7 +32,11 @@ export async function runCommand(args: string[]): Promise<number> {
   }
   let config;
   try {
-    config = flags.apply(await loadConfigFile(flags.configPath));
+    // the flags override the file; the result passes the same validation as the file
+    config = validateConfig(
+      flags.apply(await loadConfigFile(flags.configPath)),
+      `${flags.configPath} with the command-line flags`,
+    );
   } catch (error) {
     if (error instanceof ConfigError) {
       printError(error.issues.length > 0 ? error.format() : error.message);
@@ -80,8 +85,16 @@ export async function runCommand(args: string[]): Promise<number> {
       host,
       signal: controller.signal,
     });
+  } catch (error) {
+    // a runtime failure the agent did not turn into an exit code: say it, then exit 1
+    log.fatal("Stopped by an unexpected error: {error}", {
+      error: error instanceof Error ? error.message : String(error),
+    });
+    return EXIT_INVALID;
   } finally {
     for (const [signal, handler] of handlers) Deno.removeSignalListener(signal, handler);
     globalThis.removeEventListener("unhandledrejection", unhandled);
+    // every line logged so far (a fatal one included) reaches stderr before the process exits
+    await flushLogging();
   }
 }

@@ -4,10 +4,11 @@
  *
  * @module
  */
-import { canonicalIp, type IpFamily, parseIp } from "../net/ip.ts";
+import { canonicalIp, type IpFamily, nonUnicastProblem, parseIp } from "../net/ip.ts";
 import type { PoolRange } from "./_check_pools.ts";
 import { ADDRESS_KEYS } from "./_check_machines.ts";
 import type { RawIssue } from "./_schema_issues.ts";
+import { MAX_VRRP_PEERS } from "./schema.ts";
 import { type Config, durationMs, type Machine, type Pool } from "./types.ts";
 
 /** What these checks read; a section is undefined when it failed the schema. */
@@ -45,6 +46,14 @@ function checkVips(view: ControlPlaneView): RawIssue[] {
     const parsed = parseIp(vip);
     if (parsed === undefined) continue;
     const path = ["control_plane", "vip", k];
+    const special = nonUnicastProblem({ ...parsed, first: parsed.value, last: parsed.value });
+    if (special !== undefined) {
+      issues.push({
+        path,
+        message: `"${vip}" cannot be the control-plane VIP: ${special}; use a unicast address ` +
+          "of the control-plane machines' subnet",
+      });
+    }
     const first = byFamily.get(parsed.family);
     if (first !== undefined) {
       issues.push({
@@ -95,15 +104,16 @@ function checkKeepalived(view: ControlPlaneView): RawIssue[] {
   } else if (first > last) {
     issues.push({ path, message: `${shown} is reversed; the first VRID must not exceed the last` });
   } else if (keepalived.enabled) {
-    const vipFamilies = new Set((view.controlPlane?.vip ?? []).map((v) => parseIp(v)?.family));
     const poolFamilies = new Set(view.poolRanges.map((r) => r.range.family));
-    const needed = vipFamilies.size + poolFamilies.size;
+    // the model reserves the two lowest VRIDs for the control-plane VIPs (one per family) whether
+    // or not they are set, and needs at least one Service group after them
+    const needed = 2 + Math.max(1, poolFamilies.size);
     const size = last - first + 1;
     if (size < needed) {
       issues.push({
         path,
         message: `${shown} holds ${size} VRID${size === 1 ? "" : "s"} but at least ${needed} ` +
-          `are needed: ${vipFamilies.size} for control_plane.vip and ${poolFamilies.size} for ` +
+          `are needed: 2 for control_plane.vip and ${needed - 2} for ` +
           "the address families of the pools",
       });
     }
@@ -123,6 +133,52 @@ function checkKeepalived(view: ControlPlaneView): RawIssue[] {
         "VIP(s) but no control-plane machine (other than retired ones) has internal_ips to act " +
         "as a VRRP peer; add internal_ips to the control-plane machines or set enabled = false",
     });
+  } else if (keepalived.enabled) {
+    issues.push(...checkVrrpPeers(view));
+  }
+  return issues;
+}
+
+/**
+ * What each control-plane host needs to render its keepalived file: with unicast VRRP, an
+ * internal IP of every family it serves (it is the source address and every other host's peer);
+ * and few enough hosts that each gets its own VRRP priority.
+ */
+function checkVrrpPeers(view: ControlPlaneView): RawIssue[] {
+  const issues: RawIssue[] = [];
+  const peers = [...view.machines.entries()].filter(([, m]) =>
+    m !== undefined && m.role === "control-plane" && m.state !== "retired"
+  ) as [number, Machine][];
+  if (peers.length > MAX_VRRP_PEERS) {
+    const [index] = peers[MAX_VRRP_PEERS]!;
+    issues.push({
+      path: ["machines", index, "role"],
+      message: `is the control-plane machine number ${MAX_VRRP_PEERS + 1} (not counting ` +
+        `retired ones); VRRP priorities give at most ${MAX_VRRP_PEERS} hosts a rank of their own`,
+    });
+  }
+  if (!view.keepalived!.unicast) return issues;
+  const families = new Map<IpFamily, string>();
+  for (const vip of view.controlPlane?.vip ?? []) {
+    const family = parseIp(vip)?.family;
+    if (family !== undefined) families.set(family, `control_plane.vip "${vip}"`);
+  }
+  for (const { pool, range } of view.poolRanges) {
+    if (!families.has(range.family)) {
+      families.set(range.family, `pool "${view.pools[pool]!.name}" ("${range.source}")`);
+    }
+  }
+  for (const [index, machine] of peers) {
+    const own = new Set(machine.internal_ips.map((ip) => parseIp(ip)?.family));
+    for (const [family, why] of [...families].sort(([a], [b]) => a - b)) {
+      if (own.has(family)) continue;
+      issues.push({
+        path: ["machines", index, "internal_ips"],
+        message: `control-plane machine "${machine.name}" has no IPv${family} address, which ` +
+          `unicast VRRP needs as its source and as the other hosts' peer for the IPv${family} ` +
+          `VIPs of ${why}; add one, or set [keepalived] unicast = false`,
+      });
+    }
   }
   return issues;
 }

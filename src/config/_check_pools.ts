@@ -1,11 +1,19 @@
 /**
- * Cross-field checks on `[[pools]]`: ranges that do not parse, overlaps between pools, pools that
- * hold a machine's address, reserved addresses outside their pool, duplicate names.
- * Folder-internal.
+ * Cross-field checks on `[[pools]]`: ranges that do not parse or hold addresses that are not
+ * unicast host addresses, overlaps between pools, pools that hold a machine's address, reserved
+ * addresses outside their pool, duplicate names. O(n log n) in the number of entries: a pool of
+ * 100k single addresses is checked by sorting, never by comparing every pair. Folder-internal.
  *
  * @module
  */
-import { canonicalIp, type IpRange, parseIp, parseRange, rangesOverlap } from "../net/ip.ts";
+import {
+  canonicalIp,
+  type IpFamily,
+  type IpRange,
+  nonUnicastProblem,
+  parseIp,
+  parseRange,
+} from "../net/ip.ts";
 import { ADDRESS_KEYS } from "./_check_machines.ts";
 import type { RawIssue } from "./_schema_issues.ts";
 import { mergeIntervals } from "./pool_size.ts";
@@ -41,7 +49,7 @@ export function checkPools(
       });
     } else names.set(pool.name, i);
 
-    const own: IpRange[] = [];
+    const own: PoolRange[] = [];
     for (const [j, text] of pool.addresses.entries()) {
       const range = parseRange(text);
       if ("error" in range) {
@@ -52,23 +60,74 @@ export function checkPools(
         });
         continue;
       }
-      for (const other of ranges) {
-        if (!rangesOverlap(other.range, range)) continue;
-        const otherPool = pools[other.pool]!;
+      const special = nonUnicastProblem(range);
+      if (special !== undefined) {
         issues.push({
           path: ["pools", i, "addresses", j],
-          message: `"${text}" of pool "${pool.name}" overlaps "${other.range.source}" of ` +
-            `${other.pool === i ? "the same pool" : `pool "${otherPool.name}"`} ` +
-            `(pools[${other.pool}].addresses[${other.entry}]); pools must not share addresses`,
+          message: `"${text}" cannot be in a pool: ${special}; pools hold only unicast ` +
+            "addresses that hosts and routers forward",
         });
+        continue;
       }
-      ranges.push({ pool: i, entry: j, range });
-      own.push(range);
+      own.push({ pool: i, entry: j, range });
     }
-    issues.push(...checkReserved(pool, i, own));
-    issues.push(...checkMachineAddresses(pool, i, own, machines));
+    ranges.push(...own);
+    issues.push(...checkReserved(pool, i, own.map((r) => r.range)));
   }
+  issues.push(...checkOverlaps(ranges, pools));
+  issues.push(...checkMachineAddresses(ranges, pools, machines));
   return { issues, ranges };
+}
+
+/**
+ * Overlapping entries, by one sort and a sweep: each entry that overlaps an earlier one (in
+ * address order) is reported once, against the earlier entry reaching furthest.
+ */
+function checkOverlaps(
+  ranges: readonly PoolRange[],
+  pools: readonly (Pool | undefined)[],
+): RawIssue[] {
+  const issues: RawIssue[] = [];
+  // address order; on a tie, file order, so the entry written later is the one reported
+  const sorted = [...ranges].sort((a, b) =>
+    a.range.family - b.range.family || compare(a.range.first, b.range.first) ||
+    a.pool - b.pool || a.entry - b.entry
+  );
+  let reach: PoolRange | undefined;
+  for (const current of sorted) {
+    if (
+      reach !== undefined && reach.range.family === current.range.family &&
+      current.range.first <= reach.range.last
+    ) {
+      // report on the entry later in the file, naming the earlier one
+      const [earlier, later] = before(reach, current) ? [reach, current] : [current, reach];
+      const laterPool = pools[later.pool]!;
+      issues.push({
+        path: ["pools", later.pool, "addresses", later.entry],
+        message:
+          `"${later.range.source}" of pool "${laterPool.name}" overlaps "${earlier.range.source}" of ` +
+          `${
+            earlier.pool === later.pool ? "the same pool" : `pool "${pools[earlier.pool]!.name}"`
+          } ` +
+          `(pools[${earlier.pool}].addresses[${earlier.entry}]); pools must not share addresses`,
+      });
+    }
+    if (
+      reach === undefined || reach.range.family !== current.range.family ||
+      current.range.last > reach.range.last
+    ) {
+      reach = current;
+    }
+  }
+  return issues;
+}
+
+function before(a: PoolRange, b: PoolRange): boolean {
+  return a.pool < b.pool || (a.pool === b.pool && a.entry < b.entry);
+}
+
+function compare(a: bigint, b: bigint): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function checkReserved(pool: Pool, index: number, own: IpRange[]): RawIssue[] {
@@ -83,10 +142,8 @@ function checkReserved(pool: Pool, index: number, own: IpRange[]): RawIssue[] {
       });
       continue;
     }
-    const inside = covered.some((c) =>
-      c.family === range.family && c.first <= range.first && range.last <= c.last
-    );
-    if (!inside) {
+    const c = findContaining(covered, range.family, range.first);
+    if (c === undefined || range.last > c.last) {
       issues.push({
         path: ["pools", index, "reserved", k],
         message: `reserved "${text}" lies outside pool "${pool.name}" ` +
@@ -97,30 +154,61 @@ function checkReserved(pool: Pool, index: number, own: IpRange[]): RawIssue[] {
   return issues;
 }
 
+/** The interval of sorted, disjoint `intervals` that holds the address (binary search). */
+function findContaining<T extends { family: IpFamily; first: bigint; last: bigint }>(
+  intervals: readonly T[],
+  family: IpFamily,
+  value: bigint,
+): T | undefined {
+  let lo = 0, hi = intervals.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const c = intervals[mid]!;
+    const cmp = c.family - family || compare(c.first, value);
+    if (cmp > 0) hi = mid - 1;
+    else if (c.family === family && value <= c.last) return c;
+    else lo = mid + 1;
+  }
+  return undefined;
+}
+
 function checkMachineAddresses(
-  pool: Pool,
-  index: number,
-  own: IpRange[],
+  ranges: readonly PoolRange[],
+  pools: readonly (Pool | undefined)[],
   machines: readonly (Machine | undefined)[],
 ): RawIssue[] {
   const issues: RawIssue[] = [];
-  const reserved = pool.reserved.map(parseRange).filter((r): r is IpRange => !("error" in r));
+  // pools do not overlap once valid; when they do, the first entry holding an address is named
+  const byStart = [...ranges].sort((a, b) =>
+    a.range.family - b.range.family || compare(a.range.first, b.range.first)
+  ).map((r) => ({ ...r, family: r.range.family, first: r.range.first, last: r.range.last }));
+  const reservedOf = new Map<number, IpRange[]>();
+  const reserved = (pool: number): IpRange[] => {
+    let list = reservedOf.get(pool);
+    if (list === undefined) {
+      list = pools[pool]!.reserved.map((r) => parseRange(r))
+        .filter((r): r is IpRange => !("error" in r));
+      reservedOf.set(pool, list);
+    }
+    return list;
+  };
   for (const [m, machine] of machines.entries()) {
     if (machine === undefined) continue;
     for (const [key, words] of ADDRESS_KEYS) {
       for (const [j, ip] of machine[key].entries()) {
         const parsed = parseIp(ip);
         if (parsed === undefined) continue;
+        const holder = findHolder(byStart, parsed.family, parsed.value);
+        if (holder === undefined) continue;
+        // a reserved address is never handed out, so a pool may span a machine that sits on it
         const isIn = (r: IpRange): boolean =>
           r.family === parsed.family && r.first <= parsed.value && parsed.value <= r.last;
-        // a reserved address is never handed out, so a pool may span a machine that sits on it
-        if (reserved.some(isIn)) continue;
-        const entry = own.findIndex(isIn);
-        if (entry < 0) continue;
+        if (reserved(holder.pool).some(isIn)) continue;
+        const pool = pools[holder.pool]!;
         issues.push({
-          path: ["pools", index, "addresses", pool.addresses.indexOf(own[entry]!.source)],
+          path: ["pools", holder.pool, "addresses", holder.entry],
           message:
-            `"${own[entry]!.source}" of pool "${pool.name}" contains "${canonicalIp(ip)}", ` +
+            `"${holder.range.source}" of pool "${pool.name}" contains "${canonicalIp(ip)}", ` +
             `the ${words} of machine "${machine.name}" (machines[${m}].${key}[${j}]); ` +
             "narrow the pool or add the address to its reserved list",
         });
@@ -128,4 +216,28 @@ function checkMachineAddresses(
     }
   }
   return issues;
+}
+
+/**
+ * An entry holding the address among entries sorted by start: the last entry starting at or
+ * before it, or, when entries overlap (already an issue), any earlier one reaching it.
+ */
+function findHolder<T extends { family: IpFamily; first: bigint; last: bigint }>(
+  sorted: readonly T[],
+  family: IpFamily,
+  value: bigint,
+): T | undefined {
+  let lo = 0, hi = sorted.length - 1, at = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const c = sorted[mid]!;
+    if ((c.family - family || compare(c.first, value)) <= 0) [at, lo] = [mid, mid + 1];
+    else hi = mid - 1;
+  }
+  for (let k = at; k >= 0 && k > at - 64; k--) {
+    const c = sorted[k]!;
+    if (c.family !== family) break;
+    if (value <= c.last) return c;
+  }
+  return undefined;
 }

@@ -6,7 +6,7 @@
  */
 import type { z } from "zod";
 import { ConfigSchema } from "./schema.ts";
-import type { PathSegment } from "./locate_line.ts";
+import type { PathSegment } from "./source_lines.ts";
 
 /** An issue before it gets its file and line. */
 export interface RawIssue {

@@ -5,6 +5,7 @@
  */
 import { ConfigError } from "./config_error.ts";
 import { parseConfig } from "./parse_config.ts";
+import { readInputFile } from "./read_input_file.ts";
 import type { Config } from "./types.ts";
 
 /**
@@ -30,19 +31,12 @@ export async function loadConfigFile(path: string): Promise<Config> {
  */
 export async function readConfigText(path: string): Promise<string> {
   try {
-    return await Deno.readTextFile(path);
+    return await readInputFile(path);
   } catch (error) {
     throw new ConfigError([{
       file: path,
       path: "",
-      message: `Cannot read the configuration file: ${osReason(error)}`,
+      message: `Cannot read the configuration file: ${(error as Error).message}`,
     }], { cause: error });
   }
-}
-
-/** "No such file or directory (os error 2): readfile '/x'" -> "no such file or directory (os error 2)" */
-function osReason(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const reason = error.message.replace(/\): .*$/s, ")").trim();
-  return reason.charAt(0).toLowerCase() + reason.slice(1);
 }

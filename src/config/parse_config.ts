@@ -11,7 +11,7 @@ import { checkMachines } from "./_check_machines.ts";
 import { checkPools } from "./_check_pools.ts";
 import { type RawIssue, schemaIssues } from "./_schema_issues.ts";
 import { ConfigError, type ConfigIssue } from "./config_error.ts";
-import { formatPath, indexLines } from "./locate_line.ts";
+import { formatPath, indexLines, locateLine } from "./source_lines.ts";
 import { ConfigSchema, MachineSchema, PoolSchema } from "./schema.ts";
 import type { Config, Machine, Pool } from "./types.ts";
 
@@ -36,17 +36,12 @@ export function parseConfig(text: string, source: string): Config {
     throw new ConfigError([syntaxIssue(error, source)], { cause: error });
   }
 
-  const result = ConfigSchema.safeParse(raw);
-  const issues: RawIssue[] = result.success ? [] : schemaIssues(result.error.issues, raw);
-  issues.push(...crossIssues(result.success ? viewOf(result.data) : partialView(raw)));
-  if (result.success && issues.length === 0) return result.data;
+  const checked = checkConfigValue(raw);
+  if (checked.config !== undefined) return checked.config;
 
   const index = indexLines(text);
-  const located = issues.map((issue): ConfigIssue => {
-    let line: number | undefined;
-    for (let length = issue.path.length; length > 0 && line === undefined; length--) {
-      line = index.get(formatPath(issue.path.slice(0, length)));
-    }
+  const located = checked.issues.map((issue): ConfigIssue => {
+    const line = locateLine(index, issue.path);
     const out: ConfigIssue = { file: source, path: formatPath(issue.path), message: issue.message };
     if (line !== undefined) out.line = line;
     return out;
@@ -54,6 +49,43 @@ export function parseConfig(text: string, source: string): Config {
   // stable sort: file order, issues without a line last
   located.sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
   throw new ConfigError(located);
+}
+
+/**
+ * Validates a configuration value that did not come from TOML text (a Config with the flag
+ * overrides of `keelson run` applied): the same schema and cross-field checks as `parseConfig`,
+ * so a flag cannot bring in what the file could not.
+ * @param value the candidate configuration
+ * @param source what to name in issues, e.g. `keelson.toml with the command-line flags`
+ * @returns the validated config
+ * @throws {ConfigError} listing every problem found (without line numbers)
+ */
+export function validateConfig(value: unknown, source: string): Config {
+  const checked = checkConfigValue(value);
+  if (checked.config !== undefined) return checked.config;
+  throw new ConfigError(
+    checked.issues.map((issue) => ({
+      file: source,
+      path: formatPath(issue.path),
+      message: issue.message,
+    })),
+  );
+}
+
+/** Schema, then cross-field checks: the config, or every issue found. */
+function checkConfigValue(raw: unknown): { config?: Config; issues: RawIssue[] } {
+  const result = ConfigSchema.safeParse(raw);
+  const record = raw !== null && typeof raw === "object" ? raw as Record<string, unknown> : {};
+  const issues: RawIssue[] = result.success ? [] : schemaIssues(result.error.issues, raw);
+  issues.push(...crossIssues(result.success ? viewOf(result.data) : partialView(record)));
+  if (result.success && result.data.machines.length === 0) {
+    issues.push({
+      path: ["machines"],
+      message: "the inventory lists no machines; add a [[machines]] entry for each host of " +
+        "the cluster (an empty or truncated file is refused, never taken as an empty inventory)",
+    });
+  }
+  return result.success && issues.length === 0 ? { config: result.data, issues } : { issues };
 }
 
 function syntaxIssue(error: TomlError, source: string): ConfigIssue {

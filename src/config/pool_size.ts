@@ -16,7 +16,9 @@ export interface AddressInterval {
 
 /**
  * The addresses a pool may allocate, as sorted, disjoint intervals: its ranges merged, without
- * the network and broadcast addresses of IPv4 CIDRs shorter than /31, without reserved addresses.
+ * the network and broadcast addresses of IPv4 CIDRs shorter than /31, without the subnet-router
+ * anycast address (the all-zero host, RFC 4291 §2.6.1) of IPv6 CIDRs shorter than /127, without
+ * reserved addresses. O(n log n) in the number of entries.
  * Entries that do not parse are skipped (the config check reports them).
  * @param pool a pool from the validated config
  * @returns intervals sorted by family, then first address
@@ -28,8 +30,10 @@ export function poolUsableIntervals(pool: Pool): AddressInterval[] {
     if ("error" in range) continue;
     usable.push(usableInterval(range));
   }
-  const reserved = pool.reserved.map(parseRange).filter((r): r is IpRange => !("error" in r));
-  return mergeIntervals(usable).flatMap((interval) => subtract(interval, reserved));
+  const reserved = pool.reserved.map((r) => parseRange(r)).filter((r): r is IpRange =>
+    !("error" in r)
+  );
+  return subtract(mergeIntervals(usable), mergeIntervals(reserved));
 }
 
 /**
@@ -77,19 +81,39 @@ function usableInterval(range: IpRange): AddressInterval {
   if (range.family === 4 && range.prefix !== undefined && range.prefix < 31) {
     return { family: 4, first: range.first + 1n, last: range.last - 1n };
   }
+  // an IPv6 CIDR's all-zero host is the subnet-router anycast address every router answers
+  if (range.family === 6 && range.prefix !== undefined && range.prefix < 127) {
+    return { family: 6, first: range.first + 1n, last: range.last };
+  }
   return { family: range.family, first: range.first, last: range.last };
 }
 
-function subtract(interval: AddressInterval, holes: readonly AddressInterval[]): AddressInterval[] {
-  let pieces = [interval];
-  for (const hole of holes) {
-    if (hole.family !== interval.family) continue;
-    pieces = pieces.flatMap((piece) => {
-      if (hole.last < piece.first || hole.first > piece.last) return [piece];
-      const left = { ...piece, last: hole.first - 1n };
-      const right = { ...piece, first: hole.last + 1n };
-      return [left, right].filter((p) => p.first <= p.last);
-    });
+const order = (a: AddressInterval, b: AddressInterval): number =>
+  a.family - b.family || (a.first < b.first ? -1 : a.first > b.first ? 1 : 0);
+
+/** `intervals` minus `holes`, both sorted and disjoint (`mergeIntervals`): one sweep. */
+function subtract(
+  intervals: readonly AddressInterval[],
+  holes: readonly AddressInterval[],
+): AddressInterval[] {
+  const out: AddressInterval[] = [];
+  let h = 0;
+  for (const interval of intervals) {
+    let piece: AddressInterval | undefined = { ...interval };
+    // holes wholly before this interval can be passed for good: intervals are sorted too
+    while (h < holes.length && order(holes[h]!, piece) < 0 && !touches(holes[h]!, piece)) h++;
+    for (let k = h; k < holes.length && piece !== undefined; k++) {
+      const hole = holes[k]!;
+      if (hole.family !== piece.family || hole.first > piece.last) break;
+      if (hole.last < piece.first) continue;
+      if (hole.first > piece.first) out.push({ ...piece, last: hole.first - 1n });
+      piece = hole.last < piece.last ? { ...piece, first: hole.last + 1n } : undefined;
+    }
+    if (piece !== undefined) out.push(piece);
   }
-  return pieces;
+  return out;
+}
+
+function touches(hole: AddressInterval, piece: AddressInterval): boolean {
+  return hole.family === piece.family && hole.last >= piece.first;
 }

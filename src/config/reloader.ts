@@ -1,13 +1,16 @@
 /**
  * Re-reads the configuration file on SIGHUP or when it changes on disk. A file that does not
- * validate is logged issue by issue and rejected; the last good config stays in force (fail
- * closed). Exposes Prometheus' own reload metric names.
+ * validate (or that the caller's `validate` refuses) is logged issue by issue and rejected; the
+ * last good config stays in force for everything that is not destructive, and
+ * `lastReloadSucceeded()` tells destructive callers (Node deletion) to wait until the file is
+ * fixed. An empty or truncated file is refused like any other invalid one ("the inventory lists
+ * no machines"). Exposes Prometheus' own reload metric names.
  *
  * @module
  */
 import { Gauge, type Registry } from "prom-client";
 import { logger } from "../log/logging.ts";
-import { ConfigError, formatIssue } from "./config_error.ts";
+import { ConfigError, type ConfigIssue, formatIssue } from "./config_error.ts";
 import { loadConfigFile } from "./load_config.ts";
 import type { Config } from "./types.ts";
 import { declareOnce } from "../metrics/registry.ts";
@@ -20,6 +23,12 @@ export interface ConfigReloaderOptions {
   debounceMs?: number;
   /** Called with the new and previous config after a valid file with different content. */
   onChange: (config: Config, previous: Config) => void | Promise<void>;
+  /**
+   * Checks a file that validated against what only the caller knows (the command-line flags it
+   * applies, the addresses Services hold); any issue rejects the reload like an invalid file.
+   * @default no further checks
+   */
+  validate?: (next: Config, current: Config) => ConfigIssue[];
   /** Clock for the success timestamp, in ms since the epoch. @default Date.now */
   now?: () => number;
 }
@@ -179,6 +188,8 @@ export class ConfigReloader {
     let next: Config;
     try {
       next = await loadConfigFile(this.#path);
+      const issues = this.#options.validate?.(next, this.#config) ?? [];
+      if (issues.length > 0) throw new ConfigError(issues);
     } catch (error) {
       this.#successful.set(0);
       this.#lastSucceeded = false;

@@ -5,49 +5,171 @@
  * @module
  */
 import { z } from "zod";
-import { isIP } from "node:net";
+import { parseIp } from "../net/ip.ts";
 import { controllersProblem, KNOWN_CONTROLLERS } from "./controller_names.ts";
 
 /** Names rendered into files we own (keepalived) come from this alphabet only. */
 export const NAME_REGEXP = /^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$/;
+
+/** Absolute paths Keelson renders into keepalived: no spaces, quotes, braces or `..`. */
+export const SAFE_PATH_REGEXP = /^\/(?!.*\/\.\.?(\/|$))[A-Za-z0-9._/-]{0,255}$/;
+
+/** The providers `keelson run` can build (src/cloud/registry.ts registers them by name). */
+export const KNOWN_PROVIDERS: readonly string[] = ["baremetal"];
+
+/** Linux network interface names: IFNAMSIZ is 16 bytes with the terminating NUL. */
+export const MAX_INTERFACE_NAME = 15;
+
+/**
+ * Control-plane machines (other than retired ones) that take part in VRRP: priorities run from
+ * 200 down by at least 1 per rank, and VRRP priorities end at 1.
+ */
+export const MAX_VRRP_PEERS = 200;
 
 const name = z.string().regex(
   NAME_REGEXP,
   "must be lower-case letters, digits, '.' and '-', starting and ending with a letter or digit (at most 63)",
 );
 
-const duration = z.string().regex(
-  /^\d+(\.\d+)?(ms|s|m|h)$/,
-  'must be a duration such as "500ms", "15s", "5m" or "1h"',
-);
+/** A file path: non-empty, no NUL, bounded. */
+const path = z.string().min(1).max(4096).regex(/^[^\0]*$/, "must not hold a NUL character");
 
-const ip = z.string().refine((v) => isIP(v) !== 0, { message: "is not an IP address" });
+const DURATION_REGEXP = /^(\d{1,9}(?:\.\d{1,6})?)(ms|s|m|h)$/;
 
-const listen = z.string().regex(
-  /^(\[[0-9a-fA-F:]+\]|[0-9.]+|[a-zA-Z0-9.-]+):\d{1,5}$/,
-  'must be "host:port", e.g. "127.0.0.1:10258" or "[::1]:10258"',
-);
+/** Milliseconds per unit; `durationMs` in types.ts reads the same syntax. */
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+
+/**
+ * A duration such as "15s", bounded: every duration ends up in a timer, and a timer above
+ * 2^31-1 ms (24.8 days) fires at once, 0 spins, and each setting has a range that makes sense.
+ * The value stays text in the Config (so a flag override is validated again by this schema);
+ * `durationMs` of a validated value is always a whole number of ms within these bounds.
+ * @param min the shortest allowed, e.g. "1s"
+ * @param max the longest allowed
+ * @param why why the bounds are what they are, for the message
+ * @param stepMs the value must be a multiple of this many ms. @default 1
+ */
+function duration(min: string, max: string, why: string, stepMs = 1) {
+  const lo = parseDurationMs(min)!, hi = parseDurationMs(max)!;
+  return z.string().regex(
+    DURATION_REGEXP,
+    'must be a duration such as "500ms", "15s", "5m" or "1h"',
+  )
+    .superRefine((value, ctx) => {
+      const ms = parseDurationMs(value);
+      if (ms === undefined) return; // the regex above reported it
+      if (!Number.isInteger(ms / stepMs) || ms < lo || ms > hi) {
+        ctx.addIssue({
+          code: "custom",
+          input: value,
+          message: `must be between ${min} and ${max}` +
+            `${stepMs > 1 ? ` in steps of ${stepMs}ms` : ""}: ${why}`,
+        });
+      }
+    });
+}
+
+/**
+ * Milliseconds in a duration text, or undefined when it is not one.
+ * @param value e.g. "1.5s"
+ * @returns e.g. 1500
+ */
+export function parseDurationMs(value: string): number | undefined {
+  const match = DURATION_REGEXP.exec(value);
+  if (!match) return undefined;
+  // ms as an integer where possible: "0.1s" is 100, not 100.00000000000001
+  return Math.round(Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS] * 1e6) / 1e6;
+}
+
+const ip = z.string().refine((v) => parseIp(v) !== undefined, {
+  message: "is not an IP address (one address, no zone id, no spaces)",
+});
+
+/** A TCP port. */
+const port = z.number().int().min(1).max(65535);
+
+const listen = z.string().superRefine((value, ctx) => {
+  const problem = listenProblem(value);
+  if (problem) ctx.addIssue({ code: "custom", input: value, message: problem });
+});
+
+/**
+ * Why a `host:port` cannot be listened on as written, or undefined when it can be tried.
+ * @param value e.g. "127.0.0.1:10258" or "[::1]:10258"
+ * @returns a predicate sentence, or undefined
+ */
+export function listenProblem(value: string): string | undefined {
+  const match = /^(?:\[([^\]]*)\]|([^:[\]]*)):(\d{1,5})$/.exec(value);
+  const usage = 'must be "host:port", e.g. "127.0.0.1:10258" or "[::1]:10258"';
+  if (!match) return usage;
+  const [, bracketed, plain, portText] = match;
+  const p = Number(portText);
+  if (p > 65535) return `has port ${portText}; ports are 0 (any free port) to 65535`;
+  if (bracketed !== undefined) {
+    return parseIp(bracketed)?.family === 6
+      ? undefined
+      : `has "[${bracketed}]", not an IPv6 address`;
+  }
+  const host = plain!;
+  if (host === "") return undefined; // ":10258": every interface, as serve.ts reads it
+  if (/^[0-9.]+$/.test(host)) {
+    return parseIp(host) ? undefined : `has "${host}", which is not an IPv4 address`;
+  }
+  return /^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/.test(host)
+    ? undefined
+    : `has "${host}", which is neither an IP address nor a host name`;
+}
 
 const labelKey = z.string().regex(
   /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/,
   "is not a valid Kubernetes label key",
-);
+).max(316);
 const labelValue = z.string().regex(
   /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/,
   "is not a valid Kubernetes label value",
 );
+/** A Kubernetes namespace name (DNS-1123 label). */
+const namespace = z.string().regex(
+  /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/,
+  "is not a namespace name (lower-case letters, digits and '-', at most 63)",
+);
+/** A DNS host name as kubelet reports it (RFC 1123), at most 253 characters. */
+const hostname = z.string().max(253).regex(
+  /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/,
+  "is not a host name (letters, digits, '-' and '.', labels of at most 63)",
+);
+/** Why the worker counts stop at 64. */
+const WORKERS_WHY = "is more than 64 workers (at most 64): more only queue on the client-side " +
+  "rate limit";
+
+/** A command as an argv list: run without a shell. */
+const command = z.array(z.string().min(1).max(4096)).min(1).max(64);
 
 /** The `[cluster]` table. */
 export const ClusterSchema = z.strictObject({
-  name: z.string().min(1).default("kubernetes"),
-  provider: name.default("baremetal"),
+  name: z.string().regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/,
+    "must be letters, digits, '.', '_' and '-', starting with a letter or digit (at most 63)",
+  ).default("kubernetes"),
+  // `run` builds the provider by this name: one it does not have would fail only at start
+  provider: z.string().refine((v) => KNOWN_PROVIDERS.includes(v), {
+    message: `is not a provider Keelson has (providers: "baremetal")`,
+  }).default("baremetal"),
 });
 
 /** The `[kubernetes]` table. */
 export const KubernetesSchema = z.strictObject({
-  kubeconfig: z.string().optional(),
-  qps: z.number().positive().default(20),
-  burst: z.number().int().positive().default(30),
+  kubeconfig: path.optional(),
+  // client-side rate limit; above these the apiserver's own priority and fairness decides
+  qps: z.number().positive().max(
+    10_000,
+    "is above 10000 requests per second; the apiserver's own priority and fairness limits " +
+      "well before that",
+  ).default(20),
+  burst: z.number().int().min(1).max(
+    100_000,
+    "is above 100000 requests; a burst that large is no limit at all",
+  ).default(30),
 });
 
 /** The `[leader_election]` table. */
@@ -55,17 +177,23 @@ export const LeaderElectionSchema = z.strictObject({
   enabled: z.boolean().default(true),
   namespace: name.default("kube-system"),
   name: name.default("keelson"),
-  lease_duration: duration.default("15s"),
-  renew_deadline: duration.default("10s"),
-  retry_period: duration.default("2s"),
+  lease_duration: duration(
+    "1s",
+    "10m",
+    "a standby takes over at most this long after the leader stops renewing",
+  ).default("15s"),
+  renew_deadline: duration("500ms", "10m", "the leader gives up renewing after this long")
+    .default("10s"),
+  retry_period: duration("100ms", "1m", "the time between attempts to take or renew the Lease")
+    .default("2s"),
 });
 
 /** The `[server]` table: health and metrics. */
 export const ServerSchema = z.strictObject({
   listen: listen.default("127.0.0.1:10258"),
-  metrics_token_file: z.string().optional(),
-  tls_cert_file: z.string().optional(),
-  tls_key_file: z.string().optional(),
+  metrics_token_file: path.optional(),
+  tls_cert_file: path.optional(),
+  tls_key_file: path.optional(),
 });
 
 /** The `[controllers]` table. */
@@ -83,57 +211,96 @@ export const ControllersSchema = z.strictObject({
       }
     }
   }),
-  node_status_update_frequency: duration.default("5m"),
-  node_monitor_period: duration.default("5s"),
-  concurrent_node_syncs: z.number().int().positive().default(1),
-  concurrent_service_syncs: z.number().int().positive().default(1),
+  node_status_update_frequency: duration(
+    "1s",
+    "24h",
+    "each period re-reads every Node's addresses; under 1s floods the apiserver",
+  ).default("5m"),
+  node_monitor_period: duration(
+    "1s",
+    "1h",
+    "each period checks every Node; under 1s floods the apiserver",
+  ).default("5s"),
+  // workers per controller: more than 64 only queue on the client's rate limit
+  concurrent_node_syncs: z.number().int().min(1).max(64, WORKERS_WHY).default(1),
+  concurrent_service_syncs: z.number().int().min(1).max(64, WORKERS_WHY).default(1),
 });
 
 /** The `[node_lifecycle]` table: Keelson's fail-closed guards around Node deletion. */
 export const NodeLifecycleSchema = z.strictObject({
   dry_run: z.boolean().default(false),
-  max_deletions_per_interval: z.number().int().min(0).default(1),
-  deletion_interval: duration.default("1m"),
+  max_deletions_per_interval: z.number().int().min(0).max(
+    10_000,
+    "is above 10000 Node deletions per interval, which is no rate limit at all",
+  ).default(1),
+  deletion_interval: duration(
+    "1s",
+    "24h",
+    "the window of the deletion rate limit; 0 would remove the limit",
+  ).default("1m"),
   max_removed_fraction: z.number().min(0).max(1).default(0.2),
 });
 
 /** The `[load_balancer]` table. */
 export const LoadBalancerSchema = z.strictObject({
   default_class: z.boolean().default(true),
-  class: z.string().default("keelson.io/vip"),
+  // a loadBalancerClass is a label-style name; "" would match no Service's class
+  class: labelKey.default("keelson.io/vip"),
 });
 
 /** The `[keepalived]` table. */
 export const KeepalivedSchema = z.strictObject({
   enabled: z.boolean().default(true),
-  config_file: z.string().default("/etc/keepalived/conf.d/keelson.conf"),
-  pid_file: z.string().default("/run/keepalived.pid"),
-  reload_command: z.array(z.string()).optional(),
-  check_command: z.array(z.string()).default(["keepalived", "-t", "-f"]),
-  interface: name.default("eth0"),
+  config_file: path.default("/etc/keepalived/conf.d/keelson.conf"),
+  pid_file: path.default("/run/keepalived.pid"),
+  reload_command: command.optional(),
+  check_command: command.default(["keepalived", "-t", "-f"]),
+  interface: name.max(
+    MAX_INTERFACE_NAME,
+    `must be at most ${MAX_INTERFACE_NAME} characters (Linux interface names)`,
+  ).default("eth0"),
   vrid_range: z.tuple([z.number().int(), z.number().int()]).default([100, 119]),
   unicast: z.boolean().default(true),
-  advert_interval: duration.default("200ms"),
-  garp_master_refresh: z.number().int().min(0).default(60),
+  advert_interval: duration(
+    "10ms",
+    "40950ms",
+    "VRRPv3 adverts carry the interval in centiseconds, 12 bits",
+    10,
+  ).default("200ms"),
+  // seconds; 0 turns the refresh off, more than an hour refreshes too rarely to matter
+  garp_master_refresh: z.number().int().min(0).max(
+    3600,
+    "is more than 3600 seconds (at most 3600; 0 turns the refresh off, and a refresh rarer " +
+      "than hourly does nothing switches would notice)",
+  ).default(60),
   max_vips_per_instance: z.number().int().min(1).max(20).default(20),
-  track_file_dir: z.string().default("/run/keelson"),
+  track_file_dir: z.string().regex(
+    SAFE_PATH_REGEXP,
+    "must be an absolute path of letters, digits, '.', '_', '-' and '/' without \"..\" " +
+      "(it is written into keepalived's configuration)",
+  ).max(200).default("/run/keelson"),
 });
 
 /** The `[control_plane]` table: the kube-apiserver VIP held before any cluster exists. */
 export const ControlPlaneSchema = z.strictObject({
   vip: z.array(ip).default([]),
-  port: z.number().int().min(1).max(65535).default(6443),
-  health_interval: duration.default("1s"),
-  health_timeout: duration.default("1s"),
+  port: port.default(6443),
+  health_interval: duration(
+    "100ms",
+    "1m",
+    "the apiserver probe's period: the VIP leaves a failed apiserver within about that long",
+  ).default("1s"),
+  health_timeout: duration("100ms", "1m", "how long one probe of the apiserver may take")
+    .default("1s"),
 });
 
 /** One `[[pools]]` entry. */
 export const PoolSchema = z.strictObject({
   name,
-  addresses: z.array(z.string()).min(1),
-  reserved: z.array(z.string()).default([]),
+  addresses: z.array(z.string().max(100)).min(1),
+  reserved: z.array(z.string().max(100)).default([]),
   auto_assign: z.boolean().default(true),
-  namespaces: z.array(z.string()).default([]),
+  namespaces: z.array(namespace).default([]),
 });
 
 /** Machine states. */
@@ -148,9 +315,9 @@ export const MachineSchema = z.strictObject({
   region: labelValue.default(""),
   zone: labelValue.default(""),
   instance_type: labelValue.default(""),
-  internal_ips: z.array(ip).default([]),
-  external_ips: z.array(ip).default([]),
-  hostname: z.string().optional(),
+  internal_ips: z.array(ip).max(16).default([]),
+  external_ips: z.array(ip).max(16).default([]),
+  hostname: hostname.optional(),
   state: z.enum(MACHINE_STATES).default("active"),
   labels: z.record(labelKey, labelValue).default({}),
   keepalived_priority: z.number().int().min(1).max(254).optional(),

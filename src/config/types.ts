@@ -4,7 +4,12 @@
  * @module
  */
 import type { z } from "zod";
-import type { ConfigSchema, MachineSchema, PoolSchema } from "./schema.ts";
+import {
+  type ConfigSchema,
+  type MachineSchema,
+  parseDurationMs,
+  type PoolSchema,
+} from "./schema.ts";
 
 /** The validated, defaulted configuration. Durations are still strings; see `durationMs`. */
 export type Config = z.infer<typeof ConfigSchema>;
@@ -14,14 +19,17 @@ export type Machine = z.infer<typeof MachineSchema>;
 export type Pool = z.infer<typeof PoolSchema>;
 
 /**
- * Milliseconds in a validated duration string such as `"15s"` or `"200ms"`.
+ * Milliseconds in a validated duration string such as `"15s"` or `"200ms"`. The schema bounds
+ * every duration of a validated Config (see `duration` in schema.ts), so the result is a whole
+ * number of milliseconds a timer can take.
  * @throws {RangeError} when the string is not a duration
  */
 export function durationMs(value: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(value);
-  if (!match) throw new RangeError(`Cannot read duration "${value}": expected e.g. "15s"`);
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match[2] as "ms" | "s" | "m" | "h"];
-  return Number(match[1]) * unit;
+  const ms = parseDurationMs(value);
+  if (ms === undefined) {
+    throw new RangeError(`Cannot read duration "${value}": expected e.g. "15s"`);
+  }
+  return ms;
 }
 
 /** The machine's providerID id: `id`, defaulting to `name`. */

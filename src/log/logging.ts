@@ -6,6 +6,7 @@
  */
 import {
   configure,
+  dispose,
   getJsonLinesFormatter,
   getLogger,
   getStreamSink,
@@ -51,6 +52,15 @@ export async function setupLogging(options: LoggingOptions = {}): Promise<void> 
       { category: ["logtape", "meta"], lowestLevel: "warning", sinks: ["stderr"] },
     ],
   });
+}
+
+/**
+ * Writes out every log record still buffered by the sinks (the stream sink writes
+ * asynchronously) and closes them. Call it before the process exits, or a fatal line logged
+ * just before `Deno.exit` is lost.
+ */
+export async function flushLogging(): Promise<void> {
+  await dispose();
 }
 
 /**

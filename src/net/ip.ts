@@ -21,21 +21,27 @@ export interface IpRange {
 }
 
 /**
- * Parses one address to its family and value.
- * @returns undefined when `text` is not an IP address
+ * Parses one address to its family and value. Strict: the whole text must be one address, with
+ * no surrounding space and no zone id (`fe80::1%eth0`); an IPv4-mapped IPv6 address
+ * (`::ffff:10.0.0.1`) is the IPv4 address it maps, so duplicates and overlaps are seen.
+ * @returns undefined when `text` is not exactly one IP address
  */
 export function parseIp(text: string): { family: IpFamily; value: bigint } | undefined {
+  if (typeof text !== "string" || text.length > 45) return undefined;
   const family = isIP(text);
   if (family === 4) {
     const value = text.split(".").reduce((acc, part) => (acc << 8n) | BigInt(Number(part)), 0n);
     return { family: 4, value };
   }
-  if (family === 6) return { family: 6, value: parseIpv6(text) };
-  return undefined;
+  // isIP accepts a zone id; an address with one names a link, not a host, so it is refused
+  if (family !== 6 || text.includes("%")) return undefined;
+  const value = parseIpv6(text);
+  if (value >> 32n === 0xffffn) return { family: 4, value: value & 0xffffffffn };
+  return { family: 6, value };
 }
 
 function parseIpv6(text: string): bigint {
-  let body = text.split("%")[0]!;
+  let body = text;
   // an embedded IPv4 tail (::ffff:1.2.3.4) becomes two hextets
   const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(body);
   if (v4) {
@@ -86,20 +92,33 @@ export function canonicalIp(text: string): string | undefined {
 }
 
 /**
- * Parses `a.b.c.d/n`, `a::/n`, `first-last` or a single address into a range.
+ * Parses `a.b.c.d/n`, `a::/n`, `first-last` or a single address into a range. Strict: nothing
+ * may follow the range (`10.0.0.0/24/x` is refused); spaces are allowed only around the text and
+ * around `-`. An IPv4-mapped IPv6 CIDR of /96 or longer is the IPv4 CIDR it maps.
  * @returns the range, or a sentence saying why it is not one
  */
 export function parseRange(text: string): IpRange | { error: string } {
+  if (typeof text !== "string") return { error: "it is not text" };
   const trimmed = text.trim();
   if (trimmed.includes("/")) {
-    const [addr, bits] = trimmed.split("/") as [string, string];
+    const parts = trimmed.split("/");
+    if (parts.length !== 2) return { error: 'a CIDR holds exactly one "/"' };
+    const [addr, bits] = parts as [string, string];
     const ip = parseIp(addr);
-    const width = ip?.family === 4 ? 32 : 128;
     if (!ip) return { error: `"${addr}" is not an IP address` };
-    if (!/^\d{1,3}$/.test(bits) || Number(bits) > width) {
-      return { error: `"/${bits}" is not a prefix length for IPv${ip.family} (0-${width})` };
+    // a mapped address parses as IPv4, but its prefix counts 128 bits
+    const mapped = ip.family === 4 && addr.includes(":");
+    const written = mapped ? 128 : ip.family === 4 ? 32 : 128;
+    if (!/^\d{1,3}$/.test(bits) || Number(bits) > written) {
+      return {
+        error: `"/${bits}" is not a prefix length for IPv${mapped ? 6 : ip.family} (0-${written})`,
+      };
     }
-    const prefix = Number(bits);
+    if (mapped && Number(bits) < 96) {
+      return { error: `"/${bits}" is shorter than /96, which an IPv4-mapped address needs` };
+    }
+    const prefix = Number(bits) - (mapped ? 96 : 0);
+    const width = ip.family === 4 ? 32 : 128;
     const hostBits = BigInt(width - prefix);
     const first = (ip.value >> hostBits) << hostBits;
     if (first !== ip.value) {
@@ -110,7 +129,9 @@ export function parseRange(text: string): IpRange | { error: string } {
     return { family: ip.family, first, last: first + (1n << hostBits) - 1n, source: text, prefix };
   }
   if (trimmed.includes("-")) {
-    const [a, b] = trimmed.split("-").map((s) => s.trim()) as [string, string];
+    const parts = trimmed.split("-").map((s) => s.trim());
+    if (parts.length !== 2) return { error: 'a range holds exactly one "-"' };
+    const [a, b] = parts as [string, string];
     const first = parseIp(a), last = parseIp(b);
     if (!first) return { error: `"${a}" is not an IP address` };
     if (!last) return { error: `"${b}" is not an IP address` };
@@ -121,6 +142,55 @@ export function parseRange(text: string): IpRange | { error: string } {
   const ip = parseIp(trimmed);
   if (!ip) return { error: `"${trimmed}" is not an IP address, CIDR or range` };
   return { family: ip.family, first: ip.value, last: ip.value, source: text };
+}
+
+/** A block of addresses no pool, VIP or machine may use, with the word for it. */
+interface SpecialBlock {
+  family: IpFamily;
+  first: bigint;
+  last: bigint;
+  what: string;
+}
+
+function block(family: IpFamily, cidr: string, what: string): SpecialBlock {
+  const range = parseRange(cidr) as IpRange;
+  return { family, first: range.first, last: range.last, what };
+}
+
+/**
+ * Addresses that are not unicast host addresses a LoadBalancer VIP could be (RFC 6890): a
+ * kernel would treat them specially, or no router forwards them.
+ */
+const NOT_UNICAST: readonly SpecialBlock[] = [
+  block(4, "0.0.0.0/8", 'the unspecified ("this network") block 0.0.0.0/8'),
+  block(4, "127.0.0.0/8", "the loopback block 127.0.0.0/8"),
+  block(4, "169.254.0.0/16", "the link-local block 169.254.0.0/16"),
+  block(4, "224.0.0.0/4", "the multicast block 224.0.0.0/4"),
+  block(4, "240.0.0.0/4", "the reserved block 240.0.0.0/4 (with the broadcast 255.255.255.255)"),
+  block(6, "::/128", "the unspecified address ::"),
+  block(6, "::1/128", "the loopback address ::1"),
+  block(6, "fe80::/10", "the link-local block fe80::/10"),
+  block(6, "ff00::/8", "the multicast block ff00::/8"),
+];
+
+/**
+ * Why a range holds an address that is not a routable unicast host address, or undefined when
+ * every address in it is one.
+ * @param range a parsed range
+ * @returns e.g. `it overlaps the loopback block 127.0.0.0/8`
+ */
+export function nonUnicastProblem(
+  range: Pick<IpRange, "family" | "first" | "last">,
+): string | undefined {
+  for (const special of NOT_UNICAST) {
+    if (special.family !== range.family) continue;
+    if (range.first <= special.last && special.first <= range.last) {
+      return range.first === range.last
+        ? `it is in ${special.what}`
+        : `it overlaps ${special.what}`;
+    }
+  }
+  return undefined;
 }
 
 /** True when the two ranges share at least one address. */

@@ -36,9 +36,7 @@ export function formatPlan(nodes: NodePlan[], services: AllocationPlan | undefin
     for (const service of services.services) {
       const what = service.outcome === "pending"
         ? `pending: ${service.message ?? service.reason ?? ""}`
-        : `${service.outcome} ${service.ips.join(", ")}${
-          service.pool ? ` from pool ${service.pool}` : ""
-        }`;
+        : `${service.outcome} ${describeAddresses(service.ips, service.pools, service.pool)}`;
       lines.push(`  ${service.serviceKey}  ${what}`);
     }
     for (const orphan of services.orphans) {
@@ -49,7 +47,38 @@ export function formatPlan(nodes: NodePlan[], services: AllocationPlan | undefin
     }
     for (const problem of services.problems) lines.push(`  problem: ${problem}`);
   }
-  return `${lines.join("\n")}\n`;
+  // annotation text, names and messages come from the snapshot: a newline in them must not
+  // forge a plan line, nor an escape sequence repaint the terminal
+  return `${lines.map(escapeControl).join("\n")}\n`;
+}
+
+/**
+ * Escapes control characters (C0, DEL, C1, line and paragraph separators) as `\n`, `\x1b`,
+ * `\u2028`, so one plan line is one line whatever the text holds.
+ * @param text one line
+ * @returns the text with every control character escaped
+ */
+export function escapeControl(text: string): string {
+  // deno-lint-ignore no-control-regex -- matching control characters is the point
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
+    const named: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+    const code = c.charCodeAt(0);
+    return named[c] ??
+      (code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16)}`);
+  });
+}
+
+/** `10.0.0.5 from pool a`, or per address when a dual-stack pair comes from two pools. */
+function describeAddresses(
+  ips: readonly string[],
+  pools: readonly (string | undefined)[] | undefined,
+  pool: string | undefined,
+): string {
+  const distinct = new Set(pools ?? []);
+  if (pools && pools.length === ips.length && distinct.size > 1) {
+    return ips.map((ip, i) => `${ip}${pools[i] ? ` from pool ${pools[i]}` : ""}`).join(", ");
+  }
+  return `${ips.join(", ")}${pool ? ` from pool ${pool}` : ""}`;
 }
 
 function describe(action: PlannedNodeAction): string[] {

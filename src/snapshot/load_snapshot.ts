@@ -5,6 +5,13 @@
  */
 import type { V1Node, V1PersistentVolume, V1Service } from "@kubernetes/client-node";
 import { parseAllDocuments } from "yaml";
+import { readInputFile } from "../config/read_input_file.ts";
+import {
+  describeItemIssue,
+  SnapshotNodeSchema,
+  SnapshotPersistentVolumeSchema,
+  SnapshotServiceSchema,
+} from "./snapshot_schema.ts";
 
 /** The objects of a snapshot, by kind. */
 export interface Snapshot {
@@ -23,7 +30,7 @@ export interface Snapshot {
 export async function loadSnapshot(path: string): Promise<Snapshot> {
   let text: string;
   try {
-    text = await Deno.readTextFile(path);
+    text = await readInputFile(path);
   } catch (error) {
     throw new Error(`Cannot read cluster state ${path}: ${(error as Error).message}`);
   }
@@ -91,14 +98,30 @@ function add(snapshot: Snapshot, item: unknown, where: string, listKind: unknown
   if (!isObject(metadata) || typeof metadata.name !== "string" || metadata.name === "") {
     throw new Error(`Cannot read cluster state ${where}: metadata.name is missing`);
   }
+  // every field Keelson reads is type-checked here, so nothing later meets a number where it
+  // expects text (the error names the item and the field, never a stack trace)
+  const check = (schema: { safeParse(v: unknown): { success: boolean; error?: unknown } }) => {
+    const result = schema.safeParse(item);
+    if (!result.success) {
+      const issues = (result.error as { issues: Parameters<typeof describeItemIssue>[0] }).issues;
+      throw new Error(
+        `Cannot read cluster state ${where} (${kind} "${metadata.name}"): ${
+          describeItemIssue(issues, item)
+        }`,
+      );
+    }
+  };
   switch (kind) {
     case "Node":
+      check(SnapshotNodeSchema);
       snapshot.nodes.push(item as V1Node);
       break;
     case "Service":
+      check(SnapshotServiceSchema);
       snapshot.services.push(item as V1Service);
       break;
     case "PersistentVolume":
+      check(SnapshotPersistentVolumeSchema);
       snapshot.persistentVolumes.push(item as V1PersistentVolume);
       break;
     case undefined:

@@ -296,8 +296,16 @@ Deno.test({
           }
           await sleep(50);
         }
-        const log = await Deno.readTextFile(`${lab.nodeDir(node)}/keelson.log`);
-        assert.match(log, /SIGHUP sent to \d+/, `${node} did not signal keepalived`);
+        // keelson logs "SIGHUP sent to" after the signal; keepalived may log "Reloading" first
+        const signalled = performance.now();
+        for (;;) {
+          const log = await Deno.readTextFile(`${lab.nodeDir(node)}/keelson.log`);
+          if (/SIGHUP sent to \d+/.test(log)) break;
+          if (performance.now() - signalled > 10_000) {
+            assert.fail(`${node} did not signal keepalived:\n${log.slice(-2000)}`);
+          }
+          await sleep(50);
+        }
       }
       report(
         `RESULT inventory_edit_to_keepalived_reload_ms=${

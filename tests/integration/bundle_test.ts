@@ -1,5 +1,6 @@
 /**
- * Self-containment of the shipped program: `deno bundle` makes one JS file, and that file alone,
+ * Self-containment of the shipped program: `deno bundle` (run with the host's environment, so a
+ * registry reached through a proxy with its own CA works) makes one JS file, and that file alone,
  * copied into an empty directory (no repo, no deno.json, no node_modules) with an empty
  * DENO_DIR, `--no-config` and `--cached-only` (so any module it would still have to fetch or
  * read from a cache is an error), and with exactly the permissions scripts/compile.sh bakes into
@@ -22,12 +23,21 @@ interface Outcome {
   stderr: string;
 }
 
-async function run(args: string[], cwd: string, env: Record<string, string>): Promise<Outcome> {
+/**
+ * Runs deno. `isolated`: with exactly `env` (the bundled file alone); otherwise with the host's
+ * environment plus `env`, as a build needs it (a proxy's CA in SSL_CERT_FILE, HTTPS_PROXY, ...).
+ */
+async function run(
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+  isolated = false,
+): Promise<Outcome> {
   const output = await new Deno.Command(Deno.execPath(), {
     args,
     cwd,
     env: { NO_COLOR: "1", ...env },
-    clearEnv: true,
+    clearEnv: isolated,
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -64,6 +74,13 @@ function hostEnv(): Record<string, string> {
   const denoDir = Deno.env.get("DENO_DIR");
   if (denoDir) env.DENO_DIR = denoDir;
   return env;
+}
+
+/** The host's environment without Keelson's own variables, so a run reads only its arguments. */
+function hostEnvWithoutKeelson(): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(Deno.env.toObject()).filter(([k]) => !k.startsWith("KEELSON_")),
+  );
 }
 
 const CASES: Array<{ name: string; args: string[]; expectCode: number }> = [
@@ -147,11 +164,13 @@ Deno.test("deno bundle output runs alone from an empty directory exactly like ma
           ],
           empty,
           { HOME: hostEnv().HOME!, DENO_DIR: freshDenoDir },
+          true,
         );
         const fromSource = await run(
           ["run", "--allow-all", "--config", `${ROOT}deno.json`, `${ROOT}main.ts`, ...c.args],
           reference,
-          hostEnv(),
+          { ...hostEnvWithoutKeelson(), ...hostEnv() },
+          true,
         );
         assert.equal(fromSource.code, c.expectCode, fromSource.stderr);
         assert.equal(alone.stderr, fromSource.stderr);

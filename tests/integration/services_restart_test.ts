@@ -13,7 +13,6 @@ import type { KeelsonProcess } from "./_harness/keelson_process.ts";
 import {
   createLbService,
   createNamespace,
-  eventsOf,
   figure,
   getService,
   ingressIps,
@@ -116,27 +115,31 @@ integrationTest(
         );
       });
 
-      await t.step("shrinking the pool keeps live addresses and warns about each", async () => {
-        await Deno.writeTextFile(configPath, lbInventory({ pools: [pool(2)] }));
-        const warned = await waitFor(async () => {
-          const found: string[] = [];
-          for (const name of NAMES) {
-            const events = await eventsOf(cp, "crash", name);
-            const warning = events.find((e) =>
-              e.type === "Warning" && e.reason === "AddressNotInPool"
-            );
-            if (warning) found.push(warning.message ?? "");
-          }
-          return found.length === 2 ? found : undefined;
-        }, { timeoutMs: 30_000, message: "AddressNotInPool warnings on the 2 orphaned Services" });
-        assert.ok(warned.some((m) => m.includes("192.0.2.3")), warned.join("\n"));
-        assert.ok(warned.some((m) => m.includes("192.0.2.4")), warned.join("\n"));
-        const ips = (await services(cp)).flatMap((s) => ingressIps(s)).sort();
-        assert.deepEqual(ips, ["192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4"], "kept");
-        await createLbService(cp, "crash", "late");
-        await waitRefused(cp, "crash", "late", "PoolExhausted");
-        assert.deepEqual(ingressIps(await getService(cp, "crash", "late")), []);
-      });
+      await t.step(
+        "shrinking the pool under live addresses is rejected, naming the Services (MetalLB's rule)",
+        async () => {
+          const agent = agents.at(-1)!;
+          await Deno.writeTextFile(configPath, lbInventory({ pools: [pool(2)] }));
+          await waitFor(
+            async () =>
+              (await agent.metric("keelson_config_last_reload_successful")) === 0
+                ? true
+                : undefined,
+            { timeoutMs: 30_000, message: "the shrinking reload to be rejected" },
+          );
+          const log = await agent.log();
+          assert.match(log, /would strand 2 addresses/);
+          // JSON lines: the quotes around the Service names are escaped
+          assert.match(log, /192\.0\.2\.3 \(service \\?"crash\/[a-z0-9-]+\\?"\)/);
+          assert.match(log, /192\.0\.2\.4 \(service \\?"crash\/[a-z0-9-]+\\?"\)/);
+          const ips = (await services(cp)).flatMap((s) => ingressIps(s)).sort();
+          assert.deepEqual(ips, ["192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4"], "kept");
+          // the last good pool (4 addresses, all used) stays in force
+          await createLbService(cp, "crash", "late");
+          await waitRefused(cp, "crash", "late", "PoolExhausted");
+          assert.deepEqual(ingressIps(await getService(cp, "crash", "late")), []);
+        },
+      );
     } finally {
       await Promise.all(agents.map((a) => a.stop()));
       await Deno.remove(dir, { recursive: true });

@@ -72,6 +72,11 @@ export interface RestoreOptions {
   sharing?: SharingProfile | undefined;
   /** False for Services another implementation owns: they block addresses but are not reported. @default true */
   managed?: boolean;
+  /**
+   * The holder's creation time (ms). When two Services' statuses show one address they may not
+   * share, the older keeps it and the younger is moved. @default youngest
+   */
+  created?: number | undefined;
 }
 
 /** One address held by a Service. */
@@ -86,6 +91,9 @@ interface Allocation {
   pool: string | undefined;
   sharing: SharingProfile | undefined;
   managed: boolean;
+  created?: number | undefined;
+  /** Known only from the API (restore), not yet confirmed by an assign. */
+  restored?: boolean;
 }
 
 /** The allocator. One per process; rebuilt from the API on start and before decisions. */
@@ -144,6 +152,7 @@ export class Allocator {
       current.sharing = request.sharing;
       this.#share(serviceKey, current);
       current.managed = true;
+      current.restored = false;
       return { ok: true, ips: current.ips.map((h) => h.text), pool: current.pool ?? "" };
     }
     const choice = chooseAddresses({
@@ -160,6 +169,7 @@ export class Allocator {
       pool: choice.pool,
       sharing: request.sharing,
       managed: true,
+      created: current?.created,
     });
     return { ok: true, ips: choice.ips.map((h) => h.text), pool: choice.pool };
   }
@@ -187,6 +197,8 @@ export class Allocator {
       pool: this.#attribute(holdings, options.pool),
       sharing: options.sharing,
       managed: options.managed ?? true,
+      created: options.created,
+      restored: true,
     });
     return holdings.map((h) => h.text);
   }
@@ -351,12 +363,19 @@ export class Allocator {
     family: IpFamily,
     value: bigint,
     sharing: SharingProfile,
+    olderThan?: Allocation,
   ): string | undefined {
     const owners = this.#owners[family].get(value);
     if (owners === undefined) return undefined;
     // sorted only when shared, so the message names the same holder every time
     for (const owner of owners.size === 1 ? owners : [...owners].sort()) {
       if (owner === serviceKey) continue;
+      const held = this.#byService.get(owner);
+      if (
+        olderThan?.restored && held?.restored && this.#older(serviceKey, olderThan, owner, held)
+      ) {
+        continue;
+      }
       const why = sharingConflict(owner, this.#byService.get(owner)?.sharing, sharing);
       if (why) return why;
     }
@@ -374,9 +393,18 @@ export class Allocator {
     if (!current.ips.every((h) => request.families.includes(h.family))) return false;
     if (request.policy === "SingleStack" && current.ips.length !== 1) return false;
     if (request.policy === "RequireDualStack" && current.ips.length !== 2) return false;
+    // two statuses showing one address they may not share (a restore from backup, a hand edit):
+    // the older Service keeps it, the younger is moved when its turn comes
     return current.ips.every((h) =>
-      this.#conflict(serviceKey, h.family, h.value, request.sharing) === undefined
+      this.#conflict(serviceKey, h.family, h.value, request.sharing, current) === undefined
     );
+  }
+
+  /** Whether `a` (held by `aKey`) counts as older than `b`: creation time, then key. */
+  #older(aKey: string, a: Allocation, bKey: string, b: Allocation | undefined): boolean {
+    const ta = a.created ?? Number.MAX_SAFE_INTEGER;
+    const tb = b?.created ?? Number.MAX_SAFE_INTEGER;
+    return ta !== tb ? ta < tb : aKey < bKey;
   }
 
   /** The pool to attribute addresses to: the hint if it holds them, else the first that does. */

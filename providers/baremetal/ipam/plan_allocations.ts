@@ -8,7 +8,7 @@
 import type { V1Service } from "@kubernetes/client-node";
 import type { Config } from "../../../src/config/types.ts";
 import { objectKey } from "../../../src/kube/ports.ts";
-import { canonicalIp } from "../../../src/net/ip.ts";
+import { canonicalIp, parseIp } from "../../../src/net/ip.ts";
 import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
 import {
   type AllocationFailure,
@@ -16,7 +16,7 @@ import {
   type OrphanedAllocation,
   type PoolStats,
 } from "./allocator.ts";
-import { buildPools } from "./pools.ts";
+import { type AddressPool, buildPools } from "./pools.ts";
 import { readServiceRequest } from "./service_requests.ts";
 import { ingressIps, restoreHoldings, statusHoldings } from "./status_holdings.ts";
 import { sameAddresses } from "./same_addresses.ts";
@@ -30,6 +30,8 @@ export interface PlannedAllocation {
   ips: string[];
   /** The pool they come from (undefined when pending or outside every pool). */
   pool: string | undefined;
+  /** The pool of each address of `ips`, in order (a dual-stack pair may span two pools). */
+  pools: (string | undefined)[];
   /** Why it stays pending. */
   reason?: AllocationFailure;
   /** The sentence explaining `reason`, quoting the values. */
@@ -58,6 +60,7 @@ export interface AllocationPlan {
 export function planAllocations(config: Config, services: readonly V1Service[]): AllocationPlan {
   const allocator = new Allocator();
   const pools = buildPools(config.pools);
+  const poolOf = poolIndex(pools);
   allocator.setPools(pools);
   restoreHoldings(allocator, statusHoldings(config, services));
 
@@ -78,6 +81,7 @@ export function planAllocations(config: Config, services: readonly V1Service[]):
         outcome: kept ? "kept" : "allocated",
         ips: result.ips,
         pool: result.pool || undefined,
+        pools: result.ips.map((ip) => poolOf(ip) ?? (result.pool || undefined)),
       });
     } else {
       planned.push({
@@ -85,6 +89,7 @@ export function planAllocations(config: Config, services: readonly V1Service[]):
         outcome: "pending",
         ips: [],
         pool: undefined,
+        pools: [],
         reason: result.reason,
         message: result.message,
       });
@@ -96,6 +101,35 @@ export function planAllocations(config: Config, services: readonly V1Service[]):
     orphans: allocator.orphanedAllocations(),
     stats: allocator.stats(),
     problems: pools.flatMap((p) => p.problems),
+  };
+}
+
+/**
+ * A lookup from an address to the pool whose usable addresses hold it: the pools' spans sorted
+ * once, then a binary search per address (pools do not overlap once validated), so a plan of N
+ * Services over pools of R entries costs O((N + R) log R), not O(N × R).
+ */
+function poolIndex(pools: readonly AddressPool[]): (ip: string) => string | undefined {
+  const spans = pools.flatMap((pool) =>
+    ([4, 6] as const).flatMap((family) =>
+      pool.usable[family].map((span) => ({ family, ...span, pool: pool.name }))
+    )
+  ).sort((a, b) => a.family - b.family || (a.first < b.first ? -1 : a.first > b.first ? 1 : 0));
+  return (ip) => {
+    const parsed = parseIp(ip);
+    if (!parsed) return undefined;
+    let lo = 0, hi = spans.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const span = spans[mid]!;
+      if (
+        span.family > parsed.family || (span.family === parsed.family && span.first > parsed.value)
+      ) {
+        hi = mid - 1;
+      } else if (span.family === parsed.family && parsed.value <= span.last) return span.pool;
+      else lo = mid + 1;
+    }
+    return undefined;
   };
 }
 

@@ -67,6 +67,10 @@ export function buildPool(pool: Pool): AddressPool {
       excluded.set(key(4, range.first), "network");
       excluded.set(key(4, range.last), "broadcast");
     }
+    // and IPv6 CIDRs shorter than /127 lose the subnet-router anycast address (all-zero host)
+    if (range.family === 6 && range.prefix !== undefined && range.prefix < 127) {
+      excluded.set(key(6, range.first), "network");
+    }
   }
   for (const r of reserved.filter((r) => r.first === r.last)) {
     excluded.set(key(r.family, r.first), "reserved");

@@ -151,7 +151,12 @@ export function readServiceRequest(service: V1Service): RequestResult {
       if (f !== "IPv4" && f !== "IPv6") {
         return fail(`spec.ipFamilies holds "${f}"; allowed: IPv4, IPv6`);
       }
-      families.push(f === "IPv4" ? 4 : 6);
+      const family = f === "IPv4" ? 4 : 6;
+      // the API server refuses it too; a snapshot may hold it, and it would yield one address twice
+      if (families.includes(family)) {
+        return fail(`spec.ipFamilies lists ${f} twice; list each family at most once`);
+      }
+      families.push(family);
     }
     for (const ip of ips) {
       if (!families.includes(ip.family)) {

@@ -28,7 +28,13 @@ export interface StatusHolding {
  * @returns the `ip` fields (hostnames are ignored)
  */
 export function ingressIps(service: V1Service): string[] {
-  return (service.status?.loadBalancer?.ingress ?? []).flatMap((e) => e.ip ? [e.ip] : []);
+  const ingress: unknown = service.status?.loadBalancer?.ingress;
+  if (!Array.isArray(ingress)) return [];
+  // typed by the API server, but a snapshot or a fake may hold anything
+  return ingress.flatMap((e: unknown) => {
+    const ip = e !== null && typeof e === "object" ? (e as { ip?: unknown }).ip : undefined;
+    return typeof ip === "string" && ip !== "" ? [ip] : [];
+  });
 }
 
 /**
@@ -50,6 +56,7 @@ export function statusHolding(config: Config, service: V1Service): StatusHolding
       // a malformed Service still holds its addresses, it just shares with nobody
       sharing: request?.ok ? request.request.sharing : undefined,
       managed,
+      created: creationTime(service),
     },
   };
 }
@@ -72,4 +79,12 @@ export function statusHoldings(config: Config, services: readonly V1Service[]): 
  */
 export function restoreHoldings(allocator: Allocator, holdings: readonly StatusHolding[]): void {
   for (const h of holdings) allocator.restore(h.serviceKey, h.ips, h.options);
+}
+
+/** The Service's creation time in ms, or undefined when absent or unreadable. */
+function creationTime(service: V1Service): number | undefined {
+  const raw: unknown = service.metadata?.creationTimestamp;
+  if (raw === undefined || raw === null) return undefined;
+  const ms = new Date(raw as string | Date).getTime();
+  return Number.isNaN(ms) ? undefined : ms;
 }

@@ -11,14 +11,14 @@
  * @module
  */
 import type { V1Service } from "@kubernetes/client-node";
+import { Gauge, type Registry } from "prom-client";
 import type { Config } from "../../../src/config/types.ts";
 import type { ServiceSource } from "../host_announcer.ts";
-import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
 import { logger } from "../../../src/log/logging.ts";
-import { ingressIps } from "../ipam/status_holdings.ts";
 import type { ApplyResult, KeepalivedApplier } from "./config_applier.ts";
 import { buildKeepalivedModel, type KeepalivedModelInput } from "./model.ts";
 import { renderKeepalivedConfig } from "./render.ts";
+import { servedServiceAddresses, type SkippedAddress } from "./served_addresses.ts";
 
 export type { ServiceSource } from "../host_announcer.ts";
 
@@ -30,9 +30,13 @@ export interface KeepalivedAnnouncerOptions {
   host: string;
   /** Validates, writes and reloads. */
   applier: Pick<KeepalivedApplier, "apply">;
+  /** Where `keelson_keepalived_skipped_addresses` is registered. @default not exported */
+  registry?: Registry;
   /** The user Keelson runs as, for keepalived's notify FIFO; absent: no FIFO. */
   notifyFifoUser?: string;
 }
+
+const SKIPPED_METRIC = "keelson_keepalived_skipped_addresses";
 
 /** Renders and applies this host's keepalived config whenever its inputs change. */
 export class KeepalivedAnnouncer {
@@ -42,10 +46,23 @@ export class KeepalivedAnnouncer {
   #lastError = "";
   #queued: Promise<ApplyResult | undefined> | undefined;
   #previous: Promise<unknown> = Promise.resolve();
+  /** `service value reason` of the addresses skipped by the last render, to log each once. */
+  #skipped = new Set<string>();
+  #skippedGauge: Gauge | undefined;
 
-  /** @param options config source, host name and applier */
+  /** @param options config source, host name, applier and registry */
   constructor(options: KeepalivedAnnouncerOptions) {
     this.#options = options;
+    const registry = options.registry;
+    if (registry) {
+      this.#skippedGauge = (registry.getSingleMetric(SKIPPED_METRIC) as Gauge | undefined) ??
+        new Gauge({
+          name: SKIPPED_METRIC,
+          help: "Service addresses this host does not serve through keepalived because no pool " +
+            "offers them, or they belong to a machine or the control-plane VIP.",
+          registers: [registry],
+        });
+    }
   }
 
   /** Connects the Service cache (when the Kubernetes client exists) and renders. */
@@ -59,9 +76,13 @@ export class KeepalivedAnnouncer {
    * sorted and unique; undefined while the cache has not synced.
    */
   serviceVips(): string[] | undefined {
+    return this.#servedNow()?.vips;
+  }
+
+  #servedNow(): { vips: string[]; skipped: SkippedAddress[] } | undefined {
     const source = this.#source;
     if (!source || !source.hasSynced()) return undefined;
-    return serviceVipsOf(this.#options.config(), source.services.list());
+    return servedServiceAddresses(this.#options.config(), source.services.list());
   }
 
   /**
@@ -84,7 +105,8 @@ export class KeepalivedAnnouncer {
 
   async #syncNow(reason: string): Promise<ApplyResult | undefined> {
     const config = this.#options.config();
-    let vips = this.serviceVips();
+    const served = this.#servedNow();
+    let vips = served?.vips;
     if (vips === undefined) {
       // No synced cache (or no Kubernetes API at all): keep serving the Service VIPs the file
       // on disk holds, so inventory changes (control-plane VIP, peers, timers) still apply.
@@ -98,12 +120,18 @@ export class KeepalivedAnnouncer {
         },
       );
     }
-    const rendered = renderHostKeepalived({
-      config,
-      host: this.#options.host,
-      serviceVips: vips ?? [],
-      ...(this.#options.notifyFifoUser ? { notifyFifoUser: this.#options.notifyFifoUser } : {}),
-    });
+    let rendered: RenderedHostConfig | { error: string };
+    try {
+      rendered = renderHostKeepalived({
+        config,
+        host: this.#options.host,
+        serviceVips: vips,
+        ...(this.#options.notifyFifoUser ? { notifyFifoUser: this.#options.notifyFifoUser } : {}),
+      });
+    } catch (error) {
+      // render refuses (throws) rather than write anything doubtful; log it, keep the old file
+      rendered = { error: `Cannot render keepalived: ${(error as Error).message}` };
+    }
     if ("error" in rendered) {
       if (rendered.error !== this.#lastError) {
         this.#log.error("{error}", { error: rendered.error });
@@ -112,27 +140,38 @@ export class KeepalivedAnnouncer {
       return undefined;
     }
     this.#lastError = "";
-    for (const skipped of rendered.skipped) {
-      this.#log.warn("Not serving {value}: {reason}", { ...skipped });
-    }
+    this.#reportSkipped([...(served?.skipped ?? []), ...(served ? [] : rendered.skipped)]);
     return await this.#options.applier.apply(rendered.text);
+  }
+
+  /** One log line per newly skipped address (every host), and the gauge. */
+  #reportSkipped(skipped: readonly SkippedAddress[]): void {
+    const now = new Set<string>();
+    for (const item of skipped) {
+      const key = `${item.service ?? ""} ${item.value} ${item.reason}`;
+      now.add(key);
+      if (this.#skipped.has(key)) continue;
+      this.#log.warn("Not serving {value} of service {service}: {reason}", {
+        value: item.value,
+        service: item.service ?? "(from the file on disk)",
+        reason: item.reason,
+      });
+    }
+    this.#skipped = now;
+    this.#skippedGauge?.set(now.size);
   }
 }
 
 /**
  * The Service VIPs a host serves: ingress addresses of the Services Keelson handles (class
- * filter of `handlesService`), sorted and unique. `keelson render` uses it too.
+ * filter of `handlesService`) that a served pool holds and that are no machine's and not the
+ * control-plane VIP, canonical, sorted and unique. `keelson render` uses it too.
  * @param config the configuration in force
  * @param services every Service (a lister's snapshot)
- * @returns the addresses as written in the statuses
+ * @returns the addresses
  */
 export function serviceVipsOf(config: Config, services: readonly V1Service[]): string[] {
-  const vips = new Set<string>();
-  for (const service of services) {
-    if (!handlesService(config, service)) continue;
-    for (const ip of ingressIps(service)) vips.add(ip);
-  }
-  return [...vips].sort();
+  return servedServiceAddresses(config, services).vips;
 }
 
 /** The text of one host's keepalived file, with the VIPs left out. */

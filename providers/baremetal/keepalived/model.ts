@@ -24,6 +24,7 @@
 import type { Config, Machine } from "../../../src/config/types.ts";
 import { durationMs } from "../../../src/config/types.ts";
 import { formatIp, type IpFamily, parseIp } from "../../../src/net/ip.ts";
+import { servedAddressChecker } from "./served_addresses.ts";
 
 /** One parsed address. Only these numbers, never the text they came from, are rendered. */
 export interface ModelIp {
@@ -78,7 +79,10 @@ export interface KeepalivedModelInput {
   config: Config;
   /** This machine's name. */
   host: string;
-  /** Ingress IPs of the Services Keelson handles; anything not an IP is skipped. */
+  /**
+   * Ingress IPs of the Services Keelson handles; only addresses a served pool holds are rendered
+   * (see `servedAddressChecker`), the rest are skipped with a reason.
+   */
   serviceVips: readonly string[];
   /**
    * The apiserver-health value keepalived starts from when the track file does not exist yet.
@@ -103,8 +107,8 @@ export const APISERVER_TRACK_NAME = "keelson_apiserver";
 export const APISERVER_TRACK_FILE = "apiserver-health";
 /** File name of keepalived's notify FIFO inside `track_file_dir`. */
 export const NOTIFY_FIFO_FILE = "keepalived-notify.fifo";
-/** Absolute paths Keelson renders: no spaces, quotes, braces or `..`. */
-export const SAFE_PATH_REGEXP = /^\/(?!.*\/\.\.?(\/|$))[A-Za-z0-9._/-]{0,255}$/;
+/** Absolute paths Keelson renders (the rule lives with the schema, which enforces it). */
+export { SAFE_PATH_REGEXP } from "../../../src/config/schema.ts";
 
 /**
  * Builds the keepalived model of one control-plane host.
@@ -126,27 +130,11 @@ export function buildKeepalivedModel(
         `of the inventory (control-plane machines: ${peers.map((m) => `"${m.name}"`).join(", ")})`,
     };
   }
+  // vrid_range, advert_interval and track_file_dir were checked by config validation (the one
+  // validation path: what `keelson check` accepts renders), so they are used as they are
   const [low, high] = ka.vrid_range;
-  if (!(low >= 1 && high <= 255 && low + 1 < high)) {
-    return {
-      error: `Invalid keepalived.vrid_range [${low}, ${high}]: must lie within 1-255 and hold ` +
-        `at least 3 VRIDs (2 reserved for the control-plane VIP, 1 or more for Services)`,
-    };
-  }
   const advertIntMs = durationMs(ka.advert_interval);
-  if (!(Number.isInteger(advertIntMs / 10) && advertIntMs >= 10 && advertIntMs <= 40_950)) {
-    return {
-      error: `Invalid keepalived.advert_interval "${ka.advert_interval}": must be a multiple ` +
-        `of 10ms between 10ms and 40.95s`,
-    };
-  }
   const trackPath = `${ka.track_file_dir.replace(/\/+$/, "")}/${APISERVER_TRACK_FILE}`;
-  if (!SAFE_PATH_REGEXP.test(trackPath)) {
-    return {
-      error: `Invalid keepalived.track_file_dir "${ka.track_file_dir}": must be an absolute ` +
-        `path of letters, digits, '.', '_', '-' and '/' without ".." components`,
-    };
-  }
 
   const n = peers.length;
   const step = n > 1 ? Math.max(1, Math.min(10, Math.floor((BASE_PRIORITY - 1) / (n - 1)))) : 10;
@@ -190,14 +178,16 @@ export function buildKeepalivedModel(
     });
   }
 
+  // only addresses a served pool holds, never a machine's own or the control-plane VIP: the
+  // same check as the announcer's per-Service one, run again on whatever reaches the model
+  // (addresses read back from the file on disk included)
   const skipped: KeepalivedModel["skipped"] = [];
-  const cpKeys = new Set(cpVips.map(ipKey));
+  const check = servedAddressChecker(config);
   const serviceIps: ModelIp[] = [];
   for (const value of input.serviceVips) {
-    const ip = parseIp(value);
-    if (!ip) skipped.push({ value, reason: "not an IP address" });
-    else if (cpKeys.has(ipKey(ip))) skipped.push({ value, reason: "is the control-plane VIP" });
-    else serviceIps.push(ip);
+    const verdict = check(value);
+    if (verdict.ok) serviceIps.push({ family: verdict.family, value: verdict.value });
+    else skipped.push({ value, reason: verdict.reason });
   }
   const groupCount = high - low - 1;
   for (const family of [4, 6] as const) {

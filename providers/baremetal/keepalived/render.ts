@@ -13,10 +13,9 @@
  *
  * @module
  */
-import { NAME_REGEXP } from "../../../src/config/schema.ts";
+import { NAME_REGEXP, SAFE_PATH_REGEXP } from "../../../src/config/schema.ts";
 import { formatIp } from "../../../src/net/ip.ts";
 import type { KeepalivedModel, ModelIp, VrrpInstanceModel } from "./model.ts";
-import { SAFE_PATH_REGEXP } from "./model.ts";
 
 const INSTANCE_NAME_REGEXP = /^keelson_(cp_v[46]|v[46]_g\d{1,3})$/;
 const TRACK_NAME_REGEXP = /^[a-z][a-z0-9_]{0,31}$/;
@@ -103,15 +102,15 @@ function renderInstance(instance: VrrpInstanceModel, ctx: InstanceContext): stri
   } else {
     lines.push("    nopreempt");
   }
-  if (ctx.model.unicast && instance.unicastSrcIp) {
-    lines.push(`    unicast_src_ip ${ip(instance.unicastSrcIp, instance.family)}`);
-    if (instance.unicastPeers.length > 0) {
-      lines.push(
-        "    unicast_peer {",
-        ...instance.unicastPeers.map((p) => `        ${ip(p, instance.family)}`),
-        "    }",
-      );
-    }
+  // a host with no peer (the only control-plane machine) gets no unicast keywords: keepalived -t
+  // rejects unicast_src_ip without unicast_peer (found by the property campaign)
+  if (ctx.model.unicast && instance.unicastSrcIp && instance.unicastPeers.length > 0) {
+    lines.push(
+      `    unicast_src_ip ${ip(instance.unicastSrcIp, instance.family)}`,
+      "    unicast_peer {",
+      ...instance.unicastPeers.map((p) => `        ${ip(p, instance.family)}`),
+      "    }",
+    );
   }
   const vip = (v: ModelIp): string =>
     `        ${ip(v, instance.family)}/${instance.family === 4 ? 32 : 128} dev ${ctx.dev}`;

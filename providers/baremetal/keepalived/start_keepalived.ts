@@ -95,6 +95,7 @@ export async function startKeepalived(
         return result;
       },
     },
+    registry: options.registry,
     ...(notifyFifoUser ? { notifyFifoUser } : {}),
   });
   await announcer.sync("startup");

@@ -19,6 +19,15 @@ export interface DeletionGuard {
 export class ReloadDeletionGuard implements DeletionGuard {
   #previous: Config | undefined;
   #blocked: string | undefined;
+  #lastReloadSucceeded: () => boolean;
+
+  /**
+   * @param options `lastReloadSucceeded`: false while the file on disk is rejected; deletions
+   *   wait until it is fixed (everything else goes on with the last good config)
+   */
+  constructor(options: { lastReloadSucceeded?: () => boolean } = {}) {
+    this.#lastReloadSucceeded = options.lastReloadSucceeded ?? (() => true);
+  }
 
   /**
    * Records an accepted configuration (the first one only sets the baseline). A reload with the
@@ -31,8 +40,15 @@ export class ReloadDeletionGuard implements DeletionGuard {
     this.#previous = config;
   }
 
-  /** @returns ok unless the last reload removed too many machines */
+  /** @returns ok unless the last reload was rejected or removed too many machines */
   deletionsAllowed(): { ok: boolean; reason?: string } {
+    if (!this.#lastReloadSucceeded()) {
+      return {
+        ok: false,
+        reason: "the inventory file failed validation on its last reload; deletions wait " +
+          "until it is fixed (the last good inventory stays in force for everything else)",
+      };
+    }
     return this.#blocked === undefined ? { ok: true } : { ok: false, reason: this.#blocked };
   }
 }

@@ -64,9 +64,10 @@ Deno.test("keelson check prints every issue on stdout and exits 1 for a broken f
   assert.deepEqual(lines.map((l) => l.split(": ")[0]), [
     "tests/unit/config/testdata/vip_in_pool.toml:2",
     "tests/unit/config/testdata/vip_in_pool.toml:2",
+    "tests/unit/config/testdata/vip_in_pool.toml:11",
     "tests/unit/config/testdata/vip_in_pool.toml",
   ]);
-  assert.match(lines[2]!, /2 problems found$/);
+  assert.match(lines[3]!, /3 problems found$/);
   assertNoStackTrace(result.stdout + result.stderr);
 });
 

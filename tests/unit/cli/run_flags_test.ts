@@ -6,7 +6,10 @@ import { parseConfig } from "../../../src/config/parse_config.ts";
 const noEnv = () => undefined;
 
 Deno.test("parseRunFlags() overrides the file with upstream-named flags", () => {
-  const config = parseConfig("[keepalived]\nenabled = false\n", "k.toml");
+  const config = parseConfig(
+    '[keepalived]\nenabled = false\n[[machines]]\nname = "w-1"\n',
+    "k.toml",
+  );
   const flags = parseRunFlags([
     "--config",
     "k.toml",

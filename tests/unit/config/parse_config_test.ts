@@ -47,11 +47,20 @@ Deno.test("parseConfig() accepts the example inventory in deploy/examples", asyn
   assert.deepEqual(config.pools.map((p) => p.name), ["public", "internal-v6"]);
 });
 
-Deno.test("parseConfig() fills defaults for an empty file", () => {
-  const config = parseConfig("", "keelson.toml");
+Deno.test("parseConfig() fills defaults around the one machine a minimal file lists", () => {
+  const config = parseConfig('[[machines]]\nname = "w-1"\n', "keelson.toml");
   assert.equal(config.cluster.name, "kubernetes");
   assert.deepEqual(config.keepalived.vrid_range, [100, 119]);
-  assert.deepEqual(config.machines, []);
+  assert.deepEqual(config.machines.map((m) => m.name), ["w-1"]);
+});
+
+Deno.test("parseConfig() refuses an empty file: the inventory lists no machines (issue 9 item 8)", () => {
+  for (const text of ["", "# nothing\n", '[cluster]\nname = "lab"\n']) {
+    const error = issuesOf(text);
+    assert.equal(error.issues.length, 1);
+    assert.equal(error.issues[0]!.path, "machines");
+    assert.match(error.issues[0]!.message, /the inventory lists no machines/);
+  }
 });
 
 for (const [file, line, path, words] of BROKEN) {
@@ -122,7 +131,8 @@ internal_ips = ["10.0.0.11"]
 
 Deno.test("parseConfig() skips leader election timings when election is off", () => {
   const config = parseConfig(
-    '[leader_election]\nenabled = false\nlease_duration = "1s"\nrenew_deadline = "5s"\n',
+    '[leader_election]\nenabled = false\nlease_duration = "1s"\nrenew_deadline = "5s"\n' +
+      '[[machines]]\nname = "w-1"\n',
     "keelson.toml",
   );
   assert.equal(config.leader_election.enabled, false);
@@ -132,4 +142,13 @@ Deno.test("parseConfig() reports a reversed vrid_range", () => {
   const error = issuesOf("[keepalived]\nenabled = false\nvrid_range = [120, 100]\n");
   assert.equal(error.issues[0]!.line, 3);
   assert.match(error.issues[0]!.message, /reversed/);
+});
+
+Deno.test("parseConfig() finishes on a 100 KB header of 50k dotted keys, naming its line (issue 9 item 10)", () => {
+  const keys = Array.from({ length: 50_000 }, (_, i) => `k${i}`);
+  const error = issuesOf(`[[machines]]\nname = "w-1"\n\n[${keys.join(".")}]\nx = 1\n`);
+  const issue = error.issues.find((i) => i.path === "k0");
+  assert.ok(issue, error.format().slice(0, 300));
+  assert.equal(issue.line, 4);
+  assert.match(issue.message, /unknown key/);
 });

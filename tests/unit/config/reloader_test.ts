@@ -5,8 +5,9 @@ import { parseConfig } from "../../../src/config/parse_config.ts";
 import { ConfigReloader } from "../../../src/config/reloader.ts";
 import type { Config } from "../../../src/config/types.ts";
 
-const VALID_A = '[cluster]\nname = "a"\n';
-const VALID_B = '[cluster]\nname = "b"\n';
+const MACHINE = '\n[[machines]]\nname = "w-1"\n';
+const VALID_A = '[cluster]\nname = "a"\n' + MACHINE;
+const VALID_B = '[cluster]\nname = "b"\n' + MACHINE;
 const INVALID = '[cluster]\nname = "a"\n\n[[pools]]\nname = "p"\naddresses = ["10.0.0.300/24"]\n';
 
 interface Fixture {
@@ -112,7 +113,7 @@ Deno.test("ConfigReloader.reload() applies a fixed file, calls onChange and sets
 Deno.test("ConfigReloader.reload() does not call onChange for identical content", async () => {
   await using f = await fixture();
   // same content, reformatted with a comment
-  await Deno.writeTextFile(f.path, '# edited\n[cluster]\nname    = "a"\n');
+  await Deno.writeTextFile(f.path, '# edited\n[cluster]\nname    = "a"\n' + MACHINE);
   assert.equal(await f.reloader.reload("test"), true);
   assert.deepEqual(f.changes, []);
 });
@@ -137,7 +138,7 @@ Deno.test("ConfigReloader.run() reloads once for a burst of file changes", async
   // give the watcher a moment to start before editing
   await new Promise((r) => setTimeout(r, 100));
   for (const name of ["x", "y", "b"]) {
-    await Deno.writeTextFile(f.path, `[cluster]\nname = "${name}"\n`);
+    await Deno.writeTextFile(f.path, `[cluster]\nname = "${name}"\n` + MACHINE);
   }
   await until(() => f.changes.length > 0, "onChange");
   await new Promise((r) => setTimeout(r, 450));
@@ -175,4 +176,30 @@ Deno.test("ConfigReloader.run() returns at once for an aborted signal", async ()
   await using f = await fixture();
   await f.reloader.run(AbortSignal.abort());
   assert.equal(f.reloader.current().cluster.name, "a");
+});
+
+Deno.test("ConfigReloader.reload() rejects a file its validate hook refuses, keeping the last good one", async () => {
+  await using f = await fixture();
+  const reloader = new ConfigReloader(f.path, parseConfig(VALID_A, f.path), {
+    registry: f.registry,
+    onChange: () => assert.fail("onChange after a refused reload"),
+    validate: (next, current) =>
+      next.cluster.name === current.cluster.name
+        ? []
+        : [{ file: f.path, path: "pools", message: "would strand 203.0.113.18" }],
+  });
+  await Deno.writeTextFile(f.path, VALID_B);
+  assert.equal(await reloader.reload("test"), false);
+  assert.equal(reloader.current().cluster.name, "a");
+  assert.equal(reloader.lastReloadSucceeded(), false);
+  assert.equal(await gauge(f.registry, "keelson_config_last_reload_successful"), 0);
+  assert.ok(messages(f.records).some((m) => m.includes("would strand 203.0.113.18")));
+});
+
+Deno.test("ConfigReloader.reload() refuses an emptied file: the inventory lists no machines (issue 9 item 14)", async () => {
+  await using f = await fixture();
+  await Deno.writeTextFile(f.path, "");
+  assert.equal(await f.reloader.reload("test"), false);
+  assert.equal(f.reloader.current().machines.length, 1);
+  assert.ok(messages(f.records).some((m) => m.includes("the inventory lists no machines")));
 });

@@ -5,6 +5,7 @@ import {
   NodeLifecycleController,
   type NodeLifecyclePolicy,
 } from "../../../../src/controllers/node_lifecycle/node_lifecycle_controller.ts";
+import { ReloadDeletionGuard } from "../../../../src/controllers/node_lifecycle/deletion_guards.ts";
 import type { Config } from "../../../../src/config/types.ts";
 import { KubeApiError } from "../../../../src/kube/ports.ts";
 import { createBaremetalProvider } from "../../../../providers/baremetal/mod.ts";
@@ -35,6 +36,7 @@ function setup(options: {
   policy?: Partial<NodeLifecyclePolicy>;
   healthy?: boolean;
   guard?: { ok: boolean; reason?: string };
+  reloadGuard?: ReloadDeletionGuard;
 } = {}) {
   const cluster = new FakeCluster();
   const registry = new Registry();
@@ -51,6 +53,7 @@ function setup(options: {
     instances: provider.instancesV2,
     registry,
     ...(options.guard ? { guard: { deletionsAllowed: () => options.guard! } } : {}),
+    ...(options.reloadGuard ? { guard: options.reloadGuard } : {}),
   }, {
     now: () => now,
     policy: () => ({
@@ -96,12 +99,22 @@ Deno.test("NodeLifecycleController.monitorNodes deletes at most max_deletions_pe
   assert.equal(cluster.nodes.list().length, 0);
 });
 
-Deno.test("NodeLifecycleController.monitorNodes deletes nothing while the inventory is unhealthy", async () => {
-  const { cluster, controller } = setup({ healthy: false });
+Deno.test("NodeLifecycleController.monitorNodes deletes nothing while the last reload is rejected (issue 9 item 14)", async () => {
+  let succeeded = false;
+  const guard = new ReloadDeletionGuard({ lastReloadSucceeded: () => succeeded });
+  const { cluster, controller } = setup({ healthy: false, reloadGuard: guard });
   cluster.addNode(node("old1", "False"));
   cluster.addNode(node("ghost", "False"));
   await controller.monitorNodes();
   assert.equal(cluster.writes.length, 0);
+  assert.match(
+    cluster.events.withReason("DeletionBlocked")[0]?.message ?? "",
+    /failed validation on its last reload/,
+  );
+  // fixed file: deletions resume
+  succeeded = true;
+  await controller.monitorNodes();
+  assert.ok(cluster.writes.length > 0);
 });
 
 Deno.test("NodeLifecycleController.monitorNodes deletes nothing when the guard blocks, with a DeletionBlocked event", async () => {

@@ -41,14 +41,18 @@ Deno.test("BaremetalInstances.instanceExists is false for absent and retired, in
   assert.equal(await instancesV2.instanceState({ metadata: { name: "ghost" } }), "absent");
 });
 
-Deno.test("BaremetalInstances throws ProviderError on every call while the inventory is unhealthy", async () => {
+Deno.test("BaremetalInstances answers from the last good inventory after a rejected reload (issue 9 item 14)", async () => {
   const { instancesV2 } = createBaremetalProvider(() => ({
     config: sampleConfig(),
     healthy: false,
   }));
-  await assert.rejects(instancesV2.instanceExists({ metadata: { name: "ghost" } }), ProviderError);
-  await assert.rejects(instancesV2.instanceShutdown({ metadata: { name: "cp-1" } }), ProviderError);
-  await assert.rejects(instancesV2.instanceMetadata({ metadata: { name: "cp-1" } }), ProviderError);
+  // initialization and address sync go on; deletion is held by the lifecycle's guard
+  assert.equal(
+    (await instancesV2.instanceMetadata({ metadata: { name: "cp-1" } }))?.providerID,
+    "baremetal://SN-1",
+  );
+  assert.equal(await instancesV2.instanceShutdown({ metadata: { name: "cp-1" } }), false);
+  assert.equal(await instancesV2.instanceExists({ metadata: { name: "ghost" } }), false);
 });
 
 Deno.test("BaremetalInstances reads the inventory on every call so reloads take effect", async () => {
@@ -57,4 +61,29 @@ Deno.test("BaremetalInstances reads the inventory on every call so reloads take 
   assert.equal(await instancesV2.instanceExists({ metadata: { name: "w-2" } }), true);
   config = testConfig({ machines: [] });
   assert.equal(await instancesV2.instanceExists({ metadata: { name: "w-2" } }), false);
+});
+
+Deno.test("BaremetalInstances refuses a Node reporting the IP of a machine another Node holds (issue 9 item 2)", async () => {
+  const provider = createBaremetalProvider(() => ({ config: sampleConfig(), healthy: true }));
+  const nodes = [{ metadata: { name: "cp-1" }, spec: { providerID: "baremetal://SN-1" } }];
+  await provider.initialize!({
+    nodes: { list: () => nodes, get: () => undefined },
+    services: { list: () => [], get: () => undefined },
+    signal: new AbortController().signal,
+  });
+  const evil = {
+    metadata: { name: "evil" },
+    status: { addresses: [{ type: "InternalIP", address: "10.0.0.11" }] },
+  };
+  await assert.rejects(
+    provider.instancesV2.instanceMetadata(evil),
+    (error) =>
+      error instanceof ProviderError && !(error instanceof InstanceNotFoundError) &&
+      /already belongs to node "cp-1"/.test(error.message),
+  );
+  // fail closed for the lifecycle too: "cannot tell", never "gone"
+  await assert.rejects(provider.instancesV2.instanceExists(evil), ProviderError);
+  // the rightful Node is unaffected
+  const metadata = await provider.instancesV2.instanceMetadata(nodes[0]!);
+  assert.equal(metadata?.providerID, "baremetal://SN-1");
 });

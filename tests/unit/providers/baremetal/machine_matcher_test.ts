@@ -89,3 +89,29 @@ Deno.test("matchMachine reports absent with what was tried", () => {
   assert.equal(match.kind, "absent");
   assert.match(match.kind === "absent" ? match.tried : "", /name "ghost".*10\.9\.9\.9/);
 });
+
+Deno.test("matchMachine never matches a machine another Node holds by IP or hostname (issue 9 item 2)", () => {
+  const holders = new Map([["baremetal://SN-1", "cp-1"]]);
+  const holderOf = (id: string) => holders.get(id);
+  const evil = node("evil", {
+    status: {
+      addresses: [
+        { type: "InternalIP", address: "10.0.0.11" },
+        { type: "Hostname", address: "cp-1.dc1.example.net" },
+      ],
+    },
+  });
+  const match = matchMachine(evil, machines, "baremetal", holderOf);
+  assert.equal(match.kind, "claimed");
+  assert.equal(match.kind === "claimed" && match.holder, "cp-1");
+  assert.equal(match.kind === "claimed" && match.machine.name, "cp-1");
+  // the rightful Node still matches by its providerID, and by name when it has none yet
+  const rightful = node("cp-1", { spec: { providerID: "baremetal://SN-1" } });
+  assert.equal(matchMachine(rightful, machines, "baremetal", holderOf).kind, "matched");
+  assert.equal(matchMachine(node("cp-1"), machines, "baremetal", holderOf).kind, "matched");
+  // an IP-mapped spelling of the address is the same address
+  const mapped = node("evil-2", {
+    status: { addresses: [{ type: "InternalIP", address: "::ffff:10.0.0.11" }] },
+  });
+  assert.equal(matchMachine(mapped, machines, "baremetal", holderOf).kind, "claimed");
+});

@@ -94,24 +94,77 @@ Deno.test("registerBaremetal() builds a provider whose host side starts before a
     });
     config = inventory(dir, "192.0.2.16/29");
     await provider.reconfigure!("test reload");
-    assert.deepEqual(events.events.map((e) => `${e.type} ${e.reason} ${e.object}`), [
+    // keepalived stops serving it (AddressNotServed) and the Service keeps it (AddressNotInPool)
+    assert.deepEqual(events.events.map((e) => `${e.type} ${e.reason} ${e.object}`).sort(), [
       "Warning AddressNotInPool Service/shop/web",
+      "Warning AddressNotServed Service/shop/web",
     ]);
     assert.match(
-      events.events[0]?.message ?? "",
+      events.withReason("AddressNotInPool")[0]?.message ?? "",
       /Keeping address 192\.0\.2\.2 .*no pool contains it/,
+    );
+    assert.match(
+      events.withReason("AddressNotServed")[0]?.message ?? "",
+      /Not serving address "192\.0\.2\.2" of service "shop\/web": no pool offers it/,
     );
 
     // 5. leadership lost: reloads warn no more
     leading.abort();
     config = inventory(dir, "192.0.2.24/29");
     await provider.reconfigure!("test reload");
-    assert.equal(events.events.length, 1);
+    await new Promise((r) => setTimeout(r, 0));
+    assert.equal(events.events.length, 2);
 
     stop.abort();
     await host.finished;
   } finally {
     stop.abort();
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("registerBaremetal() gives the provider the Node cache on connect: a taken machine is not matched again (issue 9 item 2)", async () => {
+  const config = testConfig({
+    keepalived: { enabled: false },
+    machines: [
+      { name: "cp-1", id: "SN-1", role: "control-plane", internal_ips: ["10.0.0.11"] },
+      { name: "cp-2", id: "SN-2", role: "control-plane", internal_ips: ["10.0.0.12"] },
+    ],
+  });
+  const providers = new ProviderRegistry();
+  registerBaremetal(providers, { inventory: () => ({ config, healthy: true }) });
+  const provider = providers.create(config);
+  const cluster = new FakeCluster();
+  cluster.addNode({ metadata: { name: "cp-1" }, spec: { providerID: "baremetal://SN-1" } });
+  const stop = new AbortController();
+  provider.connect!({
+    nodes: cluster.nodes,
+    services: cluster.services,
+    signal: stop.signal,
+  });
+  try {
+    await assert.rejects(
+      provider.instancesV2!.instanceMetadata({
+        metadata: { name: "evil" },
+        status: { addresses: [{ type: "InternalIP", address: "10.0.0.11" }] },
+      }),
+      /already belongs to node "cp-1"/,
+    );
+    // a machine no Node holds yet is matched; once a Node takes it (an informer event), not
+    const other = {
+      metadata: { name: "evil-2" },
+      status: { addresses: [{ type: "InternalIP", address: "10.0.0.12" }] },
+    };
+    assert.equal(
+      (await provider.instancesV2!.instanceMetadata(other))?.providerID,
+      "baremetal://SN-2",
+    );
+    cluster.addNode({ metadata: { name: "cp-2" }, spec: { providerID: "baremetal://SN-2" } });
+    await assert.rejects(
+      provider.instancesV2!.instanceMetadata(other),
+      /already belongs to node "cp-2"/,
+    );
+  } finally {
+    stop.abort();
   }
 });

@@ -19,7 +19,7 @@ function service(name: string, ip: string): V1Service {
 
 Deno.test("reportOrphanedAddresses() warns once per address no pool offers any more", () => {
   const config = parseConfig(
-    `[keepalived]\nenabled = false\n[[pools]]\nname = "lan"\naddresses = ["192.0.2.0/29"]\nreserved = ["192.0.2.3"]\n`,
+    `[keepalived]\nenabled = false\n[[pools]]\nname = "lan"\naddresses = ["192.0.2.0/29"]\nreserved = ["192.0.2.3"]\n[[machines]]\nname = "w-1"\n`,
     "k.toml",
   );
   const all = [

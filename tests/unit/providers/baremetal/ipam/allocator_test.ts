@@ -526,7 +526,18 @@ Deno.test("Allocator.setPools() keeps addresses of removed or shrunk pools and r
 
 Deno.test("Allocator.assign() answers with canonical IPv6 text", () => {
   run([{ name: "v6", addresses: ["2001:db8::/126"] }], [
-    { desc: "the whole /126 is usable", assign: { key: "s1" }, ips: ["2001:db8::"] },
+    // the all-zero host is the subnet-router anycast address (issue 9 item 6)
+    {
+      desc: "a /126 starts after its anycast address",
+      assign: { key: "s1" },
+      ips: ["2001:db8::1"],
+    },
+    {
+      desc: "the subnet-router anycast address is never handed out",
+      assign: { key: "s0", loadBalancerIP: "2001:db8::" },
+      reason: "AddressReserved",
+      says: /network address/,
+    },
     {
       desc: "a long form is canonicalised",
       assign: { key: "s2", loadBalancerIP: "2001:0db8:0000:0000:0000:0000:0000:0003" },
@@ -558,10 +569,10 @@ Deno.test("Allocator.stats() counts usable and used addresses per pool and famil
       assign: { key: "s2", ports: ["TCP/81"], annotations: { "keelson.io/allow-shared-ip": "k" } },
       ips: ["10.0.0.2"],
     },
-    { desc: "s3 v6", assign: { key: "s3", ipFamilies: ["IPv6"] }, ips: ["2001:db8::"] },
+    { desc: "s3 v6", assign: { key: "s3", ipFamilies: ["IPv6"] }, ips: ["2001:db8::1"] },
   ]);
   assert.deepEqual(allocator.stats(), [
     { pool: "d", family: 4, total: 5n, used: 1 },
-    { pool: "d", family: 6, total: 1n << 64n, used: 1 },
+    { pool: "d", family: 6, total: (1n << 64n) - 1n, used: 1 },
   ]);
 });

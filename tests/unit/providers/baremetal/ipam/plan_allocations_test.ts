@@ -52,3 +52,45 @@ Deno.test("planAllocations() serves the configured class and, without default_cl
   ]]);
   assert.deepEqual(plan.orphans, []);
 });
+
+Deno.test("planAllocations(): two statuses with one address, the older Service keeps it (issue 9 item 13)", () => {
+  const config = configWith([{ name: "lan", addresses: ["10.0.0.1-10.0.0.3"] }]);
+  // the older one sorts after the younger by key, so age, not key order, decides
+  const plan = planAllocations(config, [
+    svc({ key: "z/older", created: "2026-01-01T00:00:00Z", ingress: ["10.0.0.2"] }),
+    svc({ key: "a/younger", created: "2026-02-01T00:00:00Z", ingress: ["10.0.0.2"] }),
+  ]);
+  const byKey = new Map(plan.services.map((s) => [s.serviceKey, s]));
+  assert.equal(byKey.get("z/older")!.outcome, "kept");
+  assert.deepEqual(byKey.get("z/older")!.ips, ["10.0.0.2"]);
+  assert.equal(byKey.get("a/younger")!.outcome, "allocated");
+  assert.notDeepEqual(byKey.get("a/younger")!.ips, ["10.0.0.2"]);
+});
+
+Deno.test("planAllocations() refuses ipFamilies [IPv4, IPv4] instead of giving one address twice (issue 9 item 13)", () => {
+  const config = configWith([{ name: "lan", addresses: ["10.0.0.1-10.0.0.3"] }]);
+  const [plan] = planAllocations(config, [
+    svc({ key: "a/twice", ipFamilies: ["IPv4", "IPv4"], policy: "PreferDualStack" }),
+  ]).services;
+  assert.equal(plan!.outcome, "pending");
+  assert.equal(plan!.reason, "InvalidRequest");
+  assert.match(plan!.message!, /lists IPv4 twice/);
+});
+
+Deno.test("planAllocations() reports the pool of each address of a dual-stack pair (issue 9 item 13)", () => {
+  const config = configWith([
+    { name: "public", addresses: ["10.0.0.1-10.0.0.3"] },
+    { name: "v6", addresses: ["2001:db8::1-2001:db8::3"] },
+  ]);
+  const [plan] = planAllocations(config, [
+    svc({
+      key: "a/ds",
+      ipFamilies: ["IPv4", "IPv6"],
+      policy: "RequireDualStack",
+      annotations: { "keelson.io/load-balancer-ips": "10.0.0.2,2001:db8::2" },
+    }),
+  ]).services;
+  assert.equal(plan!.outcome, "allocated");
+  assert.deepEqual(plan!.ips, ["10.0.0.2", "2001:db8::2"]);
+  assert.deepEqual(plan!.pools, ["public", "v6"]);
+});

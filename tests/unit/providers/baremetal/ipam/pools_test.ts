@@ -27,7 +27,8 @@ Deno.test("buildPools() sorts by name and computes usable addresses and capacity
   const [a, z] = sample();
   assert.equal(a!.name, "a");
   assert.equal(a!.autoAssign, false);
-  assert.deepEqual(a!.capacity, { 4: 0n, 6: 256n });
+  // the /120 without its subnet-router anycast address
+  assert.deepEqual(a!.capacity, { 4: 0n, 6: 255n });
   assert.equal(z!.name, "z");
   // 254 hosts of the /24 minus .7, both of the /31, ten of the range minus two reserved
   assert.deepEqual(z!.capacity, { 4: 253n + 2n + 8n, 6: 0n });
@@ -47,7 +48,8 @@ Deno.test("addressStanding() tells usable, outside, reserved, network and broadc
   assert.equal(standing(1, "10.0.1.1"), "usable");
   assert.equal(standing(1, "10.0.3.1"), "outside");
   assert.equal(standing(1, "2001:db8::1"), "outside");
-  assert.equal(standing(0, "2001:db8::"), "usable");
+  assert.equal(standing(0, "2001:db8::"), "network");
+  assert.equal(standing(0, "2001:db8::1"), "usable");
 });
 
 Deno.test("poolAllowsNamespace() allows every namespace when the list is empty", () => {

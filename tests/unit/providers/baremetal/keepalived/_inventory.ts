@@ -14,7 +14,15 @@ export interface TestConfigOptions {
   controlPlaneVips?: string[];
   /** internal_ips per control-plane machine. @default 10.250.0.11-13 */
   ips?: string[][];
+  /** `[[pools]]`. @default `TEST_POOLS`, which hold every VIP these tests serve */
+  pools?: Record<string, unknown>[];
 }
+
+/** Pools holding the Service VIPs of the keepalived tests (keepalived serves only pool addresses). */
+export const TEST_POOLS = [
+  { name: "test-v4", addresses: ["10.250.0.128-10.250.255.254"] },
+  { name: "test-v6", addresses: ["fd00::100-fd00::ffff", "fd00:250::/64"] },
+];
 
 /**
  * A parsed config with three control-plane machines cp-1..cp-3 and one worker.
@@ -31,6 +39,7 @@ export function testConfig(options: TestConfigOptions = {}): Config {
       ...options.keepalived,
     },
     control_plane: { vip: options.controlPlaneVips ?? ["10.250.0.100"] },
+    pools: options.pools ?? TEST_POOLS,
     machines: [
       ...ips.map((internal, i) => ({
         name: `cp-${i + 1}`,

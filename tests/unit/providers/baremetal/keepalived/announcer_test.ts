@@ -101,3 +101,39 @@ Deno.test("KeepalivedAnnouncer.sync() renders once for a burst of calls", async 
   await announcer.sync("later");
   assert.equal(applied.length, 2, "a later call renders again");
 });
+
+Deno.test("KeepalivedAnnouncer skips a hostile Service address, applies the rest and counts it (issue 9 item 1)", async () => {
+  const { Registry } = await import("prom-client");
+  const registry = new Registry();
+  const applied: string[] = [];
+  const config = testConfig();
+  const services = [
+    { name: "good", ip: "10.250.0.150" },
+    { name: "vrrp", ip: "224.0.0.18" },
+    { name: "peer", ip: "10.250.0.12" },
+  ].map(({ name, ip }) => ({
+    metadata: { name, namespace: "default" },
+    spec: { type: "LoadBalancer" },
+    status: { loadBalancer: { ingress: [{ ip }] } },
+  }));
+  const announcer = new KeepalivedAnnouncer({
+    config: () => config,
+    host: "cp-1",
+    registry,
+    applier: {
+      apply: (text) => {
+        applied.push(text);
+        return Promise.resolve({ result: "success", reloaded: true, message: "captured" });
+      },
+    },
+  });
+  await announcer.setServiceSource({
+    services: { list: () => services, get: () => undefined },
+    hasSynced: () => true,
+  });
+  assert.equal(applied.length, 1);
+  assert.deepEqual(serviceVipsInFile(applied[0]!), ["10.250.0.150"]);
+  assert.deepEqual(announcer.serviceVips(), ["10.250.0.150"]);
+  const metric = await registry.getSingleMetric("keelson_keepalived_skipped_addresses")!.get();
+  assert.equal(metric.values[0]!.value, 2);
+});
