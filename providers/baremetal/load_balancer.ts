@@ -23,9 +23,13 @@
 import type { V1LoadBalancerStatus, V1Node, V1Service } from "@kubernetes/client-node";
 import { Gauge, type Registry } from "prom-client";
 import { registerPoolUsageGauges } from "./ipam/pool_usage_metrics.ts";
-import { type LoadBalancer, ProviderError } from "../../src/cloud/provider.ts";
+import {
+  type EnsuredLoadBalancer,
+  type LoadBalancer,
+  ProviderError,
+} from "../../src/cloud/provider.ts";
 import type { Config } from "../../src/config/types.ts";
-import { type ClusterWriter, type Lister, objectKey } from "../../src/kube/ports.ts";
+import { type Informer, type Lister, objectKey } from "../../src/kube/ports.ts";
 import { logger } from "../../src/log/logging.ts";
 import { canonicalIp } from "../../src/net/ip.ts";
 import { matchesClass } from "../../src/cloud/load_balancer_class.ts";
@@ -34,7 +38,6 @@ import { buildPools } from "./ipam/pools.ts";
 import { sameAddresses } from "./ipam/same_addresses.ts";
 import { ANNOTATIONS, readServiceRequest } from "./ipam/service_requests.ts";
 import { ingressIps, statusHolding } from "./ipam/status_holdings.ts";
-import { errorMessage } from "../../src/log/error_message.ts";
 
 /** The pool-usage gauge's name. */
 export const POOL_ADDRESSES_METRIC = "keelson_pool_addresses";
@@ -66,8 +69,6 @@ export interface LoadBalancerOptions {
   hasSynced?: () => boolean;
   /** Where `keelson_pool_addresses` is registered. @default not exported */
   registry?: Registry;
-  /** Writes `keelson.io/allocated-from-pool` on the Service. @default not written (the pool is still derived from the address) */
-  writer?: Pick<ClusterWriter, "patchService">;
 }
 
 /** The capability plus what callers need for Warning events. */
@@ -83,7 +84,7 @@ export interface BaremetalLoadBalancer extends LoadBalancer {
 
 /**
  * Builds the LoadBalancer capability of the bare-metal provider.
- * @param options configuration source, Service lister, metrics registry, optional writer
+ * @param options configuration source, Service lister, metrics registry
  * @returns the capability
  */
 export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadBalancer {
@@ -94,23 +95,48 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
   let lastConfig: Config | undefined;
   const reported = new Set<string>();
 
-  const listServices = (): V1Service[] => {
+  const cache = (): Lister<V1Service> => {
     const lister = typeof options.services === "function" ? options.services() : options.services;
     if (!lister || (options.hasSynced && !options.hasSynced())) {
       throw new ProviderError("Cannot allocate addresses yet: the Service cache has not synced", {
         retriable: true,
       });
     }
-    return lister.list();
+    return lister;
   };
 
   /** Which object each Service's allocation was last restored from (and with which pending). */
   const restored = new Map<string, { object: V1Service; extra: string }>();
 
-  // Rebuilding is incremental: a Service whose object (informer caches keep unchanged objects)
-  // and pending addresses are the same as last time is not restored again, so an ensure costs
-  // O(Services) identity checks rather than O(Services) address parses.
-  const rebuild = (config: Config, services: readonly V1Service[]): void => {
+  // When the cache is an informer, the keys of the Services that changed since the last rebuild
+  // (undefined: a plain lister, every rebuild is a full pass).
+  let changed: Set<string> | undefined;
+  let followed: Lister<V1Service> | undefined;
+  let unfollow: (() => void) | undefined;
+  let fullPassDue = true;
+  const follow = (lister: Lister<V1Service>): void => {
+    if (lister === followed) return;
+    unfollow?.();
+    followed = lister;
+    fullPassDue = true;
+    const informer = lister as Partial<Informer<V1Service>>;
+    if (typeof informer.subscribe === "function") {
+      const keys = new Set<string>();
+      unfollow = informer.subscribe((event) => keys.add(objectKey(event.object)));
+      changed = keys;
+    } else {
+      unfollow = undefined;
+      changed = undefined;
+    }
+  };
+
+  // Rebuilding is incremental: with an informer only the Services that changed since the last
+  // call (and those with pending addresses) are looked at, so an ensure costs O(changes), not
+  // O(Services) (a burst of N Services was O(N²)); a Service whose object and pending addresses
+  // are the same as last time is not restored again. A full pass runs after a reload, with a
+  // plain lister, and for the gauge.
+  const rebuild = (config: Config, lister: Lister<V1Service>, full = false): void => {
+    follow(lister);
     let reconfigured = false;
     const touched: string[] = [];
     if (config !== lastConfig) {
@@ -119,47 +145,62 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
       restored.clear();
       reconfigured = true;
     }
-    const live = new Map(services.map((s) => [objectKey(s), s]));
-    for (const [key, ips] of pending) {
-      const service = live.get(key);
-      const gone = !service || Boolean(service.metadata?.deletionTimestamp) ||
-        !matchesClass(config, service);
-      const shown = service ? ingressIps(service).map((ip) => canonicalIp(ip) ?? ip) : [];
-      if (gone || sameAddresses(shown, ips)) pending.delete(key);
-      if (!service) allocator.release(key);
-    }
-    // every allocation was restored (tracked) or assigned (pending, pruned above)
-    for (const key of restored.keys()) {
-      if (!live.has(key)) {
-        allocator.release(key);
-        restored.delete(key);
+    if (reconfigured || full || fullPassDue || !changed) {
+      const live = new Map(lister.list().map((s) => [objectKey(s), s]));
+      const keys = new Set([...pending.keys(), ...restored.keys(), ...live.keys()]);
+      for (const key of keys) refreshOne(config, key, live.get(key), touched);
+      fullPassDue = false;
+    } else {
+      for (const key of new Set([...changed, ...pending.keys()])) {
+        refreshOne(config, key, lister.get(key), touched);
       }
     }
-    for (const [key, service] of live) {
-      const extra = pending.get(key) ?? [];
-      const memo = restored.get(key);
-      if (memo && memo.object === service && memo.extra === extra.join(",")) continue;
-      touched.push(key);
-      restored.set(key, { object: service, extra: extra.join(",") });
-      const holding = statusHolding(config, service);
-      if (holding) {
-        // until the status shows the new addresses, the Service holds both old and new
-        allocator.restore(key, [...holding.ips, ...extra], holding.options);
-      } else if (extra.length > 0) {
-        const request = readServiceRequest(service);
-        allocator.restore(key, extra, {
-          sharing: request.ok ? request.request.sharing : undefined,
-        });
-      } else {
-        allocator.release(key);
-      }
-    }
+    changed?.clear();
     // a full pass after a reload; otherwise only the Services restored just now
     if (reconfigured) reported.clear();
     const orphans = reconfigured
       ? allocator.orphanedAllocations()
       : touched.flatMap((key) => allocator.orphanedAllocations(key));
     reportOrphans(orphans);
+  };
+
+  /** Brings one Service's allocation in line with the cache (and its pending addresses). */
+  const refreshOne = (
+    config: Config,
+    key: string,
+    service: V1Service | undefined,
+    touched: string[],
+  ): void => {
+    const ips = pending.get(key);
+    if (ips) {
+      const gone = !service || Boolean(service.metadata?.deletionTimestamp) ||
+        !matchesClass(config, service);
+      const shown = service ? ingressIps(service).map((ip) => canonicalIp(ip) ?? ip) : [];
+      if (gone || sameAddresses(shown, ips)) pending.delete(key);
+    }
+    if (!service) {
+      // every allocation was restored (tracked) or assigned (pending, pruned above)
+      allocator.release(key);
+      restored.delete(key);
+      return;
+    }
+    const extra = pending.get(key) ?? [];
+    const memo = restored.get(key);
+    if (memo && memo.object === service && memo.extra === extra.join(",")) return;
+    touched.push(key);
+    restored.set(key, { object: service, extra: extra.join(",") });
+    const holding = statusHolding(config, service);
+    if (holding) {
+      // until the status shows the new addresses, the Service holds both old and new
+      allocator.restore(key, [...holding.ips, ...extra], holding.options);
+    } else if (extra.length > 0) {
+      const request = readServiceRequest(service);
+      allocator.restore(key, extra, {
+        sharing: request.ok ? request.request.sharing : undefined,
+      });
+    } else {
+      allocator.release(key);
+    }
   };
 
   /** Logs each orphaned address once (per reload). */
@@ -177,16 +218,44 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
     }
   };
 
-  /** Rebuilds from the configuration and Services in force, when the cache has synced. */
+  /** Rebuilds from the configuration and all Services in force, when the cache has synced. */
   const refresh = (): void => {
     try {
-      rebuild(options.config(), listServices());
+      rebuild(options.config(), cache(), true);
     } catch {
       // not synced yet: report what the allocator last knew
     }
   };
 
   if (options.registry) registerPoolGauge(options.registry, allocator, refresh);
+
+  /** Allocates (or confirms) the Service's addresses; throws AllocationError when it cannot. */
+  const ensure = (service: V1Service): EnsuredLoadBalancer => {
+    const config = options.config();
+    const key = objectKey(service);
+    rebuild(config, cache());
+    const request = readServiceRequest(service);
+    if (!request.ok) throw new AllocationError(request.reason, request.message);
+    const result = allocator.assign(key, request.request);
+    if (!result.ok) throw new AllocationError(result.reason, result.message);
+    const shown = ingressIps(service).map((ip) => canonicalIp(ip) ?? ip);
+    if (sameAddresses(shown, result.ips)) pending.delete(key);
+    else pending.set(key, result.ips);
+    log.info("Service {key} holds {ips} from pool {pool}", {
+      key,
+      ips: result.ips.join(","),
+      pool: result.pool,
+      event: "IPAllocated",
+    });
+    const ensured: EnsuredLoadBalancer = {
+      ingress: result.ips.map((ip) => ({ ip, ipMode: "VIP" })),
+    };
+    // recorded by the controller in the same request as the ingress
+    if (result.pool !== "") {
+      ensured.serviceAnnotations = { [ANNOTATIONS.allocatedFromPool]: result.pool };
+    }
+    return ensured;
+  };
 
   const lb: BaremetalLoadBalancer = {
     allocator,
@@ -203,25 +272,12 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
       return Promise.resolve({ status, exists });
     },
 
-    async ensureLoadBalancer(_clusterName: string, service: V1Service, _nodes: V1Node[]) {
-      const config = options.config();
-      const key = objectKey(service);
-      rebuild(config, listServices());
-      const request = readServiceRequest(service);
-      if (!request.ok) throw new AllocationError(request.reason, request.message);
-      const result = allocator.assign(key, request.request);
-      if (!result.ok) throw new AllocationError(result.reason, result.message);
-      const shown = ingressIps(service).map((ip) => canonicalIp(ip) ?? ip);
-      if (sameAddresses(shown, result.ips)) pending.delete(key);
-      else pending.set(key, result.ips);
-      log.info("Service {key} holds {ips} from pool {pool}", {
-        key,
-        ips: result.ips.join(","),
-        pool: result.pool,
-        event: "IPAllocated",
-      });
-      await writePoolAnnotation(options.writer, service, result.pool, log);
-      return { ingress: result.ips.map((ip) => ({ ip, ipMode: "VIP" })) };
+    ensureLoadBalancer(_clusterName: string, service: V1Service, _nodes: V1Node[]) {
+      try {
+        return Promise.resolve(ensure(service));
+      } catch (error) {
+        return Promise.reject(error);
+      }
     },
 
     updateLoadBalancer(): Promise<void> {
@@ -235,6 +291,7 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
       allocator.release(key);
       // the status may still show the addresses until the controller clears it: re-read it
       restored.delete(key);
+      changed?.add(key);
       return Promise.resolve();
     },
 
@@ -244,47 +301,6 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
     },
   };
   return lb;
-}
-
-/**
- * The merge patch that records the pool on a Service, or undefined when it is already recorded.
- * @param service the Service
- * @param pool the pool its addresses come from ("" = none known)
- * @returns `{ metadata: { annotations: { "keelson.io/allocated-from-pool": pool } } }` or undefined
- */
-export function allocatedPoolPatch(
-  service: V1Service,
-  pool: string,
-): { metadata: { annotations: Record<string, string> } } | undefined {
-  if (pool === "" || service.metadata?.annotations?.[ANNOTATIONS.allocatedFromPool] === pool) {
-    return undefined;
-  }
-  return { metadata: { annotations: { [ANNOTATIONS.allocatedFromPool]: pool } } };
-}
-
-async function writePoolAnnotation(
-  writer: Pick<ClusterWriter, "patchService"> | undefined,
-  service: V1Service,
-  pool: string,
-  log: ReturnType<typeof logger>,
-): Promise<void> {
-  const patch = allocatedPoolPatch(service, pool);
-  if (!writer || !patch) return;
-  try {
-    await writer.patchService(
-      service.metadata!.namespace!,
-      service.metadata!.name!,
-      patch,
-      "merge",
-    );
-  } catch (error) {
-    // the annotation is a hint (the address's pool can be derived); the status is what counts
-    log.warn("Cannot record pool {pool} on service {key}: {error}", {
-      pool,
-      key: objectKey(service),
-      error: errorMessage(error),
-    });
-  }
 }
 
 function registerPoolGauge(registry: Registry, allocator: Allocator, refresh: () => void): void {

@@ -23,7 +23,7 @@ import {
 } from "../../src/cloud/provider.ts";
 import type { ProviderRegistry } from "../../src/cloud/registry.ts";
 import type { Config } from "../../src/config/types.ts";
-import type { ClusterWriter, EventRecorder, Informer } from "../../src/kube/ports.ts";
+import type { EventRecorder, Informer } from "../../src/kube/ports.ts";
 import { type HostSide, startHostSide } from "./host_side.ts";
 import { BaremetalInstances, type InventorySource } from "./instances.ts";
 import { createLoadBalancer } from "./load_balancer.ts";
@@ -96,7 +96,7 @@ export interface RegisterBaremetalOptions {
 /**
  * Registers the provider under `baremetal`. The provider it builds has every capability and
  * lifecycle hook: InstancesV2, LoadBalancer, the host side (`startHost`), and the Service cache
- * and writer once connected.
+ * once connected.
  * @param registry the process's registry
  * @param options the live inventory source and the metrics registry
  * @throws {Error} when `baremetal` is already registered
@@ -114,7 +114,7 @@ export function registerBaremetal(
 function createFullProvider(inventory: InventorySource, metrics: Registry = new Registry()) {
   const current = () => inventory().config;
   // filled in by the lifecycle hooks: connect (every host), initialize (the leader)
-  const cluster: { services?: Informer<V1Service>; writer?: ClusterWriter } = {};
+  const cluster: { services?: Informer<V1Service> } = {};
   let events: EventRecorder | undefined;
   let hostSide: HostSide | undefined;
   const loadBalancer = createLoadBalancer({
@@ -122,12 +122,6 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
     services: () => cluster.services,
     hasSynced: () => cluster.services?.hasSynced() ?? false,
     registry: metrics,
-    writer: {
-      patchService: (ns, name, patch, type) => {
-        if (!cluster.writer) throw new Error("Cannot annotate: no Kubernetes connection");
-        return cluster.writer.patchService(ns, name, patch, type);
-      },
-    },
   });
   // Routes: pod CIDRs over BIRD, answered from this host's BIRD once the host side runs
   const routes = current().bgp?.peers.some((p) => p.pod_cidrs)
@@ -148,9 +142,8 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
       return hostSide;
     },
     connect(context) {
-      const { nodes, services, writer, signal } = context;
+      const { nodes, services, signal } = context;
       cluster.services = services;
-      cluster.writer = writer;
       // the Nodes tell which machines are taken (machine identity)
       base.instancesV2.useNodes(() => nodes.list(), { notifies: true });
       const nodesChanged = nodes.subscribe(() => base.instancesV2.nodesChanged());

@@ -16,7 +16,8 @@ import { ConfigReloader } from "../config/reloader.ts";
 import type { Config } from "../config/types.ts";
 import { durationMs } from "../config/types.ts";
 import { ReloadDeletionGuard } from "../controllers/node_lifecycle/deletion_guards.ts";
-import { createClusterWriter, createEventSink } from "../kube/cluster_writer.ts";
+import { CLIENT_NAMES, type ClientFactory, createClientFactory } from "../kube/client_factory.ts";
+import { createEventSink } from "../kube/cluster_writer.ts";
 import { AggregatingEventRecorder } from "../kube/event_recorder.ts";
 import { createKubeClient, type KubeClient } from "../kube/kube_client.ts";
 import { KubeconfigError, resolveConnectionSettings } from "../kube/kubeconfig.ts";
@@ -144,15 +145,20 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   // 4. the Kubernetes connection and its caches (every host: the host side reads Services)
   const client = await connect(() => config, registry, signal);
   if (!client) return await stopAll(stops);
-  const writer = createClusterWriter(client);
-  const cache = caches = createClusterCaches(client, registry);
+  // one rate limit per named client, as upstream's ClientBuilder (--kube-api-qps/burst each)
+  const { qps, burst } = config.kubernetes;
+  const clients = createClientFactory(client, { qps, burst });
+  const cache = caches = createClusterCaches(clients.client(CLIENT_NAMES.informers), registry);
   const informersSignal = stops.signal("informers");
   stops.track("informers", "informers", cache.run(informersSignal));
   // events from this host (e.g. a VIP it starts announcing), closed with a grace at stop
-  const hostEvents = new AggregatingEventRecorder(createEventSink(client), {
-    component: "keelson",
-    host: options.host,
-  });
+  const hostEvents = new AggregatingEventRecorder(
+    createEventSink(clients.client(CLIENT_NAMES.hostEvents)),
+    {
+      component: "keelson",
+      host: options.host,
+    },
+  );
   const hostEventsClosed = new Promise((resolve) =>
     stops.signal("background").addEventListener("abort", resolve, { once: true })
   ).then(() => hostEvents.close());
@@ -161,13 +167,12 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     nodes: cache.nodes,
     services: cache.services,
     endpointSlices: cache.endpointSlices,
-    writer,
     events: hostEvents,
     signal: informersSignal,
   });
   // this host's heartbeat Lease: its data plane as the host side sees it (every host)
   const heartbeat = startHeartbeat({
-    client,
+    client: clients.client(CLIENT_NAMES.heartbeat),
     host: options.host,
     registry,
     dataPlane: hostSide?.dataPlane,
@@ -180,7 +185,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   const lead = async (leaderSignal: AbortSignal) => {
     if (!await cache.waitForSyncAll(leaderSignal)) return;
     const vipHosts = runVipHostController(
-      client,
+      clients.client(CLIENT_NAMES.vipHosts),
       cache.services,
       () => config,
       registry,
@@ -188,9 +193,8 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     );
     await runLeaderControllers({
       config: () => config,
-      client,
+      clients,
       caches: cache,
-      writer,
       provider,
       registry,
       health,
@@ -204,7 +208,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   const controllersSignal = stops.signal("controllers");
   if (config.leader_election.enabled) {
     const campaigning = campaign({
-      client,
+      clients,
       config: () => config,
       health,
       registry,
@@ -274,7 +278,8 @@ async function serveHealth(options: ServeHealthOptions) {
 
 /** Options of `campaign`. */
 interface CampaignOptions {
-  client: KubeClient;
+  /** The Lease calls go through the `leader-election` client (a rate limit of its own). */
+  clients: ClientFactory;
   config: () => Config;
   health: HealthChecks;
   registry: Registry;
@@ -290,12 +295,13 @@ interface CampaignOptions {
  * keepalived rendering alive).
  */
 async function campaign(options: CampaignOptions): Promise<void> {
-  const { client, config, health, registry, lead, signal } = options;
+  const { clients, config, health, registry, lead, signal } = options;
   const log = logger("agent");
   const le = config().leader_election;
   let identity: string | undefined;
   while (!signal.aborted) {
-    const elector = new LeaderElector(createLeaseApi(client.rest), {
+    const lease = createLeaseApi(clients.client(CLIENT_NAMES.leaderElection).rest);
+    const elector = new LeaderElector(lease, {
       namespace: le.namespace,
       name: le.name,
       leaseDurationMs: durationMs(le.lease_duration),

@@ -30,10 +30,9 @@ import {
   SERVICE_CONTROLLER_EVENT_COMPONENT,
   ServiceController,
 } from "../controllers/service/service_controller.ts";
-import { createEventSink } from "../kube/cluster_writer.ts";
+import { CLIENT_NAMES, type ClientFactory } from "../kube/client_factory.ts";
+import { createClusterWriter, createEventSink } from "../kube/cluster_writer.ts";
 import { AggregatingEventRecorder } from "../kube/event_recorder.ts";
-import type { KubeClient } from "../kube/kube_client.ts";
-import type { ClusterWriter } from "../kube/ports.ts";
 import { logger } from "../log/logging.ts";
 import { declareOnce } from "../metrics/registry.ts";
 import { hostname } from "../net/hostname.ts";
@@ -44,9 +43,9 @@ import { createEndpointLocator } from "./endpoint_locator.ts";
 /** What the controllers are built from. */
 export interface LeaderControllerDeps {
   config: () => Config;
-  client: KubeClient;
+  /** One client (and rate limit) per controller, its Events included, as upstream. */
+  clients: ClientFactory;
   caches: ClusterCaches;
-  writer: ClusterWriter;
   provider: CloudProvider;
   registry: Registry;
   health: HealthChecks;
@@ -88,9 +87,11 @@ export async function runLeaderControllers(
   const enabled = "enabled" in resolved ? resolved.enabled : new Set<ControllerName>();
   const host = hostname() ?? "";
   const recorders: AggregatingEventRecorder[] = [];
-  /** An event recorder for `component`, flushed when leading ends. */
-  const recorder = (component: string) => {
-    const events = new AggregatingEventRecorder(createEventSink(deps.client), { component, host });
+  const clientOf = (name: string) => deps.clients.client(name);
+  /** An event recorder for `component` on the controller's client, flushed when leading ends. */
+  const recorder = (component: string, client: string) => {
+    const sink = createEventSink(clientOf(client));
+    const events = new AggregatingEventRecorder(sink, { component, host });
     recorders.push(events);
     return events;
   };
@@ -118,7 +119,7 @@ export async function runLeaderControllers(
   // the provider's Warning events on Services (addresses no pool offers) are the service
   // controller's: recorded under its component, and only while it runs
   const providerEvents = enabled.has("service") && deps.provider.loadBalancer
-    ? recorder(SERVICE_CONTROLLER_EVENT_COMPONENT)
+    ? recorder(SERVICE_CONTROLLER_EVENT_COMPONENT, CLIENT_NAMES.service)
     : undefined;
   await deps.provider.initialize?.({
     nodes: deps.caches.nodes,
@@ -139,8 +140,8 @@ export async function runLeaderControllers(
   if (enabled.has("cloud-node") && instances) {
     const controller = new NodeController({
       nodes: deps.caches.nodes,
-      writer: deps.writer,
-      events: recorder("cloud-node-controller"),
+      writer: createClusterWriter(clientOf(CLIENT_NAMES.cloudNode)),
+      events: recorder("cloud-node-controller", CLIENT_NAMES.cloudNode),
       instances,
       registry: deps.registry,
     }, {
@@ -152,8 +153,8 @@ export async function runLeaderControllers(
   if (enabled.has("cloud-node-lifecycle") && instances) {
     const controller = new NodeLifecycleController({
       nodes: deps.caches.nodes,
-      writer: deps.writer,
-      events: recorder("cloud-node-lifecycle-controller"),
+      writer: createClusterWriter(clientOf(CLIENT_NAMES.cloudNodeLifecycle)),
+      events: recorder("cloud-node-lifecycle-controller", CLIENT_NAMES.cloudNodeLifecycle),
       instances,
       registry: deps.registry,
       guard: deps.guard,
@@ -173,8 +174,8 @@ export async function runLeaderControllers(
     const controller = new ServiceController({
       services: deps.caches.services,
       nodes: deps.caches.nodes,
-      writer: deps.writer,
-      events: providerEvents ?? recorder(SERVICE_CONTROLLER_EVENT_COMPONENT),
+      writer: createClusterWriter(clientOf(CLIENT_NAMES.service)),
+      events: providerEvents ?? recorder(SERVICE_CONTROLLER_EVENT_COMPONENT, CLIENT_NAMES.service),
       loadBalancer,
       registry: deps.registry,
       endpoints: createEndpointLocator(deps.caches.endpointSlices, deps.caches.nodes, deps.config),
@@ -209,8 +210,8 @@ export async function runLeaderControllers(
     const controller = new RouteController({
       nodes: deps.caches.nodes,
       routes,
-      writer: deps.writer,
-      events: recorder(ROUTE_CONTROLLER_EVENT_COMPONENT),
+      writer: createClusterWriter(clientOf(CLIENT_NAMES.route)),
+      events: recorder(ROUTE_CONTROLLER_EVENT_COMPONENT, CLIENT_NAMES.route),
       registry: deps.registry,
     }, { clusterName: config.cluster.name });
     start("route", () => controller.run(signal));
@@ -219,7 +220,7 @@ export async function runLeaderControllers(
     const controller = new PvLabelsController({
       volumes: deps.caches.volumes,
       nodes: deps.caches.nodes,
-      writer: deps.writer,
+      writer: createClusterWriter(clientOf(CLIENT_NAMES.pvLabels)),
       registry: deps.registry,
     });
     start("pv-labels", () => controller.run(signal));

@@ -61,7 +61,7 @@ Flags:
       --leader-elect-resource-namespace NS (default kube-system)
       --listen HOST:PORT                   health and metrics address (default 127.0.0.1:10258)
       --bind-address IP, --secure-port N   upstream spelling of --listen
-      --kube-api-qps N, --kube-api-burst N client-side rate limit (default 20 / 30)
+      --kube-api-qps N, --kube-api-burst N client-side rate limit of each controller (default 20 / 30)
       --node-status-update-frequency DUR   periodic address sync (default 5m)
       --node-monitor-period DUR            node lifecycle period (default 5s)
       --concurrent-node-syncs N            (default 1)

@@ -14,7 +14,7 @@ import type {
   V1NodeAddress,
   V1Service,
 } from "@kubernetes/client-node";
-import type { ClusterWriter, EventRecorder, Informer, Lister } from "../kube/ports.ts";
+import type { EventRecorder, Informer, Lister } from "../kube/ports.ts";
 
 /** What a provider learns about one machine, as upstream's `InstanceMetadata`. */
 export interface InstanceMetadata {
@@ -56,6 +56,15 @@ export interface Zones {
   getZoneByNodeName(nodeName: string): Promise<{ zone: string; region: string }>;
 }
 
+/** What `ensureLoadBalancer` returns: upstream's status, plus what to record on the Service. */
+export interface EnsuredLoadBalancer extends V1LoadBalancerStatus {
+  /**
+   * Keelson extension: annotations the provider records on the Service (e.g. the pool an address
+   * came from). Written together with the status, in the same request; absent = none.
+   */
+  serviceAnnotations?: Record<string, string>;
+}
+
 /** Upstream `LoadBalancer`. */
 export interface LoadBalancer {
   /** The LB's status and whether it exists. */
@@ -65,12 +74,17 @@ export interface LoadBalancer {
   ): Promise<{ status: V1LoadBalancerStatus; exists: boolean }>;
   /** A stable name for the Service's LB. */
   getLoadBalancerName(clusterName: string, service: V1Service): string;
-  /** Creates or converges the LB; returns the status to write. */
+  /**
+   * Creates or converges the LB; returns the status to write. The service controller writes that
+   * status, its cleanup finalizer and `serviceAnnotations` in one request after this returns, so
+   * whatever a provider holds outside the Service's status must be released again by
+   * `ensureLoadBalancerDeleted` (the controller calls it for a Service that vanished meanwhile).
+   */
   ensureLoadBalancer(
     clusterName: string,
     service: V1Service,
     nodes: V1Node[],
-  ): Promise<V1LoadBalancerStatus>;
+  ): Promise<EnsuredLoadBalancer>;
   /** Converges the LB's backends. */
   updateLoadBalancer(clusterName: string, service: V1Service, nodes: V1Node[]): Promise<void>;
   /** Removes the LB; succeeds when it is already gone. */
@@ -120,15 +134,14 @@ export interface RunningHostSide {
 
 /**
  * What `connect` hands a provider once the Kubernetes connection exists, on every host: the
- * caches (they may not have synced yet) and the writer. Read-only use, except the writer, which
- * only the leader's calls (through the controllers) use.
+ * caches (they may not have synced yet), read-only. A provider writes nothing itself: what it
+ * records on a Service goes back through `ensureLoadBalancer` (`serviceAnnotations`).
  */
 export interface ClusterContext {
   nodes: Informer<V1Node>;
   services: Informer<V1Service>;
   /** Where Services' endpoints run (e.g. for `externalTrafficPolicy: Local`). */
   endpointSlices?: Informer<V1EndpointSlice>;
-  writer: ClusterWriter;
   /** Records Events from this host (every host, not only the leader). */
   events?: EventRecorder;
   /** Aborts when the process stops. */

@@ -47,13 +47,6 @@ export function createClusterWriter(client: Pick<KubeClient, "rest">): ClusterWr
         `patch the status of node "${name}"`,
       ),
     deleteNode: (name) => rest.delete(nodePath(name), `delete node "${name}"`),
-    patchService: (namespace, name, patch, type) =>
-      rest.patch<V1Service>(
-        servicePath(namespace, name),
-        patch,
-        type,
-        `patch service "${namespace}/${name}"`,
-      ),
     patchServiceStatus: (namespace, name, patch, type) =>
       rest.patch<V1Service>(
         servicePath(namespace, name, "status"),

@@ -48,6 +48,8 @@ export interface AggregatingEventRecorderOptions {
 
 /** How long a repeat is folded into the earlier Event (client-go: 10 minutes). */
 const AGGREGATION_WINDOW_MS = 10 * 60 * 1000;
+/** At most one log line per this long about dropped events. */
+const DROP_LOG_INTERVAL_MS = 10_000;
 /** Repeats remembered at most (client-go's LRU size). */
 const MAX_CACHE_ENTRIES = 4096;
 
@@ -77,6 +79,9 @@ export class AggregatingEventRecorder implements EventRecorder {
   #seq = crypto.getRandomValues(new Uint32Array(1))[0]! % 1_000_000;
   #closed = false;
   #log = logger("kube", "events");
+  /** Events dropped since the last log line about it (one line per 10 s, not one per event). */
+  #dropped = 0;
+  #droppedLoggedAt = -Infinity;
 
   /**
    * @param sink where Events are written
@@ -230,11 +235,22 @@ export class AggregatingEventRecorder implements EventRecorder {
   #enqueue(key: string, entry: Seen, write: () => Promise<void>): void {
     if (this.#pending.length >= this.#maxPending) {
       if (entry.count === 1 && this.#seen.get(key) === entry) this.#seen.delete(key);
-      this.#log.warn("Dropping event {reason} on {object}: {pending} writes already queued", {
-        reason: entry.event.reason,
-        object: `${entry.event.involvedObject.kind}/${entry.event.involvedObject.name}`,
-        pending: this.#pending.length,
-      });
+      this.#dropped++;
+      const now = this.#clock.now();
+      // a storm (thousands of Services updated at once) must not become a storm of log lines
+      if (now - this.#droppedLoggedAt >= DROP_LOG_INTERVAL_MS) {
+        this.#log.warn(
+          "Dropping events: {dropped} dropped (the last {reason} on {object}), {pending} writes already queued",
+          {
+            dropped: this.#dropped,
+            reason: entry.event.reason,
+            object: `${entry.event.involvedObject.kind}/${entry.event.involvedObject.name}`,
+            pending: this.#pending.length,
+          },
+        );
+        this.#droppedLoggedAt = now;
+        this.#dropped = 0;
+      }
       return;
     }
     this.#pending.push(write);

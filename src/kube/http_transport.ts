@@ -63,6 +63,8 @@ export interface TransportRequest {
   headers?: Record<string, string>;
   body?: BodyInit | null;
   signal?: AbortSignal | null;
+  /** The rate limit to wait for. @default the transport's own */
+  limiter?: TokenBucket;
 }
 
 /** The transport shared by the REST calls (`rest_api.ts`) and the raw list/watch calls. */
@@ -90,6 +92,14 @@ export interface HttpTransport {
    * @returns true when replaced
    */
   replaceConnection(reason: ReplaceReason, detail: string): boolean;
+  /**
+   * A view of this transport with its own client-side rate limit and User-Agent: the same
+   * connections, credentials, deadlines and metrics. Upstream gives each controller such a client
+   * (`ClientBuilder.ClientOrDie(name)`), so one controller's burst does not slow another.
+   * @param limit the view's QPS and burst (defaults as `createHttpTransport`) and User-Agent
+   * @returns the view; its `close()` does nothing (the transport it came from owns the connections)
+   */
+  withRateLimit(limit: { qps?: number; burst?: number; userAgent?: string }): HttpTransport;
   /** Stops the liveness pings, aborts open requests and closes the pooled connections. */
   close(): void;
 }
@@ -143,7 +153,7 @@ export function createHttpTransport(
     const started = now();
     let code = "<error>";
     try {
-      const waited = await bucket.wait(signal);
+      const waited = await (request.limiter ?? bucket).wait(signal);
       metrics.rateLimiter.observe({ verb, host }, waited / 1000);
       const target = url.startsWith("/") ? baseUrl + url : url;
       const sentAt = now();
@@ -224,14 +234,32 @@ export function createHttpTransport(
     })
     : undefined;
 
+  const replaceConnection: HttpTransport["replaceConnection"] = (reason, detail) =>
+    connection.replace(connection.current.id, reason, detail);
+  const withRateLimit: HttpTransport["withRateLimit"] = (limit) => {
+    const limiter = new TokenBucket({ qps: limit.qps, burst: limit.burst, now });
+    const agent = limit.userAgent ?? userAgent;
+    return {
+      baseUrl,
+      fetch: (url, request = {}) =>
+        send(url, { ...request, limiter, headers: { "user-agent": agent, ...request.headers } }),
+      replaceConnection,
+      get generation() {
+        return connection.current.id;
+      },
+      withRateLimit,
+      close: () => {},
+    };
+  };
+
   return {
     baseUrl,
     fetch: send,
-    replaceConnection: (reason, detail) =>
-      connection.replace(connection.current.id, reason, detail),
+    replaceConnection,
     get generation() {
       return connection.current.id;
     },
+    withRateLimit,
     close: () => {
       liveness?.stop();
       connection.close();

@@ -57,14 +57,11 @@ export interface ClusterWriter {
   patchNodeStatus(name: string, patch: unknown, type: PatchType): Promise<V1Node>;
   /** DELETE a Node. */
   deleteNode(name: string): Promise<void>;
-  /** PATCH a Service's metadata/spec. */
-  patchService(
-    namespace: string,
-    name: string,
-    patch: unknown,
-    type: PatchType,
-  ): Promise<V1Service>;
-  /** PATCH a Service's status subresource (upstream also writes the finalizer this way). */
+  /**
+   * PATCH a Service's status subresource: status, finalizer and annotations in one request (the
+   * Service status strategy keeps metadata changes; upstream writes its finalizer this way too).
+   * Keelson never changes a Service's spec.
+   */
   patchServiceStatus(
     namespace: string,
     name: string,

@@ -18,14 +18,15 @@ export interface SeenEvent<T> {
 export interface BenchWatch extends AsyncDisposable {
   /** Ends the stream. */
   stop(): Promise<void>;
-  /** Rejects when the stream ends or fails before `stop()` (never resolves). */
+  /** Rejects when the stream fails for good before `stop()` (never resolves). */
   ended: Promise<never>;
 }
 
 /**
  * Lists `path` once for its resourceVersion, then watches from there and calls `onEvent` for each
  * ADDED/MODIFIED/DELETED event. The watch is open when the returned promise resolves, so nothing
- * created afterwards is missed.
+ * created afterwards is missed; a watch the apiserver ends early is resumed from the last version
+ * seen (or from a fresh list, its objects passed on as MODIFIED, when that version expired).
  * @param cp the control plane (admin token, CA)
  * @param path a collection path, e.g. `/api/v1/nodes`
  * @param onEvent called synchronously per event
@@ -41,46 +42,86 @@ export async function startWatch<T>(
     "GET",
     `${path}?limit=1`,
   );
+  let resourceVersion = list.metadata.resourceVersion;
   const client = Deno.createHttpClient({ caCerts: [cp.caPem] });
   const abort = new AbortController();
-  const url = new URL(path, cp.server);
-  url.searchParams.set("watch", "1");
-  url.searchParams.set("resourceVersion", list.metadata.resourceVersion);
-  url.searchParams.set("timeoutSeconds", "3600");
-  const response = await fetch(url, {
-    headers: { authorization: `Bearer ${cp.adminToken}`, accept: "application/json" },
-    client,
-    signal: abort.signal,
-  });
-  if (!response.ok || !response.body) {
-    client.close();
-    throw new Error(`Cannot watch ${path}: the apiserver answered ${response.status}`);
-  }
-  const reading = (async () => {
-    const decoder = new TextDecoder();
-    let buffer = "";
-    try {
-      for await (const chunk of response.body!) {
-        const atMs = performance.now();
-        buffer += decoder.decode(chunk, { stream: true });
-        let newline: number;
-        while ((newline = buffer.indexOf("\n")) >= 0) {
-          const line = buffer.slice(0, newline).trim();
-          buffer = buffer.slice(newline + 1);
-          if (line === "") continue;
-          const event = JSON.parse(line) as { type: string; object: T };
-          if (event.type === "ERROR") {
-            throw new Error(`Watch of ${path} failed: ${JSON.stringify(event.object)}`);
-          }
-          if (event.type === "ADDED" || event.type === "MODIFIED" || event.type === "DELETED") {
-            onEvent({ type: event.type, object: event.object, atMs });
-          }
-        }
-      }
-    } catch (error) {
-      if (!abort.signal.aborted) throw error;
+  const open = async (): Promise<Response> => {
+    const url = new URL(path, cp.server);
+    url.searchParams.set("watch", "1");
+    url.searchParams.set("resourceVersion", resourceVersion);
+    url.searchParams.set("timeoutSeconds", "3600");
+    url.searchParams.set("allowWatchBookmarks", "true");
+    const response = await fetch(url, {
+      headers: { authorization: `Bearer ${cp.adminToken}`, accept: "application/json" },
+      client,
+      signal: abort.signal,
+    });
+    if (!response.ok || !response.body) {
+      throw new Error(`Cannot watch ${path}: the apiserver answered ${response.status}`);
     }
-    if (!abort.signal.aborted) throw new Error(`The watch of ${path} ended early`);
+    return response;
+  };
+  // A list seen as events (after the watch fell too far behind: 410 Gone).
+  const relist = async (): Promise<void> => {
+    const all = await cp.requestOk<{ metadata: { resourceVersion: string }; items: T[] }>(
+      "GET",
+      path,
+    );
+    const atMs = performance.now();
+    for (const object of all.items) onEvent({ type: "MODIFIED", object, atMs });
+    resourceVersion = all.metadata.resourceVersion;
+  };
+  let response: Response;
+  try {
+    response = await open();
+  } catch (error) {
+    client.close();
+    throw error;
+  }
+  // The apiserver may end a watch whose reader falls behind (a burst of thousands of objects on a
+  // busy machine): go on from the last version seen, or from a fresh list when that is too old.
+  const reading = (async () => {
+    let resumes = 0;
+    while (!abort.signal.aborted) {
+      const decoder = new TextDecoder();
+      let buffer = "";
+      let expired = false;
+      try {
+        for await (const chunk of response.body!) {
+          const atMs = performance.now();
+          buffer += decoder.decode(chunk, { stream: true });
+          let newline: number;
+          while ((newline = buffer.indexOf("\n")) >= 0) {
+            const line = buffer.slice(0, newline).trim();
+            buffer = buffer.slice(newline + 1);
+            if (line === "") continue;
+            const event = JSON.parse(line) as {
+              type: string;
+              object: T & { metadata?: { resourceVersion?: string }; code?: number };
+            };
+            if (event.type === "ERROR") {
+              if (event.object.code === 410) {
+                expired = true;
+                break;
+              }
+              throw new Error(`Watch of ${path} failed: ${JSON.stringify(event.object)}`);
+            }
+            resourceVersion = event.object.metadata?.resourceVersion ?? resourceVersion;
+            if (event.type === "ADDED" || event.type === "MODIFIED" || event.type === "DELETED") {
+              onEvent({ type: event.type, object: event.object, atMs });
+            }
+          }
+          if (expired) break;
+        }
+      } catch (error) {
+        if (abort.signal.aborted) return;
+        if (++resumes > 20) throw error;
+      }
+      if (abort.signal.aborted) return;
+      if (++resumes > 20) throw new Error(`The watch of ${path} ended early 20 times`);
+      if (expired) await relist();
+      response = await open();
+    }
   })();
   const ended = reading.then(() => new Promise<never>(() => {}));
   ended.catch(() => {}); // observed by callers that race it; never an unhandled rejection

@@ -1,5 +1,5 @@
 /**
- * `deno task bench [nodes|services|keepalived|all] [N ...] [--qps Q --burst B]`
+ * `deno task bench [nodes|services|keepalived|plan|peers|all] [N ...] [--qps Q --burst B]`
  *
  * Runs the benchmarks and prints their figures. Without a name it runs all of them; without N
  * the API benchmarks run at N = 100 and N = 1000; without `--qps`/`--burst` each API run is made
@@ -13,16 +13,20 @@ import { parseArgs } from "node:util";
 import { type ApiLimit, DEFAULT_LIMIT, RAISED_LIMIT } from "./_agent.ts";
 import { say } from "./_report.ts";
 
-const NAMES = ["nodes", "services", "keepalived", "bgp"] as const;
+const NAMES = ["nodes", "services", "keepalived", "bgp", "plan", "peers"] as const;
 type BenchName = (typeof NAMES)[number];
 
 const USAGE =
-  `Usage: deno task bench [nodes|services|keepalived|bgp|memory|all] [N ...] [--qps Q] [--burst B]
+  `Usage: deno task bench [nodes|services|keepalived|bgp|memory|plan|peers|all] [N ...] [--qps Q] [--burst B]
 
   nodes        N kubelet-style Nodes registered at once -> time to initialized, requests/Node
   services     N LoadBalancer Services created at once -> time to ingress, requests/Service
   keepalived   model+render, keepalived -t, and a real SIGHUP reload with N VIPs (default 1000)
   bgp          model+render, bird -p, and a ToR learning N VIPs over BGP (default 1000)
+  plan         keelson plan on N LoadBalancer Services (default 10000): wall, peak RSS, IPAM time
+  peers        upstream cloud-controller-manager (fake provider, built with Go) vs keelson run,
+               side by side; scenarios services:N nodes:N mixed:N idle[:N] idle-nodes[:N], each [@QPS/BURST]
+               (default: the whole table at QPS 20 / burst 30)
   memory       peak RSS of bare imports and of keelson run with N existing Services/Nodes, and
                start to first object done (see tests/bench/memory_bench.ts for its flags)
   N            sizes (default 100 1000 for nodes/services, 1000 for keepalived)
@@ -56,6 +60,16 @@ async function main(args: string[]): Promise<number> {
     say(`Unknown benchmark "${first}": must be one of ${NAMES.join(", ")} or all\n\n${USAGE}`);
     return 2;
   }
+  if (first === "peers") {
+    const { parseScenarios, runPeersBench } = await import("./peers/peers_bench.ts");
+    const scenarios = parseScenarios(rest);
+    if (typeof scenarios === "string") {
+      say(scenarios);
+      return 2;
+    }
+    await runPeersBench(scenarios);
+    return 0;
+  }
   const sizes = rest.map(Number);
   if (sizes.some((n) => !Number.isInteger(n) || n < 1)) {
     say(`Invalid size in "${rest.join(" ")}": sizes must be positive whole numbers`);
@@ -73,6 +87,15 @@ async function main(args: string[]): Promise<number> {
     if (name === "bgp") {
       const { runBgpBench } = await import("./bgp_bench.ts");
       for (const n of sizes.length > 0 ? sizes : [1000]) await runBgpBench(n);
+      continue;
+    }
+    if (name === "peers") {
+      await (await import("./peers/peers_bench.ts")).runPeersBench();
+      continue;
+    }
+    if (name === "plan") {
+      const { runPlanBench } = await import("./plan_bench.ts");
+      for (const n of sizes.length > 0 ? sizes : [10_000]) await runPlanBench(n);
       continue;
     }
     if (name === "keepalived") {

@@ -389,6 +389,7 @@ integrationTest(
     await t.step("actions outside the role are refused with 403", async () => {
       const refused: Array<[string, string, unknown?]> = [
         ["DELETE", "/api/v1/namespaces/default/services/web"],
+        ["PATCH", "/api/v1/namespaces/default/services/web", { spec: { type: "ClusterIP" } }],
         ["GET", "/api/v1/namespaces/kube-system/secrets"],
         ["GET", "/api/v1/namespaces/default/secrets/anything"],
         ["POST", "/api/v1/namespaces/default/services", {

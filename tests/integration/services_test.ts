@@ -80,7 +80,6 @@ integrationTest(
             return s?.metadata?.annotations?.[POOL_ANNOTATION];
           }, { message: "the pool annotation" });
           assert.equal(annotated, "lan");
-          await waitEvent(cp, "alloc", "web", "EnsuringLoadBalancer");
           const ensured = await waitEvent(cp, "alloc", "web", "EnsuredLoadBalancer");
           assert.equal(ensured.source?.component, "service-controller");
           assert.equal(ensured.involvedObject.uid, service.metadata?.uid);
@@ -168,7 +167,9 @@ integrationTest(
         for (const name of ["taken", "reserved", "outside"]) {
           const service = await getService(cp, "refuse", name);
           assert.deepEqual(ingressIps(service), [], `${name} stays pending`);
-          assert.ok(hasFinalizer(service), `${name} carries the finalizer while pending`);
+          // the finalizer comes with the first address: a pending Service holds nothing to
+          // release, so its deletion does not wait for Keelson
+          assert.ok(!hasFinalizer(service), `${name} carries no finalizer while pending`);
         }
         const holder = await getService(cp, "req", "spec-ip");
         assert.deepEqual(ingressIps(holder), ["192.0.2.10"], "the holder keeps its address");
@@ -289,7 +290,6 @@ integrationTest(
         figure(
           `Service with the finalizer gone ${seconds(performance.now() - deleted)} s after DELETE`,
         );
-        await waitEvent(cp, "alloc", "web", "DeletingLoadBalancer");
         await waitEvent(cp, "alloc", "web", "DeletedLoadBalancer");
         await createLbService(cp, "alloc", "next");
         const { service } = await waitIngress(cp, "alloc", "next");

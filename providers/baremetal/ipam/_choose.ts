@@ -16,6 +16,8 @@ export interface ChooseOptions {
   request: ServiceRequest;
   /** Why the address may not be taken by this Service, or undefined when it is free/shareable. */
   conflict(family: IpFamily, value: bigint): string | undefined;
+  /** The lowest usable address of the pool and family that is free or shareable for it. */
+  lowest(pool: AddressPool, family: IpFamily): bigint | undefined;
   /** Held usable addresses of a pool and family, for messages. */
   used(pool: AddressPool, family: IpFamily): number;
 }
@@ -125,7 +127,7 @@ export function chooseAddresses(options: ChooseOptions): Choice {
       }
       const picks: Holding[] = [];
       for (const family of families) {
-        const value = lowestAcceptable(pool, family, options.conflict);
+        const value = options.lowest(pool, family);
         if (value === undefined) {
           exhausted.add(
             `pool "${pool.name}" has no free IPv${family} addresses ` +
@@ -164,21 +166,6 @@ function wantedFamilies(pool: AddressPool, request: ServiceRequest): IpFamily[] 
     case "RequireDualStack":
       return offered.includes(4) && offered.includes(6) ? offered.slice(0, 2) : [];
   }
-}
-
-/** The lowest usable address of the family that is free or shareable. */
-function lowestAcceptable(
-  pool: AddressPool,
-  family: IpFamily,
-  conflict: ChooseOptions["conflict"],
-): bigint | undefined {
-  for (const span of pool.usable[family]) {
-    // only held addresses conflict, so this loop runs at most (held + 1) times per span
-    for (let v = span.first; v <= span.last; v++) {
-      if (conflict(family, v) === undefined) return v;
-    }
-  }
-  return undefined;
 }
 
 function rangesOf(pool: AddressPool): string {

@@ -9,6 +9,10 @@
  * that already holds compatible addresses keeps them; addresses outside every pool (pool removed
  * or shrunk) stay with their Service and are reported as orphaned.
  *
+ * Cost: the lowest free address comes from a per-pool cursor (_free_search.ts), amortised
+ * O(log n) per allocation; shareable addresses are looked up among the Service's own and those
+ * of Services with the same sharing key; per-pool usage is counted as addresses come and go.
+ *
  * @module
  */
 import { formatIp, type IpFamily, parseIp } from "../../../src/net/ip.ts";
@@ -16,12 +20,13 @@ import {
   type AddressPool,
   addressStanding,
   type ExcludedWhy,
-  key,
+  isUsable,
   poolHasFamily,
 } from "./pools.ts";
 import type { ServiceRequest, SharingProfile } from "./service_requests.ts";
 import { sharingConflict } from "./sharing.ts";
 import { chooseAddresses } from "./_choose.ts";
+import { FreeSearch } from "./_free_search.ts";
 import { sameAddresses } from "./same_addresses.ts";
 
 /** Machine-readable reasons an assignment fails (used as Event reasons' detail and in errors). */
@@ -97,8 +102,14 @@ export class Allocator {
   #pools: AddressPool[] = [];
   /** serviceKey -> what it holds. */
   #byService = new Map<string, Allocation>();
-  /** address key (`family:value`) -> service keys holding it (more than one only when shared). */
-  #owners = new Map<string, Set<string>>();
+  /** Per family: address -> service keys holding it (more than one only when shared). */
+  #owners: Record<IpFamily, Map<bigint, Set<string>>> = { 4: new Map(), 6: new Map() };
+  /** Per pool and family: the lowest-free-address search. */
+  #searches = new Map<AddressPool, Record<IpFamily, FreeSearch>>();
+  /** Per pool and family: distinct usable addresses held. */
+  #used = new Map<AddressPool, Record<IpFamily, number>>();
+  /** sharing key -> service keys holding addresses with it. */
+  #sharers = new Map<string, Set<string>>();
 
   /**
    * Replaces the pools. Existing allocations are kept, even outside every pool.
@@ -107,6 +118,14 @@ export class Allocator {
    */
   setPools(pools: readonly AddressPool[]): OrphanedAllocation[] {
     this.#pools = [...pools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    this.#searches = new Map(this.#pools.map((p) => [p, {
+      4: new FreeSearch(p.usable[4]),
+      6: new FreeSearch(p.usable[6]),
+    }]));
+    this.#used = new Map(this.#pools.map((p) => [p, { 4: 0, 6: 0 }]));
+    for (const family of [4, 6] as const) {
+      for (const value of this.#owners[family].keys()) this.#countHeld(family, value, 1);
+    }
     for (const allocation of this.#byService.values()) {
       allocation.pool = this.#attribute(allocation.ips, allocation.pool);
     }
@@ -129,7 +148,9 @@ export class Allocator {
   assign(serviceKey: string, request: ServiceRequest): AssignResult {
     const current = this.#byService.get(serviceKey);
     if (current && this.#satisfies(serviceKey, current, request)) {
+      this.#unshare(serviceKey, current);
       current.sharing = request.sharing;
+      this.#share(serviceKey, current);
       current.managed = true;
       current.restored = false;
       return { ok: true, ips: current.ips.map((h) => h.text), pool: current.pool ?? "" };
@@ -138,7 +159,8 @@ export class Allocator {
       pools: this.#pools,
       request,
       conflict: (family, value) => this.#conflict(serviceKey, family, value, request.sharing),
-      used: (pool, family) => this.#used(pool, family),
+      lowest: (pool, family) => this.#lowestAcceptable(serviceKey, request.sharing, pool, family),
+      used: (pool, family) => this.#used.get(pool)?.[family] ?? 0,
     });
     if (!choice.ok) return choice;
     this.release(serviceKey);
@@ -190,11 +212,14 @@ export class Allocator {
     const allocation = this.#byService.get(serviceKey);
     if (!allocation) return false;
     for (const h of allocation.ips) {
-      const k = key(h.family, h.value);
-      const owners = this.#owners.get(k);
+      const owners = this.#owners[h.family].get(h.value);
       owners?.delete(serviceKey);
-      if (owners?.size === 0) this.#owners.delete(k);
+      if (owners?.size === 0) {
+        this.#owners[h.family].delete(h.value);
+        this.#countHeld(h.family, h.value, -1);
+      }
     }
+    this.#unshare(serviceKey, allocation);
     this.#byService.delete(serviceKey);
     return true;
   }
@@ -206,7 +231,7 @@ export class Allocator {
    */
   inUse(ip: string): boolean {
     const parsed = parseIp(ip.trim());
-    return parsed !== undefined && this.#owners.has(key(parsed.family, parsed.value));
+    return parsed !== undefined && this.#owners[parsed.family].has(parsed.value);
   }
 
   /**
@@ -259,7 +284,7 @@ export class Allocator {
           pool: pool.name,
           family,
           total: pool.capacity[family],
-          used: this.#used(pool, family),
+          used: this.#used.get(pool)?.[family] ?? 0,
         });
       }
     }
@@ -269,11 +294,67 @@ export class Allocator {
   #record(serviceKey: string, allocation: Allocation): void {
     this.#byService.set(serviceKey, allocation);
     for (const h of allocation.ips) {
-      const k = key(h.family, h.value);
-      const owners = this.#owners.get(k) ?? new Set<string>();
+      let owners = this.#owners[h.family].get(h.value);
+      if (!owners) {
+        owners = new Set<string>();
+        this.#owners[h.family].set(h.value, owners);
+        this.#countHeld(h.family, h.value, 1);
+      }
       owners.add(serviceKey);
-      this.#owners.set(k, owners);
     }
+    this.#share(serviceKey, allocation);
+  }
+
+  #share(serviceKey: string, allocation: Allocation): void {
+    const sharingKey = allocation.sharing?.key;
+    if (sharingKey === undefined) return;
+    const sharers = this.#sharers.get(sharingKey) ?? new Set<string>();
+    sharers.add(serviceKey);
+    this.#sharers.set(sharingKey, sharers);
+  }
+
+  #unshare(serviceKey: string, allocation: Allocation): void {
+    const sharingKey = allocation.sharing?.key;
+    if (sharingKey === undefined) return;
+    const sharers = this.#sharers.get(sharingKey);
+    sharers?.delete(serviceKey);
+    if (sharers?.size === 0) this.#sharers.delete(sharingKey);
+  }
+
+  /** An address became held (+1) or free (-1): pool usage, and the search learns of a release. */
+  #countHeld(family: IpFamily, value: bigint, delta: 1 | -1): void {
+    for (const pool of this.#pools) {
+      if (!isUsable(pool, family, value)) continue;
+      const used = this.#used.get(pool)!;
+      used[family] += delta;
+      if (delta < 0) this.#searches.get(pool)![family].released(value);
+    }
+  }
+
+  /**
+   * The lowest usable address of the pool and family this Service may take: the lowest free one,
+   * unless one it holds itself or one held under its sharing key is lower and acceptable.
+   */
+  #lowestAcceptable(
+    serviceKey: string,
+    sharing: SharingProfile,
+    pool: AddressPool,
+    family: IpFamily,
+  ): bigint | undefined {
+    const owners = this.#owners[family];
+    let best = this.#searches.get(pool)?.[family].lowestFree((value) => owners.has(value));
+    const consider = (h: Holding): void => {
+      if (h.family !== family || (best !== undefined && h.value >= best)) return;
+      if (!isUsable(pool, family, h.value)) return;
+      if (this.#conflict(serviceKey, family, h.value, sharing) === undefined) best = h.value;
+    };
+    this.#byService.get(serviceKey)?.ips.forEach(consider);
+    if (sharing.key !== undefined) {
+      for (const other of this.#sharers.get(sharing.key) ?? []) {
+        this.#byService.get(other)?.ips.forEach(consider);
+      }
+    }
+    return best;
   }
 
   /** Why `serviceKey` may not take the address, or undefined when it is free or shareable. */
@@ -284,7 +365,7 @@ export class Allocator {
     sharing: SharingProfile,
     olderThan?: Allocation,
   ): string | undefined {
-    const owners = this.#owners.get(key(family, value));
+    const owners = this.#owners[family].get(value);
     if (owners === undefined) return undefined;
     // sorted only when shared, so the message names the same holder every time
     for (const owner of owners.size === 1 ? owners : [...owners].sort()) {
@@ -299,16 +380,6 @@ export class Allocator {
       if (why) return why;
     }
     return undefined;
-  }
-
-  /** Distinct usable addresses of the pool and family that are held. */
-  #used(pool: AddressPool, family: IpFamily): number {
-    let used = 0;
-    for (const k of this.#owners.keys()) {
-      const [f, v] = k.split(":") as [string, string];
-      if (Number(f) === family && addressStanding(pool, family, BigInt(v)) === "usable") used++;
-    }
-    return used;
   }
 
   /** Whether the held addresses still answer the request (so the Service keeps them). */

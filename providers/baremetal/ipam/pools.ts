@@ -109,8 +109,29 @@ export function addressStanding(
   if (!pool.ranges.some((r) => r.family === family && r.first <= value && value <= r.last)) {
     return "outside";
   }
-  if (pool.usable[family].some((s) => s.first <= value && value <= s.last)) return "usable";
+  if (isUsable(pool, family, value)) return "usable";
   return pool.excluded.get(key(family, value)) ?? "reserved";
+}
+
+/**
+ * Whether the pool may hand out the address (binary search over its usable spans).
+ * @param pool a built pool
+ * @param family the address family
+ * @param value the address value
+ * @returns true when a usable span holds it
+ */
+export function isUsable(pool: AddressPool, family: IpFamily, value: bigint): boolean {
+  const spans = pool.usable[family];
+  let low = 0;
+  let high = spans.length - 1;
+  while (low <= high) {
+    const mid = (low + high) >> 1;
+    const span = spans[mid]!;
+    if (value < span.first) high = mid - 1;
+    else if (value > span.last) low = mid + 1;
+    else return true;
+  }
+  return false;
 }
 
 /**

@@ -48,9 +48,18 @@ export async function syncNodeSets(input: NodeSyncInput): Promise<SyncResult> {
   const started = input.clock.now();
   const key = nodeSetKey(input.nodes);
   const targets: [string, V1Service][] = [];
+  // Services share node-set keys (one per ensure burst or pass): compare each distinct key once,
+  // not once per Service (O(Services × Nodes) per pass with thousands of both)
+  const equal = new Map<NodeSetKey, boolean>();
   for (const [serviceKey, entry] of input.remembered) {
     const service = input.current(serviceKey);
-    if (service && !nodeSetsEqual(entry.nodes, key)) targets.push([serviceKey, service]);
+    if (!service) continue;
+    let same = equal.get(entry.nodes);
+    if (same === undefined) {
+      same = entry.nodes === key || nodeSetsEqual(entry.nodes, key);
+      equal.set(entry.nodes, same);
+    }
+    if (!same) targets.push([serviceKey, service]);
   }
   let failures = 0;
   for (let index = 0; index < targets.length; index += Math.max(1, input.workers)) {

@@ -1,15 +1,11 @@
 /**
  * Comparing and writing `status.loadBalancer.ingress`. Only the ingress list is compared, as
- * upstream, over `ip`, `hostname`, `ipMode` and `ports[]`; the provider's answer is written as is.
+ * upstream, over `ip`, `hostname`, `ipMode` and `ports[]`; the provider's answer is written as is
+ * (status_patch.ts).
  *
  * @module
  */
-import type {
-  V1LoadBalancerIngress,
-  V1LoadBalancerStatus,
-  V1PortStatus,
-  V1Service,
-} from "@kubernetes/client-node";
+import type { V1LoadBalancerIngress, V1PortStatus, V1Service } from "@kubernetes/client-node";
 
 /**
  * The Service's current ingress list (empty when none).
@@ -53,23 +49,6 @@ function ingressEntryEqual(
 function portStatusEqual(a: V1PortStatus, b: V1PortStatus | undefined): boolean {
   return b !== undefined && a.port === b.port && a.protocol === b.protocol &&
     (a.error ?? "") === (b.error ?? "");
-}
-
-/**
- * The merge patch for the status subresource that writes the whole `status.loadBalancer`.
- * @param status what the provider returned
- * @returns the patch body
- */
-export function loadBalancerStatusPatch(status: V1LoadBalancerStatus): unknown {
-  return { status: { loadBalancer: { ingress: status.ingress ?? null } } };
-}
-
-/**
- * The merge patch that clears `status.loadBalancer` (an empty LoadBalancerStatus, as upstream).
- * @returns the patch body
- */
-export function clearLoadBalancerStatusPatch(): unknown {
-  return { status: { loadBalancer: { ingress: null } } };
 }
 
 /**

@@ -46,9 +46,12 @@ export function isLoadBalancerNode(node: V1Node): boolean {
  * @returns the node set
  */
 export function loadBalancerNodes(nodes: readonly V1Node[]): V1Node[] {
-  return nodes.filter(isLoadBalancerNode).sort((a, b) =>
-    (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? "")
-  );
+  // code-unit order: the same on every host whatever its locale, and ~10x cheaper than
+  // localeCompare over thousands of Nodes
+  return nodes.filter(isLoadBalancerNode).sort((a, b) => {
+    const x = a.metadata?.name ?? "", y = b.metadata?.name ?? "";
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
 }
 
 /** A node set as upstream compares it: name → providerID (addresses do not count). */

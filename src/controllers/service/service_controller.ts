@@ -2,20 +2,27 @@
  * The service (LoadBalancer) controller, after k8s.io/cloud-provider `controllers/service`.
  *
  * Watches Services and Nodes. For each Service it handles (type LoadBalancer and our class) it
- * adds the `service.kubernetes.io/load-balancer-cleanup` finalizer, calls the provider's
- * `ensureLoadBalancer` with the eligible Nodes and writes `status.loadBalancer.ingress` when it
- * changed. When a Service stops needing a load balancer (deleted, type changed away, class no
- * longer ours) it releases it, clears the ingress and removes the finalizer. Services of another
- * class are never touched. Writes go through the `services/status` subresource, as upstream.
+ * calls the provider's `ensureLoadBalancer` with the eligible Nodes, then writes what changed of
+ * the `service.kubernetes.io/load-balancer-cleanup` finalizer, the provider's annotations and
+ * `status.loadBalancer.ingress` in one request. When a Service stops needing a load balancer
+ * (deleted, type changed away, class no longer ours) it releases it, then clears the ingress and
+ * removes the finalizer in one request. Services of another class are never touched. Writes go
+ * through the `services/status` subresource, as upstream's. Events: `EnsuredLoadBalancer` and
+ * `DeletedLoadBalancer` (not upstream's `EnsuringLoadBalancer`/`DeletingLoadBalancer`, which here
+ * would precede them by milliseconds), and upstream's Warnings.
  *
  * Beyond upstream: a released address re-enqueues every pending Service (no ingress yet), so a
  * Service waiting for a taken or exhausted address gets it as soon as one is free.
  *
  * @module
  */
-import type { V1LoadBalancerStatus, V1Node, V1Service } from "@kubernetes/client-node";
+import type { V1Node, V1Service } from "@kubernetes/client-node";
 import type { Registry } from "prom-client";
-import { type LoadBalancer, ProviderError } from "../../cloud/provider.ts";
+import {
+  type EnsuredLoadBalancer,
+  type LoadBalancer,
+  ProviderError,
+} from "../../cloud/provider.ts";
 import { type Clock, systemClock } from "../../kube/clock.ts";
 import {
   type ClusterWriter,
@@ -23,21 +30,16 @@ import {
   ignoreNotFound,
   type Informer,
   type InformerEvent,
+  isNotFound,
   objectKey,
-  type PatchType,
 } from "../../kube/ports.ts";
 import { serviceRateLimiter } from "../../kube/queue_rate_limiters.ts";
 import { type RateLimiter, runWorkers, WorkQueue } from "../../kube/work_queue.ts";
 import { logger } from "../../log/logging.ts";
 import { done, failed, requeueAfter, type SyncResult } from "../../kube/sync_result.ts";
-import { addFinalizerPatch, hasCleanupFinalizer, removeFinalizerPatch } from "./finalizer.ts";
-import {
-  clearLoadBalancerStatusPatch,
-  currentIngress,
-  describeIngress,
-  ingressEqual,
-  loadBalancerStatusPatch,
-} from "./ingress.ts";
+import { hasCleanupFinalizer } from "./finalizer.ts";
+import { currentIngress, describeIngress } from "./ingress.ts";
+import { cleanupPatch, ensurePatch, type ServiceStatusPatch } from "./status_patch.ts";
 import {
   type EndpointLocator,
   LOCAL_TRAFFIC_DROPPED_REASON,
@@ -49,7 +51,13 @@ import { failureEvents } from "./failure_events.ts";
 import { asLoadBalancer } from "../../cloud/load_balancer_class.ts";
 import { errorMessage } from "../../log/error_message.ts";
 import { serviceTarget } from "../../kube/event_targets.ts";
-import { loadBalancerNodes, type NodeSetKey, nodeSetKey, nodeUpdateNeedsSync } from "./node_set.ts";
+import {
+  isLoadBalancerNode,
+  loadBalancerNodes,
+  type NodeSetKey,
+  nodeSetKey,
+  nodeUpdateNeedsSync,
+} from "./node_set.ts";
 import { type ServiceMetrics, serviceMetrics } from "./service_metrics.ts";
 
 /** The controller's name (`--controllers`, event component). */
@@ -125,6 +133,11 @@ export class ServiceController {
   #nodeQueue: WorkQueue;
   #metrics: ServiceMetrics;
   #remembered = new Map<string, Remembered>();
+  /** The node set of the last ensure, reused while the Node cache holds the same objects. */
+  #nodeSet: { all: V1Node[]; nodes: V1Node[]; key: NodeSetKey } | undefined;
+  /** While running, whether a Node event came since #nodeSet was computed. */
+  #nodesChanged = true;
+  #followingNodes = false;
   #log = logger("controllers", "service");
 
   /**
@@ -162,6 +175,8 @@ export class ServiceController {
       this.#deps.services.subscribe((event) => this.#onService(event)),
       this.#deps.nodes.subscribe((event) => this.#onNode(event)),
     ];
+    this.#followingNodes = true;
+    this.#nodesChanged = true;
     try {
       const synced = await this.#deps.services.waitForSync(signal) &&
         await this.#deps.nodes.waitForSync(signal);
@@ -180,6 +195,7 @@ export class ServiceController {
       ]);
     } finally {
       for (const stop of unsubscribe) stop();
+      this.#followingNodes = false;
       this.#serviceQueue.shutDown();
       this.#nodeQueue.shutDown();
     }
@@ -261,28 +277,37 @@ export class ServiceController {
     }
   }
 
+  // One write per ensure at most: the finalizer, the provider's annotations and the ingress go in
+  // one status patch (upstream writes the finalizer first, before its cloud call, so a cloud load
+  // balancer cannot outlive a Service deleted in between; here a Service that vanished meanwhile
+  // is released through #deleteForgotten). Upstream's EnsuringLoadBalancer event is not sent:
+  // EnsuredLoadBalancer or SyncLoadBalancerFailed follows it within the same sync.
   async #ensure(key: string, service: V1Service): Promise<SyncResult> {
-    this.#event(service, "Normal", "EnsuringLoadBalancer", "Ensuring load balancer");
-    let status: V1LoadBalancerStatus;
+    let status: EnsuredLoadBalancer;
     try {
-      // Before touching the provider, so the Service cannot vanish with an address held.
-      if (!hasCleanupFinalizer(service)) {
-        await this.#patchStatus(service, addFinalizerPatch(), "strategic");
-      }
-      const nodes = loadBalancerNodes(this.#deps.nodes.list());
+      const { nodes, key: nodeKey } = this.#currentNodeSet();
       if (nodes.length === 0) {
         this.#event(service, "Warning", "UnAvailableLoadBalancer", NO_NODES_MESSAGE);
       }
-      this.#remembered.set(key, { service, nodes: nodeSetKey(nodes) });
+      this.#remembered.set(key, { service, nodes: nodeKey });
       status = await this.#deps.loadBalancer.ensureLoadBalancer(
         this.#options.clusterName,
         service,
         nodes,
       );
-      this.#event(service, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
       const before = currentIngress(service);
-      if (!ingressEqual(before, status.ingress)) {
-        await this.#patchStatus(service, loadBalancerStatusPatch(status), "merge");
+      const patch = ensurePatch(service, status);
+      if (patch) {
+        try {
+          await this.#patchStatus(service, patch);
+        } catch (error) {
+          // Deleted meanwhile: its informer delete event releases what was ensured.
+          if (isNotFound(error)) return done();
+          throw error;
+        }
+      }
+      this.#event(service, "Normal", "EnsuredLoadBalancer", "Ensured load balancer");
+      if (patch?.status) {
         this.#log.info("Wrote ingress {ingress} of {key}", {
           key,
           ingress: describeIngress(status.ingress ?? []),
@@ -297,6 +322,10 @@ export class ServiceController {
     return done();
   }
 
+  // One write per cleanup: ingress cleared and finalizer removed together (upstream removes the
+  // finalizer, then clears the status; an address still in a status counts as taken, so both go
+  // at once). Upstream's DeletingLoadBalancer event is not sent: DeletedLoadBalancer or
+  // SyncLoadBalancerFailed follows it within the same sync.
   async #cleanup(key: string, service: V1Service): Promise<SyncResult> {
     const provider = this.#deps.loadBalancer;
     let released = false;
@@ -312,18 +341,11 @@ export class ServiceController {
       }
       // Upstream deletes only what Get reports, so Get must be truthful.
       if (exists) {
-        this.#event(service, "Normal", "DeletingLoadBalancer", "Deleting load balancer");
         await provider.ensureLoadBalancerDeleted(this.#options.clusterName, service);
         released = true;
       }
-      // Cleared before the finalizer goes (upstream clears after): an address still in a
-      // status counts as taken, and a Service kept by another finalizer would hold it forever.
-      if (currentIngress(service).length > 0) {
-        await ignoreNotFound(this.#patchStatus(service, clearLoadBalancerStatusPatch(), "merge"));
-      }
-      if (hasCleanupFinalizer(service)) {
-        await ignoreNotFound(this.#patchStatus(service, removeFinalizerPatch(), "strategic"));
-      }
+      const patch = cleanupPatch(service);
+      if (patch) await ignoreNotFound(this.#patchStatus(service, patch));
     } catch (error) {
       return this.#failed(key, service, error);
     }
@@ -337,7 +359,6 @@ export class ServiceController {
   // Upstream's legacy path: the Service is gone (or was recreated) without passing through
   // our finalizer; release what we ensured for the old object.
   async #deleteForgotten(key: string, old: V1Service): Promise<SyncResult> {
-    this.#event(old, "Normal", "DeletingLoadBalancer", "Deleting load balancer");
     try {
       await this.#deps.loadBalancer.ensureLoadBalancerDeleted(this.#options.clusterName, old);
     } catch (error) {
@@ -368,7 +389,7 @@ export class ServiceController {
     return failed(error, { retriable: true });
   }
 
-  #checkLocalTraffic(service: V1Service, status: V1LoadBalancerStatus): void {
+  #checkLocalTraffic(service: V1Service, status: EnsuredLoadBalancer): void {
     const locator = this.#deps.endpoints;
     if (!locator) return;
     const vips = (status.ingress ?? []).flatMap((entry) => entry.ip ? [entry.ip] : []);
@@ -395,7 +416,35 @@ export class ServiceController {
     }
   }
 
+  // The eligible Nodes and their comparison key, computed again only when the Node cache changed:
+  // with thousands of Nodes, sorting them and keeping a key per Service on every ensure cost
+  // O(Services × Nodes) time and memory during a burst.
+  #currentNodeSet(): { nodes: V1Node[]; key: NodeSetKey } {
+    const last = this.#nodeSet;
+    if (last && this.#followingNodes && !this.#nodesChanged) return last;
+    this.#nodesChanged = false;
+    const all = this.#deps.nodes.list();
+    if (last && last.all.length === all.length && all.every((node, i) => node === last.all[i])) {
+      return last;
+    }
+    const eligible = all.filter(isLoadBalancerNode);
+    if (
+      last && eligible.length === last.nodes.length &&
+      eligible.every((node) => last.key.get(nodeName(node)) === (node.spec?.providerID ?? ""))
+    ) {
+      // the same members (only statuses changed): the fresh objects in the known order
+      const byName = new Map(eligible.map((node) => [nodeName(node), node]));
+      const nodes = last.nodes.map((node) => byName.get(nodeName(node))!);
+      this.#nodeSet = { all, nodes, key: last.key };
+      return this.#nodeSet;
+    }
+    const nodes = loadBalancerNodes(all);
+    this.#nodeSet = { all, nodes, key: nodeSetKey(nodes) };
+    return this.#nodeSet;
+  }
+
   #onNode(event: InformerEvent<V1Node>): void {
+    this.#nodesChanged = true;
     if (event.type !== "update" || !event.old || nodeUpdateNeedsSync(event.old, event.object)) {
       this.#nodeQueue.add(NODE_SYNC_KEY);
     }
@@ -405,7 +454,7 @@ export class ServiceController {
     return syncNodeSets({
       clusterName: this.#options.clusterName,
       workers: this.#options.workers,
-      nodes: loadBalancerNodes(this.#deps.nodes.list()),
+      nodes: this.#currentNodeSet().nodes,
       remembered: this.#remembered,
       current: (key) => {
         const service = this.#deps.services.get(key);
@@ -419,9 +468,9 @@ export class ServiceController {
     });
   }
 
-  #patchStatus(service: V1Service, patch: unknown, type: PatchType): Promise<V1Service> {
+  #patchStatus(service: V1Service, patch: ServiceStatusPatch): Promise<V1Service> {
     const { namespace = "", name = "" } = service.metadata ?? {};
-    return this.#deps.writer.patchServiceStatus(namespace, name, patch, type);
+    return this.#deps.writer.patchServiceStatus(namespace, name, patch, "strategic");
   }
 
   #event(
@@ -432,4 +481,8 @@ export class ServiceController {
   ): void {
     this.#deps.events.event(serviceTarget(service), type, reason, message);
   }
+}
+
+function nodeName(node: V1Node): string {
+  return node.metadata?.name ?? "";
 }

@@ -198,23 +198,6 @@ export class FakeCluster implements ClusterWriter {
       this.nodes.remove(name);
     });
   }
-  patchService(
-    namespace: string,
-    name: string,
-    patch: unknown,
-    type: PatchType,
-  ): Promise<V1Service> {
-    return this.#patch(
-      "patchService",
-      "patch",
-      "Service",
-      this.services,
-      "services",
-      `${namespace}/${name}`,
-      patch,
-      type,
-    );
-  }
   patchServiceStatus(
     namespace: string,
     name: string,
@@ -270,10 +253,12 @@ export class FakeCluster implements ClusterWriter {
           reason: "Conflict",
         });
       }
-      // A status patch changes only status; a main-resource patch leaves status alone.
+      // A status patch changes only status (a Service's also metadata: its status strategy
+      // resets only spec, as kube-apiserver does); a main-resource patch leaves status alone.
       const merged = structuredClone(current) as T & { status?: unknown };
       if (verb === "patchStatus") {
         merged.status = (next as T & { status?: unknown }).status;
+        if (kind === "Service") merged.metadata = next.metadata;
       } else {
         Object.assign(merged, next, { status: (current as T & { status?: unknown }).status });
       }

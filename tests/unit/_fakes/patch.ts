@@ -11,12 +11,14 @@ import { KubeApiError, type PatchType } from "../../../src/kube/ports.ts";
 type Json = unknown;
 type JsonObject = Record<string, unknown>;
 
-/** Lists of objects merged by key under a strategic merge patch (as the Kubernetes types declare). */
+/**
+ * Lists of objects merged by key under a strategic merge patch (as the Kubernetes types declare);
+ * other lists, such as `status.loadBalancer.ingress` (atomic), are replaced.
+ */
 const MERGE_KEYS: Record<string, string> = {
   conditions: "type",
   addresses: "type",
   ports: "port",
-  ingress: "ip",
 };
 /** Primitive lists with set ("merge") semantics under a strategic merge patch. */
 const SET_LISTS = new Set(["finalizers"]);

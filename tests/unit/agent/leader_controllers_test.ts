@@ -54,9 +54,8 @@ Deno.test("runLeaderControllers() initializes the provider, then runs only the e
     const leading = new AbortController();
     const done = runLeaderControllers({
       config: () => config,
-      client: { core: {} } as unknown as KubeClient,
+      clients: { client: () => ({ core: {} }) as unknown as KubeClient },
       caches,
-      writer: cluster,
       provider,
       registry,
       health,

@@ -21,12 +21,15 @@ import { RecordingEventRecorder } from "../../_fakes/recording_event_recorder.ts
 
 /**
  * The fake cluster plus what the real API server does for Services: a `services/status` patch
- * also applies metadata (the Service status strategy resets only spec, which is how upstream
- * writes its finalizer), and a delete waits for the finalizers to go. Every write and provider
- * call lands in `log` in order.
+ * also applies metadata (the Service status strategy resets only spec; the shared fake does
+ * that), and a delete waits for the finalizers to go. Every write and provider call lands in
+ * `log` in order.
  */
 export class ServiceCluster extends FakeCluster {
-  /** Ordered log: `finalizer+ ns/name`, `finalizer- ns/name`, `status ns/name`, provider calls. */
+  /**
+   * Ordered log: one `status ns/name: <what>` per status patch, where `<what>` lists
+   * `finalizer+`, `finalizer-`, `annotations`, `ingress` or `ingress-` (cleared); provider calls.
+   */
   readonly log: string[] = [];
 
   /** Deletes a Service as a client would: sets deletionTimestamp while finalizers remain. */
@@ -56,23 +59,28 @@ export class ServiceCluster extends FakeCluster {
     type: PatchType,
   ): Promise<V1Service> {
     const key = `${namespace}/${name}`;
-    const { metadata, ...rest } = patch as { metadata?: Record<string, unknown> };
-    let result: V1Service | undefined;
-    if (metadata !== undefined) {
-      this.log.push(`${"finalizers" in metadata ? "finalizer+" : "finalizer-"} ${key}`);
-      result = await super.patchService(namespace, name, { metadata }, type);
-    }
-    if (Object.keys(rest).length > 0) {
-      this.log.push(`status ${key}`);
-      result = await super.patchServiceStatus(namespace, name, rest, type);
-    }
+    this.log.push(`status ${key}: ${describeStatusPatch(patch)}`);
+    const result = await super.patchServiceStatus(namespace, name, patch, type);
     const current = this.services.get(key);
     if (current?.metadata?.deletionTimestamp && (current.metadata.finalizers ?? []).length === 0) {
       this.services.remove(key);
     }
-    if (!result) throw new Error("empty patch");
     return result;
   }
+}
+
+/** What a status patch carries, e.g. `finalizer+ annotations ingress`. */
+function describeStatusPatch(patch: unknown): string {
+  const { metadata = {}, status } = patch as {
+    metadata?: Record<string, unknown>;
+    status?: { loadBalancer?: { ingress?: unknown } };
+  };
+  const parts: string[] = [];
+  if ("finalizers" in metadata) parts.push("finalizer+");
+  if ("$deleteFromPrimitiveList/finalizers" in metadata) parts.push("finalizer-");
+  if ("annotations" in metadata) parts.push("annotations");
+  if (status?.loadBalancer) parts.push(status.loadBalancer.ingress ? "ingress" : "ingress-");
+  return parts.join(" ");
 }
 
 /** A LoadBalancer allocating from a fixed list; `spec.loadBalancerIP` requests one address. */

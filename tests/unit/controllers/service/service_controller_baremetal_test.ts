@@ -38,7 +38,6 @@ async function startReal(cluster: ServiceCluster, config = inventory()): Promise
     config: () => config,
     services: cluster.services,
     hasSynced: () => cluster.services.hasSynced(),
-    writer: cluster,
   });
   return await startController(cluster, loadBalancer, {
     handles: (service) => handlesService(config, service),

@@ -23,16 +23,15 @@ function reasonsOf(events: { reason?: string; object: string }[], object: string
   return events.filter((event) => event.object === object).map((event) => event.reason ?? "");
 }
 
-Deno.test("ServiceController adds the finalizer before ensuring, writes the ingress once and emits events in order", async () => {
+Deno.test("ServiceController writes the finalizer and the ingress in one request after ensuring, once, and one event", async () => {
   const cluster = clusterWithNodes();
   const lb = new FakeLoadBalancer(["203.0.113.10"], cluster.log);
   cluster.addService(lbService("web"));
   const running = await startController(cluster, lb);
   try {
     assert.deepEqual(cluster.log, [
-      "finalizer+ default/web",
       "ensure default/web",
-      "status default/web",
+      "status default/web: finalizer+ ingress",
     ]);
     const service = cluster.services.get("default/web")!;
     assert.deepEqual(service.metadata?.finalizers, [LOAD_BALANCER_CLEANUP_FINALIZER]);
@@ -40,14 +39,14 @@ Deno.test("ServiceController adds the finalizer before ensuring, writes the ingr
       { ip: "203.0.113.10", ipMode: "VIP" },
     ]);
     assert.deepEqual(reasonsOf(running.events.events, "Service/default/web"), [
-      "EnsuringLoadBalancer",
       "EnsuredLoadBalancer",
     ]);
+    assert.equal(cluster.writes.length, 1, "one API write (the event is recorded apart)");
     // A re-sync with the same answer writes nothing.
     running.controller.requeue("default/web");
     await settle();
     assert.equal(cluster.log.filter((line) => line.startsWith("status")).length, 1);
-    assert.equal(cluster.log.filter((line) => line.startsWith("finalizer")).length, 1);
+    assert.equal(cluster.writes.length, 1);
   } finally {
     await running.stop();
   }
@@ -70,9 +69,8 @@ Deno.test("ServiceController never touches a Service of another class, nor an un
     cluster.addService(lbService("ours", { class: "keelson.io/vip" }));
     await settle();
     assert.deepEqual(cluster.log, [
-      "finalizer+ default/ours",
       "ensure default/ours",
-      "status default/ours",
+      "status default/ours: finalizer+ ingress",
     ]);
     assert.equal(cluster.services.get("default/other")?.metadata?.finalizers, undefined);
     assert.equal(cluster.services.get("default/unset")?.status, undefined);
@@ -103,15 +101,13 @@ Deno.test("ServiceController releases the address, clears the ingress and remove
     await settle();
     assert.deepEqual(cluster.log, [
       "delete default/web",
-      "status default/web",
-      "finalizer- default/web",
+      "status default/web: finalizer- ingress-",
     ]);
     const service = cluster.services.get("default/web")!;
     assert.deepEqual(service.metadata?.finalizers ?? [], []);
     assert.deepEqual(ingressOf(cluster, "default/web"), []);
     assert.equal(lb.allocations.size, 0);
-    assert.deepEqual(reasonsOf(running.events.events, "Service/default/web").slice(2), [
-      "DeletingLoadBalancer",
+    assert.deepEqual(reasonsOf(running.events.events, "Service/default/web").slice(1), [
       "DeletedLoadBalancer",
     ]);
   } finally {
@@ -132,8 +128,7 @@ Deno.test("ServiceController lets a deleted Service go only after its address is
     assert.equal(cluster.services.get("default/web"), undefined);
     assert.deepEqual(cluster.log, [
       "delete default/web",
-      "status default/web",
-      "finalizer- default/web",
+      "status default/web: finalizer- ingress-",
     ]);
     assert.equal(lb.allocations.size, 0);
   } finally {
@@ -335,8 +330,7 @@ Deno.test("ServiceController releases the address of a Service that vanished wit
     cluster.services.remove("default/web");
     await settle();
     assert.equal(lb.allocations.size, 0);
-    assert.deepEqual(reasonsOf(running.events.events, "Service/default/web").slice(2), [
-      "DeletingLoadBalancer",
+    assert.deepEqual(reasonsOf(running.events.events, "Service/default/web").slice(1), [
       "DeletedLoadBalancer",
     ]);
   } finally {
@@ -344,24 +338,50 @@ Deno.test("ServiceController releases the address of a Service that vanished wit
   }
 });
 
-Deno.test("ServiceController retries a failed finalizer write before calling the provider", async () => {
+Deno.test("ServiceController retries a refused status write, then writes the finalizer and ingress together", async () => {
   const cluster = clusterWithNodes();
   const lb = new FakeLoadBalancer(["203.0.113.10"], cluster.log);
   cluster.failOnce(
-    "patchService",
+    "patchServiceStatus",
     new KubeApiError('services "web" is forbidden', { code: 403, reason: "Forbidden" }),
   );
   cluster.addService(lbService("web"));
   const running = await startController(cluster, lb);
   try {
-    assert.equal(lb.allocations.size, 0, "no address without the finalizer");
+    assert.equal(cluster.services.get("default/web")?.metadata?.finalizers, undefined);
     assert.match(
       running.events.withReason("SyncLoadBalancerFailed")[0]?.message ?? "",
       /forbidden/,
     );
+    assert.deepEqual(running.events.withReason("EnsuredLoadBalancer"), []);
     running.clock.advance(1_000);
     await settle();
     assert.deepEqual(ingressOf(cluster, "default/web"), ["203.0.113.10"]);
+    assert.deepEqual(cluster.services.get("default/web")?.metadata?.finalizers, [
+      LOAD_BALANCER_CLEANUP_FINALIZER,
+    ]);
+    assert.equal(lb.allocations.size, 1, "the retry kept the same allocation");
+  } finally {
+    await running.stop();
+  }
+});
+
+Deno.test("ServiceController drops the sync of a Service deleted before its first write, and releases its address", async () => {
+  const cluster = clusterWithNodes();
+  const lb = new FakeLoadBalancer(["203.0.113.10"], cluster.log);
+  // the Service is gone by the time the status patch arrives (404)
+  cluster.failOnce(
+    "patchServiceStatus",
+    new KubeApiError('services "web" not found', { code: 404, reason: "NotFound" }),
+  );
+  cluster.addService(lbService("web"));
+  const running = await startController(cluster, lb);
+  try {
+    assert.deepEqual(running.events.withReason("SyncLoadBalancerFailed"), []);
+    assert.equal(lb.allocations.size, 1);
+    cluster.services.remove("default/web");
+    await settle();
+    assert.equal(lb.allocations.size, 0, "released through the delete event");
   } finally {
     await running.stop();
   }

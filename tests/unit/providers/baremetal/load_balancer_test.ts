@@ -3,9 +3,8 @@ import type { V1Service } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import { ProviderError } from "../../../../src/cloud/provider.ts";
 import type { Config } from "../../../../src/config/types.ts";
-import { type Lister, objectKey, type PatchType } from "../../../../src/kube/ports.ts";
+import { type InformerEvent, type Lister, objectKey } from "../../../../src/kube/ports.ts";
 import {
-  allocatedPoolPatch,
   AllocationError,
   createLoadBalancer,
 } from "../../../../providers/baremetal/load_balancer.ts";
@@ -29,37 +28,24 @@ class MapLister implements Lister<V1Service> {
 
 function setup(config: Config = configWith([{ name: "lan", addresses: ["10.0.0.1-10.0.0.3"] }])) {
   const services = new MapLister();
-  const patches: { name: string; patch: unknown; type: PatchType }[] = [];
   const registry = new Registry();
   let current = config;
-  const lb = createLoadBalancer({
-    config: () => current,
-    services,
-    registry,
-    writer: {
-      patchService(_namespace, name, patch, type) {
-        patches.push({ name, patch, type });
-        return Promise.resolve(services.get(`default/${name}`)!);
-      },
-    },
-  });
-  return { lb, services, patches, registry, reconfigure: (c: Config) => (current = c) };
+  const lb = createLoadBalancer({ config: () => current, services, registry });
+  return { lb, services, registry, reconfigure: (c: Config) => (current = c) };
 }
 
 async function ips(promise: Promise<{ ingress?: { ip?: string }[] }>): Promise<string[]> {
   return ((await promise).ingress ?? []).map((e) => e.ip ?? "");
 }
 
-Deno.test("createLoadBalancer().ensureLoadBalancer() returns VIP ingress and never hands one address out twice before the status lands", async () => {
-  const { lb, services, patches } = setup();
+Deno.test("createLoadBalancer().ensureLoadBalancer() returns VIP ingress with its pool and never hands one address out twice before the status lands", async () => {
+  const { lb, services } = setup();
   const s1 = services.put({ key: "s1" });
   const status = await lb.ensureLoadBalancer("kubernetes", s1, []);
-  assert.deepEqual(status, { ingress: [{ ip: "10.0.0.1", ipMode: "VIP" }] });
-  assert.deepEqual(patches, [{
-    name: "s1",
-    patch: { metadata: { annotations: { "keelson.io/allocated-from-pool": "lan" } } },
-    type: "merge",
-  }]);
+  assert.deepEqual(status, {
+    ingress: [{ ip: "10.0.0.1", ipMode: "VIP" }],
+    serviceAnnotations: { "keelson.io/allocated-from-pool": "lan" },
+  });
   // s1's status is not written yet: s2 must still not get .1
   const s2 = services.put({ key: "s2" });
   assert.deepEqual(await ips(lb.ensureLoadBalancer("kubernetes", s2, [])), ["10.0.0.2"]);
@@ -180,15 +166,6 @@ Deno.test("createLoadBalancer() allocates nothing before the Service cache has s
   );
 });
 
-Deno.test("allocatedPoolPatch() is undefined when the pool is already recorded or unknown", () => {
-  const service = svc({ key: "s", annotations: { "keelson.io/allocated-from-pool": "lan" } });
-  assert.equal(allocatedPoolPatch(service, "lan"), undefined);
-  assert.equal(allocatedPoolPatch(service, ""), undefined);
-  assert.deepEqual(allocatedPoolPatch(service, "wan"), {
-    metadata: { annotations: { "keelson.io/allocated-from-pool": "wan" } },
-  });
-});
-
 Deno.test("createLoadBalancer() follows status changes and deletions seen in the lister", async () => {
   const { lb, services } = setup(configWith([{ name: "lan", addresses: ["10.0.0.1-10.0.0.4"] }]));
   services.put({ key: "s1", ingress: ["10.0.0.1"] });
@@ -225,4 +202,56 @@ Deno.test("createLoadBalancer() holds both the old and the new address while a m
   assert.deepEqual(await ips(lb.ensureLoadBalancer("k", services.get("default/s3")!, [])), [
     "10.0.0.1",
   ]);
+});
+
+/** A MapLister that notifies subscribers like an informer, and counts full lists. */
+class InformerLister extends MapLister {
+  readonly handlers = new Set<(event: InformerEvent<V1Service>) => void>();
+  lists = 0;
+  override list(): V1Service[] {
+    this.lists++;
+    return super.list();
+  }
+  subscribe(handler: (event: InformerEvent<V1Service>) => void): () => void {
+    this.handlers.add(handler);
+    return () => this.handlers.delete(handler);
+  }
+  override put(spec: SvcSpec): V1Service {
+    const service = super.put(spec);
+    for (const handler of this.handlers) handler({ type: "update", object: service });
+    return service;
+  }
+  remove(key: string): void {
+    const service = this.items.get(`default/${key}`)!;
+    this.items.delete(`default/${key}`);
+    for (const handler of this.handlers) handler({ type: "delete", object: service });
+  }
+}
+
+Deno.test("createLoadBalancer() over an informer re-reads only the Services that changed, and still follows statuses and deletions", async () => {
+  const services = new InformerLister();
+  const config = configWith([{ name: "lan", addresses: ["10.0.0.1-10.0.0.4"] }]);
+  const lb = createLoadBalancer({ config: () => config, services });
+  services.put({ key: "s1", ingress: ["10.0.0.1"] });
+  assert.deepEqual(await ips(lb.ensureLoadBalancer("k", services.put({ key: "s2" }), [])), [
+    "10.0.0.2",
+  ]);
+  assert.equal(services.lists, 1, "one full pass at the start");
+  services.put({ key: "s2", ingress: ["10.0.0.2"] });
+  services.put({ key: "s1", ingress: ["10.0.0.3"] });
+  services.remove("s2");
+  assert.deepEqual(await ips(lb.ensureLoadBalancer("k", services.put({ key: "s3" }), [])), [
+    "10.0.0.1",
+  ]);
+  assert.deepEqual(await ips(lb.ensureLoadBalancer("k", services.put({ key: "s4" }), [])), [
+    "10.0.0.2",
+  ]);
+  assert.deepEqual(await ips(lb.ensureLoadBalancer("k", services.put({ key: "s5" }), [])), [
+    "10.0.0.4",
+  ]);
+  await assert.rejects(
+    lb.ensureLoadBalancer("k", services.put({ key: "s6" }), []),
+    (error: unknown) => error instanceof AllocationError && error.reason === "PoolExhausted",
+  );
+  assert.equal(services.lists, 1, "later ensures looked only at the changes");
 });

@@ -68,7 +68,6 @@ Deno.test("registerBaremetal() builds a provider whose host side starts before a
     provider.connect!({
       nodes: cluster.nodes,
       services: cluster.services,
-      writer: cluster,
       signal: stop.signal,
     });
     await eventually(async () => (await file()).includes("192.0.2.2"), "the Service VIP");
@@ -186,7 +185,6 @@ Deno.test("registerBaremetal() gives the provider the Node cache on connect: a t
   provider.connect!({
     nodes: cluster.nodes,
     services: cluster.services,
-    writer: cluster,
     signal: stop.signal,
   });
   try {

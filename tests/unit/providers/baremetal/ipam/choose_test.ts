@@ -168,6 +168,16 @@ Deno.test("chooseAddresses() picks the requested or lowest acceptable addresses,
       pools: pools(...c.pools),
       request: req(c.service),
       conflict: (family, value) => taken.has(`${family}/${value}`) ? "taken" : undefined,
+      // the plain scan from each pool's first address (the allocator's search is tested against
+      // it in free_search_property_test.ts)
+      lowest: (pool, family) => {
+        for (const span of pool.usable[family]) {
+          for (let v = span.first; v <= span.last; v++) {
+            if (!taken.has(`${family}/${v}`)) return v;
+          }
+        }
+        return undefined;
+      },
       used: (pool, family) =>
         [...taken].filter((k) => k.startsWith(`${family}/`) && inPool(pool, family, k)).length,
     });
