@@ -12,9 +12,9 @@
  * @module
  */
 import { Counter, Gauge, type Registry } from "prom-client";
-import { basename, dirname } from "node:path";
 import { logger } from "../../../src/log/logging.ts";
 import { birdCommand, BirdSocketError } from "./control_socket.ts";
+import { installChecked } from "../checked_install.ts";
 
 /** Outcome of one apply, also the `result` label of the configure counter. */
 export type BirdApplyOutcome = "success" | "invalid" | "error" | "unchanged";
@@ -58,7 +58,6 @@ export class BirdApplier {
   #chain: Promise<unknown> = Promise.resolve();
   #pending: { text: string; waiters: ((r: BirdApplyResult) => void)[] } | undefined;
   #configuredText: string | undefined;
-  #sequence = 0;
 
   /** @param options file, socket, check command and registry */
   constructor(options: BirdApplierOptions) {
@@ -123,29 +122,28 @@ export class BirdApplier {
       return { result: "unchanged", configured: true, message: `${file} already in force` };
     }
     if (current !== text) {
-      const temp = `${dirname(file)}/.${basename(file)}.${Deno.pid}.${++this.#sequence}.tmp`;
-      await Deno.mkdir(dirname(file), { recursive: true });
-      try {
-        await writeSynced(temp, text, this.#options.mode ?? 0o640);
-        const check = await this.#run([
+      const check = await installChecked({
+        file,
+        text,
+        mode: this.#options.mode ?? 0o640,
+        checkCommand: (candidate) => [
           ...(this.#options.checkCommand ?? ["bird", "-p", "-c"]),
-          temp,
-        ]);
-        if (check.code !== 0) {
-          const lines = check.output.split("\n").map((l) => l.trim()).filter((l) => l !== "");
-          return {
-            result: check.timedOut ? "error" : "invalid",
-            configured: false,
-            message: check.timedOut
-              ? `Cannot check the BIRD config in time; ${file} kept`
-              : `Rejected BIRD config (check exited ${check.code}: ${lines.join(" | ")}); ` +
-                `${file} kept`,
-            checkOutput: lines,
-          };
-        }
-        await Deno.rename(temp, file);
-      } finally {
-        await Deno.remove(temp).catch(() => {});
+          candidate,
+        ],
+        timeoutMs: this.#options.commandTimeoutMs ?? 30_000,
+      });
+      if (check) {
+        const output = check.stderr + check.stdout;
+        const lines = output.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+        return {
+          result: check.timedOut ? "error" : "invalid",
+          configured: false,
+          message: check.timedOut
+            ? `Cannot check the BIRD config in time; ${file} kept`
+            : `Rejected BIRD config (check exited ${check.code}: ${lines.join(" | ")}); ` +
+              `${file} kept`,
+          checkOutput: lines,
+        };
       }
     }
     return await this.#configure(file, text);
@@ -180,32 +178,4 @@ export class BirdApplier {
       };
     }
   }
-
-  async #run(argv: string[]): Promise<{ code: number; output: string; timedOut: boolean }> {
-    const [cmd, ...args] = argv;
-    if (!cmd) throw new TypeError("Empty command");
-    const timeout = AbortSignal.timeout(this.#options.commandTimeoutMs ?? 30_000);
-    const out = await new Deno.Command(cmd, {
-      args,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      signal: timeout,
-    }).output();
-    const decoder = new TextDecoder();
-    return {
-      code: out.code,
-      output: decoder.decode(out.stderr) + decoder.decode(out.stdout),
-      timedOut: timeout.aborted,
-    };
-  }
-}
-
-async function writeSynced(path: string, text: string, mode: number): Promise<void> {
-  // fsync before the rename so a crash never leaves an empty file in place of the old one
-  using file = await Deno.open(path, { write: true, create: true, truncate: true, mode });
-  const bytes = new TextEncoder().encode(text);
-  let written = 0;
-  while (written < bytes.length) written += await file.write(bytes.subarray(written));
-  await file.sync();
 }
