@@ -15,7 +15,8 @@ import { bgpServiceVipsOf, podRoutesOf, renderHostBird } from "../../providers/b
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
-import { readEnv } from "./read_env.ts";
+import { requiredFlag } from "./read_env.ts";
+import { INPUT_FLAGS } from "./input_flags.ts";
 import { readInventory, readSnapshot } from "./command_inputs.ts";
 import { convergedServices } from "./render.ts";
 
@@ -49,21 +50,17 @@ export const PASSWORD_PLACEHOLDER = "redacted-see-password_file";
  */
 export async function renderBirdCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(args, {
-    config: { type: "string", short: "c" },
-    state: { type: "string", short: "s" },
+    ...INPUT_FLAGS,
     host: { type: "string" },
     "show-secrets": { type: "boolean" },
-    help: { type: "boolean", short: "h" },
   });
   if (values.help) {
     print(USAGE);
     return EXIT_OK;
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  const configPath = values.config ?? readEnv("KEELSON_CONFIG");
-  if (!configPath) throw new UsageError("--config FILE is required (or set KEELSON_CONFIG)");
-  const host = values.host ?? readEnv("KEELSON_HOST");
-  if (!host) throw new UsageError("--host NAME is required (or set KEELSON_HOST)");
+  const configPath = requiredFlag(values.config, "--config FILE", "KEELSON_CONFIG");
+  const host = requiredFlag(values.host, "--host NAME", "KEELSON_HOST");
 
   const config = await readInventory(configPath);
   if (!config) return EXIT_INVALID;
