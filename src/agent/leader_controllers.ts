@@ -95,6 +95,11 @@ export async function runLeaderControllers(
     recorders.push(events);
     return events;
   };
+  /** What a controller writes through: its own client and its Events under `component`. */
+  const writesOf = (component: string, client: string) => ({
+    writer: createClusterWriter(clientOf(client)),
+    events: recorder(component, client),
+  });
   const runs: Promise<void>[] = [];
   const managed = managedControllersGauge(deps.registry);
 
@@ -140,8 +145,7 @@ export async function runLeaderControllers(
   if (enabled.has("cloud-node") && instances) {
     const controller = new NodeController({
       nodes: deps.caches.nodes,
-      writer: createClusterWriter(clientOf(CLIENT_NAMES.cloudNode)),
-      events: recorder("cloud-node-controller", CLIENT_NAMES.cloudNode),
+      ...writesOf("cloud-node-controller", CLIENT_NAMES.cloudNode),
       instances,
       registry: deps.registry,
     }, {
@@ -153,8 +157,7 @@ export async function runLeaderControllers(
   if (enabled.has("cloud-node-lifecycle") && instances) {
     const controller = new NodeLifecycleController({
       nodes: deps.caches.nodes,
-      writer: createClusterWriter(clientOf(CLIENT_NAMES.cloudNodeLifecycle)),
-      events: recorder("cloud-node-lifecycle-controller", CLIENT_NAMES.cloudNodeLifecycle),
+      ...writesOf("cloud-node-lifecycle-controller", CLIENT_NAMES.cloudNodeLifecycle),
       instances,
       registry: deps.registry,
       guard: deps.guard,
@@ -210,8 +213,7 @@ export async function runLeaderControllers(
     const controller = new RouteController({
       nodes: deps.caches.nodes,
       routes,
-      writer: createClusterWriter(clientOf(CLIENT_NAMES.route)),
-      events: recorder(ROUTE_CONTROLLER_EVENT_COMPONENT, CLIENT_NAMES.route),
+      ...writesOf(ROUTE_CONTROLLER_EVENT_COMPONENT, CLIENT_NAMES.route),
       registry: deps.registry,
     }, { clusterName: config.cluster.name });
     start("route", () => controller.run(signal));
