@@ -8,6 +8,7 @@
  */
 import { parseIp, parseRange } from "../net/ip.ts";
 import type { RawIssue } from "./_schema_issues.ts";
+import { duplicateName } from "./_duplicate_name.ts";
 import type { BgpConfig } from "./bgp_schema.ts";
 import {
   parseCommunity,
@@ -115,13 +116,8 @@ function checkPeers(bgp: BgpConfig, view: BgpView): RawIssue[] {
   );
   for (const [i, peer] of bgp.peers.entries()) {
     const at = (...rest: (string | number)[]) => ["bgp", "peers", i, ...rest];
-    const seen = names.get(peer.name);
-    if (seen !== undefined) {
-      issues.push({
-        path: at("name"),
-        message: `duplicate peer name "${peer.name}": bgp.peers[${seen}] has it too`,
-      });
-    } else names.set(peer.name, i);
+    const dupName = duplicateName(names, ["bgp", "peers"], "peer", peer.name, i);
+    if (dupName) issues.push(dupName.issue);
     const ip = parseIp(peer.address)!;
     const key = `${ip.family}/${ip.value}`;
     const other = addresses.get(key);
