@@ -10,6 +10,7 @@ import type { Registry } from "prom-client";
 import type { Config } from "../../src/config/types.ts";
 import type { Informer } from "../../src/kube/ports.ts";
 import { logger } from "../../src/log/logging.ts";
+import { bgpPeerReports } from "./bird/bgp_report.ts";
 import { type BirdClusterContext, type RunningBird, startBird } from "./bird/start_bird.ts";
 import type { HostDataPlane } from "../../src/cloud/host_data_plane.ts";
 import { handlesService } from "../../src/cloud/load_balancer_class.ts";
@@ -42,7 +43,10 @@ export interface HostSide {
   connect(context: BirdClusterContext): void;
   /** The BIRD side, when this host runs it. */
   readonly bird: RunningBird | undefined;
-  /** This host's VRRP states and served VIPs; undefined when keepalived does not run here. */
+  /**
+   * This host's VRRP states, served VIPs and BGP sessions; undefined when neither keepalived nor
+   * BIRD runs here.
+   */
   readonly dataPlane?: HostDataPlane;
   /** Resolves when every announcer's loops have stopped. */
   readonly finished: Promise<void>;
@@ -61,6 +65,7 @@ export async function startHostSide(options: HostSideOptions): Promise<HostSide>
   let services: Informer<V1Service> | undefined;
   const tracked = keepalived ? trackDataPlane(keepalived, options, () => services) : undefined;
   const bird = await startBird(options);
+  const dataPlane = composeDataPlane(tracked?.dataPlane, bird);
 
   const syncAll = async (reason: string) => {
     await Promise.all([...announcers.map((a) => a.sync(reason)), bird?.sync(reason)]);
@@ -69,7 +74,7 @@ export async function startHostSide(options: HostSideOptions): Promise<HostSide>
     announcers,
     bird,
     sync: syncAll,
-    ...(tracked ? { dataPlane: tracked.dataPlane } : {}),
+    ...(dataPlane ? { dataPlane } : {}),
     connect(context) {
       const { services: informer, signal } = context;
       services = informer;
@@ -99,6 +104,28 @@ export async function startHostSide(options: HostSideOptions): Promise<HostSide>
     ]).then(
       () => undefined,
     ),
+  };
+}
+
+/**
+ * Adds BIRD's sessions and exported prefixes (`bgp_report.ts`) to keepalived's data plane.
+ * @param vrrp keepalived's data plane, when it runs here
+ * @param bird the BIRD side, when it runs here
+ * @returns the combined data plane, or undefined when neither runs
+ */
+function composeDataPlane(
+  vrrp: HostDataPlane | undefined,
+  bird: RunningBird | undefined,
+): HostDataPlane | undefined {
+  if (!bird) return vrrp;
+  return {
+    snapshot: () => ({
+      ...(vrrp?.snapshot() ?? { instances: [], vips: [] }),
+      bgp: bgpPeerReports(bird.announcer.configuredModel, bird.sessions),
+    }),
+    // the heartbeat renews every few seconds, which carries session changes too
+    subscribe: (listener) => vrrp?.subscribe(listener) ?? (() => {}),
+    lastApply: () => vrrp?.lastApply() ?? "none",
   };
 }
 

@@ -60,6 +60,7 @@ export function startHeartbeat(options: HeartbeatStart): Promise<void> {
           keepalived: options.dataPlane?.lastApply() ?? "none",
         },
         pools: await readPoolUsage(options.registry),
+        ...(snapshot.bgp ? { bgp: snapshot.bgp } : {}),
       };
     },
   });

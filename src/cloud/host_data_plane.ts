@@ -5,13 +5,15 @@
  *
  * @module
  */
-import type { InstanceReport } from "../status/host_report.ts";
+import type { BgpPeerReport, InstanceReport } from "../status/host_report.ts";
 
 /** The data plane of this host at one moment. */
 export interface DataPlaneSnapshot {
   instances: InstanceReport[];
   /** VIPs (rendered by Keelson) present on the interface, with the time each appeared. */
   vips: { ip: string; since: string }[];
+  /** BGP sessions and what this host exports over each; absent where BIRD does not run. */
+  bgp?: BgpPeerReport[];
 }
 
 /** Outcome of the last config apply of the host's daemon (`none` before the first). */

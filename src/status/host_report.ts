@@ -8,6 +8,7 @@
  * @module
  */
 import { z } from "zod";
+import { BGP_NAME_REGEXP } from "../config/bgp_schema.ts";
 import { NAME_REGEXP } from "../config/schema.ts";
 import { canonicalIp } from "../net/ip.ts";
 
@@ -39,6 +40,18 @@ export const InstanceReportSchema = z.strictObject({
   vips: z.array(ip).max(4096),
 });
 
+/**
+ * Schema of one BGP session's state (BIRD hosts): the peer's inventory name, whether the session
+ * is Established, and the prefixes this host exports to it (VIPs and pod CIDRs, canonical).
+ */
+export const BgpPeerReportSchema = z.strictObject({
+  peer: z.string().regex(BGP_NAME_REGEXP),
+  established: z.boolean(),
+  routes: z.array(
+    z.string().max(49).refine((v) => canonicalPrefix(v) === v, "not a canonical prefix"),
+  ).max(16384),
+});
+
 /** Schema of the report. */
 export const HostReportSchema = z.strictObject({
   v: z.literal(1),
@@ -62,12 +75,31 @@ export const HostReportSchema = z.strictObject({
     total: z.number().nonnegative(),
     used: z.number().int().nonnegative(),
   })).max(256),
+  /** BGP sessions of this host; absent where BIRD does not run (and in older reports). */
+  bgp: z.array(BgpPeerReportSchema).max(256).optional(),
 });
 
 /** One host's data plane, as published. */
 export type HostReport = z.infer<typeof HostReportSchema>;
+/** One BGP session's state, as published. */
+export type BgpPeerReport = z.infer<typeof BgpPeerReportSchema>;
 /** One instance's state, as published. */
 export type InstanceReport = z.infer<typeof InstanceReportSchema>;
+
+/**
+ * A prefix with its address in canonical text (`10.0.0.0/24`), or undefined.
+ * @param text `address/length`
+ */
+export function canonicalPrefix(text: string): string | undefined {
+  const slash = text.indexOf("/");
+  if (slash < 0) return undefined;
+  const ip = canonicalIp(text.slice(0, slash));
+  const lengthText = text.slice(slash + 1);
+  if (!ip || !/^[0-9]{1,3}$/.test(lengthText)) return undefined;
+  const length = Number(lengthText);
+  if (length > (ip.includes(":") ? 128 : 32)) return undefined;
+  return `${ip}/${length}`;
+}
 
 /**
  * Encodes a report for the annotation (validated first, so a host never publishes what a reader
