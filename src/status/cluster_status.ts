@@ -39,6 +39,11 @@ export interface VipStatus {
   pool: string | undefined;
   /** Hosts serving it now (fresh heartbeats listing it). */
   hosts: string[];
+  /**
+   * Hosts announcing it over BGP now (fresh heartbeats exporting it to an Established peer).
+   * Several is normal: the routers spread flows over them (ECMP).
+   */
+  bgpHosts: string[];
   /** Silent hosts whose last heartbeat listed it (whether they still serve it is unknown). */
   lastSeenOn: string[];
   /** Per host with an instance holding this VIP: its state. */
@@ -61,6 +66,10 @@ export interface HostStatus {
   /** Why the report could not be read. */
   reportError: string | undefined;
   vipsServed: number;
+  /** BGP sessions (BIRD hosts): peer, Established, prefixes exported; undefined without BIRD. */
+  bgp: { peer: string; established: boolean; routes: number }[] | undefined;
+  /** True when the host reports BGP sessions and none is Established. */
+  bgpDown: boolean;
 }
 
 /** One pool and family. */
@@ -132,6 +141,13 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
       reload: report?.reload,
       reportError: "error" in h.report ? h.report.error : undefined,
       vipsServed: fresh && report ? report.vips.length : 0,
+      bgp: report?.bgp?.map((p) => ({
+        peer: p.peer,
+        established: p.established,
+        routes: p.routes.length,
+      })),
+      bgpDown: fresh && (report?.bgp?.length ?? 0) > 0 &&
+        report!.bgp!.every((p) => !p.established),
     };
   });
   for (const h of hosts) {
@@ -148,6 +164,11 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
     if (h.reload && !h.reload.ok) {
       problems.push(`host ${h.host}: the last configuration reload failed`);
     }
+    if (h.bgpDown) {
+      problems.push(
+        `host ${h.host}: every BGP session is down (${h.bgp!.map((p) => p.peer).join(", ")})`,
+      );
+    }
     if (h.reload && (h.reload.keepalived === "invalid" || h.reload.keepalived === "error")) {
       problems.push(`host ${h.host}: the last keepalived config apply was ${h.reload.keepalived}`);
     }
@@ -163,6 +184,7 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
         services: [],
         pool: undefined,
         hosts: [],
+        bgpHosts: [],
         lastSeenOn: [],
         states: [],
         since: undefined,
@@ -185,7 +207,8 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
     }
   }
   const fresh = heartbeats.filter((h) => isFresh(h, nowMs));
-  const judged = anyDataPlaneReported(heartbeats);
+  const judged = anyDataPlaneReported(heartbeats) ||
+    heartbeats.some((h) => !("error" in h.report) && (h.report.bgp?.length ?? 0) > 0);
   for (const h of fresh) {
     if ("error" in h.report) continue;
     for (const instance of h.report.instances) {
@@ -193,6 +216,7 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
         row(vip).states.push({ host: h.host, instance: instance.name, state: instance.state });
       }
     }
+    for (const vip of bgpAnnouncedVips(h.report)) row(vip).bgpHosts.push(h.host);
     for (const served of h.report.vips) {
       const r = row(served.ip);
       r.hosts.push(h.host);
@@ -206,6 +230,7 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
   for (const r of vips) {
     r.services.sort();
     r.hosts.sort();
+    r.bgpHosts.sort();
     r.states.sort((a, b) => a.host.localeCompare(b.host));
     // while no host reports a data plane (no keepalived under Keelson) nothing is judged
     if (r.hosts.length === 0 && r.lastSeenOn.length > 0) {
@@ -215,6 +240,8 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
           r.lastSeenOn.join(", ")
         }, which went silent: whether it is served is unknown`,
       );
+    } else if (r.hosts.length === 0 && r.bgpHosts.length > 0) {
+      // announced over BGP (by one or, ECMP, by every healthy host): served
     } else if (r.hosts.length === 0 && judged) {
       r.problem = "no-host";
       problems.push(`VIP ${r.vip}${forServices(r)} is served by no host`);
@@ -239,6 +266,22 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
     }
   }
   return { now: new Date(nowMs).toISOString(), leader, vips, hosts, pools, problems };
+}
+
+/**
+ * The host addresses (/32, /128) a report exports to at least one Established peer: its VIPs
+ * announced over BGP (pod CIDRs are shorter prefixes).
+ */
+function bgpAnnouncedVips(report: HostReport): string[] {
+  const vips = new Set<string>();
+  for (const peer of report.bgp ?? []) {
+    if (!peer.established) continue;
+    for (const prefix of peer.routes) {
+      const [ip, length] = prefix.split("/");
+      if (length === (ip!.includes(":") ? "128" : "32")) vips.add(ip!);
+    }
+  }
+  return [...vips];
 }
 
 function forServices(r: VipStatus): string {

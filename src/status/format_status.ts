@@ -24,6 +24,8 @@ export function formatStatusText(status: ClusterStatus, options: FormatOptions):
     options.color ? `\x1b[${CODES[code]}m${text}\x1b[0m` : text;
   const nowMs = Date.parse(status.now);
   const out: string[] = [];
+  // BGP columns only where some host runs BIRD
+  const bgp = status.hosts.some((h) => h.bgp !== undefined);
 
   const leader = status.leader.identity
     ? status.leader.expired
@@ -41,7 +43,7 @@ export function formatStatusText(status: ClusterStatus, options: FormatOptions):
 
   out.push(paint("bold", "VIPs"));
   out.push(...table(
-    ["VIP", "SERVICE", "POOL", "SERVED BY", "VRRP", "SINCE"],
+    ["VIP", "SERVICE", "POOL", "SERVED BY", "VRRP", ...(bgp ? ["BGP (ECMP)"] : []), "SINCE"],
     status.vips.map((v) => {
       const served = v.problem === "no-host"
         ? paint("red", "NO HOST")
@@ -61,6 +63,7 @@ export function formatStatusText(status: ClusterStatus, options: FormatOptions):
         v.pool ?? "-",
         served,
         states,
+        ...(bgp ? [v.bgpHosts.join(",") || "-"] : []),
         since,
       ];
     }),
@@ -69,7 +72,7 @@ export function formatStatusText(status: ClusterStatus, options: FormatOptions):
 
   out.push(paint("bold", "Hosts"));
   out.push(...table(
-    ["HOST", "HEARTBEAT", "VERSION", "CONFIG", "KEEPALIVED", "VIPS"],
+    ["HOST", "HEARTBEAT", "VERSION", "CONFIG", "KEEPALIVED", "VIPS", ...(bgp ? ["BGP"] : [])],
     status.hosts.map((h) => {
       const beat = h.ageMs === undefined ? "never" : `${formatAge(h.ageMs)} ago`;
       const reload = h.reload === undefined
@@ -85,6 +88,7 @@ export function formatStatusText(status: ClusterStatus, options: FormatOptions):
         reload,
         keepalived === "invalid" || keepalived === "error" ? paint("red", keepalived) : keepalived,
         String(h.vipsServed),
+        ...(bgp ? [bgpSessions(h, paint)] : []),
       ];
     }),
   ));
@@ -106,6 +110,18 @@ export function formatStatusText(status: ClusterStatus, options: FormatOptions):
     }),
   ));
   return out.join("\n") + "\n";
+}
+
+/** `tor-a=up(12) tor-b=DOWN`: each session and the prefixes exported over it. */
+function bgpSessions(
+  h: ClusterStatus["hosts"][number],
+  paint: (code: keyof typeof CODES, text: string) => string,
+): string {
+  if (!h.bgp || h.bgp.length === 0) return "-";
+  const text = h.bgp.map((p) =>
+    p.established ? `${p.peer}=up(${p.routes})` : paint("red", `${p.peer}=DOWN`)
+  ).join(" ");
+  return h.bgpDown ? `${text} ${paint("red", "(ALL DOWN)")}` : text;
 }
 
 /**

@@ -117,3 +117,44 @@ Deno.test("buildClusterStatus(): hosts without keepalived report nothing, so no 
   assert.equal(status.vips[0]!.problem, undefined);
   assert.deepEqual(status.problems, []);
 });
+
+Deno.test("buildClusterStatus(): a BGP VIP announced by every healthy host is served (ECMP), a host with every session down is a problem", () => {
+  const bgp = (established: boolean) => [
+    { peer: "tor-a", established, routes: ["10.0.30.10/32", "10.244.1.0/24"] },
+    { peer: "tor-b", established, routes: ["10.0.30.10/32"] },
+  ];
+  const status = buildClusterStatus({
+    services: [lbService("shop", "web", ["10.0.30.10"], "bgp")],
+    leases: [
+      heartbeatLease("cp-1", { ...report("cp-1", []), bgp: bgp(true) }),
+      heartbeatLease("cp-2", { ...report("cp-2", []), bgp: bgp(true) }),
+      heartbeatLease("cp-3", { ...report("cp-3", []), bgp: bgp(false) }),
+    ],
+    leaderLease: leaderLease("cp-1_abc"),
+    nowMs: NOW,
+  });
+  assert.deepEqual(status.vips.map((v) => [v.vip, v.hosts, v.bgpHosts, v.problem]), [
+    ["10.0.30.10", [], ["cp-1", "cp-2"], undefined],
+  ]);
+  assert.deepEqual(status.hosts.map((h) => [h.host, h.bgpDown, h.bgp?.map((p) => p.routes)]), [
+    ["cp-1", false, [2, 1]],
+    ["cp-2", false, [2, 1]],
+    ["cp-3", true, [2, 1]],
+  ]);
+  assert.deepEqual(status.problems, ["host cp-3: every BGP session is down (tor-a, tor-b)"]);
+});
+
+Deno.test("buildClusterStatus(): a BGP VIP no host announces is served by no host", () => {
+  const status = buildClusterStatus({
+    services: [lbService("shop", "web", ["10.0.30.10"], "bgp")],
+    leases: [
+      heartbeatLease("cp-1", {
+        ...report("cp-1", []),
+        bgp: [{ peer: "tor-a", established: true, routes: [] }],
+      }),
+    ],
+    leaderLease: leaderLease("cp-1_abc"),
+    nowMs: NOW,
+  });
+  assert.deepEqual(status.vips.map((v) => [v.vip, v.problem]), [["10.0.30.10", "no-host"]]);
+});

@@ -80,3 +80,27 @@ Deno.test("formatStatusJson() is the model itself", () => {
 Deno.test("table() says (none) for no rows", () => {
   assert.deepEqual(table(["A"], []), ["  (none)"]);
 });
+
+Deno.test("formatStatusText(): BGP columns show the announcing hosts and each host's sessions", () => {
+  const status = buildClusterStatus({
+    services: [lbService("shop", "web", ["10.0.30.10"], "bgp")],
+    leases: [
+      heartbeatLease("cp-1", {
+        ...report("cp-1", []),
+        bgp: [{ peer: "tor-a", established: true, routes: ["10.0.30.10/32"] }],
+      }),
+      heartbeatLease("cp-2", {
+        ...report("cp-2", []),
+        bgp: [{ peer: "tor-a", established: false, routes: ["10.0.30.10/32"] }],
+      }),
+    ],
+    leaderLease: leaderLease("cp-1_abc"),
+    nowMs: NOW,
+  });
+  const text = formatStatusText(status, { color: false });
+  assert.match(text, /BGP \(ECMP\)/);
+  assert.match(text, /10\.0\.30\.10 +shop\/web +bgp +- +- +cp-1 /);
+  assert.match(text, /cp-1 .* tor-a=up\(1\)\n/);
+  assert.match(text, /cp-2 .* tor-a=DOWN \(ALL DOWN\)\n/);
+  assert.match(text, /host cp-2: every BGP session is down/);
+});

@@ -45,3 +45,25 @@ Deno.test("a host holding 1000 VIPs publishes a report that fits and parses", ()
   assert.ok(text.length < 192 * 1024, `${text.length} bytes`);
   assert.ok(!("error" in decodeHostReport(text)));
 });
+
+Deno.test("decodeHostReport(): the BGP sessions round-trip, a report without them (older hosts) stays readable, bad ones are refused", () => {
+  const plain = report("cp-1", []);
+  assert.equal("bgp" in plain, false);
+  assert.deepEqual(decodeHostReport(encodeHostReport(plain)), plain);
+  const withBgp = {
+    ...plain,
+    bgp: [{ peer: "tor-a", established: true, routes: ["10.0.20.100/32", "10.244.1.0/24"] }],
+  };
+  assert.deepEqual(decodeHostReport(encodeHostReport(withBgp)), withBgp);
+  const cases: [string, unknown][] = [
+    ["peer name", [{ peer: "tor a}", established: true, routes: [] }]],
+    ["not a prefix", [{ peer: "tor-a", established: true, routes: ["10.0.0.1"] }]],
+    ["non-canonical", [{ peer: "tor-a", established: true, routes: ["010.0.0.1/32"] }]],
+    ["length", [{ peer: "tor-a", established: true, routes: ["10.0.0.1/33"] }]],
+    ["state", [{ peer: "tor-a", established: "yes", routes: [] }]],
+    ["unknown field", [{ peer: "tor-a", established: true, routes: [], asn: 1 }]],
+  ];
+  for (const [what, bgp] of cases) {
+    assert.ok("error" in decodeHostReport(JSON.stringify({ ...plain, bgp })), what);
+  }
+});
