@@ -11,6 +11,7 @@ import type { V1Lease, V1Service } from "@kubernetes/client-node";
 import { canonicalIp } from "../net/ip.ts";
 import {
   anyDataPlaneReported,
+  bgpHostsByVip,
   type Heartbeat,
   isFresh,
   lastSeenOnSilentHosts,
@@ -216,13 +217,13 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
         row(vip).states.push({ host: h.host, instance: instance.name, state: instance.state });
       }
     }
-    for (const vip of bgpAnnouncedVips(h.report)) row(vip).bgpHosts.push(h.host);
     for (const served of h.report.vips) {
       const r = row(served.ip);
       r.hosts.push(h.host);
       r.since = r.since === undefined || served.since > r.since ? served.since : r.since;
     }
   }
+  for (const [vip, hosts] of bgpHostsByVip(heartbeats, nowMs)) row(vip).bgpHosts = hosts;
   for (const [vip, silent] of lastSeenOnSilentHosts(heartbeats, nowMs)) {
     row(vip).lastSeenOn = silent;
   }
@@ -266,22 +267,6 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
     }
   }
   return { now: new Date(nowMs).toISOString(), leader, vips, hosts, pools, problems };
-}
-
-/**
- * The host addresses (/32, /128) a report exports to at least one Established peer: its VIPs
- * announced over BGP (pod CIDRs are shorter prefixes).
- */
-function bgpAnnouncedVips(report: HostReport): string[] {
-  const vips = new Set<string>();
-  for (const peer of report.bgp ?? []) {
-    if (!peer.established) continue;
-    for (const prefix of peer.routes) {
-      const [ip, length] = prefix.split("/");
-      if (length === (ip!.includes(":") ? "128" : "32")) vips.add(ip!);
-    }
-  }
-  return [...vips];
 }
 
 function forServices(r: VipStatus): string {

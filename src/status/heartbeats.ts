@@ -85,6 +85,35 @@ export function servingHostsByVip(
 }
 
 /**
+ * For each VIP, the hosts with a fresh, readable heartbeat that export it (a /32 or /128) to an
+ * Established BGP peer. Several hosts is normal: the routers spread flows over them (ECMP).
+ * @param heartbeats every heartbeat
+ * @param nowMs current time
+ * @returns VIP -> sorted host names
+ */
+export function bgpHostsByVip(
+  heartbeats: readonly Heartbeat[],
+  nowMs: number,
+): Map<string, string[]> {
+  const result = new Map<string, string[]>();
+  for (const heartbeat of heartbeats) {
+    if (!isFresh(heartbeat, nowMs) || "error" in heartbeat.report) continue;
+    const vips = new Set<string>();
+    for (const peer of heartbeat.report.bgp ?? []) {
+      if (!peer.established) continue;
+      for (const prefix of peer.routes) {
+        const [ip, length] = prefix.split("/");
+        // pod CIDRs are shorter prefixes
+        if (length === (ip!.includes(":") ? "128" : "32")) vips.add(ip!);
+      }
+    }
+    for (const vip of vips) result.set(vip, [...(result.get(vip) ?? []), heartbeat.host]);
+  }
+  for (const hosts of result.values()) hosts.sort();
+  return result;
+}
+
+/**
  * For each VIP, the silent hosts (heartbeat older than its lease) whose last report listed it:
  * the VIP may still be there (Keelson stopped, keepalived did not) or gone with the host.
  * @param heartbeats every heartbeat

@@ -18,6 +18,7 @@ import { logger } from "../../log/logging.ts";
 import { canonicalIp } from "../../net/ip.ts";
 import {
   anyDataPlaneReported,
+  bgpHostsByVip,
   lastSeenOnSilentHosts,
   parseHeartbeatLease,
   servingHostsByVip,
@@ -146,12 +147,15 @@ export class VipHostController {
         servicesByVip.set(vip, list);
       }
     }
-    const observations: VipObservation[] = [...servicesByVip].map(([vip, services]) => ({
-      vip,
-      services: services.map((s) => s.key).sort(),
-      hosts: hostsByVip.get(vip) ?? [],
-      lastSeenOn: silentByVip.get(vip) ?? [],
-    }));
+    // a VIP announced over BGP is served by every announcing host (ECMP): not judged here
+    const overBgp = bgpHostsByVip(heartbeats, now);
+    const observations: VipObservation[] = [...servicesByVip].filter(([vip]) => !overBgp.has(vip))
+      .map(([vip, services]) => ({
+        vip,
+        services: services.map((s) => s.key).sort(),
+        hosts: hostsByVip.get(vip) ?? [],
+        lastSeenOn: silentByVip.get(vip) ?? [],
+      }));
     // nobody reports a data plane (no keepalived under Keelson): nothing to judge, no Warnings
     if (!anyDataPlaneReported(heartbeats)) {
       this.#serving.reset();
@@ -181,6 +185,11 @@ export class VipHostController {
       for (const service of o.services) {
         this.#serving.set({ vip: o.vip, service }, o.hosts.length);
       }
+    }
+    for (const [vip, services] of servicesByVip) {
+      const hosts = overBgp.get(vip);
+      if (!hosts) continue;
+      for (const { key } of services) this.#serving.set({ vip, service: key }, hosts.length);
     }
     return observations;
   }

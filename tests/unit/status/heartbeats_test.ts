@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { isFresh, parseHeartbeatLease, servingHostsByVip } from "../../../src/status/heartbeats.ts";
+import {
+  bgpHostsByVip,
+  isFresh,
+  parseHeartbeatLease,
+  servingHostsByVip,
+} from "../../../src/status/heartbeats.ts";
 import { heartbeatLease, leaderLease, NOW, report } from "./_leases.ts";
 
 Deno.test("parseHeartbeatLease() reads heartbeat Leases and ignores the others", () => {
@@ -35,5 +40,21 @@ Deno.test("servingHostsByVip() counts only fresh, readable heartbeats", () => {
   assert.deepEqual(
     [...servingHostsByVip(beats, NOW)],
     [["10.0.0.1", ["cp-1", "cp-2"]], ["10.0.0.2", ["cp-2"]]],
+  );
+});
+
+Deno.test("bgpHostsByVip() counts host prefixes exported to Established peers of fresh hosts", () => {
+  const bgp = (established: boolean) => [
+    { peer: "tor-a", established, routes: ["10.0.30.10/32", "10.244.1.0/24", "fd00::5/128"] },
+  ];
+  const heartbeats = [
+    heartbeatLease("cp-1", { ...report("cp-1", []), bgp: bgp(true) }),
+    heartbeatLease("cp-2", { ...report("cp-2", []), bgp: bgp(false) }),
+    heartbeatLease("cp-3", { ...report("cp-3", []), bgp: bgp(true) }, 20_000),
+    heartbeatLease("cp-4", { ...report("cp-4", []), bgp: bgp(true) }),
+  ].map((l) => parseHeartbeatLease(l)!);
+  assert.deepEqual(
+    [...bgpHostsByVip(heartbeats, NOW)],
+    [["10.0.30.10", ["cp-1", "cp-4"]], ["fd00::5", ["cp-1", "cp-4"]]],
   );
 });

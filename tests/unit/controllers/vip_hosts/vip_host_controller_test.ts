@@ -123,3 +123,21 @@ Deno.test("VipHostController: no Warning while no host runs keepalived under Kee
   assert.deepEqual(controller.evaluate(), []);
   assert.deepEqual(events.events, []);
 });
+
+Deno.test("VipHostController: a VIP announced over BGP by several hosts is ECMP, not split brain", async () => {
+  const { services, leases, events, registry, controller, advance } = setup();
+  services.upsert(lbService("shop", "web", ["10.0.0.150"]));
+  services.upsert(lbService("shop", "bgp", ["10.0.30.10"], "bgp"));
+  const bgp = [{ peer: "tor-a", established: true, routes: ["10.0.30.10/32"] }];
+  leases.upsert(heartbeatLease("cp-1", { ...report("cp-1", ["10.0.0.150"]), bgp }));
+  leases.upsert(heartbeatLease("cp-2", { ...report("cp-2", []), bgp }));
+  controller.evaluate();
+  advance(5000);
+  const observed = controller.evaluate();
+  assert.deepEqual(observed.map((o) => o.vip), ["10.0.0.150"]);
+  assert.deepEqual(events.events.filter((e) => e.type === "Warning"), []);
+  assert.match(
+    await registry.metrics(),
+    /keelson_vip_serving_hosts\{vip="10.0.30.10",service="shop\/bgp"\} 2/,
+  );
+});
