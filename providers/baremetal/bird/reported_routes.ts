@@ -1,0 +1,76 @@
+/**
+ * Which Nodes' pod routes some host announces, judged from every host's heartbeat (issue 11):
+ * with per-rack peers the leader may not talk to a Node's routers, so its own BIRD cannot tell.
+ * A Node's pod CIDR counts as routed when a host with a fresh heartbeat reports it exported over
+ * an Established session to a peer eligible for that Node: the peer receives pod CIDRs
+ * (`pod_cidrs = true`) and its `subnet` holds the Node's InternalIP, or it is multihop (it
+ * resolves next hops recursively; the model exports every pod route to it).
+ *
+ * @module
+ */
+import type { V1Node } from "@kubernetes/client-node";
+import type { Route } from "../../../src/cloud/provider.ts";
+import type { Config } from "../../../src/config/types.ts";
+import { formatIp, parseIp } from "../../../src/net/ip.ts";
+import { type Heartbeat, isFresh } from "../../../src/status/heartbeats.ts";
+import { podRoutesOf } from "./host_config.ts";
+import { parsePrefix } from "./model.ts";
+
+type BgpPeer = NonNullable<Config["bgp"]>["peers"][number];
+
+/** Inputs of `reportedRoutes`. */
+export interface ReportedRoutesInput {
+  config: Config;
+  heartbeats: readonly Heartbeat[];
+  nodes: readonly V1Node[];
+  nowMs: number;
+}
+
+/**
+ * The Nodes' pod routes some eligible host reports announced.
+ * @param input inventory, heartbeats, Nodes and the time
+ * @returns the routes, as `listRoutes` returns them
+ */
+export function reportedRoutes(input: ReportedRoutesInput): Route[] {
+  const peers = input.config.bgp?.peers ?? [];
+  // peer name -> prefixes exported over an Established session, by fresh hosts
+  const live = new Map<string, Set<string>>();
+  for (const h of input.heartbeats) {
+    if (!isFresh(h, input.nowMs) || "error" in h.report) continue;
+    for (const p of h.report.bgp ?? []) {
+      if (!p.established) continue;
+      const set = live.get(p.peer) ?? new Set<string>();
+      for (const r of p.routes) set.add(r);
+      live.set(p.peer, set);
+    }
+  }
+  const routes: Route[] = [];
+  for (const pod of podRoutesOf(input.nodes)) {
+    const prefix = parsePrefix(pod.cidr);
+    if (!prefix) continue;
+    const cidr = `${formatIp(prefix.family, prefix.value)}/${prefix.length}`;
+    const routed = peers.some((peer) =>
+      eligible(peer, pod.nextHop) && (live.get(peer.name)?.has(cidr) ?? false)
+    );
+    if (routed) {
+      routes.push({ name: `${pod.node}/${cidr}`, targetNode: pod.node, destinationCIDR: cidr });
+    }
+  }
+  return routes;
+}
+
+/**
+ * Whether `peer` may carry the pod routes of a Node with InternalIP `nodeIp`.
+ * @param peer a `[[bgp.peers]]` entry
+ * @param nodeIp the Node's InternalIP of the route's family
+ */
+export function eligible(peer: BgpPeer, nodeIp: string): boolean {
+  if (!peer.pod_cidrs) return false;
+  if (peer.multihop > 0) return true;
+  if (peer.subnet === undefined) return false;
+  const subnet = parsePrefix(peer.subnet);
+  const ip = parseIp(nodeIp);
+  if (!subnet || !ip || subnet.family !== ip.family) return false;
+  const shift = BigInt((ip.family === 4 ? 32 : 128) - subnet.length);
+  return (ip.value >> shift) === (subnet.value >> shift);
+}
