@@ -13,6 +13,7 @@ import { logger } from "../../src/log/logging.ts";
 import { bgpPeerReports } from "./bird/bgp_report.ts";
 import { type BirdClusterContext, type RunningBird, startBird } from "./bird/start_bird.ts";
 import type { HostDataPlane } from "../../src/cloud/host_data_plane.ts";
+import type { Route } from "../../src/cloud/provider.ts";
 import { handlesService } from "../../src/cloud/load_balancer_class.ts";
 import { canonicalIp } from "../../src/net/ip.ts";
 import type { HostAnnouncer } from "./host_announcer.ts";
@@ -28,6 +29,8 @@ export interface HostSideOptions {
   host: string;
   registry: Registry;
   signal: AbortSignal;
+  /** Routes other hosts report announced (heartbeats), for BIRD's Routes capability. */
+  reportedRoutes?: () => Route[];
 }
 
 /** The running host side. */

@@ -19,8 +19,11 @@ import {
   type CloudProvider,
   type LoadBalancer,
   ProviderError,
+  type Route,
   type Routes,
 } from "../../src/cloud/provider.ts";
+import { parseHeartbeatLease } from "../../src/status/heartbeats.ts";
+import { reportedRoutes } from "./bird/reported_routes.ts";
 import type { ProviderRegistry } from "../../src/cloud/registry.ts";
 import type { Config } from "../../src/config/types.ts";
 import type { EventRecorder, Informer } from "../../src/kube/ports.ts";
@@ -117,6 +120,8 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
   const cluster: { services?: Informer<V1Service> } = {};
   let events: EventRecorder | undefined;
   let hostSide: HostSide | undefined;
+  // while leading: the pod routes other hosts report announced (their heartbeats)
+  let reported: (() => Route[]) | undefined;
   const loadBalancer = createLoadBalancer({
     config: current,
     services: () => cluster.services,
@@ -125,7 +130,7 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
   });
   // Routes: pod CIDRs over BIRD, answered from this host's BIRD once the host side runs
   const routes = current().bgp?.peers.some((p) => p.pod_cidrs)
-    ? hostRoutes(() => hostSide?.bird?.routes)
+    ? hostRoutes(() => hostSide?.bird?.routes, () => reported)
     : undefined;
   const base = createBaremetalProvider(inventory, { loadBalancer, ...(routes ? { routes } : {}) });
   // the leader's Warning Events for Service addresses keepalived will not serve
@@ -138,7 +143,13 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
   const provider: CloudProvider = {
     ...base,
     async startHost({ host, signal }) {
-      hostSide = await startHostSide({ config: current, host, registry: metrics, signal });
+      hostSide = await startHostSide({
+        config: current,
+        host,
+        registry: metrics,
+        signal,
+        reportedRoutes: () => reported?.() ?? [],
+      });
       return hostSide;
     },
     connect(context) {
@@ -162,17 +173,38 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
     initialize(context) {
       events = context.events;
       reportUnserved();
-      context.signal.addEventListener("abort", () => events = undefined, { once: true });
+      const heartbeats = context.heartbeats;
+      if (heartbeats) {
+        reported = () =>
+          reportedRoutes({
+            config: current(),
+            heartbeats: heartbeats.list().map(parseHeartbeatLease).filter((h) => h !== undefined),
+            nodes: context.nodes.list(),
+            nowMs: Date.now(),
+          });
+      }
+      context.signal.addEventListener("abort", () => {
+        events = undefined;
+        reported = undefined;
+      }, { once: true });
       return Promise.resolve();
     },
   };
   return provider;
 }
 
-/** Routes that answer through this host's BIRD, or fail (retriable) while it does not run. */
-function hostRoutes(bird: () => Routes | undefined): Routes {
+/**
+ * Routes that answer through this host's BIRD; where BIRD does not run here, from the other
+ * hosts' heartbeats alone; else fail (retriable).
+ */
+function hostRoutes(
+  bird: () => Routes | undefined,
+  reported: () => (() => Route[]) | undefined,
+): Routes {
   const get = (): Routes => {
     const routes = bird();
+    const fromHeartbeats = reported();
+    if (!routes && fromHeartbeats) return heartbeatRoutes(fromHeartbeats);
     if (!routes) {
       throw new ProviderError(
         "BIRD does not run on this host (not a control-plane machine, or no [bgp] at start-up)",
@@ -184,5 +216,25 @@ function hostRoutes(bird: () => Routes | undefined): Routes {
     listRoutes: async (cluster) => await get().listRoutes(cluster),
     createRoute: async (cluster, hint, route) => await get().createRoute(cluster, hint, route),
     deleteRoute: async (cluster, route) => await get().deleteRoute(cluster, route),
+  };
+}
+
+/** Routes judged only from the other hosts' heartbeats (this host renders no BIRD). */
+function heartbeatRoutes(reported: () => Route[]): Routes {
+  const has = (route: Route) =>
+    reported().some((r) =>
+      r.targetNode === route.targetNode && r.destinationCIDR === route.destinationCIDR.toLowerCase()
+    );
+  return {
+    listRoutes: () => Promise.resolve(reported()),
+    createRoute: (_cluster, _hint, route) =>
+      has(route) ? Promise.resolve() : Promise.reject(
+        new ProviderError(
+          `No host reports ${route.destinationCIDR} of Node "${route.targetNode}" announced to an ` +
+            "eligible peer, and BIRD does not run on this host",
+        ),
+      ),
+    // every host renders from its own caches: a deleted Node's routes leave them by themselves
+    deleteRoute: () => Promise.resolve(),
   };
 }

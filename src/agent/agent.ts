@@ -32,7 +32,7 @@ import { metricsTokenReader } from "../server/metrics_token_file.ts";
 import { serve } from "../server/serve.ts";
 import { registerBaremetal, strandedAddressIssues } from "../../providers/baremetal/mod.ts";
 import { type ClusterCaches, createClusterCaches } from "./cluster_caches.ts";
-import { runVipHostController, startHeartbeat } from "./data_plane.ts";
+import { createHeartbeatInformer, runVipHostController, startHeartbeat } from "./data_plane.ts";
 import { managedControllersGauge, runLeaderControllers } from "./leader_controllers.ts";
 import type { ServiceController } from "../controllers/service/service_controller.ts";
 import { errorMessage } from "../log/error_message.ts";
@@ -184,8 +184,10 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   // 5. lead: once the caches synced, initialize the provider and run the enabled controllers
   const lead = async (leaderSignal: AbortSignal) => {
     if (!await cache.waitForSyncAll(leaderSignal)) return;
+    const heartbeats = createHeartbeatInformer(clients.client(CLIENT_NAMES.vipHosts), registry);
     const vipHosts = runVipHostController(
       clients.client(CLIENT_NAMES.vipHosts),
+      heartbeats,
       cache.services,
       () => config,
       registry,
@@ -195,6 +197,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
       config: () => config,
       clients,
       caches: cache,
+      heartbeats,
       provider,
       registry,
       health,

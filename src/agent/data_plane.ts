@@ -14,7 +14,7 @@ import { VipHostController } from "../controllers/vip_hosts/vip_host_controller.
 import { createEventSink } from "../kube/cluster_writer.ts";
 import { AggregatingEventRecorder } from "../kube/event_recorder.ts";
 import { HostHeartbeat } from "../kube/host_heartbeat.ts";
-import { createInformer } from "../kube/informer.ts";
+import { createInformer, type RunnableInformer } from "../kube/informer.ts";
 import type { KubeClient } from "../kube/kube_client.ts";
 import { createLeaseApi } from "../kube/lease_api.ts";
 import type { Informer } from "../kube/ports.ts";
@@ -70,8 +70,27 @@ export function startHeartbeat(options: HeartbeatStart): Promise<void> {
 }
 
 /**
- * Runs the VIP-host controller while leading.
+ * The cache of every host's heartbeat Lease, for the leader (VIP hosts, the provider's Routes).
  * @param client the Kubernetes client
+ * @param registry metrics
+ * @returns the informer (not yet running)
+ */
+export function createHeartbeatInformer(
+  client: KubeClient,
+  registry: Registry,
+): RunnableInformer<V1Lease> {
+  return createInformer<V1Lease>(client, {
+    path: `/apis/coordination.k8s.io/v1/namespaces/${HEARTBEAT_NAMESPACE}/leases`,
+    kind: "Lease",
+    apiVersion: "coordination.k8s.io/v1",
+    registry,
+  });
+}
+
+/**
+ * Runs the VIP-host controller while leading, and the heartbeat cache it reads.
+ * @param client the Kubernetes client
+ * @param leases the heartbeat cache (`createHeartbeatInformer`), run here
  * @param services the Service informer
  * @param config the configuration in force
  * @param registry metrics
@@ -79,17 +98,12 @@ export function startHeartbeat(options: HeartbeatStart): Promise<void> {
  */
 export async function runVipHostController(
   client: KubeClient,
+  leases: RunnableInformer<V1Lease>,
   services: Informer<V1Service>,
   config: () => Config,
   registry: Registry,
   signal: AbortSignal,
 ): Promise<void> {
-  const leases = createInformer<V1Lease>(client, {
-    path: `/apis/coordination.k8s.io/v1/namespaces/${HEARTBEAT_NAMESPACE}/leases`,
-    kind: "Lease",
-    apiVersion: "coordination.k8s.io/v1",
-    registry,
-  });
   const events = new AggregatingEventRecorder(createEventSink(client), {
     component: "keelson-vip-hosts",
     host: "",

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { V1Lease } from "@kubernetes/client-node";
 import { Gauge, type Registry } from "prom-client";
 import type { CloudProvider } from "../cloud/provider.ts";
 import type { Config } from "../config/types.ts";
@@ -33,6 +34,7 @@ import {
 import { CLIENT_NAMES, type ClientFactory } from "../kube/client_factory.ts";
 import { createClusterWriter, createEventSink } from "../kube/cluster_writer.ts";
 import { AggregatingEventRecorder } from "../kube/event_recorder.ts";
+import type { Lister } from "../kube/ports.ts";
 import { logger } from "../log/logging.ts";
 import { declareOnce } from "../metrics/registry.ts";
 import { hostname } from "../net/hostname.ts";
@@ -46,6 +48,8 @@ export interface LeaderControllerDeps {
   /** One client (and rate limit) per controller, its Events included, as upstream. */
   clients: ClientFactory;
   caches: ClusterCaches;
+  /** Every host's heartbeat Lease (run by the VIP-host controller), for the provider's Routes. */
+  heartbeats?: Lister<V1Lease>;
   provider: CloudProvider;
   registry: Registry;
   health: HealthChecks;
@@ -129,6 +133,7 @@ export async function runLeaderControllers(
   await deps.provider.initialize?.({
     nodes: deps.caches.nodes,
     services: deps.caches.services,
+    ...(deps.heartbeats ? { heartbeats: deps.heartbeats } : {}),
     ...(providerEvents ? { events: providerEvents } : {}),
     signal,
   });

@@ -9,6 +9,7 @@
 import type { HostDataPlane } from "./host_data_plane.ts";
 import type {
   V1EndpointSlice,
+  V1Lease,
   V1LoadBalancerStatus,
   V1Node,
   V1NodeAddress,
@@ -152,6 +153,8 @@ export interface ClusterContext {
 export interface ProviderContext {
   nodes: Lister<V1Node>;
   services: Lister<V1Service>;
+  /** Every host's heartbeat Lease (`kube-system/keelson-host-*`), read-only; Keelson extension. */
+  heartbeats?: Lister<V1Lease>;
   /** Records Events on the Services the provider serves; absent when the service controller is off. */
   events?: EventRecorder;
   /** Aborts when this term of leadership ends. */

@@ -2,7 +2,8 @@
  * The Routes part of the provider contract over BIRD. Every control-plane host renders the pod
  * routes of all Nodes from its own caches; this side answers the route controller (leader) from
  * this host's BIRD: a route "exists" once BIRD accepted a file holding it (`configure` replied
- * 0003/0004/0005) and a session to a peer that receives it is Established. `createRoute` renders
+ * 0003/0004/0005) and a session to a peer that receives it is Established; or once another
+ * host's heartbeat reports it so (per-rack peers the leader does not talk to). `createRoute` renders
  * and waits for that, bounded; `deleteRoute` renders (a deleted Node's routes leave the caches).
  *
  * @module
@@ -20,6 +21,11 @@ export interface BirdRoutesDeps {
     sync(reason: string): Promise<unknown>;
   };
   sessions: { established(index: number): boolean; poll(): Promise<void> };
+  /**
+   * The routes other hosts report announced (their heartbeats, `reported_routes.ts`), so a Node
+   * whose rack's peers this host does not talk to is judged too. @default none
+   */
+  reported?: () => Route[];
   /** How long `createRoute` waits for BIRD and a session. @default 5000 */
   waitMs?: number;
 }
@@ -33,11 +39,18 @@ export class BirdRoutes implements Routes {
     this.#deps = deps;
   }
 
-  /** Routes BIRD accepted and announces over at least one Established session. */
+  /**
+   * Routes this host's BIRD accepted and announces over at least one Established session, and
+   * those other hosts report announced to a peer eligible for the Node.
+   */
   listRoutes(_clusterName: string): Promise<Route[]> {
-    return Promise.resolve(
-      announcedRoutes(this.#deps.announcer.configuredModel, this.#deps.sessions),
-    );
+    return Promise.resolve(this.#routes());
+  }
+
+  #routes(): Route[] {
+    const local = announcedRoutes(this.#deps.announcer.configuredModel, this.#deps.sessions);
+    const names = new Set(local.map((r) => r.name));
+    return [...local, ...(this.#deps.reported?.() ?? []).filter((r) => !names.has(r.name))];
   }
 
   /**
@@ -50,11 +63,14 @@ export class BirdRoutes implements Routes {
     while (true) {
       await this.#deps.sessions.poll();
       const model = this.#deps.announcer.configuredModel;
-      if (announcedRoutes(model, this.#deps.sessions).some((r) => sameRoute(r, route))) return;
+      if (this.#routes().some((r) => sameRoute(r, route))) return;
       if (Date.now() >= deadline) {
         throw new ProviderError(
           `BIRD does not announce ${route.destinationCIDR} for Node "${route.targetNode}": ` +
-            whyNot(model, route, this.#deps.sessions),
+            whyNot(model, route, this.#deps.sessions) +
+            (this.#deps.reported
+              ? "; and no host reports it announced to an eligible peer (heartbeats)"
+              : ""),
         );
       }
       await delay(200);

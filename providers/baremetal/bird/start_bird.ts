@@ -8,7 +8,7 @@
  */
 import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
 import type { Registry } from "prom-client";
-import type { Routes } from "../../../src/cloud/provider.ts";
+import type { Route, Routes } from "../../../src/cloud/provider.ts";
 import type { Config } from "../../../src/config/types.ts";
 import { durationMs } from "../../../src/config/types.ts";
 import { delay } from "../../../src/kube/delay.ts";
@@ -26,6 +26,8 @@ export interface BirdOptions {
   host: string;
   registry: Registry;
   signal: AbortSignal;
+  /** Routes other hosts report announced (heartbeats), for the Routes capability. */
+  reportedRoutes?: () => Route[];
 }
 
 /** What BIRD reads once the Kubernetes connection exists. */
@@ -123,7 +125,11 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
   })());
   await announcer.sync("startup");
   const routes = bgp.peers.some((p) => p.pod_cidrs)
-    ? new BirdRoutes({ announcer, sessions })
+    ? new BirdRoutes({
+      announcer,
+      sessions,
+      ...(options.reportedRoutes ? { reported: options.reportedRoutes } : {}),
+    })
     : undefined;
   // drain before exit: withdraw, wait for BIRD to have the file, then stop polling
   const drained = new Promise<void>((resolve) => {
