@@ -128,7 +128,8 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
     ? new BirdRoutes({
       announcer,
       sessions,
-      ...(options.reportedRoutes ? { reported: options.reportedRoutes } : {}),
+      // another host's report arrives with its next heartbeat (renewed every 5 s)
+      ...(options.reportedRoutes ? { reported: options.reportedRoutes, waitMs: 8000 } : {}),
     })
     : undefined;
   // drain before exit: withdraw, wait for BIRD to have the file, then stop polling
