@@ -7,6 +7,7 @@
 import type { V1Lease } from "@kubernetes/client-node";
 import { NAME_REGEXP } from "../config/schema.ts";
 import {
+  bgpAnnouncedAddresses,
   decodeHostReport,
   HEARTBEAT_LEASE_PREFIX,
   HOST_REPORT_ANNOTATION,
@@ -98,15 +99,7 @@ export function bgpHostsByVip(
   const result = new Map<string, string[]>();
   for (const heartbeat of heartbeats) {
     if (!isFresh(heartbeat, nowMs) || "error" in heartbeat.report) continue;
-    const vips = new Set<string>();
-    for (const peer of heartbeat.report.bgp ?? []) {
-      if (!peer.established) continue;
-      for (const prefix of peer.routes) {
-        const [ip, length] = prefix.split("/");
-        // pod CIDRs are shorter prefixes
-        if (length === (ip!.includes(":") ? "128" : "32")) vips.add(ip!);
-      }
-    }
+    const vips = bgpAnnouncedAddresses(heartbeat.report.bgp ?? []);
     for (const vip of vips) result.set(vip, [...(result.get(vip) ?? []), heartbeat.host]);
   }
   for (const hosts of result.values()) hosts.sort();

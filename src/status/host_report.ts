@@ -102,6 +102,24 @@ export function canonicalPrefix(text: string): string | undefined {
 }
 
 /**
+ * The addresses a host announces over BGP: host prefixes (/32, /128) exported over an Established
+ * session (pod CIDRs are shorter prefixes).
+ * @param peers a report's BGP sessions
+ * @returns the addresses, each once
+ */
+export function bgpAnnouncedAddresses(peers: readonly BgpPeerReport[]): string[] {
+  const vips = new Set<string>();
+  for (const peer of peers) {
+    if (!peer.established) continue;
+    for (const prefix of peer.routes) {
+      const [ip, length] = prefix.split("/");
+      if (length === (ip!.includes(":") ? "128" : "32")) vips.add(ip!);
+    }
+  }
+  return [...vips];
+}
+
+/**
  * Encodes a report for the annotation (validated first, so a host never publishes what a reader
  * would refuse).
  * @param report the report

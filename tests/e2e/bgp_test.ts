@@ -16,7 +16,8 @@
  * @module
  */
 import assert from "node:assert/strict";
-import type { V1Node, V1Service } from "@kubernetes/client-node";
+import type { V1Lease, V1Node, V1Service } from "@kubernetes/client-node";
+import { decodeHostReport, HOST_REPORT_ANNOTATION } from "../../src/status/host_report.ts";
 import { findAssets } from "../integration/_harness/assets.ts";
 import { type ControlPlane, startControlPlane } from "../integration/_harness/control_plane.ts";
 import { type KeelsonProcess, startKeelson } from "../integration/_harness/keelson_process.ts";
@@ -246,6 +247,33 @@ Deno.test({
         } s after the Node got its pod CIDR`,
       );
       assert.equal(condition.value.message, "RouteController created a route");
+
+      // every host's heartbeat Lease reports its session Established and what it exports
+      const reports = await timed(
+        "BGP sessions and exports in 3 heartbeats",
+        async () => {
+          const found = [];
+          for (let i = 1; i <= HOSTS; i++) {
+            const lease = (await cpRef.request<V1Lease>(
+              "GET",
+              `/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/keelson-host-cp-${i}`,
+            )).body as V1Lease;
+            const text = lease.metadata?.annotations?.[HOST_REPORT_ANNOTATION];
+            const decoded = text === undefined ? undefined : decodeHostReport(text);
+            const tor = decoded && !("error" in decoded)
+              ? decoded.bgp?.find((p) => p.peer === "tor")
+              : undefined;
+            if (!tor?.established || !tor.routes.includes(`${vip}/32`)) return undefined;
+            if (!tor.routes.includes(POD_CIDR)) return undefined;
+            found.push(tor);
+          }
+          return found;
+        },
+        30_000,
+        200,
+      );
+      assert.equal(reports.value.length, HOSTS);
+      assert.equal(await agents[0]!.metric(`keelson_bgp_vip_announced{vip="${vip}"}`), 1);
 
       // no session was re-established by the VIP and pod-route changes
       const sinceRoutes = await lab.torSessionsSince();

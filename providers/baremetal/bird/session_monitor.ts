@@ -16,6 +16,8 @@ import { birdCommand, type BirdProtocolState, parseProtocols } from "./control_s
 export interface SessionMonitorOptions {
   config: () => Config;
   registry: Registry;
+  /** Called after every poll (the per-VIP gauge follows the sessions). */
+  afterPoll?: () => void;
   /** Replaces the socket read (tests). */
   read?: (socket: string) => Promise<BirdProtocolState[]>;
 }
@@ -95,6 +97,7 @@ export class SessionMonitor {
       this.#exported.set({ peer: peer.name }, state.exported);
     }
     this.#states = next;
+    this.#options.afterPoll?.();
   }
 
   /** Polls every `[bgp] status_interval_ms` until `signal` aborts. */

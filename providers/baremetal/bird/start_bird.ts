@@ -7,7 +7,10 @@
  * @module
  */
 import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
-import type { Registry } from "prom-client";
+import { Gauge, type Registry } from "prom-client";
+import { declareOnce } from "../../../src/metrics/registry.ts";
+import { bgpAnnouncedAddresses } from "../../../src/status/host_report.ts";
+import { bgpPeerReports } from "./bgp_report.ts";
 import type { Route, Routes } from "../../../src/cloud/provider.ts";
 import type { Config } from "../../../src/config/types.ts";
 import { durationMs } from "../../../src/config/types.ts";
@@ -57,6 +60,20 @@ export interface RunningBird {
 }
 
 const RESYNC_PERIOD_MS = 30_000;
+
+/**
+ * `keelson_bgp_vip_announced{vip}`: 1 while this host exports the VIP over an Established
+ * session (`keelson_vip_served` counts addresses on the interface, which BGP VIPs are not).
+ */
+function bgpVipGauge(registry: Registry): Gauge<"vip"> {
+  return declareOnce(registry, "keelson_bgp_vip_announced", () =>
+    new Gauge({
+      name: "keelson_bgp_vip_announced",
+      help: "1 while this host announces the VIP over at least one Established BGP session.",
+      labelNames: ["vip"],
+      registers: [registry],
+    }));
+}
 
 /** Reason of the Event on a Service whose VIP a host starts announcing over BGP. */
 export const ANNOUNCED_BY_BGP_REASON = "AnnouncedByBGP";
@@ -112,7 +129,19 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
     });
     loops.push(probeLoop(probe, announcer, options));
   }
-  const sessions = new SessionMonitor({ config: options.config, registry: options.registry });
+  const announcedGauge = bgpVipGauge(options.registry);
+  const sessions: SessionMonitor = new SessionMonitor({
+    config: options.config,
+    registry: options.registry,
+    afterPoll: () => {
+      announcedGauge.reset();
+      for (
+        const vip of bgpAnnouncedAddresses(bgpPeerReports(announcer.configuredModel, sessions))
+      ) {
+        announcedGauge.set({ vip }, 1);
+      }
+    },
+  });
   const stop = new AbortController();
   loops.push(sessions.run(stop.signal));
   // a periodic render: picks up rotated password files and re-sends configure to a BIRD that
