@@ -1,7 +1,7 @@
 /**
- * The bare-metal provider's host side: the announcers this host runs (keepalived on
- * control-plane machines; BIRD joins the list), started before any Kubernetes connection exists
- * and fed the Service cache once it does.
+ * The bare-metal provider's host side: the announcers this host runs (keepalived and, with
+ * `[bgp]`, BIRD on control-plane machines), started before any Kubernetes connection exists and
+ * fed the caches once it does.
  *
  * @module
  */
@@ -10,6 +10,7 @@ import type { Registry } from "prom-client";
 import type { Config } from "../../src/config/types.ts";
 import type { Informer } from "../../src/kube/ports.ts";
 import { logger } from "../../src/log/logging.ts";
+import { type BirdClusterContext, type RunningBird, startBird } from "./bird/start_bird.ts";
 import type { HostDataPlane } from "../../src/cloud/host_data_plane.ts";
 import { handlesService } from "../../src/cloud/load_balancer_class.ts";
 import { canonicalIp } from "../../src/net/ip.ts";
@@ -34,8 +35,13 @@ export interface HostSide {
   readonly announcers: readonly HostAnnouncer[];
   /** Renders and applies every announcer (a reload). */
   sync(reason: string): Promise<void>;
-  /** Follows the Service cache: every change re-renders; once synced it replaces the file's VIPs. */
-  connect(services: Informer<V1Service>, signal: AbortSignal): void;
+  /**
+   * Follows the caches: every change re-renders; once synced they replace the files' VIPs. BIRD
+   * also reads Nodes (pod CIDRs, this host's readiness) and EndpointSlices.
+   */
+  connect(context: BirdClusterContext): void;
+  /** The BIRD side, when this host runs it. */
+  readonly bird: RunningBird | undefined;
   /** This host's VRRP states and served VIPs; undefined when keepalived does not run here. */
   readonly dataPlane?: HostDataPlane;
   /** Resolves when every announcer's loops have stopped. */
@@ -54,16 +60,20 @@ export async function startHostSide(options: HostSideOptions): Promise<HostSide>
   if (keepalived) announcers.push(keepalived);
   let services: Informer<V1Service> | undefined;
   const tracked = keepalived ? trackDataPlane(keepalived, options, () => services) : undefined;
+  const bird = await startBird(options);
 
   const syncAll = async (reason: string) => {
-    await Promise.all(announcers.map((a) => a.sync(reason)));
+    await Promise.all([...announcers.map((a) => a.sync(reason)), bird?.sync(reason)]);
   };
   return {
     announcers,
+    bird,
     sync: syncAll,
     ...(tracked ? { dataPlane: tracked.dataPlane } : {}),
-    connect(informer, signal) {
+    connect(context) {
+      const { services: informer, signal } = context;
       services = informer;
+      bird?.connect(context);
       for (const announcer of announcers) {
         const failed = (error: unknown) =>
           log.error("Rendering {name} failed: {error}", {
@@ -82,7 +92,11 @@ export async function startHostSide(options: HostSideOptions): Promise<HostSide>
         }).catch(failed);
       }
     },
-    finished: Promise.all([...announcers.map((a) => a.finished), tracked?.finished]).then(
+    finished: Promise.all([
+      ...announcers.map((a) => a.finished),
+      tracked?.finished,
+      bird?.finished,
+    ]).then(
       () => undefined,
     ),
   };

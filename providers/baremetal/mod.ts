@@ -15,7 +15,12 @@
  */
 import type { V1Service } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
-import type { CloudProvider, LoadBalancer } from "../../src/cloud/provider.ts";
+import {
+  type CloudProvider,
+  type LoadBalancer,
+  ProviderError,
+  type Routes,
+} from "../../src/cloud/provider.ts";
 import type { ProviderRegistry } from "../../src/cloud/registry.ts";
 import type { Config } from "../../src/config/types.ts";
 import type { EventRecorder, Informer } from "../../src/kube/ports.ts";
@@ -29,6 +34,7 @@ export { BaremetalInstances, type InventorySource, type InventoryView } from "./
 export { machineMetadata } from "./instances.ts";
 export { type MachineMatch, matchMachine, type MatchStep } from "./machine_matcher.ts";
 export { renderHostKeepalived, serviceVipsOf } from "./keepalived/announcer.ts";
+export { bgpServiceVipsOf, podRoutesOf, renderHostBird } from "./bird/host_config.ts";
 export {
   servedAddressChecker,
   servedServiceAddresses,
@@ -46,6 +52,8 @@ export const BAREMETAL_PROVIDER_NAME = "baremetal";
 export interface BaremetalProviderOptions {
   /** The LoadBalancer capability (built from the same inventory). @default none */
   loadBalancer?: LoadBalancer;
+  /** The Routes capability (pod CIDRs over BIRD). @default none */
+  routes?: Routes;
 }
 
 /**
@@ -70,8 +78,11 @@ export function createBaremetalProvider(
       return Promise.resolve();
     },
   };
-  if (options.loadBalancer) return { ...provider, loadBalancer: options.loadBalancer };
-  return provider;
+  return {
+    ...provider,
+    ...(options.loadBalancer ? { loadBalancer: options.loadBalancer } : {}),
+    ...(options.routes ? { routes: options.routes } : {}),
+  };
 }
 
 /** Options of `registerBaremetal`. */
@@ -112,7 +123,11 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
     hasSynced: () => cluster.services?.hasSynced() ?? false,
     registry: metrics,
   });
-  const base = createBaremetalProvider(inventory, { loadBalancer });
+  // Routes: pod CIDRs over BIRD, answered from this host's BIRD once the host side runs
+  const routes = current().bgp?.peers.some((p) => p.pod_cidrs)
+    ? hostRoutes(() => hostSide?.bird?.routes)
+    : undefined;
+  const base = createBaremetalProvider(inventory, { loadBalancer, ...(routes ? { routes } : {}) });
   // the leader's Warning Events for Service addresses keepalived will not serve
   const unserved = new UnservedAddressReporter();
   const reportUnserved = (): void => {
@@ -126,13 +141,14 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
       hostSide = await startHostSide({ config: current, host, registry: metrics, signal });
       return hostSide;
     },
-    connect({ nodes, services, signal }) {
+    connect(context) {
+      const { nodes, services, signal } = context;
       cluster.services = services;
       // the Nodes tell which machines are taken (machine identity)
       base.instancesV2.useNodes(() => nodes.list(), { notifies: true });
       const nodesChanged = nodes.subscribe(() => base.instancesV2.nodesChanged());
       signal.addEventListener("abort", nodesChanged, { once: true });
-      hostSide?.connect(services, signal);
+      hostSide?.connect(context);
       const unsubscribe = services.subscribe(reportUnserved);
       signal.addEventListener("abort", unsubscribe, { once: true });
     },
@@ -151,4 +167,22 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
     },
   };
   return provider;
+}
+
+/** Routes that answer through this host's BIRD, or fail (retriable) while it does not run. */
+function hostRoutes(bird: () => Routes | undefined): Routes {
+  const get = (): Routes => {
+    const routes = bird();
+    if (!routes) {
+      throw new ProviderError(
+        "BIRD does not run on this host (not a control-plane machine, or no [bgp] at start-up)",
+      );
+    }
+    return routes;
+  };
+  return {
+    listRoutes: async (cluster) => await get().listRoutes(cluster),
+    createRoute: async (cluster, hint, route) => await get().createRoute(cluster, hint, route),
+    deleteRoute: async (cluster, route) => await get().deleteRoute(cluster, route),
+  };
 }

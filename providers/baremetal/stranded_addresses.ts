@@ -12,9 +12,10 @@ import type { ConfigIssue } from "../../src/config/config_error.ts";
 import type { Config } from "../../src/config/types.ts";
 import { handlesService } from "../../src/cloud/load_balancer_class.ts";
 import { objectKey } from "../../src/kube/ports.ts";
-import { formatIp } from "../../src/net/ip.ts";
+import { formatIp, parseIp } from "../../src/net/ip.ts";
 import { ingressIps } from "./ipam/status_holdings.ts";
-import { servedAddressChecker } from "./keepalived/served_addresses.ts";
+import { type AddressVerdict, servedAddressChecker } from "./keepalived/served_addresses.ts";
+import { inBgpPool } from "./bird/model.ts";
 
 const LISTED = 10;
 
@@ -33,7 +34,7 @@ export function strandedAddressIssues(
   file: string,
 ): ConfigIssue[] {
   if (services === undefined) return [];
-  const before = servedAddressChecker(current), after = servedAddressChecker(next);
+  const before = servedByEither(current), after = servedByEither(next);
   const lost = new Map<string, string[]>();
   for (const service of services) {
     if (!handlesService(current, service)) continue;
@@ -56,4 +57,15 @@ export function strandedAddressIssues(
       `that Services hold and keepalived serves: ${list.join(", ")}${more}; keep them in a ` +
       "pool's usable addresses, or move those Services to other addresses first",
   }];
+}
+
+/** Served by keepalived, or announced by BIRD (a pool with `announce = "bgp"` holds it). */
+function servedByEither(config: Config): (ip: string) => AddressVerdict {
+  const keepalived = servedAddressChecker(config);
+  return (ip) => {
+    const verdict = keepalived(ip);
+    if (verdict.ok || !inBgpPool(config, ip)) return verdict;
+    const parsed = parseIp(ip)!;
+    return { ok: true, family: parsed.family, value: parsed.value };
+  };
 }

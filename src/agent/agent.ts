@@ -17,6 +17,8 @@ import type { Config } from "../config/types.ts";
 import { durationMs } from "../config/types.ts";
 import { ReloadDeletionGuard } from "../controllers/node_lifecycle/deletion_guards.ts";
 import { CLIENT_NAMES, type ClientFactory, createClientFactory } from "../kube/client_factory.ts";
+import { createEventSink } from "../kube/cluster_writer.ts";
+import { AggregatingEventRecorder } from "../kube/event_recorder.ts";
 import { createKubeClient, type KubeClient } from "../kube/kube_client.ts";
 import { KubeconfigError, resolveConnectionSettings } from "../kube/kubeconfig.ts";
 import { LeaderElector } from "../kube/leader_election.ts";
@@ -113,12 +115,13 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     return 1;
   }
 
-  // 2. the host side (keepalived): every host, before and without any Kubernetes connection
+  // 2. the host side (keepalived, BIRD): every host, before and without any Kubernetes connection
   const hostSide = await provider.startHost?.({
     host: options.host,
     signal: stops.signal("background"),
   });
-  stops.track("background", "keepalived", hostSide?.finished);
+  // BIRD withdraws this host's VIPs when this step's signal aborts, before the process exits
+  stops.track("background", "host side (keepalived, BIRD)", hostSide?.finished);
   const reloads = reloader.run(stops.signal("background"));
   stops.track("background", "configuration reloader", reloads);
 
@@ -148,9 +151,23 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   const cache = caches = createClusterCaches(clients.client(CLIENT_NAMES.informers), registry);
   const informersSignal = stops.signal("informers");
   stops.track("informers", "informers", cache.run(informersSignal));
+  // events from this host (e.g. a VIP it starts announcing), closed with a grace at stop
+  const hostEvents = new AggregatingEventRecorder(
+    createEventSink(clients.client(CLIENT_NAMES.hostEvents)),
+    {
+      component: "keelson",
+      host: options.host,
+    },
+  );
+  const hostEventsClosed = new Promise((resolve) =>
+    stops.signal("background").addEventListener("abort", resolve, { once: true })
+  ).then(() => hostEvents.close());
+  stops.track("background", "host events", hostEventsClosed);
   provider.connect?.({
     nodes: cache.nodes,
     services: cache.services,
+    endpointSlices: cache.endpointSlices,
+    events: hostEvents,
     signal: informersSignal,
   });
   // this host's heartbeat Lease: its data plane as the host side sees it (every host)

@@ -21,6 +21,10 @@ import {
   policyFromConfig,
 } from "../controllers/node_lifecycle/node_lifecycle_controller.ts";
 import { PvLabelsController } from "../controllers/pv_labels/pv_labels_controller.ts";
+import {
+  ROUTE_CONTROLLER_EVENT_COMPONENT,
+  RouteController,
+} from "../controllers/route/route_controller.ts";
 import { handlesService } from "../cloud/load_balancer_class.ts";
 import {
   SERVICE_CONTROLLER_EVENT_COMPONENT,
@@ -91,6 +95,11 @@ export async function runLeaderControllers(
     recorders.push(events);
     return events;
   };
+  /** What a controller writes through: its own client and its Events under `component`. */
+  const writesOf = (component: string, client: string) => ({
+    writer: createClusterWriter(clientOf(client)),
+    events: recorder(component, client),
+  });
   const runs: Promise<void>[] = [];
   const managed = managedControllersGauge(deps.registry);
 
@@ -136,8 +145,7 @@ export async function runLeaderControllers(
   if (enabled.has("cloud-node") && instances) {
     const controller = new NodeController({
       nodes: deps.caches.nodes,
-      writer: createClusterWriter(clientOf(CLIENT_NAMES.cloudNode)),
-      events: recorder("cloud-node-controller", CLIENT_NAMES.cloudNode),
+      ...writesOf("cloud-node-controller", CLIENT_NAMES.cloudNode),
       instances,
       registry: deps.registry,
     }, {
@@ -149,8 +157,7 @@ export async function runLeaderControllers(
   if (enabled.has("cloud-node-lifecycle") && instances) {
     const controller = new NodeLifecycleController({
       nodes: deps.caches.nodes,
-      writer: createClusterWriter(clientOf(CLIENT_NAMES.cloudNodeLifecycle)),
-      events: recorder("cloud-node-lifecycle-controller", CLIENT_NAMES.cloudNodeLifecycle),
+      ...writesOf("cloud-node-lifecycle-controller", CLIENT_NAMES.cloudNodeLifecycle),
       instances,
       registry: deps.registry,
       guard: deps.guard,
@@ -192,6 +199,24 @@ export async function runLeaderControllers(
       "service",
       () => controller.run(signal).finally(() => deps.onServiceController?.(undefined)),
     );
+  }
+  const routes = deps.provider.routes;
+  if (enabled.has("route") && !routes) {
+    // upstream: Routes not supported -> a warning, and the controller is skipped
+    log.warn(
+      "Not starting node-route-controller: provider {provider} has no Routes " +
+        "(no [[bgp.peers]] entry with pod_cidrs = true)",
+      { provider: deps.provider.providerName },
+    );
+  }
+  if (enabled.has("route") && routes) {
+    const controller = new RouteController({
+      nodes: deps.caches.nodes,
+      routes,
+      ...writesOf(ROUTE_CONTROLLER_EVENT_COMPONENT, CLIENT_NAMES.route),
+      registry: deps.registry,
+    }, { clusterName: config.cluster.name });
+    start("route", () => controller.run(signal));
   }
   if (enabled.has("pv-labels")) {
     const controller = new PvLabelsController({

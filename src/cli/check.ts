@@ -9,7 +9,7 @@ import { summarizeConfig } from "../config/summary.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
-import { readEnv } from "./read_env.ts";
+import { requiredFlag } from "./read_env.ts";
 
 /** Environment variable read when `--config` is not given. */
 export const CONFIG_ENV = "KEELSON_CONFIG";
@@ -47,10 +47,7 @@ export async function checkCommand(args: string[]): Promise<number> {
   if (positionals.length > 0) {
     throw new UsageError(`unexpected argument "${positionals[0]}"; name the file with --config`);
   }
-  const path = values.config ?? readEnv(CONFIG_ENV);
-  if (path === undefined || path === "") {
-    throw new UsageError(`--config FILE is required (or set ${CONFIG_ENV})`);
-  }
+  const path = requiredFlag(values.config, "--config FILE", CONFIG_ENV);
   try {
     const config = await loadConfigFile(path);
     print(`${path}: OK\n${summarizeConfig(config)}`);

@@ -12,7 +12,8 @@ import { createBaremetalProvider, planAllocations } from "../../providers/bareme
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
-import { readEnv } from "./read_env.ts";
+import { requiredFlag } from "./read_env.ts";
+import { INPUT_FLAGS } from "./input_flags.ts";
 import { readInventory, readSnapshot } from "./command_inputs.ts";
 
 const USAGE = `Usage: keelson plan --config FILE --state SNAPSHOT [--output text|json]
@@ -42,18 +43,15 @@ Exit codes: 0 planned, 1 invalid inventory or unreadable snapshot, 2 wrong comma
  */
 export async function planCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(args, {
-    config: { type: "string", short: "c" },
-    state: { type: "string", short: "s" },
+    ...INPUT_FLAGS,
     output: { type: "string", short: "o", default: "text" },
-    help: { type: "boolean", short: "h" },
   });
   if (values.help) {
     print(USAGE);
     return EXIT_OK;
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  const configPath = values.config ?? readEnv("KEELSON_CONFIG");
-  if (!configPath) throw new UsageError("--config FILE is required (or set KEELSON_CONFIG)");
+  const configPath = requiredFlag(values.config, "--config FILE", "KEELSON_CONFIG");
   if (!values.state) throw new UsageError("--state SNAPSHOT is required");
   if (values.output !== "text" && values.output !== "json") {
     throw new UsageError(`--output "${values.output}" is not allowed; use text or json`);

@@ -20,8 +20,10 @@ import {
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
-import { readEnv } from "./read_env.ts";
+import { requiredFlag } from "./read_env.ts";
+import { INPUT_FLAGS } from "./input_flags.ts";
 import { readInventory, readSnapshot } from "./command_inputs.ts";
+import { renderBirdCommand } from "./render_bird.ts";
 
 const USAGE = `Usage: keelson render keepalived --config FILE --host NAME [--state SNAPSHOT]
 
@@ -56,30 +58,28 @@ keepalived, 2 wrong command line.`;
  * ```
  */
 export async function renderCommand(args: string[]): Promise<number> {
+  if (args[0] === "bird") return await renderBirdCommand(args.slice(1));
   const { values, positionals } = parseFlags(args, {
-    config: { type: "string", short: "c" },
-    state: { type: "string", short: "s" },
+    ...INPUT_FLAGS,
     host: { type: "string" },
     "fifo-user": { type: "string" },
-    help: { type: "boolean", short: "h" },
   });
   if (values.help) {
     print(USAGE);
     return EXIT_OK;
   }
   const [what, extra] = positionals;
+  if (what === "bird") return await renderBirdCommand(args.filter((a) => a !== "bird"));
   if (what !== "keepalived") {
     throw new UsageError(
       what === undefined
-        ? 'name what to render: "keelson render keepalived"'
-        : `cannot render "${what}"; the only target is "keepalived"`,
+        ? 'name what to render: "keelson render keepalived" or "keelson render bird"'
+        : `cannot render "${what}"; the targets are "keepalived" and "bird"`,
     );
   }
   if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
-  const configPath = values.config ?? readEnv("KEELSON_CONFIG");
-  if (!configPath) throw new UsageError("--config FILE is required (or set KEELSON_CONFIG)");
-  const host = values.host ?? readEnv("KEELSON_HOST");
-  if (!host) throw new UsageError("--host NAME is required (or set KEELSON_HOST)");
+  const configPath = requiredFlag(values.config, "--config FILE", "KEELSON_CONFIG");
+  const host = requiredFlag(values.host, "--host NAME", "KEELSON_HOST");
 
   const config = await readInventory(configPath);
   if (!config) return EXIT_INVALID;

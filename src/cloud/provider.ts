@@ -8,6 +8,7 @@
  */
 import type { HostDataPlane } from "./host_data_plane.ts";
 import type {
+  V1EndpointSlice,
   V1LoadBalancerStatus,
   V1Node,
   V1NodeAddress,
@@ -139,6 +140,10 @@ export interface RunningHostSide {
 export interface ClusterContext {
   nodes: Informer<V1Node>;
   services: Informer<V1Service>;
+  /** Where Services' endpoints run (e.g. for `externalTrafficPolicy: Local`). */
+  endpointSlices?: Informer<V1EndpointSlice>;
+  /** Records Events from this host (every host, not only the leader). */
+  events?: EventRecorder;
   /** Aborts when the process stops. */
   signal: AbortSignal;
 }

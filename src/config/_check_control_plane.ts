@@ -159,11 +159,14 @@ function checkVrrpPeers(view: ControlPlaneView): RawIssue[] {
   }
   if (!view.keepalived!.unicast) return issues;
   const families = new Map<IpFamily, string>();
-  for (const vip of view.controlPlane?.vip ?? []) {
+  // addresses announced over BGP are BIRD's: VRRP needs no peer address for them
+  const cpOverVrrp = view.controlPlane?.announce !== "bgp";
+  for (const vip of cpOverVrrp ? view.controlPlane?.vip ?? [] : []) {
     const family = parseIp(vip)?.family;
     if (family !== undefined) families.set(family, `control_plane.vip "${vip}"`);
   }
   for (const { pool, range } of view.poolRanges) {
+    if (view.pools[pool]?.announce === "bgp") continue;
     if (!families.has(range.family)) {
       families.set(range.family, `pool "${view.pools[pool]!.name}" ("${range.source}")`);
     }

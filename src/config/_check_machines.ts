@@ -6,6 +6,7 @@
  */
 import { canonicalIp } from "../net/ip.ts";
 import type { RawIssue } from "./_schema_issues.ts";
+import { duplicateName } from "./_duplicate_name.ts";
 import { type Machine, machineId } from "./types.ts";
 
 /** Label keys upstream's node controller discards from AdditionalLabels. */
@@ -31,13 +32,9 @@ export function checkMachines(machines: readonly (Machine | undefined)[]): RawIs
   for (const [i, machine] of machines.entries()) {
     if (machine === undefined) continue;
     const here = `machines[${i}]`;
-    const seenName = names.get(machine.name);
-    if (seenName !== undefined) {
-      issues.push({
-        path: ["machines", i, "name"],
-        message: `duplicate machine name "${machine.name}": machines[${seenName}] has it too`,
-      });
-    } else names.set(machine.name, i);
+    const dupName = duplicateName(names, ["machines"], "machine", machine.name, i);
+    if (dupName) issues.push(dupName.issue);
+    const seenName = dupName?.earlier;
 
     const id = machineId(machine);
     const seenId = ids.get(id);

@@ -16,6 +16,7 @@ import {
 } from "../net/ip.ts";
 import { ADDRESS_KEYS } from "./_check_machines.ts";
 import type { RawIssue } from "./_schema_issues.ts";
+import { duplicateName } from "./_duplicate_name.ts";
 import { mergeIntervals } from "./pool_size.ts";
 import type { Machine, Pool } from "./types.ts";
 
@@ -41,13 +42,8 @@ export function checkPools(
   const names = new Map<string, number>();
   for (const [i, pool] of pools.entries()) {
     if (pool === undefined) continue;
-    const seen = names.get(pool.name);
-    if (seen !== undefined) {
-      issues.push({
-        path: ["pools", i, "name"],
-        message: `duplicate pool name "${pool.name}": pools[${seen}] has it too`,
-      });
-    } else names.set(pool.name, i);
+    const dupName = duplicateName(names, ["pools"], "pool", pool.name, i);
+    if (dupName) issues.push(dupName.issue);
 
     const own: PoolRange[] = [];
     for (const [j, text] of pool.addresses.entries()) {
@@ -142,7 +138,8 @@ function checkReserved(pool: Pool, index: number, own: IpRange[]): RawIssue[] {
       });
       continue;
     }
-    const c = findContaining(covered, range.family, range.first);
+    // merged intervals are sorted and disjoint, so the holder is the one containing the start
+    const c = findHolder(covered, range.family, range.first);
     if (c === undefined || range.last > c.last) {
       issues.push({
         path: ["pools", index, "reserved", k],
@@ -152,24 +149,6 @@ function checkReserved(pool: Pool, index: number, own: IpRange[]): RawIssue[] {
     }
   }
   return issues;
-}
-
-/** The interval of sorted, disjoint `intervals` that holds the address (binary search). */
-function findContaining<T extends { family: IpFamily; first: bigint; last: bigint }>(
-  intervals: readonly T[],
-  family: IpFamily,
-  value: bigint,
-): T | undefined {
-  let lo = 0, hi = intervals.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    const c = intervals[mid]!;
-    const cmp = c.family - family || compare(c.first, value);
-    if (cmp > 0) hi = mid - 1;
-    else if (c.family === family && value <= c.last) return c;
-    else lo = mid + 1;
-  }
-  return undefined;
 }
 
 function checkMachineAddresses(

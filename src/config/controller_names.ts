@@ -6,7 +6,13 @@
  */
 
 /** Keelson's controllers, by the short name used in logs, health checks and metrics. */
-export const CONTROLLERS = ["cloud-node", "cloud-node-lifecycle", "service", "pv-labels"] as const;
+export const CONTROLLERS = [
+  "cloud-node",
+  "cloud-node-lifecycle",
+  "service",
+  "route",
+  "pv-labels",
+] as const;
 /** One controller's short name. */
 export type ControllerName = (typeof CONTROLLERS)[number];
 
@@ -17,6 +23,8 @@ const ALIASES: Record<string, ControllerName> = {
   "cloud-node-lifecycle-controller": "cloud-node-lifecycle",
   "service": "service",
   "service-lb-controller": "service",
+  "route": "route",
+  "node-route-controller": "route",
   "pv-labels": "pv-labels",
   "persistentvolume-labels": "pv-labels",
 };
@@ -26,6 +34,7 @@ export const CANONICAL_NAMES: Record<ControllerName, string> = {
   "cloud-node": "cloud-node-controller",
   "cloud-node-lifecycle": "cloud-node-lifecycle-controller",
   "service": "service-lb-controller",
+  "route": "node-route-controller",
   "pv-labels": "pv-labels-controller",
 };
 
@@ -45,11 +54,7 @@ export function resolveControllers(
     if (entry === "*") continue;
     const negated = entry.startsWith("-");
     const name = ALIASES[negated ? entry.slice(1) : entry];
-    // upstream accepts "route"; Keelson has no route controller yet, so it is known but inert
     if (!name) {
-      if (
-        entry.replace(/^-/, "") === "route" || entry.replace(/^-/, "") === "node-route-controller"
-      ) continue;
       unknown.push(entry);
       continue;
     }
@@ -75,4 +80,4 @@ export function controllersProblem(list: string[]): string | undefined {
 /** The accepted names, for messages. */
 export const KNOWN_CONTROLLERS = `(known: "*", ${
   CONTROLLERS.map((c) => `"${c}"`).join(", ")
-}, their upstream names, "route"; prefix "-" to disable)`;
+}, their upstream names; prefix "-" to disable)`;

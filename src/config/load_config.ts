@@ -3,7 +3,9 @@
  *
  * @module
  */
+import { readBgpSecrets } from "./bgp_secrets.ts";
 import { ConfigError } from "./config_error.ts";
+import { formatPath, indexLines, locateLine } from "./source_lines.ts";
 import { parseConfig } from "./parse_config.ts";
 import { readInputFile } from "./read_input_file.ts";
 import type { Config } from "./types.ts";
@@ -20,7 +22,22 @@ import type { Config } from "./types.ts";
  */
 export async function loadConfigFile(path: string): Promise<Config> {
   const text = await readConfigText(path);
-  return parseConfig(text, path);
+  const config = parseConfig(text, path);
+  // secrets live in their own files; a file that cannot be rendered fails the load like a bad key
+  const { issues } = await readBgpSecrets(config);
+  if (issues.length > 0) {
+    const index = indexLines(text);
+    throw new ConfigError(issues.map((issue) => {
+      const line = locateLine(index, issue.path);
+      return {
+        file: path,
+        ...(line !== undefined ? { line } : {}),
+        path: formatPath(issue.path),
+        message: issue.message,
+      };
+    }));
+  }
+  return config;
 }
 
 /**

@@ -6,6 +6,7 @@
  * @module
  */
 import { parse, TomlError } from "smol-toml";
+import { checkBgp } from "./_check_bgp.ts";
 import { checkControlPlane } from "./_check_control_plane.ts";
 import { checkMachines } from "./_check_machines.ts";
 import { checkPools } from "./_check_pools.ts";
@@ -106,6 +107,8 @@ interface View {
   controlPlane: Config["control_plane"] | undefined;
   server: Config["server"] | undefined;
   leaderElection: Config["leader_election"] | undefined;
+  bgp: Config["bgp"];
+  bgpWritten: boolean;
 }
 
 function viewOf(config: Config): View {
@@ -116,6 +119,8 @@ function viewOf(config: Config): View {
     controlPlane: config.control_plane,
     server: config.server,
     leaderElection: config.leader_election,
+    bgp: config.bgp,
+    bgpWritten: config.bgp !== undefined,
   };
 }
 
@@ -140,6 +145,8 @@ function partialView(raw: Record<string, unknown>): View {
     controlPlane: section<Config["control_plane"]>(shape.control_plane, raw.control_plane),
     server: section<Config["server"]>(shape.server, raw.server),
     leaderElection: section<Config["leader_election"]>(shape.leader_election, raw.leader_election),
+    bgp: section<Config["bgp"]>(shape.bgp, raw.bgp),
+    bgpWritten: raw.bgp !== undefined,
   };
 }
 
@@ -149,5 +156,6 @@ function crossIssues(view: View): RawIssue[] {
     ...checkMachines(view.machines),
     ...pools.issues,
     ...checkControlPlane({ ...view, poolRanges: pools.ranges }),
+    ...checkBgp(view),
   ];
 }

@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { parseIp } from "../net/ip.ts";
+import { AnnounceSchema, BgpSchema, MachineBgpSchema } from "./bgp_schema.ts";
 import { controllersProblem, KNOWN_CONTROLLERS } from "./controller_names.ts";
 
 /** Names rendered into files we own (keepalived) come from this alphabet only. */
@@ -292,6 +293,7 @@ export const ControlPlaneSchema = z.strictObject({
   ).default("1s"),
   health_timeout: duration("100ms", "1m", "how long one probe of the apiserver may take")
     .default("1s"),
+  announce: AnnounceSchema,
 });
 
 /** One `[[pools]]` entry. */
@@ -301,6 +303,7 @@ export const PoolSchema = z.strictObject({
   reserved: z.array(z.string().max(100)).default([]),
   auto_assign: z.boolean().default(true),
   namespaces: z.array(namespace).default([]),
+  announce: AnnounceSchema,
 });
 
 /** Machine states. */
@@ -321,6 +324,7 @@ export const MachineSchema = z.strictObject({
   state: z.enum(MACHINE_STATES).default("active"),
   labels: z.record(labelKey, labelValue).default({}),
   keepalived_priority: z.number().int().min(1).max(254).optional(),
+  bgp: MachineBgpSchema.optional(),
 });
 
 /** The whole file. */
@@ -334,6 +338,7 @@ export const ConfigSchema = z.strictObject({
   load_balancer: LoadBalancerSchema.prefault({}),
   keepalived: KeepalivedSchema.prefault({}),
   control_plane: ControlPlaneSchema.prefault({}),
+  bgp: BgpSchema.optional(),
   pools: z.array(PoolSchema).default([]),
   machines: z.array(MachineSchema).default([]),
 });

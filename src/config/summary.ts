@@ -38,6 +38,9 @@ export function summarizeConfig(config: Config): string {
         ? `on ${config.keepalived.interface}, VRIDs ${config.keepalived.vrid_range.join("-")}`
         : "off"
     }`,
+    config.bgp
+      ? `BGP as AS ${config.bgp.asn} to ${count(config.bgp.peers.length, "peer")}`
+      : "BGP off",
     `leader election ${
       config.leader_election.enabled
         ? `on (${config.leader_election.namespace}/${config.leader_election.name})`
@@ -80,7 +83,8 @@ function describePools(config: Config): string {
       ...(ipv4 > 0n ? [`${ipv4} IPv4`] : []),
       ...(ipv6 > 0n ? [`${ipv6} IPv6`] : []),
     ];
-    return `"${pool.name}" ${sizes.length === 0 ? "0" : sizes.join(" + ")} usable`;
+    const over = pool.announce === "bgp" ? " (BGP)" : "";
+    return `"${pool.name}" ${sizes.length === 0 ? "0" : sizes.join(" + ")} usable${over}`;
   });
   return `${count(config.pools.length, "pool")}: ${list.join(", ")}`;
 }

@@ -27,6 +27,10 @@ export const CLIENT_NAMES = {
   heartbeat: "host-heartbeat",
   /** The leader's VIP-host Events. */
   vipHosts: "vip-host-controller",
+  /** The route controller: Node conditions and its Events (upstream: `route-controller`). */
+  route: "route-controller",
+  /** Events this host records about itself (a VIP it starts announcing over BGP). */
+  hostEvents: "host-events",
 } as const;
 
 /** Hands out named clients. */

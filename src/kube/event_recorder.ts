@@ -74,7 +74,9 @@ export class AggregatingEventRecorder implements EventRecorder {
   #seen = new Map<string, Seen>();
   #pending: (() => Promise<void>)[] = [];
   #draining: Promise<void> | undefined;
-  #seq = 0;
+  // a random start: recorders in several processes (every host records) writing in the same
+  // millisecond must not produce the same name (409 AlreadyExists drops the event)
+  #seq = crypto.getRandomValues(new Uint32Array(1))[0]! % 1_000_000;
   #closed = false;
   #log = logger("kube", "events");
   /** Events dropped since the last log line about it (one line per 10 s, not one per event). */

@@ -13,15 +13,16 @@ import { parseArgs } from "node:util";
 import { type ApiLimit, DEFAULT_LIMIT, RAISED_LIMIT } from "./_agent.ts";
 import { say } from "./_report.ts";
 
-const NAMES = ["nodes", "services", "keepalived", "plan", "peers"] as const;
+const NAMES = ["nodes", "services", "keepalived", "bgp", "plan", "peers"] as const;
 type BenchName = (typeof NAMES)[number];
 
 const USAGE =
-  `Usage: deno task bench [nodes|services|keepalived|memory|plan|peers|all] [N ...] [--qps Q] [--burst B]
+  `Usage: deno task bench [nodes|services|keepalived|bgp|memory|plan|peers|all] [N ...] [--qps Q] [--burst B]
 
   nodes        N kubelet-style Nodes registered at once -> time to initialized, requests/Node
   services     N LoadBalancer Services created at once -> time to ingress, requests/Service
   keepalived   model+render, keepalived -t, and a real SIGHUP reload with N VIPs (default 1000)
+  bgp          model+render, bird -p, and a ToR learning N VIPs over BGP (default 1000)
   plan         keelson plan on N LoadBalancer Services (default 10000): wall, peak RSS, IPAM time
   peers        upstream cloud-controller-manager (fake provider, built with Go) vs keelson run,
                side by side; scenarios services:N nodes:N mixed:N idle[:N] idle-nodes[:N], each [@QPS/BURST]
@@ -83,6 +84,11 @@ async function main(args: string[]): Promise<number> {
 
   say(`keelson benchmarks, ${new Date().toISOString()}, ${navigator.hardwareConcurrency} CPUs`);
   for (const name of wanted) {
+    if (name === "bgp") {
+      const { runBgpBench } = await import("./bgp_bench.ts");
+      for (const n of sizes.length > 0 ? sizes : [1000]) await runBgpBench(n);
+      continue;
+    }
     if (name === "peers") {
       await (await import("./peers/peers_bench.ts")).runPeersBench();
       continue;

@@ -76,6 +76,34 @@ async function stage(dir: string): Promise<void> {
       "",
     ].join("\n"),
   );
+  // Debian's bird.service (package bird2), with the binary stubbed, for the BIRD drop-in
+  await Deno.writeTextFile(
+    `${dir}/bird.service`,
+    [
+      "[Unit]",
+      "Description=BIRD Internet Routing Daemon",
+      "After=network.target",
+      "",
+      "[Service]",
+      `ExecStartPre=${stub} -p`,
+      `ExecReload=${stub} configure`,
+      `ExecStart=${stub} -f`,
+      "Restart=on-abort",
+      "",
+      "[Install]",
+      "WantedBy=multi-user.target",
+      "",
+    ].join("\n"),
+  );
+  await Deno.mkdir(`${dir}/bird.service.d`);
+  for (const file of ["keelson.conf", "graceful-restart.conf.example"]) {
+    await Deno.copyFile(
+      `${SYSTEMD}bird.service.d/${file}`,
+      `${dir}/bird.service.d/${file.replace(/\.example$/, "")}`,
+    );
+  }
+  await Deno.mkdir(`${dir}/keelson.service.d`);
+  await Deno.copyFile(`${SYSTEMD}keelson.service.d/bgp.conf`, `${dir}/keelson.service.d/bgp.conf`);
   await Deno.mkdir(`${dir}/keepalived.service.d`);
   await Deno.copyFile(
     `${SYSTEMD}keepalived.service.d/keelson.conf`,
@@ -113,6 +141,21 @@ Deno.test({
         const probed = await run(["verify", `${dir}/keepalived.service`], unitPath);
         await Deno.remove(probe);
         assert.match(probed.output, /zz-probe\.conf:2: Unknown key 'NoSuchKey'/);
+      });
+
+      await t.step("bird.service with Keelson's drop-ins: no error and no warning", async () => {
+        const bird = ["/usr/sbin/bird", "/usr/sbin/birdc", "/usr/lib/bird/prepare-environment"];
+        const missing = bird.filter((p) => {
+          try {
+            return !Deno.statSync(p).isFile;
+          } catch {
+            return true;
+          }
+        });
+        if (missing.length > 0 && !required) return; // bird2 not installed: nothing to point at
+        const result = await run(["verify", `${dir}/bird.service`], unitPath);
+        assert.equal(result.output, "");
+        assert.equal(result.code, 0);
       });
 
       await t.step("verify does report a broken copy (the checks above can fail)", async () => {

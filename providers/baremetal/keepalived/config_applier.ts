@@ -12,10 +12,11 @@
  * @module
  */
 import { Counter, type Registry } from "prom-client";
-import { basename, dirname } from "node:path";
 import { type Clock, systemClock, type Timer } from "../../../src/kube/clock.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { declareOnce } from "../../../src/metrics/registry.ts";
+import { installChecked } from "../checked_install.ts";
+import { runBounded } from "../run_bounded.ts";
 
 /** Outcome of one apply, also the `result` label of the reload counter. */
 export type ApplyOutcome = "success" | "invalid" | "error" | "unchanged";
@@ -66,7 +67,6 @@ export class KeepalivedApplier {
   #waiters: ((result: ApplyResult) => void)[] = [];
   #timer: Timer | undefined;
   #chain: Promise<void> = Promise.resolve();
-  #sequence = 0;
 
   /**
    * @param options file paths, commands and the metrics registry
@@ -132,45 +132,46 @@ export class KeepalivedApplier {
     if (current === text) {
       return { result: "unchanged", reloaded: false, message: `${file} already up to date` };
     }
-    const temp = `${dirname(file)}/.${basename(file)}.${Deno.pid}.${++this.#sequence}.tmp`;
-    await Deno.mkdir(dirname(file), { recursive: true });
-    try {
-      await writeSynced(temp, text);
-      const check = await this.#run([
+    const check = await installChecked({
+      file,
+      text,
+      mode: 0o644,
+      checkCommand: (candidate) => [
         ...(this.#options.netns ? ["ip", "netns", "exec", this.#options.netns] : []),
         ...(this.#options.checkCommand ?? ["keepalived", "-t", "-f"]),
-        temp,
-      ]);
-      if (check.timedOut) {
-        // a check that never finished says nothing about the file: not "invalid", retry later
-        return {
-          result: "error",
-          reloaded: false,
-          message: `Cannot check the keepalived config: the check did not finish within ${
-            (this.#options.commandTimeoutMs ?? 30_000) / 1000
-          } s; ${file} kept`,
-        };
-      }
-      if (check.code !== 0) {
-        const lines = check.stderr.split("\n").map((l) => l.trim()).filter((l) => l !== "");
-        for (const line of lines) this.#log.warning("keepalived -t: {line}", { line });
-        return {
-          result: "invalid",
-          reloaded: false,
-          message: `Rejected keepalived config: the check exited ${check.code}; ${file} kept`,
-          checkOutput: lines,
-        };
-      }
-      await Deno.rename(temp, file);
-    } finally {
-      await Deno.remove(temp).catch(() => {});
+        candidate,
+      ],
+      timeoutMs: this.#options.commandTimeoutMs ?? 30_000,
+    });
+    if (check?.timedOut) {
+      // a check that never finished says nothing about the file: not "invalid", retry later
+      return {
+        result: "error",
+        reloaded: false,
+        message: `Cannot check the keepalived config: the check did not finish within ${
+          (this.#options.commandTimeoutMs ?? 30_000) / 1000
+        } s; ${file} kept`,
+      };
+    }
+    if (check) {
+      const lines = check.stderr.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+      for (const line of lines) this.#log.warning("keepalived -t: {line}", { line });
+      return {
+        result: "invalid",
+        reloaded: false,
+        message: `Rejected keepalived config: the check exited ${check.code}; ${file} kept`,
+        checkOutput: lines,
+      };
     }
     return await this.#reload(file);
   }
 
   async #reload(file: string): Promise<ApplyResult> {
     if (this.#options.reloadCommand) {
-      const run = await this.#run(this.#options.reloadCommand);
+      const run = await runBounded(
+        this.#options.reloadCommand,
+        this.#options.commandTimeoutMs ?? 30_000,
+      );
       return run.code === 0
         ? { result: "success", reloaded: true, message: `${file} written, reload command ran` }
         : {
@@ -204,31 +205,4 @@ export class KeepalivedApplier {
     Deno.kill(pid, "SIGHUP");
     return { result: "success", reloaded: true, message: `${file} written, SIGHUP sent to ${pid}` };
   }
-
-  async #run(argv: string[]): Promise<{ code: number; stderr: string; timedOut: boolean }> {
-    const [cmd, ...args] = argv;
-    if (!cmd) throw new TypeError("Empty command");
-    const timeout = AbortSignal.timeout(this.#options.commandTimeoutMs ?? 30_000);
-    const output = await new Deno.Command(cmd, {
-      args,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      signal: timeout,
-    }).output();
-    return {
-      code: output.code,
-      stderr: new TextDecoder().decode(output.stderr),
-      timedOut: timeout.aborted,
-    };
-  }
-}
-
-async function writeSynced(path: string, text: string): Promise<void> {
-  // fsync before the rename so a crash never leaves an empty file in place of the old one
-  using file = await Deno.open(path, { write: true, create: true, truncate: true, mode: 0o644 });
-  const bytes = new TextEncoder().encode(text);
-  let written = 0;
-  while (written < bytes.length) written += await file.write(bytes.subarray(written));
-  await file.sync();
 }

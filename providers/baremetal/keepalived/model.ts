@@ -24,6 +24,7 @@
 import type { Config, Machine } from "../../../src/config/types.ts";
 import { durationMs } from "../../../src/config/types.ts";
 import { formatIp, type IpFamily, parseIp } from "../../../src/net/ip.ts";
+import { inBgpPool } from "../bird/model.ts";
 import { servedAddressChecker } from "./served_addresses.ts";
 
 /** One parsed address. Only these numbers, never the text they came from, are rendered. */
@@ -157,7 +158,10 @@ export function buildKeepalivedModel(
   };
 
   const instances: VrrpInstanceModel[] = [];
-  const cpVips = dedupe(config.control_plane.vip.map((v) => parseIp(v)!));
+  // a control-plane VIP announced over BGP is BIRD's, not VRRP's
+  const cpVips = config.control_plane.announce === "bgp"
+    ? []
+    : dedupe(config.control_plane.vip.map((v) => parseIp(v)!));
   for (const family of [4, 6] as const) {
     const vips = cpVips.filter((ip) => ip.family === family);
     if (vips.length === 0) continue;
@@ -185,6 +189,7 @@ export function buildKeepalivedModel(
   const check = servedAddressChecker(config);
   const serviceIps: ModelIp[] = [];
   for (const value of input.serviceVips) {
+    if (inBgpPool(config, value)) continue; // announced by BIRD, not by VRRP
     const verdict = check(value);
     if (verdict.ok) serviceIps.push({ family: verdict.family, value: verdict.value });
     else skipped.push({ value, reason: verdict.reason });

@@ -15,6 +15,7 @@ import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
 import { objectKey } from "../../../src/kube/ports.ts";
 import { formatIp, type IpFamily, parseIp } from "../../../src/net/ip.ts";
 import { ingressIps } from "../ipam/status_holdings.ts";
+import { inBgpPool } from "../bird/model.ts";
 
 /** A Service address keepalived will not serve, and why. */
 export interface SkippedAddress {
@@ -32,13 +33,13 @@ export type AddressVerdict =
   | { ok: false; reason: string };
 
 /**
- * The pools whose addresses keepalived serves: every pool today. (The one place to narrow it,
- * e.g. to pools announced over VRRP rather than BGP.)
+ * The pools whose addresses keepalived serves: those announced over VRRP (a pool with
+ * `announce = "bgp"` is BIRD's).
  * @param config the configuration in force
  * @returns the pools
  */
 export function keepalivedPools(config: Config): readonly Pool[] {
-  return config.pools;
+  return config.pools.filter((pool) => pool.announce !== "bgp");
 }
 
 /**
@@ -107,6 +108,7 @@ export function servedServiceAddresses(
   for (const service of services) {
     if (!handlesService(config, service)) continue;
     for (const value of ingressIps(service)) {
+      if (inBgpPool(config, value)) continue; // BIRD announces it: not keepalived's, not skipped
       const verdict = check(value);
       if (verdict.ok) vips.add(formatIp(verdict.family, verdict.value));
       else skipped.push({ service: objectKey(service), value, reason: verdict.reason });

@@ -118,7 +118,9 @@ async function observeRoles(announcer: KeepalivedAnnouncer, options: KeepalivedO
   let warned = false;
   while (!options.signal.aborted) {
     const config = options.config();
-    const vips = [...config.control_plane.vip, ...(announcer.serviceVips() ?? [])];
+    // a control-plane VIP announced over BGP is BIRD's: keepalived never holds it
+    const cpVips = config.control_plane.announce === "bgp" ? [] : config.control_plane.vip;
+    const vips = [...cpVips, ...(announcer.serviceVips() ?? [])];
     try {
       await observeVipRoles(vips, { interface: config.keepalived.interface, gauge });
       warned = false;

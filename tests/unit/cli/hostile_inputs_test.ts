@@ -56,7 +56,7 @@ Deno.test("render keepalived serves only pool addresses, never hostile statuses 
     "::1",
     "fe80::1",
     "ff02::12",
-    "198.51.100.7", // a unicast address no pool holds
+    "198.51.100.200", // a unicast address no pool holds (public-bgp is 198.51.100.0/27)
     "203.0.113.16", // the network address of the pool's CIDR
   ];
   const state = await writeState([

@@ -8,11 +8,12 @@ Deno.test("resolveControllers() enables all for * and honours -name", () => {
     "cloud-node",
     "cloud-node-lifecycle",
     "pv-labels",
+    "route",
     "service",
   ]);
   const some = resolveControllers(["*", "-service-lb-controller", "-pv-labels"]);
   assert.ok("enabled" in some);
-  assert.deepEqual([...some.enabled].sort(), ["cloud-node", "cloud-node-lifecycle"]);
+  assert.deepEqual([...some.enabled].sort(), ["cloud-node", "cloud-node-lifecycle", "route"]);
 });
 
 Deno.test("resolveControllers() accepts aliases and reports unknown names", () => {
@@ -21,7 +22,10 @@ Deno.test("resolveControllers() accepts aliases and reports unknown names", () =
   assert.deepEqual([...one.enabled], ["cloud-node"]);
   assert.deepEqual(resolveControllers(["*", "nodes"]), { unknown: ["nodes"] });
   const route = resolveControllers(["*", "-route"]);
-  assert.ok("enabled" in route);
+  assert.ok("enabled" in route && !route.enabled.has("route"));
+  const only = resolveControllers(["node-route-controller"]);
+  assert.ok("enabled" in only);
+  assert.deepEqual([...only.enabled], ["route"]);
 });
 
 Deno.test("controllersProblem() names unknown entries and the known names", () => {

@@ -44,7 +44,8 @@ Deno.test("parseConfig() accepts the example inventory in deploy/examples", asyn
   const config = parseConfig(await Deno.readTextFile(EXAMPLE), "keelson.toml");
   assert.equal(config.cluster.name, "dc1-prod");
   assert.equal(config.machines.length, 9);
-  assert.deepEqual(config.pools.map((p) => p.name), ["public", "internal-v6"]);
+  assert.deepEqual(config.pools.map((p) => p.name), ["public", "public-bgp", "internal-v6"]);
+  assert.deepEqual(config.bgp?.peers.map((p) => p.name), ["tor-a", "tor-b"]);
 });
 
 Deno.test("parseConfig() fills defaults around the one machine a minimal file lists", () => {

@@ -3,7 +3,7 @@ import { poolCapacity, poolUsableIntervals } from "../../../src/config/pool_size
 import type { Pool } from "../../../src/config/types.ts";
 
 function pool(addresses: string[], reserved: string[] = []): Pool {
-  return { name: "p", addresses, reserved, auto_assign: true, namespaces: [] };
+  return { name: "p", addresses, reserved, auto_assign: true, namespaces: [], announce: "vrrp" };
 }
 
 const CASES: [addresses: string[], reserved: string[], ipv4: bigint, ipv6: bigint][] = [

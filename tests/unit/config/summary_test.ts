@@ -14,7 +14,8 @@ Deno.test("summarizeConfig() describes the example inventory in one paragraph", 
       "9 machines: 3 control-plane (3 active), " +
       "6 worker (3 active, 1 maintenance, 1 shutdown, 1 retired)",
       "2 zones: dc1-row-a (5), dc1-row-b (4)",
-      '"public" 63 IPv4 usable, "internal-v6" 255 IPv6 usable',
+      '"public" 63 IPv4 usable, "public-bgp" 30 IPv4 usable (BGP), "internal-v6" 255 IPv6 usable',
+      "BGP as AS 64513 to 2 peers",
       "control-plane VIP 10.0.0.10 and 2001:db8:0:1::10",
       'controllers "*"',
     ]

@@ -53,7 +53,9 @@ Deno.test("AggregatingEventRecorder.event() creates a client-go style Event", as
   assert.equal(call.op, "create");
   assert.ok(call.op === "create");
   assert.equal(call.namespace, "shop");
-  assert.equal(call.event.metadata.name, `web.${(1_700_000_000_000n * 1_000_000n).toString(16)}`);
+  // <name>.<unix nanoseconds in hex>: the millisecond, plus a per-recorder random sequence below it
+  const suffix = BigInt(`0x${call.event.metadata.name!.replace(/^web\./, "")}`);
+  assert.equal(suffix / 1_000_000n, 1_700_000_000_000n);
   assert.deepEqual(call.event.involvedObject, {
     kind: "Service",
     apiVersion: "v1",
@@ -185,4 +187,22 @@ Deno.test("AggregatingEventRecorder.close() returns 0 when everything was writte
   recorder.event(NODE, "Normal", "Synced", "m");
   assert.equal(await recorder.close(1_000), 0);
   assert.equal(sink.calls.length, 1);
+});
+
+Deno.test("AggregatingEventRecorder: recorders writing in the same millisecond name their Events apart", () => {
+  // every control-plane host records Events; equal names would make all but one fail with 409
+  const names = new Set<string>();
+  for (let i = 0; i < 20; i++) {
+    const sink = new MemorySink();
+    const recorder = new AggregatingEventRecorder(sink, {
+      component: "keelson",
+      host: `cp-${i}`,
+      clock: new FakeClock(1_700_000_000_000),
+    });
+    recorder.event(SERVICE, "Normal", "AnnouncedByBGP", `Host cp-${i} announces 192.0.2.1`);
+    const call = sink.calls[0];
+    assert.ok(call?.op === "create");
+    names.add(call.event.metadata.name!);
+  }
+  assert.equal(names.size, 20);
 });

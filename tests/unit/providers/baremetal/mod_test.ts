@@ -123,6 +123,51 @@ Deno.test("registerBaremetal() builds a provider whose host side starts before a
   }
 });
 
+Deno.test("the provider has Routes only with a pod_cidrs peer, answered by this host's BIRD", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const plain = inventory(dir, "192.0.2.0/28");
+    const registry = new ProviderRegistry();
+    registerBaremetal(registry, { inventory: () => ({ config: plain, healthy: true }) });
+    assert.equal(registry.create(plain).routes, undefined);
+
+    const withBgp = testConfig({
+      keepalived: { enabled: false },
+      bgp: {
+        asn: 64513,
+        config_file: `${dir}/bird.conf`,
+        socket: `${dir}/bird.ctl`,
+        check_command: ["true"], // stands in for `bird -p -c`
+        peers: [{
+          name: "tor",
+          address: "10.250.0.1",
+          asn: 64512,
+          pod_cidrs: true,
+          subnet: "10.250.0.0/24",
+        }],
+      },
+      machines: [{ name: "cp-1", role: "control-plane", internal_ips: ["10.250.0.11"] }],
+    });
+    const registry2 = new ProviderRegistry();
+    registerBaremetal(registry2, {
+      inventory: () => ({ config: withBgp, healthy: true }),
+      metrics: new Registry(),
+    });
+    const provider = registry2.create(withBgp);
+    assert.ok(provider.routes);
+    // before the host side runs (or on a host without BIRD): a retriable provider error
+    await assert.rejects(() => provider.routes!.listRoutes("k"), ProviderError);
+    const stop = new AbortController();
+    const host = await provider.startHost!({ host: "cp-1", signal: stop.signal });
+    assert.deepEqual(await provider.routes.listRoutes("k"), []);
+    assert.match(await Deno.readTextFile(`${dir}/bird.conf`), /protocol bgp keelson_peer_0 \{/);
+    stop.abort();
+    await host.finished;
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("registerBaremetal() gives the provider the Node cache on connect: a taken machine is not matched again (issue 9 item 2)", async () => {
   const config = testConfig({
     keepalived: { enabled: false },

@@ -42,3 +42,24 @@ Deno.test("strandedAddressIssues() refuses a pool shrink that strands in-use add
   assert.deepEqual(strandedAddressIssues(current, config("192.0.2.0/27"), services, "k.toml"), []);
   assert.deepEqual(strandedAddressIssues(current, config("192.0.2.0/29"), undefined, "k.toml"), []);
 });
+
+Deno.test("strandedAddressIssues(): moving a pool between VRRP and BGP strands nothing; dropping a BGP pool does", () => {
+  const services = [service("web", "192.0.2.2")];
+  const withPool = (announce: string, pool = "192.0.2.0/28") =>
+    parseConfig(
+      `[keepalived]\nenabled = false\n[bgp]\nasn = 64513\n` +
+        `[[bgp.peers]]\nname = "tor"\naddress = "10.0.0.1"\nasn = 64512\n` +
+        `[[pools]]\nname = "lan"\naddresses = ["${pool}"]\nannounce = "${announce}"\n` +
+        `[[machines]]\nname = "cp-1"\nrole = "control-plane"\ninternal_ips = ["10.0.0.11"]\n`,
+      "k.toml",
+    );
+  assert.deepEqual(strandedAddressIssues(withPool("vrrp"), withPool("bgp"), services, "k"), []);
+  assert.deepEqual(strandedAddressIssues(withPool("bgp"), withPool("vrrp"), services, "k"), []);
+  const shrunk = strandedAddressIssues(
+    withPool("bgp"),
+    withPool("bgp", "192.0.2.8/29"),
+    services,
+    "k",
+  );
+  assert.match(shrunk[0]!.message, /192\.0\.2\.2 \(service "default\/web"\)/);
+});

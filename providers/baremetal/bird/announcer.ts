@@ -1,0 +1,218 @@
+/**
+ * The BIRD announcer: keeps this host's BIRD file equal to what the inventory, the Services'
+ * ingress addresses, the Nodes' pod CIDRs and this host's health say. It runs on every
+ * control-plane host, leader or not, and only reads the API. Same shape as the keepalived
+ * announcer: `setServiceSource`, `sync(reason)`, a shared render per burst.
+ *
+ * - `externalTrafficPolicy: Cluster`: every healthy host announces every VIP of a BGP pool, so
+ *   the routers spread flows over all of them (ECMP) and kube-proxy forwards.
+ * - `externalTrafficPolicy: Local`: a host announces the VIP only while its own Node has a ready
+ *   endpoint of the Service; kube-proxy drops Local traffic on a host without one, so announcing
+ *   from there would black-hole a share of the flows. (Announcing a worker's InternalIP as
+ *   third-party next hop is not done: one path per session without ADD-PATH, only on the
+ *   router's segment, and Keelson cannot see a worker's kube-proxy health.)
+ * - Withdraw: `drain()` (SIGTERM, before exit) and an unhealthy host (`healthy()` false, or the
+ *   machine not `active`) render no Service VIPs and no control-plane VIP; sessions stay up.
+ * - The control-plane VIP is announced only while `controlPlaneHealthy()` (the local
+ *   kube-apiserver's /readyz), from the inventory alone, before any Kubernetes API is reachable.
+ * - Before the Service cache has synced it keeps the VIPs of the file on disk.
+ *
+ * @module
+ */
+import type { V1Node, V1Service } from "@kubernetes/client-node";
+import { readBgpSecrets } from "../../../src/config/bgp_secrets.ts";
+import type { Config } from "../../../src/config/types.ts";
+import type { Lister } from "../../../src/kube/ports.ts";
+import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
+import { logger } from "../../../src/log/logging.ts";
+import { ingressIps } from "../ipam/status_holdings.ts";
+import type { BirdApplyResult } from "./config_applier.ts";
+import { podRoutesOf, renderHostBird, serviceVipsInBirdFile } from "./host_config.ts";
+import { announcedVips, type BirdModel, inBgpPool } from "./model.ts";
+
+/** Where the announcer reads Services and Nodes from, once a Kubernetes connection exists. */
+export interface BirdClusterSource {
+  services: Lister<V1Service>;
+  nodes: Lister<V1Node>;
+  hasSynced(): boolean;
+  /** Node names of a Service's ready endpoints; undefined while unknown. */
+  endpointNodeNames?(service: V1Service): string[] | undefined;
+}
+
+/** Options of `BirdAnnouncer`. */
+export interface BirdAnnouncerOptions {
+  config: () => Config;
+  /** This host's machine name (= its Node name). */
+  host: string;
+  /** Validates, writes and configures. */
+  applier: { apply(text: string): Promise<BirdApplyResult> };
+  /** The local kube-apiserver is ready. @default () => false */
+  controlPlaneHealthy?: () => boolean;
+  /** This host may attract Service traffic. @default () => true */
+  healthy?: () => boolean;
+  /** Whether this host runs the route controller's pod routes. @default () => true */
+  podRoutesEnabled?: () => boolean;
+  /** Reads the peers' passwords. @default readBgpSecrets */
+  readPasswords?: (config: Config) => Promise<ReadonlyMap<string, string>>;
+  /** Told of each Service whose VIPs this host starts announcing. */
+  onAnnounced?: (service: V1Service, vips: string[]) => void;
+}
+
+/** Renders and applies this host's BIRD file whenever its inputs change. */
+export class BirdAnnouncer {
+  #options: BirdAnnouncerOptions;
+  #source: BirdClusterSource | undefined;
+  #log = logger("bird", "announcer");
+  #lastError = "";
+  #queued: Promise<BirdApplyResult | undefined> | undefined;
+  #draining = false;
+  #passwords = new Map<string, string>();
+  #model: BirdModel | undefined;
+  #configuredModel: BirdModel | undefined;
+  #announced = new Set<string>();
+
+  /** @param options config source, host, applier and health callbacks */
+  constructor(options: BirdAnnouncerOptions) {
+    this.#options = options;
+  }
+
+  /** The model of the last text handed to the applier. */
+  get model(): BirdModel | undefined {
+    return this.#model;
+  }
+
+  /** The model of the last text BIRD accepted through `configure`. */
+  get configuredModel(): BirdModel | undefined {
+    return this.#configuredModel;
+  }
+
+  /** Connects the Service and Node caches and renders. */
+  setClusterSource(source: BirdClusterSource | undefined): Promise<BirdApplyResult | undefined> {
+    this.#source = source;
+    return this.sync("cluster source changed");
+  }
+
+  /**
+   * Withdraws every VIP (sessions stay up) and waits until BIRD has the file; further syncs keep
+   * them withdrawn.
+   * @returns the apply result
+   */
+  async drain(): Promise<BirdApplyResult | undefined> {
+    this.#draining = true;
+    return await this.sync("draining");
+  }
+
+  /**
+   * Renders and applies. Calls made in one burst share one render.
+   * @param reason for the log
+   */
+  sync(reason: string): Promise<BirdApplyResult | undefined> {
+    this.#queued ??= Promise.resolve().then(() => {
+      this.#queued = undefined;
+      return this.#syncNow(reason);
+    });
+    return this.#queued;
+  }
+
+  async #syncNow(reason: string): Promise<BirdApplyResult | undefined> {
+    const config = this.#options.config();
+    if (!config.bgp) return undefined;
+    await this.#refreshPasswords(config);
+    const source = this.#source;
+    const synced = source?.hasSynced() ?? false;
+    let vips: string[];
+    let services: V1Service[] = [];
+    if (synced) {
+      services = source!.services.list();
+      vips = this.#serviceVips(config, services);
+    } else {
+      const current = await Deno.readTextFile(config.bgp.config_file).catch(() => "");
+      vips = serviceVipsInBirdFile(current);
+    }
+    const machine = config.machines.find((m) => m.name === this.#options.host);
+    const healthy = !this.#draining && machine?.state === "active" &&
+      (this.#options.healthy?.() ?? true);
+    const podsOn = this.#options.podRoutesEnabled?.() ?? true;
+    const rendered = renderHostBird({
+      config,
+      host: this.#options.host,
+      serviceVips: vips,
+      podRoutes: synced && podsOn ? podRoutesOf(source!.nodes.list()) : [],
+      announceServices: healthy,
+      controlPlaneHealthy: healthy && (this.#options.controlPlaneHealthy?.() ?? false),
+      passwords: this.#passwords,
+    });
+    if ("error" in rendered) {
+      if (rendered.error !== this.#lastError) this.#log.error("{error}", { error: rendered.error });
+      this.#lastError = rendered.error;
+      return undefined;
+    }
+    this.#lastError = "";
+    for (const skipped of rendered.skipped) {
+      this.#log.warn("Not announcing {value}: {reason}", { ...skipped });
+    }
+    this.#log.debug("Rendering BIRD ({reason})", { reason });
+    this.#model = rendered.model;
+    const result = await this.#options.applier.apply(rendered.text);
+    if (result.configured) {
+      this.#configuredModel = rendered.model;
+      this.#reportAnnounced(config, services, rendered.model);
+    }
+    return result;
+  }
+
+  /**
+   * Re-reads the password files on every render (a rotated key applies at the next sync). A file
+   * that became unreadable or invalid keeps its last good key, so a bad edit never drops the
+   * session; `keelson check` names the problem.
+   */
+  async #refreshPasswords(config: Config): Promise<void> {
+    const fresh = await (this.#options.readPasswords ??
+      (async (c: Config) => (await readBgpSecrets(c)).passwords))(config);
+    const next = new Map<string, string>();
+    for (const peer of config.bgp?.peers ?? []) {
+      const file = peer.password_file;
+      if (file === undefined || next.has(file)) continue;
+      const value = fresh.get(file) ?? this.#passwords.get(file);
+      if (value === undefined) continue;
+      if (!fresh.has(file)) {
+        this.#log.error(
+          "Cannot use the password in {file} (peer {peer}); keeping the last good one " +
+            "(keelson check --config says why)",
+          { file, peer: peer.name },
+        );
+      }
+      next.set(file, value);
+    }
+    this.#passwords = next;
+  }
+
+  #serviceVips(config: Config, services: readonly V1Service[]): string[] {
+    const vips = new Set<string>();
+    for (const service of services) {
+      if (!handlesService(config, service)) continue;
+      const ips = ingressIps(service).filter((ip) => inBgpPool(config, ip));
+      if (ips.length === 0) continue;
+      if (service.spec?.externalTrafficPolicy === "Local") {
+        const nodes = this.#source?.endpointNodeNames?.(service);
+        // unknown endpoints (no slice cache): no verdict, announce as for Cluster
+        if (nodes !== undefined && !nodes.includes(this.#options.host)) continue;
+      }
+      for (const ip of ips) vips.add(ip);
+    }
+    return [...vips].sort();
+  }
+
+  #reportAnnounced(config: Config, services: readonly V1Service[], model: BirdModel): void {
+    const now = new Set(announcedVips(model));
+    const onAnnounced = this.#options.onAnnounced;
+    if (onAnnounced) {
+      for (const service of services) {
+        if (!handlesService(config, service)) continue;
+        const fresh = ingressIps(service).filter((ip) => now.has(ip) && !this.#announced.has(ip));
+        if (fresh.length > 0) onAnnounced(service, fresh);
+      }
+    }
+    this.#announced = now;
+  }
+}

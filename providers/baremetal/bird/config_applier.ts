@@ -1,0 +1,181 @@
+/**
+ * Writes Keelson's BIRD file and tells BIRD to re-read it, failing closed: a text that `bird -p`
+ * rejects never replaces the file in force.
+ *
+ * Per apply: when the file already holds the text and the last `configure` succeeded, nothing
+ * happens (a no-op `configure` is harmless but a full parse); otherwise the text goes to a temp
+ * file in the same directory, is checked with `bird -p -c`, renamed over the file (atomic), and
+ * `configure` is sent over the control socket. Reply 0003 (Reconfigured), 0004 (in progress) and
+ * 0005 (queued) count as success. When BIRD is not running yet the file stays written and the
+ * next apply sends `configure` again. Applies are serialised and coalesced to the latest text.
+ *
+ * @module
+ */
+import { Counter, Gauge, type Registry } from "prom-client";
+import { logger } from "../../../src/log/logging.ts";
+import { birdCommand, BirdSocketError } from "./control_socket.ts";
+import { installChecked } from "../checked_install.ts";
+
+/** Outcome of one apply, also the `result` label of the configure counter. */
+export type BirdApplyOutcome = "success" | "invalid" | "error" | "unchanged";
+
+/** What `BirdApplier.apply` did. */
+export interface BirdApplyResult {
+  result: BirdApplyOutcome;
+  /** Whether BIRD accepted a `configure` of this text. */
+  configured: boolean;
+  /** One sentence for logs. */
+  message: string;
+  /** Output of the check command when it rejected the text. */
+  checkOutput?: string[];
+}
+
+/** Options of `BirdApplier`. */
+export interface BirdApplierOptions {
+  /** The file BIRD was started with (`bird -c`). */
+  configFile: string;
+  /** BIRD's control socket. */
+  socket: string;
+  /** Validates a file appended as last argument. @default ["bird", "-p", "-c"] */
+  checkCommand?: string[];
+  /** Registry of `keelson_bgp_configure_total` and `keelson_bgp_last_configure_success`. */
+  registry: Registry;
+  /** Longest the check command or a socket command may take. @default 30000 */
+  commandTimeoutMs?: number;
+  /** File mode of the written file (BIRD reads it as user bird). @default 0o640 */
+  mode?: number;
+}
+
+const CONFIGURE_METRIC = "keelson_bgp_configure_total";
+const LAST_METRIC = "keelson_bgp_last_configure_success";
+
+/** Applies rendered BIRD text: validate, write atomically, `configure` only on change. */
+export class BirdApplier {
+  #options: BirdApplierOptions;
+  #counter: Counter<"result">;
+  #last: Gauge;
+  #log = logger("bird", "applier");
+  #chain: Promise<unknown> = Promise.resolve();
+  #pending: { text: string; waiters: ((r: BirdApplyResult) => void)[] } | undefined;
+  #configuredText: string | undefined;
+
+  /** @param options file, socket, check command and registry */
+  constructor(options: BirdApplierOptions) {
+    this.#options = options;
+    this.#counter = (options.registry.getSingleMetric(CONFIGURE_METRIC) as
+      | Counter<"result">
+      | undefined) ?? new Counter({
+      name: CONFIGURE_METRIC,
+      help: "BIRD config applies by result (success, invalid, error, unchanged).",
+      labelNames: ["result"],
+      registers: [options.registry],
+    });
+    this.#last = (options.registry.getSingleMetric(LAST_METRIC) as Gauge | undefined) ??
+      new Gauge({
+        name: LAST_METRIC,
+        help: "1 when the last BIRD configure (or check) succeeded, 0 when it failed.",
+        registers: [options.registry],
+      });
+  }
+
+  /** The text BIRD last accepted through `configure`, if any. */
+  get configuredText(): string | undefined {
+    return this.#configuredText;
+  }
+
+  /**
+   * Applies `text`. Calls while an apply runs share the next apply of the latest text.
+   * @param text the whole file
+   * @returns what was done
+   */
+  apply(text: string): Promise<BirdApplyResult> {
+    if (this.#pending) {
+      this.#pending.text = text;
+      return new Promise((resolve) => this.#pending!.waiters.push(resolve));
+    }
+    const pending = { text, waiters: [] as ((r: BirdApplyResult) => void)[] };
+    this.#pending = pending;
+    const promise = new Promise<BirdApplyResult>((resolve) => pending.waiters.push(resolve));
+    this.#chain = this.#chain.then(async () => {
+      this.#pending = undefined;
+      let result: BirdApplyResult;
+      try {
+        result = await this.#applyNow(pending.text);
+      } catch (error) {
+        result = { result: "error", configured: false, message: String(error) };
+      }
+      this.#counter.inc({ result: result.result });
+      if (result.result !== "unchanged") this.#last.set(result.result === "success" ? 1 : 0);
+      const level = result.result === "success" || result.result === "unchanged"
+        ? "info"
+        : "warning";
+      this.#log[level]("BIRD config {result}: {message}", { ...result });
+      for (const w of pending.waiters) w(result);
+    });
+    return promise;
+  }
+
+  async #applyNow(text: string): Promise<BirdApplyResult> {
+    const file = this.#options.configFile;
+    const current = await Deno.readTextFile(file).catch(() => undefined);
+    if (current === text && this.#configuredText === text) {
+      return { result: "unchanged", configured: true, message: `${file} already in force` };
+    }
+    if (current !== text) {
+      const check = await installChecked({
+        file,
+        text,
+        mode: this.#options.mode ?? 0o640,
+        checkCommand: (candidate) => [
+          ...(this.#options.checkCommand ?? ["bird", "-p", "-c"]),
+          candidate,
+        ],
+        timeoutMs: this.#options.commandTimeoutMs ?? 30_000,
+      });
+      if (check) {
+        const output = check.stderr + check.stdout;
+        const lines = output.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+        return {
+          result: check.timedOut ? "error" : "invalid",
+          configured: false,
+          message: check.timedOut
+            ? `Cannot check the BIRD config in time; ${file} kept`
+            : `Rejected BIRD config (check exited ${check.code}: ${lines.join(" | ")}); ` +
+              `${file} kept`,
+          checkOutput: lines,
+        };
+      }
+    }
+    return await this.#configure(file, text);
+  }
+
+  async #configure(file: string, text: string): Promise<BirdApplyResult> {
+    try {
+      const reply = await birdCommand(
+        this.#options.socket,
+        "configure",
+        this.#options.commandTimeoutMs ?? 30_000,
+      );
+      if (reply.code === 3 || reply.code === 4 || reply.code === 5) {
+        this.#configuredText = text;
+        const words = reply.lines.at(-1)?.text ?? "";
+        return { result: "success", configured: true, message: `${file} written; BIRD: ${words}` };
+      }
+      this.#configuredText = undefined;
+      return {
+        result: "error",
+        configured: false,
+        message: `${file} written but BIRD refused configure (${reply.code}): ` +
+          reply.lines.map((l) => l.text).join(" | "),
+      };
+    } catch (error) {
+      this.#configuredText = undefined;
+      const reason = error instanceof BirdSocketError ? error.message : String(error);
+      return {
+        result: "error",
+        configured: false,
+        message: `${file} written; BIRD not told (${reason}); it reads the file when it starts`,
+      };
+    }
+  }
+}

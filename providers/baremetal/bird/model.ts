@@ -1,0 +1,417 @@
+/**
+ * The BIRD model of one control-plane host: which routes it originates (VIPs of `announce = "bgp"`
+ * pools, the control-plane VIP, Nodes' pod CIDRs) and which sessions it opens, with which timers
+ * and export policy. Pure and deterministic, built from parsed values only: an address reaches the
+ * model only as a parsed number and only if a BGP pool holds it (or it is the control-plane VIP,
+ * or a pod CIDR whose next hop is a Node's InternalIP).
+ *
+ * Decisions:
+ * - Protocol and filter names are generated (`keelson_peer_<index>`, `keelson_vips4_p<pool>`),
+ *   never taken from the inventory; a peer's name only appears in a comment.
+ * - Every route is a `blackhole` static route: BIRD never programs the host's kernel (there is no
+ *   `protocol kernel`), and the routers see the session's address (VIPs) or the Node's
+ *   InternalIP (`bgp_next_hop`, pod CIDRs) as next hop.
+ * - Pod CIDRs are grouped into one static protocol per peer subnet that holds the Node's IP, so a
+ *   directly connected router only gets next hops it can reach, and adding a Node changes a
+ *   protocol's routes, never a filter (a filter change re-sends every route).
+ * - A host withdraws its VIPs (`announceServices` false) when it drains or is unhealthy; pod routes
+ *   stay, as other hosts announce the same ones and a Node's route does not depend on this host.
+ *
+ * @module
+ */
+import {
+  type Community,
+  peerHosts,
+  peerTimers,
+  resolveCommunity,
+  routerIdOf,
+} from "../../../src/config/bgp_values.ts";
+import type { Config, Machine, Pool } from "../../../src/config/types.ts";
+import { formatIp, type IpFamily, type IpRange, parseIp, parseRange } from "../../../src/net/ip.ts";
+
+/** One parsed address. */
+export interface ModelIp {
+  family: IpFamily;
+  value: bigint;
+}
+
+/** One parsed prefix (network bits only). */
+export interface ModelPrefix extends ModelIp {
+  length: number;
+}
+
+/** One static route: a blackhole, with a third-party next hop for pod CIDRs. */
+export interface StaticRoute {
+  prefix: ModelPrefix;
+  nextHop?: ModelIp;
+  /** The Node a pod route belongs to (never rendered; for the route provider). */
+  node?: string;
+}
+
+/** One `protocol static`. */
+export interface StaticProtocol {
+  /** `keelson_vips4_p0`, `keelson_cp6`, `keelson_pods4_s1`, `keelson_pods4_any`. */
+  name: string;
+  family: IpFamily;
+  routes: StaticRoute[];
+}
+
+/** One `protocol bgp`. */
+export interface PeerModel {
+  /** `keelson_peer_<index in [[bgp.peers]]>`. */
+  name: string;
+  /** The inventory's name (its alphabet is `BGP_NAME_REGEXP`); rendered in a comment only. */
+  label: string;
+  neighbor: ModelIp;
+  asn: number;
+  localAsn: number;
+  localAddress?: ModelIp;
+  holdS: number;
+  keepaliveS: number;
+  connectRetryS: number;
+  connectDelayS: number;
+  errorWaitS: [number, number];
+  /** 0: `direct`; otherwise the TTL. */
+  multihop: number;
+  bfd: boolean;
+  gracefulRestart: "aware" | "on";
+  gracefulRestartS: number;
+  password?: string;
+  families: IpFamily[];
+  /** Static protocols whose routes it receives (sorted). */
+  exports: string[];
+  communities: Community[];
+  localPreference?: number;
+}
+
+/** The whole BIRD configuration of one host. */
+export interface BirdModel {
+  host: string;
+  routerId: ModelIp;
+  /** Present when some peer of this host uses BFD. */
+  bfd?: { intervalMs: number; multiplier: number };
+  statics: StaticProtocol[];
+  peers: PeerModel[];
+  /** Values left out, with the reason (never rendered; for logs). */
+  skipped: { value: string; reason: string }[];
+}
+
+/** A Node's pod CIDR with the Node's InternalIP, from the Node cache. */
+export interface PodRoute {
+  node: string;
+  cidr: string;
+  nextHop: string;
+}
+
+/** Input of `buildBirdModel`. */
+export interface BirdModelInput {
+  config: Config;
+  /** This machine's name. */
+  host: string;
+  /** Ingress IPs of the Services Keelson handles; only those of BGP pools are kept. */
+  serviceVips: readonly string[];
+  /** Pod CIDRs to announce (route controller); empty when it is off. */
+  podRoutes?: readonly PodRoute[];
+  /** false while draining or unhealthy: no Service VIPs. @default true */
+  announceServices?: boolean;
+  /** The local kube-apiserver answers /readyz: announce the control-plane VIP. @default false */
+  controlPlaneHealthy?: boolean;
+  /** Passwords by `password_file`, as read by `readBgpSecrets`. */
+  passwords?: ReadonlyMap<string, string>;
+}
+
+/**
+ * Builds the BIRD model of one control-plane host.
+ * @param input configuration, host and the dynamic inputs
+ * @returns the model, or `{ error }` naming the host and what is missing
+ */
+export function buildBirdModel(input: BirdModelInput): BirdModel | { error: string } {
+  const { config, host } = input;
+  const bgp = config.bgp;
+  if (!bgp) return { error: `Cannot render BIRD: the inventory has no [bgp] table` };
+  const machine = config.machines.find((m) => m.name === host);
+  if (!machine || machine.role !== "control-plane") {
+    const cps = config.machines.filter((m) => m.role === "control-plane").map((m) => `"${m.name}"`);
+    return {
+      error: `Cannot render BIRD for host "${host}": it is not a control-plane machine of the ` +
+        `inventory (control-plane machines: ${cps.join(", ") || "none"})`,
+    };
+  }
+  const routerText = routerIdOf(machine);
+  const routerId = routerText === undefined ? undefined : parseIp(routerText);
+  if (!routerId || routerId.family !== 4) {
+    return { error: `Cannot render BIRD for host "${host}": it has no IPv4 router id` };
+  }
+  const skipped: BirdModel["skipped"] = [];
+  const families = bgp.families.map((f) => (f === "ipv4" ? 4 : 6) as IpFamily);
+  const statics: StaticProtocol[] = [];
+
+  // Service VIPs of BGP pools, one protocol per pool and family
+  const bgpPools = config.pools.map((pool, index) => ({ pool, index }))
+    .filter(({ pool }) => pool.announce === "bgp");
+  const poolRanges = bgpPools.map(({ pool, index }) => ({ pool, index, ...poolSpans(pool) }));
+  const vipsByPool = new Map<number, ModelIp[]>();
+  const cpVips = config.control_plane.vip.map((v) => parseIp(v)).filter((v) => v !== undefined);
+  for (const value of input.serviceVips) {
+    const ip = parseIp(value);
+    if (!ip) {
+      skipped.push({ value, reason: "not an IP address" });
+      continue;
+    }
+    if (cpVips.some((c) => c.family === ip.family && c.value === ip.value)) {
+      skipped.push({ value, reason: "is the control-plane VIP" });
+      continue;
+    }
+    const holder = poolRanges.find((p) => inSpans(p, ip));
+    if (!holder) continue; // a VRRP pool's VIP, or no pool at all: keepalived's or nobody's
+    if (!families.includes(ip.family)) {
+      skipped.push({ value, reason: `IPv${ip.family} is not in bgp.families` });
+      continue;
+    }
+    vipsByPool.set(holder.index, [...(vipsByPool.get(holder.index) ?? []), ip]);
+  }
+  if (input.announceServices ?? true) {
+    for (const { index } of bgpPools) {
+      for (const family of families) {
+        const ips = dedupe((vipsByPool.get(index) ?? []).filter((ip) => ip.family === family));
+        if (ips.length === 0) continue;
+        statics.push({
+          name: `keelson_vips${family}_p${index}`,
+          family,
+          routes: ips.map((ip) => ({ prefix: hostPrefix(ip) })),
+        });
+      }
+    }
+  }
+
+  // the control-plane VIP, while the local apiserver is ready
+  if (config.control_plane.announce === "bgp" && input.controlPlaneHealthy === true) {
+    for (const family of families) {
+      const ips = dedupe(cpVips.filter((ip) => ip.family === family));
+      if (ips.length === 0) continue;
+      statics.push({
+        name: `keelson_cp${family}`,
+        family,
+        routes: ips.map((ip) => ({ prefix: hostPrefix(ip) })),
+      });
+    }
+  }
+
+  // pod CIDRs, grouped by the peer subnet that holds the Node's InternalIP
+  const hostPeers = bgp.peers.map((peer, index) => ({ peer, index }))
+    .filter(({ peer }) => peerHosts(peer, config.machines).some((m) => m.name === host));
+  const subnets = uniqueSubnets(
+    hostPeers.filter(({ peer }) => peer.pod_cidrs).map(({ peer }) => peer.subnet),
+  );
+  const podStatics = new Map<string, StaticProtocol>();
+  const anyPodPeer = hostPeers.some(({ peer }) => peer.pod_cidrs);
+  for (const route of anyPodPeer ? input.podRoutes ?? [] : []) {
+    const prefix = parsePrefix(route.cidr);
+    const nextHop = parseIp(route.nextHop);
+    if (!prefix || !nextHop) {
+      skipped.push({ value: route.cidr, reason: `Node "${route.node}": not a CIDR or next hop` });
+      continue;
+    }
+    if (prefix.family !== nextHop.family) {
+      skipped.push({
+        value: route.cidr,
+        reason: `Node "${route.node}" has no IPv${prefix.family} InternalIP for a next hop`,
+      });
+      continue;
+    }
+    if (!families.includes(prefix.family)) continue;
+    const subnet = mostSpecific(subnets, nextHop);
+    const name = `keelson_pods${prefix.family}_${subnet === undefined ? "any" : `s${subnet}`}`;
+    const protocol = podStatics.get(name) ??
+      { name, family: prefix.family, routes: [] };
+    protocol.routes.push({ prefix, nextHop, node: route.node });
+    podStatics.set(name, protocol);
+  }
+  for (const protocol of podStatics.values()) {
+    protocol.routes = dedupeRoutes(protocol.routes);
+    statics.push(protocol);
+  }
+  statics.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+
+  const peers: PeerModel[] = [];
+  let bfd = false;
+  for (const { peer, index } of hostPeers) {
+    const neighbor = parseIp(peer.address)!;
+    let password: string | undefined;
+    if (peer.password_file !== undefined) {
+      password = input.passwords?.get(peer.password_file);
+      if (password === undefined) {
+        skipped.push({
+          value: peer.name,
+          reason: `its password file "${peer.password_file}" could not be read or validated; ` +
+            "no session to this peer until it can",
+        });
+        continue;
+      }
+    }
+    const exports: string[] = [];
+    for (const s of statics) {
+      if (s.name.startsWith("keelson_vips")) {
+        const poolIndex = Number(s.name.split("_p")[1]);
+        const poolName = config.pools[poolIndex]!.name;
+        if (peer.pools.length === 0 || peer.pools.includes(poolName)) exports.push(s.name);
+      } else if (s.name.startsWith("keelson_cp")) {
+        if (peer.control_plane) exports.push(s.name);
+      } else if (peer.pod_cidrs) {
+        const subnet = peer.subnet === undefined
+          ? undefined
+          : subnets.findIndex((n) => n.source === canonicalSubnet(peer.subnet!));
+        // a multihop peer resolves next hops recursively: it may take every pod route
+        if (peer.multihop > 0 || s.name.endsWith(`_s${subnet}`)) exports.push(s.name);
+      }
+    }
+    const { hold, keepalive } = peerTimers(bgp, peer);
+    const localAddress = machine.bgp?.source_address !== undefined
+      ? parseIp(machine.bgp.source_address)
+      : firstIp(machine, neighbor.family);
+    bfd ||= peer.bfd;
+    peers.push({
+      name: `keelson_peer_${index}`,
+      label: peer.name,
+      neighbor,
+      asn: peer.asn,
+      localAsn: machine.bgp?.asn ?? bgp.asn,
+      ...(localAddress ? { localAddress } : {}),
+      holdS: hold,
+      keepaliveS: keepalive,
+      connectRetryS: bgp.connect_retry_time,
+      connectDelayS: bgp.connect_delay_time,
+      errorWaitS: [...bgp.error_wait_time],
+      multihop: peer.multihop,
+      bfd: peer.bfd,
+      gracefulRestart: bgp.graceful_restart,
+      gracefulRestartS: bgp.graceful_restart_time,
+      ...(password !== undefined ? { password } : {}),
+      families,
+      exports: exports.sort(),
+      communities: peer.communities.map((c) => resolveCommunity(bgp, c))
+        .filter((c): c is Community => !("error" in c)),
+      ...(peer.local_preference !== undefined ? { localPreference: peer.local_preference } : {}),
+    });
+  }
+  return {
+    host,
+    routerId,
+    ...(bfd ? { bfd: { intervalMs: bgp.bfd.interval_ms, multiplier: bgp.bfd.multiplier } } : {}),
+    statics,
+    peers,
+    skipped,
+  };
+}
+
+/**
+ * The VIPs a model announces, as text (for logs, events and tests).
+ * @param model a built model
+ * @returns sorted addresses of the `keelson_vips*` protocols
+ */
+export function announcedVips(model: BirdModel): string[] {
+  return model.statics.filter((s) => s.name.startsWith("keelson_vips"))
+    .flatMap((s) => s.routes.map((r) => formatIp(r.prefix.family, r.prefix.value))).sort();
+}
+
+/**
+ * Whether a pool with `announce = "bgp"` holds the address (keepalived leaves those out).
+ * @param config the inventory
+ * @param address an IP as text
+ */
+export function inBgpPool(config: Config, address: string): boolean {
+  const ip = parseIp(address);
+  if (!ip) return false;
+  return config.pools.some((pool) => pool.announce === "bgp" && inSpans(poolSpans(pool), ip));
+}
+
+function poolSpans(pool: Pool): { ranges: IpRange[]; reserved: IpRange[] } {
+  const parse = (list: string[]) =>
+    list.map(parseRange).filter((r): r is IpRange => !("error" in r));
+  return { ranges: parse(pool.addresses), reserved: parse(pool.reserved) };
+}
+
+function inSpans(spans: { ranges: IpRange[]; reserved: IpRange[] }, ip: ModelIp): boolean {
+  const has = (r: IpRange) => r.family === ip.family && r.first <= ip.value && ip.value <= r.last;
+  return spans.ranges.some(has) && !spans.reserved.some(has);
+}
+
+function hostPrefix(ip: ModelIp): ModelPrefix {
+  return { ...ip, length: ip.family === 4 ? 32 : 128 };
+}
+
+/**
+ * Parses a CIDR with its host bits clear.
+ * @param text e.g. `10.244.1.0/24`
+ * @returns the prefix, or undefined
+ */
+export function parsePrefix(text: string): ModelPrefix | undefined {
+  if (!text.includes("/")) return undefined;
+  const range = parseRange(text);
+  if ("error" in range || range.prefix === undefined) return undefined;
+  return { family: range.family, value: range.first, length: range.prefix };
+}
+
+interface Subnet {
+  source: string;
+  prefix: ModelPrefix;
+}
+
+function canonicalSubnet(text: string): string {
+  const p = parsePrefix(text);
+  return p ? `${formatIp(p.family, p.value)}/${p.length}` : text;
+}
+
+function uniqueSubnets(texts: (string | undefined)[]): Subnet[] {
+  const out = new Map<string, Subnet>();
+  for (const text of texts) {
+    if (text === undefined) continue;
+    const prefix = parsePrefix(text);
+    if (!prefix) continue;
+    const source = `${formatIp(prefix.family, prefix.value)}/${prefix.length}`;
+    out.set(source, { source, prefix });
+  }
+  return [...out.values()].sort((a, b) => (a.source < b.source ? -1 : a.source > b.source ? 1 : 0));
+}
+
+function mostSpecific(subnets: Subnet[], ip: ModelIp): number | undefined {
+  let best: number | undefined;
+  for (const [i, s] of subnets.entries()) {
+    if (s.prefix.family !== ip.family) continue;
+    const width = ip.family === 4 ? 32 : 128;
+    const shift = BigInt(width - s.prefix.length);
+    if ((ip.value >> shift) !== (s.prefix.value >> shift)) continue;
+    if (best === undefined || s.prefix.length > subnets[best]!.prefix.length) best = i;
+  }
+  return best;
+}
+
+function firstIp(machine: Machine, family: IpFamily): ModelIp | undefined {
+  for (const text of machine.internal_ips) {
+    const ip = parseIp(text);
+    if (ip?.family === family) return ip;
+  }
+  return undefined;
+}
+
+function compareIp(a: ModelIp, b: ModelIp): number {
+  return a.family - b.family || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0);
+}
+
+function dedupe(ips: ModelIp[]): ModelIp[] {
+  const sorted = [...ips].sort(compareIp);
+  return sorted.filter((ip, i) => i === 0 || compareIp(ip, sorted[i - 1]!) !== 0);
+}
+
+function dedupeRoutes(routes: StaticRoute[]): StaticRoute[] {
+  // one route per prefix: two Nodes claiming one CIDR keep the lowest next hop, deterministically
+  const sorted = [...routes].sort((a, b) =>
+    compareIp(a.prefix, b.prefix) || a.prefix.length - b.prefix.length ||
+    compareIp(a.nextHop!, b.nextHop!)
+  );
+  return sorted.filter((r, i) => {
+    const prev = sorted[i - 1];
+    return !prev || compareIp(prev.prefix, r.prefix) !== 0 ||
+      prev.prefix.length !== r.prefix.length;
+  });
+}

@@ -1,0 +1,128 @@
+/**
+ * The Routes part of the provider contract over BIRD. Every control-plane host renders the pod
+ * routes of all Nodes from its own caches; this side answers the route controller (leader) from
+ * this host's BIRD: a route "exists" once BIRD accepted a file holding it (`configure` replied
+ * 0003/0004/0005) and a session to a peer that receives it is Established. `createRoute` renders
+ * and waits for that, bounded; `deleteRoute` renders (a deleted Node's routes leave the caches).
+ *
+ * @module
+ */
+import type { Route, Routes } from "../../../src/cloud/provider.ts";
+import { ProviderError } from "../../../src/cloud/provider.ts";
+import { formatIp } from "../../../src/net/ip.ts";
+import { delay } from "../../../src/kube/delay.ts";
+import { type BirdModel, parsePrefix } from "./model.ts";
+
+/** What `BirdRoutes` reads. */
+export interface BirdRoutesDeps {
+  announcer: {
+    readonly configuredModel: BirdModel | undefined;
+    sync(reason: string): Promise<unknown>;
+  };
+  sessions: { established(index: number): boolean; poll(): Promise<void> };
+  /** How long `createRoute` waits for BIRD and a session. @default 5000 */
+  waitMs?: number;
+}
+
+/** Upstream `Routes` backed by this host's BIRD. */
+export class BirdRoutes implements Routes {
+  #deps: BirdRoutesDeps;
+
+  /** @param deps the announcer and the session monitor */
+  constructor(deps: BirdRoutesDeps) {
+    this.#deps = deps;
+  }
+
+  /** Routes BIRD accepted and announces over at least one Established session. */
+  listRoutes(_clusterName: string): Promise<Route[]> {
+    return Promise.resolve(
+      announcedRoutes(this.#deps.announcer.configuredModel, this.#deps.sessions),
+    );
+  }
+
+  /**
+   * Renders and waits until the route is announced.
+   * @throws {ProviderError} when BIRD has not announced it within the wait, saying why
+   */
+  async createRoute(_clusterName: string, _nameHint: string, route: Route): Promise<void> {
+    await this.#deps.announcer.sync(`route for ${route.targetNode}`);
+    const deadline = Date.now() + (this.#deps.waitMs ?? 5000);
+    while (true) {
+      await this.#deps.sessions.poll();
+      const model = this.#deps.announcer.configuredModel;
+      if (announcedRoutes(model, this.#deps.sessions).some((r) => sameRoute(r, route))) return;
+      if (Date.now() >= deadline) {
+        throw new ProviderError(
+          `BIRD does not announce ${route.destinationCIDR} for Node "${route.targetNode}": ` +
+            whyNot(model, route, this.#deps.sessions),
+        );
+      }
+      await delay(200);
+    }
+  }
+
+  /** Renders; the route is gone once its Node or CIDR left the caches. */
+  async deleteRoute(_clusterName: string, route: Route): Promise<void> {
+    await this.#deps.announcer.sync(`route of ${route.targetNode} deleted`);
+  }
+}
+
+function sameRoute(a: Route, b: Route): boolean {
+  return a.targetNode === b.targetNode && a.destinationCIDR === canonical(b.destinationCIDR);
+}
+
+function canonical(cidr: string): string {
+  const prefix = parsePrefix(cidr);
+  return prefix ? `${formatIp(prefix.family, prefix.value)}/${prefix.length}` : cidr;
+}
+
+/**
+ * The pod routes of a model exported to at least one Established peer.
+ * @param model the model BIRD accepted (undefined: nothing yet)
+ * @param sessions the session states
+ */
+export function announcedRoutes(
+  model: BirdModel | undefined,
+  sessions: { established(index: number): boolean },
+): Route[] {
+  if (!model) return [];
+  const live = new Set<string>();
+  for (const peer of model.peers) {
+    if (!sessions.established(Number(peer.name.replace("keelson_peer_", "")))) continue;
+    for (const e of peer.exports) live.add(e);
+  }
+  const routes: Route[] = [];
+  for (const protocol of model.statics) {
+    if (!protocol.name.startsWith("keelson_pods") || !live.has(protocol.name)) continue;
+    for (const r of protocol.routes) {
+      const cidr = `${formatIp(r.prefix.family, r.prefix.value)}/${r.prefix.length}`;
+      routes.push({
+        name: `${r.node ?? ""}/${cidr}`,
+        targetNode: r.node ?? "",
+        destinationCIDR: cidr,
+      });
+    }
+  }
+  return routes;
+}
+
+function whyNot(
+  model: BirdModel | undefined,
+  route: Route,
+  sessions: { established(index: number): boolean },
+): string {
+  if (!model) return "BIRD has not accepted any configuration from Keelson yet";
+  const protocol = model.statics.find((s) =>
+    s.name.startsWith("keelson_pods") &&
+    s.routes.some((r) => r.node === route.targetNode)
+  );
+  if (!protocol) return "no route for it in the configuration (no InternalIP of its family?)";
+  const peers = model.peers.filter((p) => p.exports.includes(protocol.name));
+  if (peers.length === 0) {
+    return "no [[bgp.peers]] entry with pod_cidrs = true has a subnet holding the Node's IP";
+  }
+  const down = peers.filter((p) =>
+    !sessions.established(Number(p.name.replace("keelson_peer_", "")))
+  );
+  return `no Established session to ${down.map((p) => `"${p.label}"`).join(", ")}`;
+}

@@ -1,0 +1,112 @@
+/**
+ * Reads BIRD's sessions over the control socket every few seconds: `keelson_bgp_session_up{peer}`
+ * and `keelson_bgp_routes_exported{peer}` for Prometheus, and the Established set the route
+ * provider needs before it reports a Node's routes as created. Polling also ends BIRD 2.0.12's
+ * up-to-3 s pause before the first UPDATEs of a fresh session (bgp.md §5.1).
+ *
+ * @module
+ */
+import { Gauge, type Registry } from "prom-client";
+import type { Config } from "../../../src/config/types.ts";
+import { delay } from "../../../src/kube/delay.ts";
+import { logger } from "../../../src/log/logging.ts";
+import { birdCommand, type BirdProtocolState, parseProtocols } from "./control_socket.ts";
+
+/** Options of `SessionMonitor`. */
+export interface SessionMonitorOptions {
+  config: () => Config;
+  registry: Registry;
+  /** Replaces the socket read (tests). */
+  read?: (socket: string) => Promise<BirdProtocolState[]>;
+}
+
+/** Polls BIRD's protocol states. */
+export class SessionMonitor {
+  #options: SessionMonitorOptions;
+  #up: Gauge<"peer">;
+  #exported: Gauge<"peer">;
+  #states = new Map<string, BirdProtocolState>();
+  #reachable = false;
+  #log = logger("bird", "sessions");
+
+  /** @param options config, registry and an optional reader */
+  constructor(options: SessionMonitorOptions) {
+    this.#options = options;
+    const gauge = (name: string, help: string) =>
+      (options.registry.getSingleMetric(name) as Gauge<"peer"> | undefined) ??
+        new Gauge({ name, help, labelNames: ["peer"], registers: [options.registry] });
+    this.#up = gauge(
+      "keelson_bgp_session_up",
+      "1 while BIRD's BGP session to the peer (inventory name) is Established, else 0.",
+    );
+    this.#exported = gauge(
+      "keelson_bgp_routes_exported",
+      "Routes BIRD exports to the peer (inventory name), all address families.",
+    );
+  }
+
+  /** Whether the last poll reached BIRD. */
+  get reachable(): boolean {
+    return this.#reachable;
+  }
+
+  /**
+   * Whether the session of `[[bgp.peers]]` entry `index` was Established at the last poll.
+   * @param index the peer's index in the inventory
+   */
+  established(index: number): boolean {
+    return this.#states.get(`keelson_peer_${index}`)?.established ?? false;
+  }
+
+  /** Reads BIRD once and updates the gauges. */
+  async poll(): Promise<void> {
+    const config = this.#options.config();
+    if (!config.bgp) return;
+    let states: BirdProtocolState[];
+    try {
+      states = await (this.#options.read ?? readStates)(config.bgp.socket);
+      if (!this.#reachable) {
+        this.#log.info("BIRD answers on {socket}", { socket: config.bgp.socket });
+      }
+      this.#reachable = true;
+    } catch (error) {
+      if (this.#reachable) {
+        this.#log.warn("Cannot read BIRD's sessions: {error}", { error: String(error) });
+      }
+      this.#reachable = false;
+      states = [];
+    }
+    const next = new Map(states.map((s) => [s.name, s]));
+    for (const [index, peer] of config.bgp.peers.entries()) {
+      const state = next.get(`keelson_peer_${index}`);
+      const before = this.#states.get(`keelson_peer_${index}`);
+      if (state && before && state.established !== before.established) {
+        this.#log.info("BGP session to {peer} is now {info}", {
+          peer: peer.name,
+          info: state.info,
+        });
+      }
+      if (!state) {
+        this.#up.remove({ peer: peer.name });
+        this.#exported.remove({ peer: peer.name });
+        continue;
+      }
+      this.#up.set({ peer: peer.name }, state.established ? 1 : 0);
+      this.#exported.set({ peer: peer.name }, state.exported);
+    }
+    this.#states = next;
+  }
+
+  /** Polls every `[bgp] status_interval_ms` until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      await this.poll();
+      const interval = this.#options.config().bgp?.status_interval_ms ?? 2000;
+      await delay(interval, signal);
+    }
+  }
+}
+
+async function readStates(socket: string): Promise<BirdProtocolState[]> {
+  return parseProtocols(await birdCommand(socket, "show protocols all", 5000));
+}

@@ -1,0 +1,265 @@
+/**
+ * BIRD on a control-plane host: the announcer that renders and configures, the session monitor
+ * behind the BGP metrics and the Routes capability, and, when the control-plane VIP is announced
+ * over BGP, the kube-apiserver probe that gates it. Needs no Kubernetes API, so the control-plane
+ * VIP is announced before the cluster exists. On stop it withdraws every VIP before it returns.
+ *
+ * @module
+ */
+import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
+import type { Registry } from "prom-client";
+import type { Routes } from "../../../src/cloud/provider.ts";
+import type { Config } from "../../../src/config/types.ts";
+import { durationMs } from "../../../src/config/types.ts";
+import { delay } from "../../../src/kube/delay.ts";
+import type { EventRecorder, Informer, Lister } from "../../../src/kube/ports.ts";
+import { logger } from "../../../src/log/logging.ts";
+import { ApiserverProbe } from "../control_plane/apiserver_probe.ts";
+import { BirdAnnouncer } from "./announcer.ts";
+import { BirdApplier } from "./config_applier.ts";
+import { BirdRoutes } from "./routes.ts";
+import { SessionMonitor } from "./session_monitor.ts";
+
+/** Options of `startBird`. */
+export interface BirdOptions {
+  config: () => Config;
+  host: string;
+  registry: Registry;
+  signal: AbortSignal;
+}
+
+/** What BIRD reads once the Kubernetes connection exists. */
+export interface BirdClusterContext {
+  nodes: Informer<V1Node>;
+  services: Informer<V1Service>;
+  /** Where endpoints run, for `externalTrafficPolicy: Local`. @default unknown: as Cluster */
+  endpointSlices?: Informer<V1EndpointSlice>;
+  /** Records `AnnouncedByBGP` on Services. @default none */
+  events?: EventRecorder;
+  signal: AbortSignal;
+}
+
+/** The running BIRD side. */
+export interface RunningBird {
+  readonly name: "bird";
+  announcer: BirdAnnouncer;
+  sessions: SessionMonitor;
+  /** The Routes capability, when a peer of this host receives pod CIDRs. */
+  routes: Routes | undefined;
+  /** Renders and applies now. */
+  sync(reason: string): Promise<unknown>;
+  /** Feeds the announcer from the caches. */
+  connect(context: BirdClusterContext): void;
+  /** Resolves once the VIPs are withdrawn after the stop signal and every loop has stopped. */
+  finished: Promise<void>;
+}
+
+const RESYNC_PERIOD_MS = 30_000;
+
+/** Reason of the Event on a Service whose VIP a host starts announcing over BGP. */
+export const ANNOUNCED_BY_BGP_REASON = "AnnouncedByBGP";
+
+/**
+ * Starts the BIRD side when the inventory has `[bgp]` and this host is a control-plane machine;
+ * otherwise returns undefined.
+ * @param options config source, host, registry, signal
+ */
+export async function startBird(options: BirdOptions): Promise<RunningBird | undefined> {
+  const log = logger("bird");
+  const config = options.config();
+  const bgp = config.bgp;
+  if (!bgp) return undefined;
+  const machine = config.machines.find((m) => m.name === options.host);
+  if (!machine || machine.role !== "control-plane") {
+    log.info("Host {host} is not a control-plane machine of the inventory: not rendering BIRD", {
+      host: options.host,
+    });
+    return undefined;
+  }
+  const applier = new BirdApplier({
+    configFile: bgp.config_file,
+    socket: bgp.socket,
+    checkCommand: bgp.check_command,
+    registry: options.registry,
+  });
+  const loops: Promise<void>[] = [];
+  let probe: ApiserverProbe | undefined;
+  let nodes: Lister<V1Node> & { hasSynced(): boolean } | undefined;
+  let events: EventRecorder | undefined;
+  const announcer = new BirdAnnouncer({
+    config: options.config,
+    host: options.host,
+    applier,
+    controlPlaneHealthy: () => probe?.state === "healthy",
+    healthy: () => hostNodeReady(nodes, options.host),
+    onAnnounced: (service, vips) =>
+      events?.event(
+        { kind: "Service", apiVersion: "v1", metadata: { ...service.metadata } },
+        "Normal",
+        ANNOUNCED_BY_BGP_REASON,
+        `Host ${options.host} announces ${vips.join(", ")} over BGP`,
+      ),
+  });
+  const cp = config.control_plane;
+  if (cp.announce === "bgp" && cp.vip.length > 0) {
+    probe = new ApiserverProbe({
+      url: `https://127.0.0.1:${cp.port}/readyz`,
+      trackFile: `${config.keepalived.track_file_dir.replace(/\/+$/, "")}/apiserver-health-bgp`,
+      intervalMs: durationMs(cp.health_interval),
+      timeoutMs: durationMs(cp.health_timeout),
+    });
+    loops.push(probeLoop(probe, announcer, options));
+  }
+  const sessions = new SessionMonitor({ config: options.config, registry: options.registry });
+  const stop = new AbortController();
+  loops.push(sessions.run(stop.signal));
+  // a periodic render: picks up rotated password files and re-sends configure to a BIRD that
+  // was not running at the last change (an unchanged, configured text costs one file read)
+  loops.push((async () => {
+    while (!options.signal.aborted) {
+      await delay(RESYNC_PERIOD_MS, options.signal);
+      if (!options.signal.aborted) await announcer.sync("periodic").catch(() => {});
+    }
+  })());
+  await announcer.sync("startup");
+  const routes = bgp.peers.some((p) => p.pod_cidrs)
+    ? new BirdRoutes({ announcer, sessions })
+    : undefined;
+  // drain before exit: withdraw, wait for BIRD to have the file, then stop polling
+  const drained = new Promise<void>((resolve) => {
+    const drain = async () => {
+      try {
+        const result = await announcer.drain();
+        log.info("Withdrew every VIP before stopping: {message}", {
+          message: result?.message ?? "nothing rendered",
+        });
+      } catch (error) {
+        log.error("Could not withdraw the VIPs: {error}", { error: String(error) });
+      } finally {
+        stop.abort();
+        resolve();
+      }
+    };
+    if (options.signal.aborted) drain();
+    else options.signal.addEventListener("abort", drain, { once: true });
+  });
+  return {
+    name: "bird",
+    announcer,
+    sessions,
+    routes,
+    sync: (reason) => announcer.sync(reason),
+    connect(context) {
+      nodes = context.nodes;
+      events = context.events;
+      wireCaches(announcer, context, options.host);
+    },
+    finished: Promise.all([drained, ...loops]).then(() => undefined),
+  };
+}
+
+async function probeLoop(probe: ApiserverProbe, announcer: BirdAnnouncer, options: BirdOptions) {
+  let last = probe.state;
+  while (!options.signal.aborted) {
+    const state = await probe.tick(options.signal);
+    if (state !== last) {
+      last = state;
+      await announcer.sync(`kube-apiserver is ${state}`).catch(() => {});
+    }
+    const interval = durationMs(options.config().control_plane.health_interval);
+    await delay(state === "unknown" ? Math.min(interval, 200) : interval, options.signal);
+  }
+}
+
+/**
+ * Whether this host's Node is Ready, as far as the Node cache knows: a host whose kubelet is
+ * not Ready withdraws its VIPs. Unknown (no cache, no Node yet) counts as ready, so a cluster
+ * that is still coming up is not cut off.
+ * @param nodes the Node cache, once it exists
+ * @param host this host's Node name
+ */
+export function hostNodeReady(
+  nodes: { get(key: string): V1Node | undefined; hasSynced(): boolean } | undefined,
+  host: string,
+): boolean {
+  if (!nodes?.hasSynced()) return true;
+  const node = nodes.get(host);
+  if (!node) return true;
+  const ready = node.status?.conditions?.find((c) => c.type === "Ready");
+  return ready === undefined || ready.status === "True";
+}
+
+/**
+ * The Node names of a Service's ready endpoints, from EndpointSlices.
+ * @returns the names, or undefined while the slice cache has not synced
+ */
+export function endpointNodeNames(
+  slices: Lister<V1EndpointSlice> & { hasSynced(): boolean },
+  service: V1Service,
+): string[] | undefined {
+  if (!slices.hasSynced()) return undefined;
+  const names = new Set<string>();
+  for (const slice of slices.list()) {
+    if (slice.metadata?.namespace !== service.metadata?.namespace) continue;
+    if (slice.metadata?.labels?.["kubernetes.io/service-name"] !== service.metadata?.name) continue;
+    for (const endpoint of slice.endpoints ?? []) {
+      if (endpoint.conditions?.ready === false) continue;
+      if (endpoint.nodeName) names.add(endpoint.nodeName);
+    }
+  }
+  return [...names].sort();
+}
+
+/**
+ * Feeds the announcer from the caches: Services, Nodes (pod CIDRs, this host's readiness) and
+ * EndpointSlices (`externalTrafficPolicy: Local`), once Services and Nodes have synced.
+ */
+function wireCaches(announcer: BirdAnnouncer, context: BirdClusterContext, host: string): void {
+  const log = logger("bird");
+  const failed = (error: unknown) =>
+    log.error("Rendering BIRD failed: {error}", { error: String(error) });
+  const resync = (reason: string) => () => {
+    announcer.sync(reason).catch(failed);
+  };
+  const offs = [
+    context.services.subscribe(resync("services changed")),
+    context.nodes.subscribe((event) => {
+      // only pod CIDRs, addresses and this host's readiness matter; heartbeats do not
+      if (
+        event.type === "delete" || event.object.metadata?.name === host ||
+        podRouteChanged(event.old, event.object)
+      ) {
+        resync("nodes changed")();
+      }
+    }),
+    ...(context.endpointSlices
+      ? [context.endpointSlices.subscribe(resync("endpoints changed"))]
+      : []),
+  ];
+  context.signal.addEventListener("abort", () => offs.forEach((off) => off()), { once: true });
+  const slices = context.endpointSlices;
+  Promise.all([
+    context.services.waitForSync(context.signal),
+    context.nodes.waitForSync(context.signal),
+  ])
+    .then(([a, b]) => {
+      if (!a || !b) return;
+      return announcer.setClusterSource({
+        services: context.services,
+        nodes: context.nodes,
+        hasSynced: () => context.services.hasSynced() && context.nodes.hasSynced(),
+        ...(slices ? { endpointNodeNames: (service) => endpointNodeNames(slices, service) } : {}),
+      });
+    }).catch(failed);
+}
+
+function podRouteChanged(old: V1Node | undefined, node: V1Node): boolean {
+  if (!old) return true;
+  const key = (n: V1Node) =>
+    JSON.stringify([
+      n.spec?.podCIDRs ?? n.spec?.podCIDR,
+      n.status?.addresses?.filter((a) => a.type === "InternalIP"),
+      n.metadata?.deletionTimestamp,
+    ]);
+  return key(old) !== key(node);
+}

@@ -1,0 +1,106 @@
+/**
+ * `keelson render bird`: prints the BIRD file one control-plane host would run once the agent has
+ * converged on a cluster snapshot: the VIPs of `announce = "bgp"` pools (current ingress plus what
+ * `keelson plan` would allocate), the control-plane VIP when it is announced over BGP (as if the
+ * local apiserver were ready), and the Nodes' pod CIDRs when a peer receives them. Offline: it
+ * talks to no cluster and writes nothing. Passwords are replaced by a placeholder unless
+ * `--show-secrets` is given.
+ *
+ * @module
+ */
+import type { V1Node, V1Service } from "@kubernetes/client-node";
+import { readBgpSecrets } from "../config/bgp_secrets.ts";
+import type { Config } from "../config/types.ts";
+import { bgpServiceVipsOf, podRoutesOf, renderHostBird } from "../../providers/baremetal/mod.ts";
+import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
+import { print, printError } from "./output.ts";
+import { parseFlags, UsageError } from "./usage_error.ts";
+import { requiredFlag } from "./read_env.ts";
+import { INPUT_FLAGS } from "./input_flags.ts";
+import { readInventory, readSnapshot } from "./command_inputs.ts";
+import { convergedServices } from "./render.ts";
+
+const USAGE =
+  `Usage: keelson render bird --config FILE --host NAME [--state SNAPSHOT] [--show-secrets]
+
+Prints the BIRD 2 configuration file that Keelson would keep on control-plane host NAME: the
+sessions to its [[bgp.peers]], the control-plane VIP when [control_plane] announce = "bgp", and,
+with --state, the VIPs of the Services in announce = "bgp" pools and the Nodes' pod CIDRs.
+Nothing is written anywhere.
+
+Flags:
+  -c, --config FILE      the inventory (env KEELSON_CONFIG)
+      --host NAME        a machine of the inventory with role "control-plane" (env KEELSON_HOST)
+  -s, --state SNAPSHOT   a saved cluster state, YAML or JSON (optional):
+                         kubectl get nodes,services -A -o yaml > state.yaml
+      --show-secrets     print TCP-MD5 passwords instead of a placeholder
+  -h, --help             print this help
+
+Exit codes: 0 printed, 1 invalid inventory, unreadable snapshot or a host that cannot run
+BIRD, 2 wrong command line.`;
+
+/** Placeholder printed instead of a password; it passes \`bird -p\` like the real one. */
+export const PASSWORD_PLACEHOLDER = "redacted-see-password_file";
+
+/**
+ * Runs `keelson render bird`.
+ * @param args the arguments after `render bird`
+ * @returns 0 when the file was printed, 1 when the inputs cannot be used
+ * @throws {UsageError} on a wrong command line (exit 2)
+ */
+export async function renderBirdCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, {
+    ...INPUT_FLAGS,
+    host: { type: "string" },
+    "show-secrets": { type: "boolean" },
+  });
+  if (values.help) {
+    print(USAGE);
+    return EXIT_OK;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const configPath = requiredFlag(values.config, "--config FILE", "KEELSON_CONFIG");
+  const host = requiredFlag(values.host, "--host NAME", "KEELSON_HOST");
+
+  const config = await readInventory(configPath);
+  if (!config) return EXIT_INVALID;
+  if (!config.bgp) {
+    printError(`Cannot render BIRD: ${configPath} has no [bgp] table, so no host runs BIRD`);
+    return EXIT_INVALID;
+  }
+  let services: V1Service[] = [];
+  let nodes: V1Node[] = [];
+  if (values.state) {
+    const snapshot = await readSnapshot(values.state);
+    if (!snapshot) return EXIT_INVALID;
+    services = snapshot.services;
+    nodes = snapshot.nodes;
+  }
+  const secrets = await readBgpSecrets(config);
+  const passwords = values["show-secrets"] ? secrets.passwords : placeholders(config);
+  const rendered = renderHostBird({
+    config,
+    host,
+    serviceVips: bgpServiceVipsOf(config, convergedServices(config, services)),
+    podRoutes: podRoutesOf(nodes),
+    controlPlaneHealthy: true,
+    passwords,
+  });
+  if ("error" in rendered) {
+    printError(rendered.error);
+    return EXIT_INVALID;
+  }
+  for (const { value, reason } of rendered.skipped) {
+    printError(`Not announcing "${value}": ${reason}`);
+  }
+  print(rendered.text);
+  return EXIT_OK;
+}
+
+function placeholders(config: Config): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const peer of config.bgp?.peers ?? []) {
+    if (peer.password_file) map.set(peer.password_file, PASSWORD_PLACEHOLDER);
+  }
+  return map;
+}

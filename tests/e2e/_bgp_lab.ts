@@ -1,0 +1,291 @@
+/**
+ * A BGP lab in network namespaces named `kb-*`: a bridge (`kb-sw`), a ToR (`kb-tor`, BIRD as
+ * the operator's router, AS 64512, ECMP into its kernel, BFD 100 ms x 3), control-plane hosts
+ * (`kb-cpN`, each running its own BIRD from a file Keelson owns) and a worker (`kb-w1`) with a
+ * "pod" address on lo. No default route anywhere: traffic cannot leave the namespaces.
+ *
+ * @module
+ */
+import { ManagedProcess } from "../integration/_harness/process.ts";
+import { run, sleep } from "./_keepalived_lab.ts";
+
+/** The lab's addresses. */
+export const NET = "10.252.0";
+export const TOR_IP = `${NET}.1`;
+export const TOR_ASN = 64512;
+export const CP_ASN = 64513;
+export const WORKER_IP = `${NET}.21`;
+export const POD_CIDR = "10.244.1.0/24";
+export const POD_IP = "10.244.1.5";
+
+/** Why the BGP e2e tests cannot run here, or undefined. */
+export function bgpLabUnavailable(): string | undefined {
+  if (Deno.uid() !== 0) return "not root";
+  for (const bin of ["bird", "birdcl", "ip", "python3"]) {
+    const found = ["/usr/sbin", "/usr/bin", "/sbin", "/bin"].some((d) => {
+      try {
+        return Deno.statSync(`${d}/${bin}`).isFile;
+      } catch {
+        return false;
+      }
+    });
+    if (!found) return `${bin} is not installed`;
+  }
+  return undefined;
+}
+
+/** Whether two "Since" readings are the same session (within 50 ms; both present). */
+export function sameSession(a: number | undefined, b: number | undefined): boolean {
+  return a !== undefined && b !== undefined && Number.isFinite(a) && Math.abs(a - b) <= 50;
+}
+
+/** One lab. */
+export class BgpLab {
+  readonly dir: string;
+  readonly hosts: number;
+  #namespaces: string[] = [];
+  #birds = new Map<string, ManagedProcess>();
+
+  private constructor(dir: string, hosts: number) {
+    this.dir = dir;
+    this.hosts = hosts;
+  }
+
+  /** Namespace of a node (`tor`, `cp1`, `w1`, `sw`). */
+  ns(node: string): string {
+    return `kb-${node}`;
+  }
+
+  /** IP of control-plane host `i` (1-based). */
+  cpIp(i: number): string {
+    return `${NET}.${10 + i}`;
+  }
+
+  /** The BIRD file Keelson writes for host `i`. */
+  birdConf(i: number): string {
+    return `${this.dir}/cp${i}/bird.conf`;
+  }
+
+  /** The control socket of host `i`'s BIRD. */
+  birdSocket(i: number): string {
+    return `${this.dir}/cp${i}/bird.ctl`;
+  }
+
+  /** The ToR's control socket. */
+  get torSocket(): string {
+    return `${this.dir}/tor.ctl`;
+  }
+
+  /**
+   * Builds the namespaces and starts the ToR's BIRD and every host's BIRD (with a minimal file
+   * that Keelson replaces).
+   * @param hosts number of control-plane hosts
+   */
+  static async create(hosts: number): Promise<BgpLab> {
+    for (const line of (await run("ip", ["netns", "list"])).split("\n")) {
+      if (line.startsWith("kb-")) {
+        throw new Error(`namespace ${line.split(" ")[0]} exists; clean up earlier runs first`);
+      }
+    }
+    const lab = new BgpLab(await Deno.makeTempDir({ prefix: "keelson-bgp-e2e." }), hosts);
+    await Deno.chmod(lab.dir, 0o755);
+    try {
+      await lab.#build();
+    } catch (error) {
+      await lab.destroy();
+      throw error;
+    }
+    return lab;
+  }
+
+  async #addNs(name: string): Promise<void> {
+    await run("ip", ["netns", "add", name]);
+    this.#namespaces.push(name);
+    await run("ip", ["-n", name, "link", "set", "lo", "up"]);
+  }
+
+  async #build(): Promise<void> {
+    const sw = this.ns("sw");
+    await this.#addNs(sw);
+    await run("ip", ["-n", sw, "link", "add", "br0", "type", "bridge"]);
+    await run("ip", ["-n", sw, "link", "set", "br0", "up"]);
+    const nodes: [string, string][] = [["tor", TOR_IP], ["w1", WORKER_IP]];
+    for (let i = 1; i <= this.hosts; i++) nodes.push([`cp${i}`, this.cpIp(i)]);
+    for (const [node, ip] of nodes) {
+      const ns = this.ns(node);
+      await this.#addNs(ns);
+      await run("ip", [
+        "-n",
+        sw,
+        "link",
+        "add",
+        `kbp-${node}`,
+        "type",
+        "veth",
+        "peer",
+        "name",
+        "eth0",
+        "netns",
+        ns,
+      ]);
+      await run("ip", ["-n", sw, "link", "set", `kbp-${node}`, "master", "br0", "up"]);
+      await run("ip", ["-n", ns, "addr", "add", `${ip}/24`, "dev", "eth0"]);
+      await run("ip", ["-n", ns, "link", "set", "eth0", "up"]);
+    }
+    await run("ip", ["-n", this.ns("w1"), "addr", "add", `${POD_IP}/32`, "dev", "lo"]);
+    await Deno.writeTextFile(`${this.dir}/tor.conf`, this.#torConfig());
+    this.#startBird("tor", `${this.dir}/tor.conf`, this.torSocket);
+    for (let i = 1; i <= this.hosts; i++) {
+      await Deno.mkdir(`${this.dir}/cp${i}`, { recursive: true });
+      await Deno.writeTextFile(
+        this.birdConf(i),
+        `router id ${this.cpIp(i)};\nprotocol device {\n}\n`,
+      );
+      this.#startBird(`cp${i}`, this.birdConf(i), this.birdSocket(i));
+    }
+    for (const node of ["tor", ...Array.from({ length: this.hosts }, (_, i) => `cp${i + 1}`)]) {
+      const socket = node === "tor" ? this.torSocket : this.birdSocket(Number(node.slice(2)));
+      await this.#waitSocket(socket);
+    }
+  }
+
+  #torConfig(): string {
+    const peers = Array.from(
+      { length: this.hosts },
+      (_, k) => `protocol bgp cp${k + 1} from cps { neighbor ${this.cpIp(k + 1)} as ${CP_ASN}; }`,
+    );
+    return [
+      "log stderr all;",
+      "debug protocols { states };",
+      `router id ${TOR_IP};`,
+      "timeformat protocol iso long ms;",
+      "protocol device { }",
+      "protocol kernel { ipv4 { import none; export all; }; merge paths on; }",
+      'protocol bfd { interface "*" { interval 100 ms; multiplier 3; }; }',
+      "template bgp cps {",
+      `  local ${TOR_IP} as ${TOR_ASN};`,
+      "  hold time 9; keepalive time 3; connect delay time 1; error wait time 1, 5;",
+      "  bfd on;",
+      "  ipv4 { import all; export none; };",
+      "}",
+      ...peers,
+      "",
+    ].join("\n");
+  }
+
+  #startBird(node: string, conf: string, socket: string): void {
+    const process = new ManagedProcess(
+      `bird ${node}`,
+      "ip",
+      ["netns", "exec", this.ns(node), "bird", "-f", "-c", conf, "-s", socket],
+      `${this.dir}/bird-${node}.log`,
+    );
+    process.start();
+    this.#birds.set(node, process);
+  }
+
+  async #waitSocket(socket: string): Promise<void> {
+    for (let i = 0; i < 100; i++) {
+      try {
+        const out = await run("birdcl", ["-s", socket, "show", "status"]);
+        if (out.includes("Daemon is up")) return;
+      } catch { /* not yet */ }
+      await sleep(50);
+    }
+    throw new Error(`BIRD on ${socket} did not come up`);
+  }
+
+  /** `birdcl` against the ToR. */
+  tor(...args: string[]): Promise<string> {
+    return run("birdcl", ["-s", this.torSocket, ...args]);
+  }
+
+  /** The next hops of `prefix` in the ToR's kernel (sorted). */
+  async torNextHops(prefix: string): Promise<string[]> {
+    const out = await run("ip", ["-n", this.ns("tor"), "route", "show", prefix]).catch(() => "");
+    return [...out.matchAll(/via (\S+)/g)].map((m) => m[1]!).sort();
+  }
+
+  /**
+   * "Since" of each Established session at the ToR, in ms (a later value means the session was
+   * re-established). BIRD converts its monotonic time to wall-clock time when it prints, so one
+   * unchanged session may read 1 ms apart: compare with `sameSession`.
+   */
+  async torSessionsSince(): Promise<Map<string, number>> {
+    const out = await this.tor("show", "protocols");
+    const since = new Map<string, number>();
+    for (const line of out.split("\n")) {
+      const words = line.trim().split(/\s+/);
+      if (/^cp\d+$/.test(words[0] ?? "") && words[1] === "BGP" && words[3] === "up") {
+        since.set(words[0]!, Date.parse(`${words[4]}T${words[5]}Z`));
+      }
+    }
+    return since;
+  }
+
+  /** Count of transitions to "up" (session established) in the ToR's log, per session. */
+  async torEstablishments(): Promise<Map<string, number>> {
+    const log = await Deno.readTextFile(`${this.dir}/bird-tor.log`).catch(() => "");
+    const counts = new Map<string, number>();
+    for (const m of log.matchAll(/\b(cp\d+): State changed to up\b/g)) {
+      counts.set(m[1]!, (counts.get(m[1]!) ?? 0) + 1);
+    }
+    return counts;
+  }
+
+  /** Takes a host's switch port down or up (no TCP close: only timers or BFD notice). */
+  async link(node: string, up: boolean): Promise<void> {
+    await run("ip", ["-n", this.ns("sw"), "link", "set", `kbp-${node}`, up ? "up" : "down"]);
+  }
+
+  /**
+   * A TCP "ping" from the ToR to the pod address: a one-shot server on POD_IP:7 in the worker's
+   * namespace answers "pong" (no ICMP tool is needed).
+   * @returns what the ToR read back
+   */
+  async podPing(): Promise<string> {
+    const server = new ManagedProcess(
+      "pod server",
+      "ip",
+      [
+        "netns",
+        "exec",
+        this.ns("w1"),
+        "python3",
+        "-c",
+        "import socket\ns=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n" +
+        `s.bind(("${POD_IP}", 7)); s.listen(1); s.settimeout(10)\nc,_=s.accept(); c.sendall(b"pong\\n"); c.close()`,
+      ],
+      `${this.dir}/pod-server.log`,
+    );
+    server.start();
+    try {
+      for (let i = 0; i < 50; i++) {
+        const out = await run("ip", [
+          "netns",
+          "exec",
+          this.ns("tor"),
+          "bash",
+          "-c",
+          `exec 3<>/dev/tcp/${POD_IP}/7 && timeout 2 head -1 <&3`,
+        ]).catch(() => "");
+        if (out.includes("pong")) return out.trim();
+        await sleep(100);
+      }
+      return "";
+    } finally {
+      await server.stop(1000);
+    }
+  }
+
+  /** Stops every BIRD it started and deletes its namespaces. */
+  async destroy(): Promise<void> {
+    for (const process of this.#birds.values()) await process.stop(3000).catch(() => {});
+    for (const ns of this.#namespaces.reverse()) {
+      await run("ip", ["netns", "del", ns]).catch(() => {});
+    }
+    if (Deno.env.get("KEELSON_KEEP_E2E") !== "1") {
+      await Deno.remove(this.dir, { recursive: true }).catch(() => {});
+    }
+  }
+}

@@ -1,0 +1,185 @@
+import assert from "node:assert/strict";
+import type { V1Node, V1Service } from "@kubernetes/client-node";
+import { BirdAnnouncer } from "../../../../../providers/baremetal/bird/announcer.ts";
+import type { BirdApplyResult } from "../../../../../providers/baremetal/bird/config_applier.ts";
+import { BirdRoutes } from "../../../../../providers/baremetal/bird/routes.ts";
+import { serviceVipsInBirdFile } from "../../../../../providers/baremetal/bird/host_config.ts";
+import { FakeInformer } from "../../../_fakes/fake_cluster.ts";
+import { bgpConfig } from "./_inventory.ts";
+
+function service(name: string, ip: string, policy = "Cluster"): V1Service {
+  return {
+    metadata: { name, namespace: "default", uid: `uid-${name}` },
+    spec: { type: "LoadBalancer", externalTrafficPolicy: policy },
+    status: { loadBalancer: { ingress: [{ ip }] } },
+  };
+}
+
+class CapturingApplier {
+  texts: string[] = [];
+  configured = true;
+  apply(text: string): Promise<BirdApplyResult> {
+    this.texts.push(text);
+    return Promise.resolve({ result: "success", configured: this.configured, message: "captured" });
+  }
+  get last(): string {
+    return this.texts.at(-1) ?? "";
+  }
+}
+
+async function setup(options: { healthy?: () => boolean; cp?: () => boolean } = {}) {
+  const config = await bgpConfig();
+  const applier = new CapturingApplier();
+  const services = new FakeInformer<V1Service>();
+  const nodes = new FakeInformer<V1Node>();
+  const announced: string[] = [];
+  const endpoints = new Map<string, string[]>();
+  const announcer = new BirdAnnouncer({
+    config: () => config,
+    host: "cp-1",
+    applier,
+    readPasswords: () => Promise.resolve(new Map()),
+    ...(options.healthy ? { healthy: options.healthy } : {}),
+    ...(options.cp ? { controlPlaneHealthy: options.cp } : {}),
+    onAnnounced: (s, vips) => announced.push(`${s.metadata?.name} ${vips.join(",")}`),
+  });
+  const source = {
+    services,
+    nodes,
+    hasSynced: () => true,
+    endpointNodeNames: (s: V1Service) => endpoints.get(s.metadata?.name ?? ""),
+  };
+  return { config, applier, services, nodes, announcer, source, announced, endpoints };
+}
+
+Deno.test("the announcer announces BGP-pool VIPs of Cluster Services and reports them once", async () => {
+  const { applier, services, announcer, source, announced } = await setup();
+  services.upsert(service("web", "198.51.100.1"));
+  services.upsert(service("vrrp", "192.0.2.1"));
+  await announcer.setClusterSource(source);
+  assert.deepEqual(serviceVipsInBirdFile(applier.last), ["198.51.100.1"]);
+  assert.deepEqual(announced, ["web 198.51.100.1"]);
+  await announcer.sync("again");
+  assert.deepEqual(announced, ["web 198.51.100.1"]);
+});
+
+Deno.test("Local Services are announced only while this host has a ready endpoint", async () => {
+  const { applier, services, announcer, source, endpoints } = await setup();
+  services.upsert(service("local", "198.51.100.2", "Local"));
+  endpoints.set("local", ["w-1"]);
+  await announcer.setClusterSource(source);
+  assert.deepEqual(serviceVipsInBirdFile(applier.last), []);
+  endpoints.set("local", ["cp-1", "w-1"]);
+  await announcer.sync("endpoints");
+  assert.deepEqual(serviceVipsInBirdFile(applier.last), ["198.51.100.2"]);
+});
+
+Deno.test("drain and an unhealthy host withdraw every VIP, the control-plane VIP included", async () => {
+  let healthy = true;
+  const { applier, services, announcer, source } = await setup({
+    healthy: () => healthy,
+    cp: () => true,
+  });
+  services.upsert(service("web", "198.51.100.1"));
+  await announcer.setClusterSource(source);
+  assert.match(applier.last, /route 10\.0\.0\.10\/32 blackhole;/);
+  healthy = false;
+  await announcer.sync("unhealthy");
+  assert.deepEqual(serviceVipsInBirdFile(applier.last), []);
+  assert.doesNotMatch(applier.last, /10\.0\.0\.10\/32/);
+  assert.match(applier.last, /protocol bgp keelson_peer_0/, "sessions stay");
+  healthy = true;
+  await announcer.sync("healthy");
+  assert.deepEqual(serviceVipsInBirdFile(applier.last), ["198.51.100.1"]);
+  await announcer.drain();
+  assert.deepEqual(serviceVipsInBirdFile(applier.last), []);
+  await announcer.sync("after drain");
+  assert.deepEqual(serviceVipsInBirdFile(applier.last), [], "a drained host stays withdrawn");
+});
+
+Deno.test("before the caches sync the announcer keeps the VIPs of the file on disk", async () => {
+  const { config, applier, announcer } = await setup();
+  const dir = await Deno.makeTempDir();
+  try {
+    config.bgp!.config_file = `${dir}/keelson.conf`;
+    await Deno.writeTextFile(
+      config.bgp!.config_file,
+      "protocol static keelson_vips4_p1 {\n  ipv4;\n  route 198.51.100.7/32 blackhole;\n}\n",
+    );
+    await announcer.sync("startup");
+    assert.deepEqual(serviceVipsInBirdFile(applier.last), ["198.51.100.7"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("BirdRoutes lists a pod route once BIRD accepted it and a receiving session is up", async () => {
+  const { nodes, announcer, source } = await setup();
+  nodes.upsert({
+    metadata: { name: "w-1" },
+    spec: { podCIDRs: ["10.244.1.0/24"] },
+    status: { addresses: [{ type: "InternalIP", address: "10.0.0.21" }] },
+  });
+  nodes.upsert({
+    metadata: { name: "far" },
+    spec: { podCIDRs: ["10.244.2.0/24"] },
+    status: { addresses: [{ type: "InternalIP", address: "10.0.7.21" }] },
+  });
+  await announcer.setClusterSource(source);
+  let up = false;
+  const routes = new BirdRoutes({
+    announcer,
+    sessions: { established: (i) => up && i === 0, poll: () => Promise.resolve() },
+    waitMs: 300,
+  });
+  assert.deepEqual(await routes.listRoutes("k"), []);
+  await assert.rejects(
+    () =>
+      routes.createRoute("k", "", {
+        name: "",
+        targetNode: "w-1",
+        destinationCIDR: "10.244.1.0/24",
+      }),
+    /no Established session to "tor-a"/,
+  );
+  up = true;
+  assert.deepEqual((await routes.listRoutes("k")).map((r) => [r.targetNode, r.destinationCIDR]), [
+    ["w-1", "10.244.1.0/24"],
+  ]);
+  await routes.createRoute("k", "", {
+    name: "",
+    targetNode: "w-1",
+    destinationCIDR: "10.244.1.0/24",
+  });
+  await assert.rejects(
+    () =>
+      routes.createRoute("k", "", {
+        name: "",
+        targetNode: "far",
+        destinationCIDR: "10.244.2.0/24",
+      }),
+    /no \[\[bgp\.peers\]\] entry with pod_cidrs/,
+  );
+});
+
+Deno.test("a rotated password applies at the next sync; a broken file keeps the last good key", async () => {
+  const config = await bgpConfig((t) =>
+    t.replace("bfd = true\n", 'bfd = true\npassword_file = "/k/tor-a"\n')
+  );
+  const applier = new CapturingApplier();
+  let files = new Map([["/k/tor-a", "first-key"]]);
+  const announcer = new BirdAnnouncer({
+    config: () => config,
+    host: "cp-1",
+    applier,
+    readPasswords: () => Promise.resolve(files),
+  });
+  await announcer.sync("start");
+  assert.match(applier.last, /password "first-key";/);
+  files = new Map([["/k/tor-a", "second-key"]]);
+  await announcer.sync("rotated");
+  assert.match(applier.last, /password "second-key";/);
+  files = new Map(); // unreadable or invalid now
+  await announcer.sync("broken");
+  assert.match(applier.last, /password "second-key";/);
+});

@@ -1,0 +1,288 @@
+import assert from "node:assert/strict";
+import { announcedVips, buildBirdModel } from "../../../../../providers/baremetal/bird/model.ts";
+import {
+  podRoutesOf,
+  renderHostBird,
+  serviceVipsInBirdFile,
+} from "../../../../../providers/baremetal/bird/host_config.ts";
+import { renderBirdConfig } from "../../../../../providers/baremetal/bird/render.ts";
+import { bgpConfig, birdParse, offGrammar } from "./_inventory.ts";
+
+const TESTDATA = new URL("./testdata/", import.meta.url);
+const UPDATE = Deno.env.get("UPDATE_GOLDEN") === "1";
+
+const VIPS = ["198.51.100.1", "198.51.100.3", "192.0.2.3", "2001:db8:100::5", "10.0.0.10"];
+const PODS = [
+  { node: "w-1", cidr: "10.244.1.0/24", nextHop: "10.0.0.21" },
+  { node: "far", cidr: "10.244.2.0/24", nextHop: "10.0.7.21" },
+  { node: "w-1", cidr: "fd00:244:1::/64", nextHop: "fd00::21" },
+];
+
+for (const host of ["cp-1", "cp-2", "cp-3"]) {
+  Deno.test(`renderHostBird() matches the golden file of ${host} and bird -p accepts it`, async () => {
+    const config = await bgpConfig();
+    const rendered = renderHostBird({
+      config,
+      host,
+      serviceVips: VIPS,
+      podRoutes: PODS,
+      controlPlaneHealthy: true,
+    });
+    if ("error" in rendered) throw new Error(rendered.error);
+    const golden = new URL(`${host}.conf`, TESTDATA);
+    if (UPDATE) await Deno.writeTextFile(golden, rendered.text);
+    assert.equal(rendered.text, await Deno.readTextFile(golden));
+    assert.deepEqual(offGrammar(rendered.text), []);
+    const parsed = await birdParse(rendered.text);
+    assert.equal(parsed.code, 0, parsed.output);
+  });
+}
+
+Deno.test("the model keeps only BGP-pool VIPs and never the control-plane VIP as a Service VIP", async () => {
+  const config = await bgpConfig();
+  const model = buildBirdModel({ config, host: "cp-1", serviceVips: VIPS });
+  if ("error" in model) throw new Error(model.error);
+  // 192.0.2.3 is in the VRRP pool: keepalived's; 10.0.0.10 is the control-plane VIP
+  assert.deepEqual(announcedVips(model), ["198.51.100.1", "198.51.100.3", "2001:db8:100::5"]);
+  assert.deepEqual(model.skipped.map((s) => s.value), ["10.0.0.10"]);
+  // no control-plane route until the apiserver is ready
+  assert.ok(!model.statics.some((s) => s.name.startsWith("keelson_cp")));
+});
+
+Deno.test("a draining host announces no Service VIPs but keeps its sessions", async () => {
+  const config = await bgpConfig();
+  const model = buildBirdModel({
+    config,
+    host: "cp-1",
+    serviceVips: VIPS,
+    announceServices: false,
+  });
+  if ("error" in model) throw new Error(model.error);
+  assert.deepEqual(announcedVips(model), []);
+  assert.equal(model.peers.length, 1);
+  assert.deepEqual(model.peers[0]!.exports, []);
+});
+
+Deno.test("pod CIDRs go only to peers whose subnet holds the Node's IP; multihop peers get all", async () => {
+  const config = await bgpConfig((t) =>
+    t.replace("multihop = 2\n", "multihop = 2\npod_cidrs = true\n")
+  );
+  const cp1 = buildBirdModel({ config, host: "cp-1", serviceVips: [], podRoutes: PODS });
+  const cp3 = buildBirdModel({ config, host: "cp-3", serviceVips: [], podRoutes: PODS });
+  if ("error" in cp1 || "error" in cp3) throw new Error("model");
+  assert.deepEqual(cp1.peers[0]!.exports, ["keelson_pods4_s0"]);
+  assert.deepEqual(cp3.peers[0]!.exports, ["keelson_pods4_any", "keelson_pods6_any"]);
+});
+
+Deno.test("rendering is deterministic whatever the input order", async () => {
+  const config = await bgpConfig();
+  const a = renderHostBird({ config, host: "cp-1", serviceVips: VIPS, podRoutes: PODS });
+  const b = renderHostBird({
+    config,
+    host: "cp-1",
+    serviceVips: [...VIPS].reverse(),
+    podRoutes: [...PODS].reverse(),
+  });
+  assert.ok(!("error" in a) && !("error" in b));
+  assert.equal(a.text, b.text);
+});
+
+Deno.test("serviceVipsInBirdFile() reads back what was rendered", async () => {
+  const config = await bgpConfig();
+  const rendered = renderHostBird({ config, host: "cp-1", serviceVips: VIPS, podRoutes: PODS });
+  if ("error" in rendered) throw new Error(rendered.error);
+  assert.deepEqual(
+    serviceVipsInBirdFile(rendered.text).sort(),
+    ["198.51.100.1", "198.51.100.3", "2001:db8:100::5"],
+  );
+});
+
+Deno.test("podRoutesOf() pairs each pod CIDR with the Node's InternalIP of its family", () => {
+  const routes = podRoutesOf([
+    {
+      metadata: { name: "n2" },
+      spec: { podCIDRs: ["10.244.2.0/24", "fd00:244:2::/64"] },
+      status: { addresses: [{ type: "InternalIP", address: "10.0.0.22" }] },
+    },
+    {
+      metadata: { name: "n1" },
+      spec: { podCIDRs: ["10.244.1.0/24"] },
+      status: {
+        addresses: [
+          { type: "ExternalIP", address: "203.0.113.1" },
+          { type: "InternalIP", address: "10.0.0.21" },
+        ],
+      },
+    },
+    { metadata: { name: "n0" }, spec: {}, status: {} },
+  ]);
+  assert.deepEqual(routes, [
+    { node: "n1", cidr: "10.244.1.0/24", nextHop: "10.0.0.21" },
+    { node: "n2", cidr: "10.244.2.0/24", nextHop: "10.0.0.22" },
+  ]);
+});
+
+const HOSTILE = [
+  "198.51.100.1/32 blackhole; }; protocol bgp evil { neighbor 192.0.2.66 as 1; }; #",
+  '198.51.100.1"; include "/etc/shadow',
+  "198.51.100.1\nprotocol kernel { }",
+  "198.51.100.999",
+  "198.51.100.1 ",
+  "::ffff:198.51.100.1",
+  "",
+  "include",
+];
+
+Deno.test("hostile Service ingress values and Node fields never reach the BIRD file", async () => {
+  const config = await bgpConfig();
+  const rendered = renderHostBird({
+    config,
+    host: "cp-1",
+    serviceVips: [...HOSTILE, "198.51.100.2"],
+    podRoutes: [
+      { node: 'x"; }', cidr: "10.244.9.0/24; }; protocol bgp evil {", nextHop: "10.0.0.21" },
+      { node: "y", cidr: "10.244.9.0/24", nextHop: "10.0.0.21; }" },
+      { node: "z", cidr: "10.244.9.1/24", nextHop: "10.0.0.21" },
+      { node: "v6", cidr: "fd00:244::/64", nextHop: "10.0.0.21" },
+    ],
+    controlPlaneHealthy: true,
+  });
+  if ("error" in rendered) throw new Error(rendered.error);
+  assert.deepEqual(offGrammar(rendered.text), []);
+  assert.ok(!/evil|include|shadow|kernel \{/.test(rendered.text));
+  // "::ffff:198.51.100.1" is the IPv4-mapped form of a pool address: re-printed as 198.51.100.1
+  assert.deepEqual(serviceVipsInBirdFile(rendered.text), ["198.51.100.1", "198.51.100.2"]);
+  assert.ok(!rendered.text.includes("10.244.9."));
+  const parsed = await birdParse(rendered.text);
+  assert.equal(parsed.code, 0, parsed.output);
+});
+
+Deno.test("the renderer refuses hostile values even when a model carries them", async () => {
+  const config = await bgpConfig();
+  const model = buildBirdModel({ config, host: "cp-1", serviceVips: ["198.51.100.1"] });
+  if ("error" in model) throw new Error(model.error);
+  const peer = model.peers[0]!;
+  const attempts = [
+    { ...model, peers: [{ ...peer, password: 'x"; }; protocol bgp evil { #' }] },
+    { ...model, peers: [{ ...peer, password: "k".repeat(81) }] },
+    { ...model, peers: [{ ...peer, password: "a b" }] },
+    { ...model, peers: [{ ...peer, label: 'tor"\nprotocol' }] },
+    { ...model, peers: [{ ...peer, name: "keelson_peer_0 { }" }] },
+    { ...model, peers: [{ ...peer, exports: ['keelson_cp4" || true || "'] }] },
+    { ...model, peers: [{ ...peer, keepaliveS: 9, holdS: 9 }] },
+    { ...model, peers: [{ ...peer, asn: 4294967296 }] },
+    {
+      ...model,
+      peers: [{
+        ...peer,
+        communities: [{ kind: "standard" as const, values: [65536, 1] as [number, number] }],
+      }],
+    },
+    { ...model, host: "cp-1; protocol" },
+    { ...model, statics: [{ name: "keelson_vips4_p1 { }", family: 4 as const, routes: [] }] },
+  ];
+  for (const attempt of attempts) {
+    assert.throws(() => renderBirdConfig(attempt), RangeError);
+  }
+});
+
+Deno.test("a valid password is rendered and passes bird -p; a peer without one is skipped", async () => {
+  const config = await bgpConfig((t) =>
+    t.replace("bfd = true\n", 'bfd = true\npassword_file = "/etc/keelson/tor-a.key"\n')
+  );
+  const without = buildBirdModel({ config, host: "cp-1", serviceVips: [] });
+  if ("error" in without) throw new Error(without.error);
+  assert.equal(without.peers.length, 0);
+  assert.match(without.skipped[0]!.reason, /password file/);
+  const password = "S3cr3t!#$%&'()*+,-./:;<=>?@[]^_`{|}~" + "k".repeat(44);
+  assert.equal(password.length, 80);
+  const rendered = renderHostBird({
+    config,
+    host: "cp-1",
+    serviceVips: [],
+    passwords: new Map([["/etc/keelson/tor-a.key", password]]),
+  });
+  if ("error" in rendered) throw new Error(rendered.error);
+  assert.ok(rendered.text.includes(`password "${password}";`));
+  assert.deepEqual(offGrammar(rendered.text), []);
+  const parsed = await birdParse(rendered.text);
+  assert.equal(parsed.code, 0, parsed.output);
+});
+
+Deno.test("a host that is not a control-plane machine gets an error naming the ones that are", async () => {
+  const config = await bgpConfig();
+  const model = buildBirdModel({ config, host: "w-1", serviceVips: [] });
+  assert.ok("error" in model);
+  assert.match(model.error, /"cp-1", "cp-2", "cp-3"/);
+});
+
+Deno.test("random Service and Node values: every rendered line is in the grammar, bird -p passes", async () => {
+  const config = await bgpConfig();
+  // a small deterministic generator (no dependency): values near valid ones plus junk
+  let seed = 0x5eed;
+  const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0);
+  const pick = <T>(list: readonly T[]): T => list[next() % list.length]!;
+  const junk = ['"', ";", "}", "{", "\n", " ", "#", "/*", "'", "include", "\\", "%", "\u0000"];
+  const mutate = (valid: string): string => {
+    const at = next() % (valid.length + 1);
+    return next() % 3 === 0 ? valid : valid.slice(0, at) + pick(junk) + valid.slice(at);
+  };
+  const sampled: string[] = [];
+  for (let round = 0; round < 200; round++) {
+    const vips = Array.from({ length: 5 }, () => mutate(`198.51.100.${next() % 16}`));
+    const pods = Array.from({ length: 3 }, (_, i) => ({
+      node: mutate(`w-${i}`),
+      cidr: mutate(`10.244.${next() % 256}.0/24`),
+      nextHop: mutate(`10.0.0.${next() % 256}`),
+    }));
+    const rendered = renderHostBird({
+      config,
+      host: pick(["cp-1", "cp-2", "cp-3"]),
+      serviceVips: vips,
+      podRoutes: pods,
+      controlPlaneHealthy: next() % 2 === 0,
+    });
+    if ("error" in rendered) throw new Error(rendered.error);
+    assert.deepEqual(offGrammar(rendered.text), [], `round ${round}`);
+    if (round % 40 === 0) sampled.push(rendered.text);
+  }
+  for (const text of sampled) {
+    const parsed = await birdParse(text);
+    assert.equal(parsed.code, 0, parsed.output);
+  }
+});
+
+Deno.test("keepalived leaves BGP-pool VIPs and a BGP control-plane VIP to BIRD", async () => {
+  const { buildKeepalivedModel } = await import(
+    "../../../../../providers/baremetal/keepalived/model.ts"
+  );
+  const { serviceVipsOf } = await import(
+    "../../../../../providers/baremetal/keepalived/announcer.ts"
+  );
+  const config = await bgpConfig();
+  const model = buildKeepalivedModel({ config, host: "cp-1", serviceVips: VIPS });
+  if ("error" in model) throw new Error(model.error);
+  const held = model.instances.flatMap((i) => [...i.vips, ...i.excludedVips]);
+  assert.deepEqual(held.map((ip) => ip.value), [BigInt(0xc0000203)]); // 192.0.2.3 only
+  assert.ok(!model.instances.some((i) => i.kind === "control-plane"));
+  const services = ["198.51.100.1", "192.0.2.3"].map((ip, i) => ({
+    metadata: { name: `s${i}`, namespace: "default" },
+    spec: { type: "LoadBalancer" },
+    status: { loadBalancer: { ingress: [{ ip }] } },
+  }));
+  assert.deepEqual(serviceVipsOf(config, services), ["192.0.2.3"]);
+});
+
+Deno.test("graceful restart on, a host ASN and source address override pass bird -p", async () => {
+  const config = await bgpConfig((t) =>
+    t.replace("keepalive_time = 3\n", 'keepalive_time = 3\ngraceful_restart = "on"\n')
+  );
+  const rendered = renderHostBird({ config, host: "cp-2", serviceVips: VIPS });
+  if ("error" in rendered) throw new Error(rendered.error);
+  assert.match(rendered.text, /graceful restart on;\n {2}graceful restart time 30;/);
+  assert.match(rendered.text, /local 10\.0\.0\.12 as 64514;/);
+  assert.match(rendered.text, /router id 10\.255\.0\.2;/);
+  assert.deepEqual(offGrammar(rendered.text), []);
+  const parsed = await birdParse(rendered.text);
+  assert.equal(parsed.code, 0, parsed.output);
+});
