@@ -163,7 +163,10 @@ export function createHttpTransport(
           headers: await headers(request),
           body: request.body ?? null,
           signal,
-          client: generation.client,
+          // a body goes over HTTP/1.1: head and body in one write (connection.ts says why)
+          client: request.body === undefined || request.body === null
+            ? generation.client
+            : generation.writeClient,
         }),
         signal,
       );

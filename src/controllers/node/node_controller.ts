@@ -28,7 +28,7 @@ import {
   REASON_INSTANCE_NOT_FOUND,
   REASON_SYNCED,
 } from "./decide_node_sync.ts";
-import { addressUpdate, applyInitialization } from "./initialize_node.ts";
+import { addressUpdate, applyInitialization, type Initialization } from "./initialize_node.ts";
 import { hasUninitializedTaint } from "./node_labels.ts";
 import { type NodeControllerMetrics, nodeControllerMetrics } from "./metrics.ts";
 
@@ -155,7 +155,10 @@ export class NodeController {
         );
         return failed(decision.error, { retriable: decision.retriable });
       case "initialize":
-        return await this.#initialize(key, decision.metadata, signal);
+        return await this.#initialize(key, decision.metadata, signal, {
+          from: node,
+          initialization: decision.initialization,
+        });
     }
   }
 
@@ -163,6 +166,7 @@ export class NodeController {
     key: string,
     metadata: Parameters<typeof applyInitialization>[1],
     signal?: AbortSignal,
+    decided?: { from: V1Node; initialization: Initialization },
   ): Promise<SyncResult> {
     this.#log.info("Initializing node {node} with cloud provider", { node: key });
     let updated: V1Node | undefined;
@@ -173,7 +177,11 @@ export class NodeController {
         () => {
           const current = this.#deps.nodes.get(key);
           if (!current || !hasUninitializedTaint(current)) return Promise.resolve(undefined);
-          const { node, warnings } = applyInitialization(current, metadata);
+          // the decision already applied it to this very object: no second deep copy on the
+          // way to the PUT (a conflict retry reads a newer object and applies it again)
+          const { node, warnings } = current === decided?.from
+            ? decided.initialization
+            : applyInitialization(current, metadata);
           for (const warning of warnings) {
             this.#log.warn("{node}: {warning}", { node: key, warning });
           }

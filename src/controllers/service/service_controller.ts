@@ -191,7 +191,7 @@ export class ServiceController {
       });
       await Promise.all([
         runWorkers(this.#serviceQueue, this.#options.workers, (key) => this.sync(key), signal),
-        runWorkers(this.#nodeQueue, 1, () => this.#syncNodes(), signal),
+        runWorkers(this.#nodeQueue, 1, () => this.#syncNodesAfterIo(signal), signal),
       ]);
     } finally {
       for (const stop of unsubscribe) stop();
@@ -448,6 +448,19 @@ export class ServiceController {
     if (event.type !== "update" || !event.old || nodeUpdateNeedsSync(event.old, event.object)) {
       this.#nodeQueue.add(NODE_SYNC_KEY);
     }
+  }
+
+  /**
+   * The node-set pass, one event-loop turn late. A Node event wakes this worker and the
+   * cloud-node controller's in the same microtask batch; upstream runs them on separate
+   * goroutines, here they share one thread, and the pass would run (synchronously, up to its
+   * first write) before the node controller's initialization PUT has left. Yielding once lets
+   * that PUT go first; the pass itself is unchanged.
+   */
+  async #syncNodesAfterIo(signal: AbortSignal): Promise<SyncResult> {
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    if (signal.aborted) return done();
+    return await this.#syncNodes();
   }
 
   #syncNodes(): Promise<SyncResult> {

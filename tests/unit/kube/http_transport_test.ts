@@ -187,3 +187,50 @@ Deno.test("createHttpTransport() ends a watch body read when the caller aborts",
     await server.shutdown();
   }
 });
+
+Deno.test("createHttpTransport() sends requests with a body over HTTP/1.1, the rest over HTTP/2", async () => {
+  const testdata = new URL("../server/testdata/", import.meta.url);
+  const listener = Deno.listenTls({
+    hostname: "127.0.0.1",
+    port: 0,
+    cert: await Deno.readTextFile(new URL("tls_cert.pem", testdata)),
+    key: await Deno.readTextFile(new URL("tls_key.pem", testdata)),
+    alpnProtocols: ["h2", "http/1.1"],
+  });
+  // each connection's negotiated protocol; an HTTP/1.1 request gets a 200, HTTP/2 is just closed
+  const protocols: (string | null)[] = [];
+  const serving = (async () => {
+    for await (const conn of listener) {
+      const { alpnProtocol } = await conn.handshake();
+      protocols.push(alpnProtocol);
+      if (alpnProtocol === "http/1.1") {
+        await conn.read(new Uint8Array(64 * 1024));
+        await conn.write(
+          new TextEncoder().encode(
+            "HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok",
+          ),
+        );
+      }
+      conn.close();
+    }
+  })();
+  const transport = createHttpTransport(
+    {
+      server: `https://127.0.0.1:${listener.addr.port}`,
+      caPem: await Deno.readTextFile(new URL("ca.pem", testdata)),
+      source: "test",
+    },
+    { registry: createMetricsRegistry(), pingIntervalMs: 0 },
+  );
+  try {
+    const put = await transport.fetch("/api/v1/nodes/a", { method: "PUT", body: "{}" });
+    assert.equal(await put.text(), "ok");
+    assert.deepEqual(protocols, ["http/1.1"]);
+    await assert.rejects(transport.fetch("/api/v1/nodes/a"));
+    assert.deepEqual(protocols, ["http/1.1", "h2"]);
+  } finally {
+    transport.close();
+    listener.close();
+    await serving.catch(() => {});
+  }
+});
