@@ -72,17 +72,7 @@ export function servingHostsByVip(
   heartbeats: readonly Heartbeat[],
   nowMs: number,
 ): Map<string, string[]> {
-  const result = new Map<string, string[]>();
-  for (const heartbeat of heartbeats) {
-    if (!isFresh(heartbeat, nowMs) || "error" in heartbeat.report) continue;
-    for (const vip of heartbeat.report.vips) {
-      const hosts = result.get(vip.ip) ?? [];
-      hosts.push(heartbeat.host);
-      result.set(vip.ip, hosts);
-    }
-  }
-  for (const hosts of result.values()) hosts.sort();
-  return result;
+  return hostsByAddress(heartbeats, nowMs, (report) => report.vips.map((vip) => vip.ip));
 }
 
 /**
@@ -96,11 +86,23 @@ export function bgpHostsByVip(
   heartbeats: readonly Heartbeat[],
   nowMs: number,
 ): Map<string, string[]> {
+  return hostsByAddress(heartbeats, nowMs, (report) => bgpAnnouncedAddresses(report.bgp ?? []));
+}
+
+/** Groups the fresh, readable heartbeats' hosts by the addresses `addresses` picks from each. */
+function hostsByAddress(
+  heartbeats: readonly Heartbeat[],
+  nowMs: number,
+  addresses: (report: HostReport) => Iterable<string>,
+): Map<string, string[]> {
   const result = new Map<string, string[]>();
   for (const heartbeat of heartbeats) {
     if (!isFresh(heartbeat, nowMs) || "error" in heartbeat.report) continue;
-    const vips = bgpAnnouncedAddresses(heartbeat.report.bgp ?? []);
-    for (const vip of vips) result.set(vip, [...(result.get(vip) ?? []), heartbeat.host]);
+    for (const address of addresses(heartbeat.report)) {
+      const hosts = result.get(address) ?? [];
+      hosts.push(heartbeat.host);
+      result.set(address, hosts);
+    }
   }
   for (const hosts of result.values()) hosts.sort();
   return result;
