@@ -7,7 +7,7 @@
  * @module
  */
 import { ManagedProcess } from "../integration/_harness/process.ts";
-import { run, sleep } from "./_keepalived_lab.ts";
+import { e2eUnavailable, run, sleep } from "./_keepalived_lab.ts";
 
 /** The lab's addresses. */
 export const NET = "10.252.0";
@@ -20,18 +20,7 @@ export const POD_IP = "10.244.1.5";
 
 /** Why the BGP e2e tests cannot run here, or undefined. */
 export function bgpLabUnavailable(): string | undefined {
-  if (Deno.uid() !== 0) return "not root";
-  for (const bin of ["bird", "birdcl", "ip", "python3"]) {
-    const found = ["/usr/sbin", "/usr/bin", "/sbin", "/bin"].some((d) => {
-      try {
-        return Deno.statSync(`${d}/${bin}`).isFile;
-      } catch {
-        return false;
-      }
-    });
-    if (!found) return `${bin} is not installed`;
-  }
-  return undefined;
+  return e2eUnavailable(["bird", "birdcl", "ip", "python3"]);
 }
 
 /** Whether two "Since" readings are the same session (within 50 ms; both present). */

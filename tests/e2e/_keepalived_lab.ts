@@ -15,12 +15,13 @@ export function report(line: string): void {
 }
 
 /**
- * Why e2e tests cannot run here, or undefined when they can.
+ * Why e2e tests cannot run here (not root, or one of `bins` missing), or undefined when they can.
+ * @param bins the programs the test needs
  * @returns the reason
  */
-export function e2eUnavailable(): string | undefined {
+export function e2eUnavailable(bins: readonly string[] = ["keepalived", "ip"]): string | undefined {
   if (Deno.uid() !== 0) return "not root";
-  for (const bin of ["keepalived", "ip"]) {
+  for (const bin of bins) {
     const found = ["/usr/sbin", "/usr/bin", "/sbin", "/bin"].some((d) => {
       try {
         return Deno.statSync(`${d}/${bin}`).isFile;
