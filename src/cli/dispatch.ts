@@ -27,7 +27,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     load: async () => (await import("./plan.ts")).planCommand,
   },
   render: {
-    summary: "offline: print the keepalived config a host would run",
+    summary: "offline: print the keepalived or BIRD config a host would run",
     load: async () => (await import("./render.ts")).renderCommand,
   },
   status: {
