@@ -150,11 +150,15 @@ function startKeelsonRun(
 ): Running {
   const configPath = `${dir}/keelson.toml`;
   Deno.writeTextFileSync(configPath, inventory);
+  const entry = Deno.env.get("KEELSON_PEERS_ENTRY");
+  const denoFlags = Deno.env.get("KEELSON_PEERS_DENO_FLAGS");
   const agent = startKeelson({
     configPath,
     kubeconfig: cp.tokenKubeconfigPath,
     host: "bench",
     dir,
+    ...(entry ? { entry } : {}),
+    ...(denoFlags ? { v8Flags: denoFlags.split(" ").filter(Boolean) } : {}),
     args: [
       "--leader-elect",
       "false",
