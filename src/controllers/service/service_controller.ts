@@ -51,13 +51,7 @@ import { failureEvents } from "./failure_events.ts";
 import { asLoadBalancer } from "../../cloud/load_balancer_class.ts";
 import { errorMessage } from "../../log/error_message.ts";
 import { serviceTarget } from "../../kube/event_targets.ts";
-import {
-  isLoadBalancerNode,
-  loadBalancerNodes,
-  type NodeSetKey,
-  nodeSetKey,
-  nodeUpdateNeedsSync,
-} from "./node_set.ts";
+import { nextNodeSet, type NodeSet, type NodeSetKey, nodeUpdateNeedsSync } from "./node_set.ts";
 import { type ServiceMetrics, serviceMetrics } from "./service_metrics.ts";
 
 /** The controller's name (`--controllers`, event component). */
@@ -134,7 +128,7 @@ export class ServiceController {
   #metrics: ServiceMetrics;
   #remembered = new Map<string, Remembered>();
   /** The node set of the last ensure, reused while the Node cache holds the same objects. */
-  #nodeSet: { all: V1Node[]; nodes: V1Node[]; key: NodeSetKey } | undefined;
+  #nodeSet: NodeSet | undefined;
   /** While running, whether a Node event came since #nodeSet was computed. */
   #nodesChanged = true;
   #followingNodes = false;
@@ -419,27 +413,11 @@ export class ServiceController {
   // The eligible Nodes and their comparison key, computed again only when the Node cache changed:
   // with thousands of Nodes, sorting them and keeping a key per Service on every ensure cost
   // O(Services × Nodes) time and memory during a burst.
-  #currentNodeSet(): { nodes: V1Node[]; key: NodeSetKey } {
+  #currentNodeSet(): NodeSet {
     const last = this.#nodeSet;
     if (last && this.#followingNodes && !this.#nodesChanged) return last;
     this.#nodesChanged = false;
-    const all = this.#deps.nodes.list();
-    if (last && last.all.length === all.length && all.every((node, i) => node === last.all[i])) {
-      return last;
-    }
-    const eligible = all.filter(isLoadBalancerNode);
-    if (
-      last && eligible.length === last.nodes.length &&
-      eligible.every((node) => last.key.get(nodeName(node)) === (node.spec?.providerID ?? ""))
-    ) {
-      // the same members (only statuses changed): the fresh objects in the known order
-      const byName = new Map(eligible.map((node) => [nodeName(node), node]));
-      const nodes = last.nodes.map((node) => byName.get(nodeName(node))!);
-      this.#nodeSet = { all, nodes, key: last.key };
-      return this.#nodeSet;
-    }
-    const nodes = loadBalancerNodes(all);
-    this.#nodeSet = { all, nodes, key: nodeSetKey(nodes) };
+    this.#nodeSet = nextNodeSet(last, this.#deps.nodes.list());
     return this.#nodeSet;
   }
 
@@ -467,7 +445,7 @@ export class ServiceController {
     return syncNodeSets({
       clusterName: this.#options.clusterName,
       workers: this.#options.workers,
-      nodes: this.#currentNodeSet().nodes,
+      nodeSet: this.#currentNodeSet(),
       remembered: this.#remembered,
       current: (key) => {
         const service = this.#deps.services.get(key);
@@ -494,8 +472,4 @@ export class ServiceController {
   ): void {
     this.#deps.events.event(serviceTarget(service), type, reason, message);
   }
-}
-
-function nodeName(node: V1Node): string {
-  return node.metadata?.name ?? "";
 }

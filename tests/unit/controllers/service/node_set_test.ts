@@ -1,9 +1,12 @@
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import type { V1Node } from "@kubernetes/client-node";
 import {
   EXCLUDE_FROM_LOAD_BALANCERS_LABEL,
   excludedByLabel,
   loadBalancerNodes,
+  nextNodeSet,
+  type NodeSet,
   nodeSetKey,
   nodeSetsEqual,
   nodeUpdateNeedsSync,
@@ -68,5 +71,46 @@ Deno.test("nodeUpdateNeedsSync() fires on the exclusion verdict or providerID, n
       node("a", undefined, { status: { conditions: [{ type: "Ready", status: "False" }] } }),
     ),
     false,
+  );
+});
+
+Deno.test("nextNodeSet equals sorting the eligible Nodes again, keeping the key while names and providerIDs hold (property)", () => {
+  const nodeArb = fc.record({
+    name: fc.constantFrom("a", "b", "B", "c", "d", "e", "f10", "f9"),
+    providerID: fc.constantFrom("", "p://1", "p://2"),
+    excluded: fc.boolean(),
+  });
+  const toNode = (n: { name: string; providerID: string; excluded: boolean }): V1Node => ({
+    metadata: {
+      name: n.name,
+      ...(n.excluded ? { labels: { [EXCLUDE_FROM_LOAD_BALANCERS_LABEL]: "true" } } : {}),
+    },
+    spec: { providerID: n.providerID },
+  });
+  const unique = (list: { name: string }[]) =>
+    [...new Map(list.map((n) => [n.name, n])).values()] as typeof list;
+  fc.assert(
+    fc.property(
+      fc.array(fc.array(nodeArb, { maxLength: 8 }), { minLength: 1, maxLength: 6 }),
+      (snapshots) => {
+        let last: NodeSet | undefined;
+        for (const snapshot of snapshots) {
+          const all = (unique(snapshot) as Parameters<typeof toNode>[0][]).map(toNode);
+          const next = nextNodeSet(last, all);
+          const expected = loadBalancerNodes(all);
+          assert.deepEqual(
+            next.nodes.map((n) => n.metadata!.name),
+            expected.map((n) => n.metadata!.name),
+          );
+          assert.ok(next.nodes.every((n, i) => n === expected[i]), "the fresh objects");
+          assert.deepEqual(next.key, nodeSetKey(expected));
+          if (last && nodeSetsEqual(last.key, next.key)) assert.equal(next.key, last.key);
+          last = next;
+        }
+        // the very same objects: the same set
+        assert.equal(nextNodeSet(last, last!.all), last);
+      },
+    ),
+    { numRuns: 1000 },
   );
 });
