@@ -37,10 +37,11 @@ const CONCURRENCY = 32;
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
 const USAGE =
-  `Usage: deno run -A tests/bench/cpu_profile.ts services|nodes|idle|idle-nodes [N] [options]
+  `Usage: deno run -A tests/bench/cpu_profile.ts services|nodes|idle|idle-nodes|quiet [N] [options]
        deno run -A tests/bench/cpu_profile.ts --report FILE.cpuprofile [--top K]
 
-  N                 objects (default 1000; 50 for idle, idle-nodes: one every 300 ms)
+  N                 objects (default 1000; 50 for idle, idle-nodes: one every 300 ms);
+                    for quiet: seconds of doing nothing (default 30), the idle cost
   --qps, --burst    keelson's client budget (default 20 / 30)
   --out FILE        where the .cpuprofile goes (default /tmp/keelson-<scenario>-<N>.cpuprofile)
   --interval US     sampling interval in microseconds (default 250)
@@ -214,7 +215,7 @@ function lbService(name: string) {
 }
 
 async function profileRun(options: {
-  kind: "services" | "nodes" | "idle" | "idle-nodes";
+  kind: "services" | "nodes" | "idle" | "idle-nodes" | "quiet";
   n: number;
   qps: number;
   burst: number;
@@ -300,7 +301,7 @@ async function profileRun(options: {
   const nodeName = (i: number) => `node-${String(i).padStart(5, "0")}`;
   const nodeIp = (i: number) => `10.200.${Math.floor(i / 250)}.${(i % 250) + 1}`;
   const names = Array.from(
-    { length: n },
+    { length: kind === "quiet" ? 0 : n },
     (_, i) => kind === "services" ? `svc-${i}` : kind === "idle" ? `idle-${i}` : nodeName(i),
   );
   if (kind === "services") {
@@ -311,6 +312,8 @@ async function profileRun(options: {
     await forEachConcurrently(names, CONCURRENCY, async (name, i) => {
       await registerNode(cp, name, { providedNodeIp: nodeIp(i) });
     });
+  } else if (kind === "quiet") {
+    await sleep(n * 1000);
   } else {
     for (const [i, name] of names.entries()) {
       if (kind === "idle") {
@@ -362,12 +365,15 @@ async function main(args: string[]): Promise<number> {
     return 0;
   }
   const [kind, count] = positionals;
-  if (kind !== "services" && kind !== "nodes" && kind !== "idle" && kind !== "idle-nodes") {
+  if (
+    kind !== "services" && kind !== "nodes" && kind !== "idle" && kind !== "idle-nodes" &&
+    kind !== "quiet"
+  ) {
     say(USAGE);
     return 2;
   }
   const idle = kind === "idle" || kind === "idle-nodes";
-  const n = Number(count ?? (idle ? 50 : 1000));
+  const n = Number(count ?? (idle ? 50 : kind === "quiet" ? 30 : 1000));
   await profileRun({
     kind,
     n,
