@@ -148,3 +148,73 @@ export function nodeUpdateNeedsSync(old: V1Node, node: V1Node): boolean {
   return excludedByLabel(old) !== excludedByLabel(node) ||
     (old.spec?.providerID ?? "") !== (node.spec?.providerID ?? "");
 }
+
+/**
+ * The node set kept up to date from Node events, one Node at a time: during a burst of Node
+ * events (each followed by a node-sync pass) nothing reads or filters every Node again. The
+ * eligible Nodes are kept by name with their names sorted; the sorted list and the key are built
+ * when asked for, the key again only after a membership or providerID change (so it stays the same
+ * object while those hold, as `nextNodeSet`'s).
+ */
+export class NodeSetTracker {
+  #nodes = new Map<string, V1Node>();
+  #names: string[] = [];
+  #list: V1Node[] | undefined;
+  #key: NodeSetKey | undefined;
+
+  /**
+   * Starts again from a whole cache snapshot.
+   * @param all every Node in the cache
+   */
+  reset(all: readonly V1Node[]): void {
+    const eligible = loadBalancerNodes(all);
+    this.#nodes = new Map(eligible.map((node) => [node.metadata?.name ?? "", node]));
+    this.#names = [...this.#nodes.keys()];
+    this.#list = undefined;
+    this.#key = undefined;
+  }
+
+  /**
+   * Applies one change of the Node cache.
+   * @param type the informer event's type
+   * @param node the Node (the deleted one for `delete`)
+   */
+  apply(type: "add" | "update" | "delete", node: V1Node): void {
+    const name = node.metadata?.name ?? "";
+    const previous = this.#nodes.get(name);
+    if (type === "delete" || !isLoadBalancerNode(node)) {
+      if (previous === undefined) return;
+      this.#nodes.delete(name);
+      this.#names.splice(this.#position(name), 1);
+      this.#list = undefined;
+      this.#key = undefined;
+      return;
+    }
+    this.#nodes.set(name, node);
+    this.#list = undefined;
+    if (previous === undefined) {
+      this.#names.splice(this.#position(name), 0, name);
+      this.#key = undefined;
+    } else if ((previous.spec?.providerID ?? "") !== (node.spec?.providerID ?? "")) {
+      this.#key = undefined;
+    }
+  }
+
+  /** @returns the eligible Nodes sorted by name (the latest objects) and their key */
+  current(): { nodes: V1Node[]; key: NodeSetKey } {
+    this.#list ??= this.#names.map((name) => this.#nodes.get(name)!);
+    this.#key ??= nodeSetKey(this.#list);
+    return { nodes: this.#list, key: this.#key };
+  }
+
+  /** Where `name` is or would go in the sorted names (code-unit order). */
+  #position(name: string): number {
+    let lo = 0, hi = this.#names.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.#names[mid]! < name) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+}

@@ -51,7 +51,13 @@ import { failureEvents } from "./failure_events.ts";
 import { asLoadBalancer } from "../../cloud/load_balancer_class.ts";
 import { errorMessage } from "../../log/error_message.ts";
 import { serviceTarget } from "../../kube/event_targets.ts";
-import { nextNodeSet, type NodeSet, type NodeSetKey, nodeUpdateNeedsSync } from "./node_set.ts";
+import {
+  nextNodeSet,
+  type NodeSet,
+  type NodeSetKey,
+  NodeSetTracker,
+  nodeUpdateNeedsSync,
+} from "./node_set.ts";
 import { type ServiceMetrics, serviceMetrics } from "./service_metrics.ts";
 
 /** The controller's name (`--controllers`, event component). */
@@ -129,9 +135,8 @@ export class ServiceController {
   #remembered = new Map<string, Remembered>();
   /** The node set of the last ensure, reused while the Node cache holds the same objects. */
   #nodeSet: NodeSet | undefined;
-  /** While running, whether a Node event came since #nodeSet was computed. */
-  #nodesChanged = true;
-  #followingNodes = false;
+  /** While running: the node set, kept from the Node events. */
+  #tracker: NodeSetTracker | undefined;
   #log = logger("controllers", "service");
 
   /**
@@ -169,12 +174,14 @@ export class ServiceController {
       this.#deps.services.subscribe((event) => this.#onService(event)),
       this.#deps.nodes.subscribe((event) => this.#onNode(event)),
     ];
-    this.#followingNodes = true;
-    this.#nodesChanged = true;
     try {
       const synced = await this.#deps.services.waitForSync(signal) &&
         await this.#deps.nodes.waitForSync(signal);
       if (!synced || signal.aborted) return;
+      // from here on, each Node event updates the node set (the events before are in the list)
+      const tracker = new NodeSetTracker();
+      tracker.reset(this.#deps.nodes.list());
+      this.#tracker = tracker;
       for (const service of this.#deps.services.list()) {
         if (this.#wantsLoadBalancer(service) || this.#mayNeedCleanup(service)) {
           this.#serviceQueue.add(objectKey(service));
@@ -189,7 +196,7 @@ export class ServiceController {
       ]);
     } finally {
       for (const stop of unsubscribe) stop();
-      this.#followingNodes = false;
+      this.#tracker = undefined;
       this.#serviceQueue.shutDown();
       this.#nodeQueue.shutDown();
     }
@@ -413,16 +420,15 @@ export class ServiceController {
   // The eligible Nodes and their comparison key, computed again only when the Node cache changed:
   // with thousands of Nodes, sorting them and keeping a key per Service on every ensure cost
   // O(Services × Nodes) time and memory during a burst.
-  #currentNodeSet(): NodeSet {
-    const last = this.#nodeSet;
-    if (last && this.#followingNodes && !this.#nodesChanged) return last;
-    this.#nodesChanged = false;
-    this.#nodeSet = nextNodeSet(last, this.#deps.nodes.list());
+  #currentNodeSet(): { nodes: V1Node[]; key: NodeSetKey } {
+    if (this.#tracker) return this.#tracker.current();
+    // not running (a sync called directly): from the cache as it is
+    this.#nodeSet = nextNodeSet(this.#nodeSet, this.#deps.nodes.list());
     return this.#nodeSet;
   }
 
   #onNode(event: InformerEvent<V1Node>): void {
-    this.#nodesChanged = true;
+    this.#tracker?.apply(event.type, event.object);
     if (event.type !== "update" || !event.old || nodeUpdateNeedsSync(event.old, event.object)) {
       this.#nodeQueue.add(NODE_SYNC_KEY);
     }

@@ -9,6 +9,7 @@ import {
   type NodeSet,
   nodeSetKey,
   nodeSetsEqual,
+  NodeSetTracker,
   nodeUpdateNeedsSync,
 } from "../../../../src/controllers/service/node_set.ts";
 
@@ -74,19 +75,27 @@ Deno.test("nodeUpdateNeedsSync() fires on the exclusion verdict or providerID, n
   );
 });
 
-Deno.test("nextNodeSet equals sorting the eligible Nodes again, keeping the key while names and providerIDs hold (property)", () => {
-  const nodeArb = fc.record({
+/** A small Node: few names, so events collide. */
+function nodeArbitrary() {
+  return fc.record({
     name: fc.constantFrom("a", "b", "B", "c", "d", "e", "f10", "f9"),
     providerID: fc.constantFrom("", "p://1", "p://2"),
     excluded: fc.boolean(),
   });
-  const toNode = (n: { name: string; providerID: string; excluded: boolean }): V1Node => ({
+}
+
+function toNode(n: { name: string; providerID: string; excluded: boolean }): V1Node {
+  return {
     metadata: {
       name: n.name,
       ...(n.excluded ? { labels: { [EXCLUDE_FROM_LOAD_BALANCERS_LABEL]: "true" } } : {}),
     },
     spec: { providerID: n.providerID },
-  });
+  };
+}
+
+Deno.test("nextNodeSet equals sorting the eligible Nodes again, keeping the key while names and providerIDs hold (property)", () => {
+  const nodeArb = nodeArbitrary();
   const unique = (list: { name: string }[]) =>
     [...new Map(list.map((n) => [n.name, n])).values()] as typeof list;
   fc.assert(
@@ -109,6 +118,50 @@ Deno.test("nextNodeSet equals sorting the eligible Nodes again, keeping the key 
         }
         // the very same objects: the same set
         assert.equal(nextNodeSet(last, last!.all), last);
+      },
+    ),
+    { numRuns: 1000 },
+  );
+});
+
+Deno.test("NodeSetTracker follows Node events to the same node set as a full recomputation (property)", () => {
+  const change = fc.record({
+    type: fc.constantFrom("add", "update", "delete"),
+    name: fc.constantFrom("a", "b", "B", "c", "f10", "f9"),
+    providerID: fc.constantFrom("", "p://1", "p://2"),
+    excluded: fc.boolean(),
+  });
+  fc.assert(
+    fc.property(
+      fc.array(nodeArbitrary(), { maxLength: 5 }),
+      fc.array(change, { maxLength: 25 }),
+      (initial, changes) => {
+        const cache = new Map(initial.map((n) => [n.name, toNode(n)]));
+        const tracker = new NodeSetTracker();
+        tracker.reset([...cache.values()]);
+        let last = tracker.current();
+        for (const c of changes) {
+          const node = toNode(c);
+          if (c.type === "delete") {
+            const old = cache.get(c.name);
+            if (!old) continue;
+            cache.delete(c.name);
+            tracker.apply("delete", old);
+          } else {
+            const type = cache.has(c.name) ? "update" : "add";
+            cache.set(c.name, node);
+            tracker.apply(type, node);
+          }
+          const now = tracker.current();
+          const expected = loadBalancerNodes([...cache.values()]);
+          assert.ok(
+            now.nodes.length === expected.length && now.nodes.every((n, i) => n === expected[i]),
+            "the eligible Nodes, sorted, the latest objects",
+          );
+          assert.deepEqual(now.key, nodeSetKey(expected));
+          if (nodeSetsEqual(last.key, now.key)) assert.equal(now.key, last.key, "the key is kept");
+          last = now;
+        }
       },
     ),
     { numRuns: 1000 },
