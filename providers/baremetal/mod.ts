@@ -163,7 +163,7 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
       cluster.services = services;
       // the Nodes tell which machines are taken (machine identity)
       base.instancesV2.useNodes(() => nodes.list(), { notifies: true });
-      const nodesChanged = nodes.subscribe(() => base.instancesV2.nodesChanged());
+      const nodesChanged = nodes.subscribe((event) => base.instancesV2.nodesChanged(event));
       signal.addEventListener("abort", nodesChanged, { once: true });
       hostSide?.connect(context);
       const unsubscribe = services.subscribe(reportUnserved);

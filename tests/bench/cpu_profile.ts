@@ -14,7 +14,7 @@
  * deno run -A tests/bench/cpu_profile.ts nodes 1000 --qps 1000 --burst 2000
  * deno run -A tests/bench/cpu_profile.ts idle-nodes 50 --out /tmp/idle.cpuprofile
  * deno run -A tests/bench/cpu_profile.ts services 1000 \
- *   --deno-flags "--v8-flags=--max-semi-space-size=2,--lite-mode" --entry /tmp/keelson.js
+ *   --deno-flags="--v8-flags=--max-semi-space-size=2,--lite-mode" --entry /tmp/keelson.js
  * deno run -A tests/bench/cpu_profile.ts --report /tmp/x.cpuprofile  # print a saved profile's tops
  * ```
  *
@@ -46,7 +46,7 @@ const USAGE =
   --out FILE        where the .cpuprofile goes (default /tmp/keelson-<scenario>-<N>.cpuprofile)
   --interval US     sampling interval in microseconds (default 250)
   --top K           rows per table (default 25)
-  --deno-flags "F"  deno flags replacing the compiled binary's V8 flags, space-separated
+  --deno-flags="F" deno flags replacing the compiled binary's V8 flags, space-separated (with =)
   --entry FILE      the program to run instead of main.ts (e.g. a \`deno bundle\` output)`;
 
 /** One node of a V8 `Profiler.Profile`. */
