@@ -6,6 +6,7 @@
  * @module
  */
 import { fileURLToPath } from "node:url";
+import { compiledRuntimeFlags } from "../integration/_harness/permissions.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -41,4 +42,14 @@ export async function bundleKeelson(): Promise<Bundle> {
     stderr: "null",
   }).output();
   return { path, [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }) };
+}
+
+/**
+ * The `deno run` arguments (after permissions) that run a bundle as the compiled binary runs it:
+ * no deno.json, the binary's runtime flags (V8 flags, no code cache), the bundle.
+ * @param bundle from bundleKeelson
+ * @returns e.g. `["--no-config", "--no-code-cache", "--v8-flags=...", "/tmp/.../keelson.js"]`
+ */
+export function compiledProgram(bundle: Bundle): string[] {
+  return ["--no-config", ...compiledRuntimeFlags(), bundle.path];
 }
