@@ -222,6 +222,11 @@ export const ControllersSchema = z.strictObject({
     "1h",
     "each period checks every Node; under 1s floods the apiserver",
   ).default("5s"),
+  route_reconciliation_period: duration(
+    "1s",
+    "1h",
+    "each period lists every route and Node; under 1s floods the apiserver and BIRD",
+  ).default("10s"),
   // workers per controller: more than 64 only queue on the client's rate limit
   concurrent_node_syncs: z.number().int().min(1).max(64, WORKERS_WHY).default(1),
   concurrent_service_syncs: z.number().int().min(1).max(64, WORKERS_WHY).default(1),
