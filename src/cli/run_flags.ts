@@ -16,6 +16,7 @@ export const RUN_FLAGS = {
   host: { type: "string" },
   kubeconfig: { type: "string" },
   "cluster-name": { type: "string" },
+  "cluster-cidr": { type: "string" },
   controllers: { type: "string" },
   "leader-elect": { type: "string" },
   "leader-elect-lease-duration": { type: "string" },
@@ -51,6 +52,7 @@ Flags:
       --host NAME                          this host's machine name (default: the hostname)
       --kubeconfig FILE                    [kubernetes] kubeconfig; default $KUBECONFIG, then in-cluster
       --cluster-name NAME                  [cluster] name (default "kubernetes")
+      --cluster-cidr CIDR[,CIDR]           [cluster] cluster_cidr: the pods' ranges (BGP pod routes)
       --controllers LIST                   "*" or a comma list; "-name" disables. Names:
                                            cloud-node, cloud-node-lifecycle, service, route,
                                            pv-labels
@@ -146,6 +148,10 @@ export function parseRunFlags(args: string[], env: (name: string) => string | un
       const c = structuredClone(config);
       if (values.kubeconfig !== undefined) c.kubernetes.kubeconfig = values.kubeconfig;
       if (values["cluster-name"] !== undefined) c.cluster.name = values["cluster-name"];
+      if (values["cluster-cidr"] !== undefined) {
+        c.cluster.cluster_cidr = values["cluster-cidr"].split(",").map((s) => s.trim())
+          .filter((s) => s !== "");
+      }
       if (controllers !== undefined) c.controllers.enabled = controllers;
       if (leaderElect !== undefined) c.leader_election.enabled = leaderElect;
       if (values["leader-elect-resource-name"] !== undefined) {

@@ -156,6 +156,14 @@ export const ClusterSchema = z.strictObject({
   provider: z.string().refine((v) => KNOWN_PROVIDERS.includes(v), {
     message: `is not a provider Keelson has (providers: "baremetal")`,
   }).default("baremetal"),
+  /**
+   * The pods' ranges (upstream `--cluster-cidr`): one CIDR, or an IPv4 and IPv6 pair. Only pod
+   * CIDRs inside them are announced over BGP; required with a `pod_cidrs` peer.
+   */
+  cluster_cidr: z.array(z.string()).max(
+    2,
+    "holds at most two CIDRs: one IPv4 and one IPv6 (a dual-stack pair)",
+  ).default([]),
 });
 
 /** The `[kubernetes]` table. */
