@@ -35,7 +35,7 @@ export type InventorySource = () => InventoryView;
 export class BaremetalInstances implements InstancesV2 {
   #source: InventorySource;
   #nodes: (() => readonly V1Node[]) | undefined;
-  #holders: { list: readonly V1Node[]; byProviderId: Map<string, string> } | undefined;
+  #holders: ProviderIdIndex | undefined;
 
   /** @param source the current inventory and whether it is usable */
   constructor(source: InventorySource) {
@@ -61,12 +61,18 @@ export class BaremetalInstances implements InstancesV2 {
   #notifies = false;
 
   /**
-   * Tells the provider the Nodes changed (an informer event), so the providerID index is rebuilt
-   * at the next lookup rather than on every one (a lister returns a new array each call; one
-   * rebuild per lookup would cost O(N) per Node initialized, O(N²) for N new Nodes).
+   * Tells the provider the Nodes changed (an informer event). With the event, the providerID
+   * index is updated for that Node alone; without it, rebuilt at the next lookup. (A lister
+   * returns a new array each call; one rebuild per lookup, or per event during a burst, would cost
+   * O(N) per Node initialized, O(N²) for N new Nodes.)
+   * @param event the informer's change, when known
    */
-  nodesChanged(): void {
-    this.#stale = true;
+  nodesChanged(event?: { type: "add" | "update" | "delete"; object: V1Node }): void {
+    if (event === undefined || this.#holders === undefined || this.#stale) {
+      this.#stale = true;
+      return;
+    }
+    this.#holders.apply(event.type === "delete" ? undefined : event.object, event.object);
   }
 
   #stale = true;
@@ -80,17 +86,9 @@ export class BaremetalInstances implements InstancesV2 {
       : this.#nodes();
     if (this.#holders?.list !== list) {
       this.#stale = false;
-      const byProviderId = new Map<string, string>();
-      for (const node of list) {
-        const id = node.spec?.providerID;
-        const name = node.metadata?.name;
-        if (typeof id === "string" && id !== "" && name && !byProviderId.has(id)) {
-          byProviderId.set(id, name);
-        }
-      }
-      this.#holders = { list, byProviderId };
+      this.#holders = new ProviderIdIndex(list);
     }
-    return this.#holders.byProviderId.get(providerID);
+    return this.#holders.holder(providerID, this.#nodes);
   };
 
   /**
@@ -200,5 +198,58 @@ function attempt<T>(body: () => T): Promise<T> {
     return Promise.resolve(body());
   } catch (error) {
     return Promise.reject(error);
+  }
+}
+
+/** Which Node names hold each providerID, kept up to date one Node at a time. */
+class ProviderIdIndex {
+  /** The list it was built from. */
+  readonly list: readonly V1Node[];
+  #byId = new Map<string, Set<string>>();
+  #idOf = new Map<string, string>();
+
+  constructor(list: readonly V1Node[]) {
+    this.list = list;
+    for (const node of list) this.apply(node, node);
+  }
+
+  /**
+   * Records a Node's providerID.
+   * @param node the Node now, or undefined when it was deleted
+   * @param was the Node as the event names it (for its name)
+   */
+  apply(node: V1Node | undefined, was: V1Node): void {
+    const name = was.metadata?.name;
+    if (!name) return;
+    const id = node?.spec?.providerID;
+    const next = typeof id === "string" && id !== "" ? id : undefined;
+    const previous = this.#idOf.get(name);
+    if (previous === next) return;
+    if (previous !== undefined) {
+      const holders = this.#byId.get(previous)!;
+      holders.delete(name);
+      if (holders.size === 0) this.#byId.delete(previous);
+      this.#idOf.delete(name);
+    }
+    if (next !== undefined) {
+      this.#idOf.set(name, next);
+      const holders = this.#byId.get(next);
+      if (holders) holders.add(name);
+      else this.#byId.set(next, new Set([name]));
+    }
+  }
+
+  /**
+   * The Node holding `providerID`: when several do (a broken cluster), the first in the cache's
+   * order, as a scan of the list finds it.
+   */
+  holder(providerID: string, nodes: () => readonly V1Node[]): string | undefined {
+    const holders = this.#byId.get(providerID);
+    if (holders === undefined) return undefined;
+    if (holders.size === 1) return holders.values().next().value;
+    return nodes().find((node) =>
+      node.spec?.providerID === providerID && node.metadata?.name &&
+      holders.has(node.metadata.name)
+    )?.metadata?.name;
   }
 }

@@ -46,11 +46,12 @@ export function matchMachine(
 ): MachineMatch {
   const name = node.metadata?.name ?? "";
   const providerID = node.spec?.providerID ?? "";
+  const index = machineIndex(machines);
   if (providerID !== "") {
     const prefix = `${scheme}://`;
     if (!providerID.startsWith(prefix)) return { kind: "foreign", providerID };
     const id = providerID.slice(prefix.length);
-    const found = machines.filter((m) => machineId(m) === id);
+    const found = index.byId.get(id) ?? [];
     // A providerID is the machine's identity: an unknown id is "absent", never a name lookup.
     if (found.length === 0) return { kind: "absent", tried: `providerID "${providerID}"` };
     return pick(found, "providerID", `providerID "${providerID}"`);
@@ -58,14 +59,14 @@ export function matchMachine(
   const hostnames = nodeHostnames(node);
   const ips = nodeInternalIps(node);
   const tried = describeTried(name, hostnames, ips);
-  const steps: [MatchStep, (m: Machine) => boolean][] = [
-    ["name", (m) => m.name === name],
-    ["hostname", (m) => m.hostname !== undefined && hostnames.has(m.hostname.toLowerCase())],
-    ["internalIP", (m) => m.internal_ips.some((ip) => ips.has(canonicalOrSelf(ip)))],
+  const steps: [MatchStep, () => Machine[]][] = [
+    ["name", () => index.byName.get(name) ?? []],
+    ["hostname", () => index.lookup(index.byHostname, hostnames)],
+    ["internalIP", () => index.lookup(index.byInternalIp, ips)],
   ];
   let claimed: Extract<MachineMatch, { kind: "claimed" }> | undefined;
-  for (const [step, test] of steps) {
-    const found = machines.filter(test);
+  for (const [step, candidates] of steps) {
+    const found = candidates();
     const free = found.filter((machine) => {
       const holder = holderOf(`${scheme}://${machineId(machine)}`);
       if (holder === undefined || holder === name) return true;
@@ -75,6 +76,55 @@ export function matchMachine(
     if (free.length > 0) return pick(free, step, tried);
   }
   return claimed ?? { kind: "absent", tried };
+}
+
+/** The inventory's machines by each kind of evidence, each list in inventory order. */
+interface MachineIndex {
+  byId: Map<string, Machine[]>;
+  byName: Map<string, Machine[]>;
+  /** Lower-cased hostname. */
+  byHostname: Map<string, Machine[]>;
+  /** Canonical InternalIP. */
+  byInternalIp: Map<string, Machine[]>;
+  /** The machines any of `keys` names, once each, in inventory order. */
+  lookup(map: Map<string, Machine[]>, keys: Set<string>): Machine[];
+}
+
+// One index per inventory: a parsed inventory is never changed (a reload parses a new one), and
+// a linear scan of every machine (parsing each IP) per lookup cost O(machines) per Node event.
+const INDEXES = new WeakMap<readonly Machine[], MachineIndex>();
+
+function machineIndex(machines: readonly Machine[]): MachineIndex {
+  const known = INDEXES.get(machines);
+  if (known) return known;
+  const position = new Map<Machine, number>();
+  const add = (map: Map<string, Machine[]>, key: string, machine: Machine) => {
+    const list = map.get(key);
+    if (list === undefined) map.set(key, [machine]);
+    else if (list[list.length - 1] !== machine) list.push(machine);
+  };
+  const index: MachineIndex = {
+    byId: new Map(),
+    byName: new Map(),
+    byHostname: new Map(),
+    byInternalIp: new Map(),
+    lookup(map, keys) {
+      const found = new Set<Machine>();
+      for (const key of keys) for (const machine of map.get(key) ?? []) found.add(machine);
+      return [...found].sort((a, b) => position.get(a)! - position.get(b)!);
+    },
+  };
+  machines.forEach((machine, i) => {
+    position.set(machine, i);
+    add(index.byId, machineId(machine), machine);
+    add(index.byName, machine.name, machine);
+    if (machine.hostname !== undefined) {
+      add(index.byHostname, machine.hostname.toLowerCase(), machine);
+    }
+    for (const ip of machine.internal_ips) add(index.byInternalIp, canonicalOrSelf(ip), machine);
+  });
+  INDEXES.set(machines, index);
+  return index;
 }
 
 function pick(found: Machine[], step: MatchStep, tried: string): MachineMatch {

@@ -26,7 +26,12 @@ import { parseHeartbeatLease } from "../../src/status/heartbeats.ts";
 import { reportedRoutes } from "./bird/reported_routes.ts";
 import type { ProviderRegistry } from "../../src/cloud/registry.ts";
 import type { Config } from "../../src/config/types.ts";
-import type { EventRecorder, Informer } from "../../src/kube/ports.ts";
+import {
+  type EventRecorder,
+  type Informer,
+  type InformerEvent,
+  objectKey,
+} from "../../src/kube/ports.ts";
 import { type HostSide, startHostSide } from "./host_side.ts";
 import { BaremetalInstances, type InventorySource } from "./instances.ts";
 import { createLoadBalancer } from "./load_balancer.ts";
@@ -135,10 +140,11 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
   const base = createBaremetalProvider(inventory, { loadBalancer, ...(routes ? { routes } : {}) });
   // the leader's Warning Events for Service addresses keepalived will not serve
   const unserved = new UnservedAddressReporter();
-  const reportUnserved = (): void => {
+  const reportUnserved = (event?: InformerEvent<V1Service>): void => {
     const services = cluster.services;
     if (!services?.hasSynced()) return;
-    unserved.schedule(() => ({ config: current(), services: services.list() }), () => events);
+    const key = event ? objectKey(event.object) : undefined;
+    unserved.schedule(() => ({ config: current(), services }), () => events, key);
   };
   const provider: CloudProvider = {
     ...base,
@@ -157,7 +163,7 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
       cluster.services = services;
       // the Nodes tell which machines are taken (machine identity)
       base.instancesV2.useNodes(() => nodes.list(), { notifies: true });
-      const nodesChanged = nodes.subscribe(() => base.instancesV2.nodesChanged());
+      const nodesChanged = nodes.subscribe((event) => base.instancesV2.nodesChanged(event));
       signal.addEventListener("abort", nodesChanged, { once: true });
       hostSide?.connect(context);
       const unsubscribe = services.subscribe(reportUnserved);

@@ -96,13 +96,14 @@ export function servedAddressChecker(config: Config): (text: string) => AddressV
  * serves, and those it skips, per Service. `keelson render` and the announcer use it.
  * @param config the configuration in force
  * @param services every Service (a lister's snapshot)
+ * @param check `servedAddressChecker(config)`, when the caller keeps one
  * @returns the served addresses (canonical, sorted, unique) and the skipped ones, by Service
  */
 export function servedServiceAddresses(
   config: Config,
   services: readonly V1Service[],
+  check: (text: string) => AddressVerdict = servedAddressChecker(config),
 ): { vips: string[]; skipped: SkippedAddress[] } {
-  const check = servedAddressChecker(config);
   const vips = new Set<string>();
   const skipped: SkippedAddress[] = [];
   for (const service of services) {

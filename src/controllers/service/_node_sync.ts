@@ -9,7 +9,7 @@ import type { V1Node, V1Service } from "@kubernetes/client-node";
 import type { LoadBalancer } from "../../cloud/provider.ts";
 import type { Clock } from "../../kube/clock.ts";
 import { done, type SyncResult } from "../../kube/sync_result.ts";
-import { type NodeSetKey, nodeSetKey, nodeSetsEqual } from "./node_set.ts";
+import { type NodeSetKey, nodeSetsEqual } from "./node_set.ts";
 import type { ServiceMetrics } from "./service_metrics.ts";
 import { errorMessage } from "../../log/error_message.ts";
 
@@ -18,8 +18,8 @@ export interface NodeSyncInput {
   clusterName: string;
   /** Fan-out: how many updateLoadBalancer calls run at once. */
   workers: number;
-  /** The eligible Nodes now. */
-  nodes: V1Node[];
+  /** The eligible Nodes now, and their key. */
+  nodeSet: { nodes: V1Node[]; key: NodeSetKey };
   /** The node set each ensured Service was last given; updated in place before each call. */
   remembered: Map<string, { service: V1Service; nodes: NodeSetKey }>;
   /** The Service as cached now, when it still wants a load balancer. */
@@ -46,7 +46,7 @@ const MAX_NODE_NAMES_IN_MESSAGE = 20;
  */
 export async function syncNodeSets(input: NodeSyncInput): Promise<SyncResult> {
   const started = input.clock.now();
-  const key = nodeSetKey(input.nodes);
+  const key = input.nodeSet.key;
   const targets: [string, V1Service][] = [];
   // Services share node-set keys (one per ensure burst or pass): compare each distinct key once,
   // not once per Service (O(Services × Nodes) per pass with thousands of both)
@@ -86,7 +86,7 @@ async function updateOne(
   input.metrics.loadBalancerSync.inc();
   const started = input.clock.now();
   try {
-    await input.loadBalancer.updateLoadBalancer(input.clusterName, service, input.nodes);
+    await input.loadBalancer.updateLoadBalancer(input.clusterName, service, input.nodeSet.nodes);
     input.metrics.updateHostLatency.observe((input.clock.now() - started) / 1000);
   } catch (error) {
     try {
@@ -95,7 +95,7 @@ async function updateOne(
     } catch {
       // cannot tell: report the update failure below
     }
-    const names = input.nodes.map((node) => node.metadata?.name ?? "");
+    const names = input.nodeSet.nodes.map((node) => node.metadata?.name ?? "");
     const shown = names.slice(0, MAX_NODE_NAMES_IN_MESSAGE).join(", ");
     const more = names.length > MAX_NODE_NAMES_IN_MESSAGE
       ? ` and ${names.length - MAX_NODE_NAMES_IN_MESSAGE} more`
@@ -111,7 +111,7 @@ async function updateOne(
     input.retry(serviceKey);
     return false;
   }
-  if (input.nodes.length === 0) {
+  if (input.nodeSet.nodes.length === 0) {
     input.event(
       service,
       "Warning",

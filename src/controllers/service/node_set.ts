@@ -57,6 +57,63 @@ export function loadBalancerNodes(nodes: readonly V1Node[]): V1Node[] {
 /** A node set as upstream compares it: name → providerID (addresses do not count). */
 export type NodeSetKey = ReadonlyMap<string, string>;
 
+/** The eligible Nodes of one Node-cache snapshot, with their comparison key. */
+export interface NodeSet {
+  /** The cache snapshot it was computed from. */
+  all: readonly V1Node[];
+  /** `loadBalancerNodes(all)`. */
+  nodes: V1Node[];
+  /** `nodeSetKey(nodes)`; the same object as the previous set's while names and providerIDs are. */
+  key: NodeSetKey;
+}
+
+function byName(a: V1Node, b: V1Node): number {
+  const x = a.metadata?.name ?? "", y = b.metadata?.name ?? "";
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/**
+ * The node set of a new cache snapshot, from the previous one: during a burst of Node events
+ * (one node-sync pass each) most Nodes are the same, so the previous order is kept and only the
+ * Nodes new to the set are sorted and merged in, instead of sorting every Node again.
+ * @param last the previous set, if any
+ * @param all every Node in the cache now (names unique)
+ * @returns the set; `last` itself when `all` holds the very same objects
+ */
+export function nextNodeSet(last: NodeSet | undefined, all: readonly V1Node[]): NodeSet {
+  if (last && last.all.length === all.length && all.every((node, i) => node === last.all[i])) {
+    return last;
+  }
+  const eligible = all.filter(isLoadBalancerNode);
+  if (!last) {
+    const nodes = eligible.sort(byName);
+    return { all, nodes, key: nodeSetKey(nodes) };
+  }
+  const current = new Map(eligible.map((node) => [node.metadata?.name ?? "", node]));
+  // the previous order, with each Node's fresh object; then the newcomers merged in
+  const kept: V1Node[] = [];
+  for (const node of last.nodes) {
+    const fresh = current.get(node.metadata?.name ?? "");
+    if (fresh) kept.push(fresh);
+  }
+  const added = eligible.filter((node) => !last.key.has(node.metadata?.name ?? "")).sort(byName);
+  let nodes = kept;
+  if (added.length > 0) {
+    nodes = [];
+    let i = 0, j = 0;
+    while (i < kept.length || j < added.length) {
+      if (j >= added.length || (i < kept.length && byName(kept[i]!, added[j]!) < 0)) {
+        nodes.push(kept[i++]!);
+      } else nodes.push(added[j++]!);
+    }
+  }
+  const same = nodes.length === last.key.size &&
+    nodes.every((node) =>
+      last.key.get(node.metadata?.name ?? "") === (node.spec?.providerID ?? "")
+    );
+  return { all, nodes, key: same ? last.key : nodeSetKey(nodes) };
+}
+
 /**
  * The comparison key of a node set.
  * @param nodes the node set
@@ -90,4 +147,74 @@ export function nodeSetsEqual(a: NodeSetKey, b: NodeSetKey): boolean {
 export function nodeUpdateNeedsSync(old: V1Node, node: V1Node): boolean {
   return excludedByLabel(old) !== excludedByLabel(node) ||
     (old.spec?.providerID ?? "") !== (node.spec?.providerID ?? "");
+}
+
+/**
+ * The node set kept up to date from Node events, one Node at a time: during a burst of Node
+ * events (each followed by a node-sync pass) nothing reads or filters every Node again. The
+ * eligible Nodes are kept by name with their names sorted; the sorted list and the key are built
+ * when asked for, the key again only after a membership or providerID change (so it stays the same
+ * object while those hold, as `nextNodeSet`'s).
+ */
+export class NodeSetTracker {
+  #nodes = new Map<string, V1Node>();
+  #names: string[] = [];
+  #list: V1Node[] | undefined;
+  #key: NodeSetKey | undefined;
+
+  /**
+   * Starts again from a whole cache snapshot.
+   * @param all every Node in the cache
+   */
+  reset(all: readonly V1Node[]): void {
+    const eligible = loadBalancerNodes(all);
+    this.#nodes = new Map(eligible.map((node) => [node.metadata?.name ?? "", node]));
+    this.#names = [...this.#nodes.keys()];
+    this.#list = undefined;
+    this.#key = undefined;
+  }
+
+  /**
+   * Applies one change of the Node cache.
+   * @param type the informer event's type
+   * @param node the Node (the deleted one for `delete`)
+   */
+  apply(type: "add" | "update" | "delete", node: V1Node): void {
+    const name = node.metadata?.name ?? "";
+    const previous = this.#nodes.get(name);
+    if (type === "delete" || !isLoadBalancerNode(node)) {
+      if (previous === undefined) return;
+      this.#nodes.delete(name);
+      this.#names.splice(this.#position(name), 1);
+      this.#list = undefined;
+      this.#key = undefined;
+      return;
+    }
+    this.#nodes.set(name, node);
+    this.#list = undefined;
+    if (previous === undefined) {
+      this.#names.splice(this.#position(name), 0, name);
+      this.#key = undefined;
+    } else if ((previous.spec?.providerID ?? "") !== (node.spec?.providerID ?? "")) {
+      this.#key = undefined;
+    }
+  }
+
+  /** @returns the eligible Nodes sorted by name (the latest objects) and their key */
+  current(): { nodes: V1Node[]; key: NodeSetKey } {
+    this.#list ??= this.#names.map((name) => this.#nodes.get(name)!);
+    this.#key ??= nodeSetKey(this.#list);
+    return { nodes: this.#list, key: this.#key };
+  }
+
+  /** Where `name` is or would go in the sorted names (code-unit order). */
+  #position(name: string): number {
+    let lo = 0, hi = this.#names.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.#names[mid]! < name) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
 }

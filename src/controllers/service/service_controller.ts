@@ -52,10 +52,10 @@ import { asLoadBalancer } from "../../cloud/load_balancer_class.ts";
 import { errorMessage } from "../../log/error_message.ts";
 import { serviceTarget } from "../../kube/event_targets.ts";
 import {
-  isLoadBalancerNode,
-  loadBalancerNodes,
+  nextNodeSet,
+  type NodeSet,
   type NodeSetKey,
-  nodeSetKey,
+  NodeSetTracker,
   nodeUpdateNeedsSync,
 } from "./node_set.ts";
 import { type ServiceMetrics, serviceMetrics } from "./service_metrics.ts";
@@ -134,10 +134,9 @@ export class ServiceController {
   #metrics: ServiceMetrics;
   #remembered = new Map<string, Remembered>();
   /** The node set of the last ensure, reused while the Node cache holds the same objects. */
-  #nodeSet: { all: V1Node[]; nodes: V1Node[]; key: NodeSetKey } | undefined;
-  /** While running, whether a Node event came since #nodeSet was computed. */
-  #nodesChanged = true;
-  #followingNodes = false;
+  #nodeSet: NodeSet | undefined;
+  /** While running: the node set, kept from the Node events. */
+  #tracker: NodeSetTracker | undefined;
   #log = logger("controllers", "service");
 
   /**
@@ -175,12 +174,14 @@ export class ServiceController {
       this.#deps.services.subscribe((event) => this.#onService(event)),
       this.#deps.nodes.subscribe((event) => this.#onNode(event)),
     ];
-    this.#followingNodes = true;
-    this.#nodesChanged = true;
     try {
       const synced = await this.#deps.services.waitForSync(signal) &&
         await this.#deps.nodes.waitForSync(signal);
       if (!synced || signal.aborted) return;
+      // from here on, each Node event updates the node set (the events before are in the list)
+      const tracker = new NodeSetTracker();
+      tracker.reset(this.#deps.nodes.list());
+      this.#tracker = tracker;
       for (const service of this.#deps.services.list()) {
         if (this.#wantsLoadBalancer(service) || this.#mayNeedCleanup(service)) {
           this.#serviceQueue.add(objectKey(service));
@@ -195,7 +196,7 @@ export class ServiceController {
       ]);
     } finally {
       for (const stop of unsubscribe) stop();
-      this.#followingNodes = false;
+      this.#tracker = undefined;
       this.#serviceQueue.shutDown();
       this.#nodeQueue.shutDown();
     }
@@ -420,31 +421,14 @@ export class ServiceController {
   // with thousands of Nodes, sorting them and keeping a key per Service on every ensure cost
   // O(Services × Nodes) time and memory during a burst.
   #currentNodeSet(): { nodes: V1Node[]; key: NodeSetKey } {
-    const last = this.#nodeSet;
-    if (last && this.#followingNodes && !this.#nodesChanged) return last;
-    this.#nodesChanged = false;
-    const all = this.#deps.nodes.list();
-    if (last && last.all.length === all.length && all.every((node, i) => node === last.all[i])) {
-      return last;
-    }
-    const eligible = all.filter(isLoadBalancerNode);
-    if (
-      last && eligible.length === last.nodes.length &&
-      eligible.every((node) => last.key.get(nodeName(node)) === (node.spec?.providerID ?? ""))
-    ) {
-      // the same members (only statuses changed): the fresh objects in the known order
-      const byName = new Map(eligible.map((node) => [nodeName(node), node]));
-      const nodes = last.nodes.map((node) => byName.get(nodeName(node))!);
-      this.#nodeSet = { all, nodes, key: last.key };
-      return this.#nodeSet;
-    }
-    const nodes = loadBalancerNodes(all);
-    this.#nodeSet = { all, nodes, key: nodeSetKey(nodes) };
+    if (this.#tracker) return this.#tracker.current();
+    // not running (a sync called directly): from the cache as it is
+    this.#nodeSet = nextNodeSet(this.#nodeSet, this.#deps.nodes.list());
     return this.#nodeSet;
   }
 
   #onNode(event: InformerEvent<V1Node>): void {
-    this.#nodesChanged = true;
+    this.#tracker?.apply(event.type, event.object);
     if (event.type !== "update" || !event.old || nodeUpdateNeedsSync(event.old, event.object)) {
       this.#nodeQueue.add(NODE_SYNC_KEY);
     }
@@ -467,7 +451,7 @@ export class ServiceController {
     return syncNodeSets({
       clusterName: this.#options.clusterName,
       workers: this.#options.workers,
-      nodes: this.#currentNodeSet().nodes,
+      nodeSet: this.#currentNodeSet(),
       remembered: this.#remembered,
       current: (key) => {
         const service = this.#deps.services.get(key);
@@ -494,8 +478,4 @@ export class ServiceController {
   ): void {
     this.#deps.events.event(serviceTarget(service), type, reason, message);
   }
-}
-
-function nodeName(node: V1Node): string {
-  return node.metadata?.name ?? "";
 }

@@ -55,6 +55,24 @@ export interface VipHostControllerOptions {
   periodMs?: number;
 }
 
+// The canonical ingress addresses of each cached Service object. An informer replaces the object
+// on every change, so the object itself is the key: each evaluation (after every Service event)
+// parses only the Services that changed since the last one.
+const VIPS = new WeakMap<V1Service, string[]>();
+
+function serviceVips(service: V1Service): string[] {
+  let vips = VIPS.get(service);
+  if (vips === undefined) {
+    vips = [];
+    for (const ingress of service.status?.loadBalancer?.ingress ?? []) {
+      const vip = ingress.ip ? canonicalIp(ingress.ip) : undefined;
+      if (vip) vips.push(vip);
+    }
+    VIPS.set(service, vips);
+  }
+  return vips;
+}
+
 /** Watches heartbeats and Services and reports VIP hosts. */
 export class VipHostController {
   #deps: VipHostControllerDeps;
@@ -135,13 +153,17 @@ export class VipHostController {
         this.#age.set({ host: h.host }, Math.max(0, (now - h.renewMs) / 1000));
       }
     }
+    // nobody reports a data plane (no keepalived under Keelson): nothing to judge, no Warnings,
+    // and no reason to read every Service (this runs after every Service event)
+    if (!anyDataPlaneReported(heartbeats)) {
+      this.#serving.reset();
+      return [];
+    }
     const servicesByVip = new Map<string, { key: string; service: V1Service }[]>();
     for (const service of this.#deps.services.list()) {
       if (!this.#deps.handles(service)) continue;
       const key = `${service.metadata?.namespace ?? ""}/${service.metadata?.name ?? ""}`;
-      for (const ingress of service.status?.loadBalancer?.ingress ?? []) {
-        const vip = ingress.ip ? canonicalIp(ingress.ip) : undefined;
-        if (!vip) continue;
+      for (const vip of serviceVips(service)) {
         const list = servicesByVip.get(vip) ?? [];
         if (!list.some((s) => s.key === key)) list.push({ key, service });
         servicesByVip.set(vip, list);
@@ -156,11 +178,6 @@ export class VipHostController {
         hosts: hostsByVip.get(vip) ?? [],
         lastSeenOn: silentByVip.get(vip) ?? [],
       }));
-    // nobody reports a data plane (no keepalived under Keelson): nothing to judge, no Warnings
-    if (!anyDataPlaneReported(heartbeats)) {
-      this.#serving.reset();
-      return [];
-    }
     const events = this.#decider.step(observations, now);
     for (const event of events) {
       const target = servicesByVip.get(event.vip)?.find((s) => s.key === event.service)?.service;

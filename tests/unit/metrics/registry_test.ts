@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { Counter } from "prom-client";
-import { createMetricsRegistry, declareOnce } from "../../../src/metrics/registry.ts";
+import {
+  createMetricsRegistry,
+  declareOnce,
+  EVENT_LOOP_SAMPLE_MS,
+} from "../../../src/metrics/registry.ts";
 import { NodeController } from "../../../src/controllers/node/node_controller.ts";
 import { NodeLifecycleController } from "../../../src/controllers/node_lifecycle/node_lifecycle_controller.ts";
 import { PvLabelsController } from "../../../src/controllers/pv_labels/pv_labels_controller.ts";
@@ -46,4 +50,16 @@ Deno.test("controllers can be built again on one registry (each leadership build
   build();
   build();
   assert.ok(registry.getSingleMetric("keelson_node_deletions_total"));
+});
+
+Deno.test("createMetricsRegistry samples the event-loop lag every EVENT_LOOP_SAMPLE_MS, not every 10 ms", async () => {
+  const registry = createMetricsRegistry();
+  // the series exist as upstream Node processes export them
+  const text = await registry.metrics();
+  assert.match(text, /^nodejs_eventloop_lag_seconds /m);
+  assert.ok(
+    EVENT_LOOP_SAMPLE_MS >= 100,
+    "a 10 ms sampler wakes an idle process 100 times a second",
+  );
+  registry.clear();
 });

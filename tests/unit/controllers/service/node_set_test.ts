@@ -1,11 +1,15 @@
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import type { V1Node } from "@kubernetes/client-node";
 import {
   EXCLUDE_FROM_LOAD_BALANCERS_LABEL,
   excludedByLabel,
   loadBalancerNodes,
+  nextNodeSet,
+  type NodeSet,
   nodeSetKey,
   nodeSetsEqual,
+  NodeSetTracker,
   nodeUpdateNeedsSync,
 } from "../../../../src/controllers/service/node_set.ts";
 
@@ -68,5 +72,98 @@ Deno.test("nodeUpdateNeedsSync() fires on the exclusion verdict or providerID, n
       node("a", undefined, { status: { conditions: [{ type: "Ready", status: "False" }] } }),
     ),
     false,
+  );
+});
+
+/** A small Node: few names, so events collide. */
+function nodeArbitrary() {
+  return fc.record({
+    name: fc.constantFrom("a", "b", "B", "c", "d", "e", "f10", "f9"),
+    providerID: fc.constantFrom("", "p://1", "p://2"),
+    excluded: fc.boolean(),
+  });
+}
+
+function toNode(n: { name: string; providerID: string; excluded: boolean }): V1Node {
+  return {
+    metadata: {
+      name: n.name,
+      ...(n.excluded ? { labels: { [EXCLUDE_FROM_LOAD_BALANCERS_LABEL]: "true" } } : {}),
+    },
+    spec: { providerID: n.providerID },
+  };
+}
+
+Deno.test("nextNodeSet equals sorting the eligible Nodes again, keeping the key while names and providerIDs hold (property)", () => {
+  const nodeArb = nodeArbitrary();
+  const unique = (list: { name: string }[]) =>
+    [...new Map(list.map((n) => [n.name, n])).values()] as typeof list;
+  fc.assert(
+    fc.property(
+      fc.array(fc.array(nodeArb, { maxLength: 8 }), { minLength: 1, maxLength: 6 }),
+      (snapshots) => {
+        let last: NodeSet | undefined;
+        for (const snapshot of snapshots) {
+          const all = (unique(snapshot) as Parameters<typeof toNode>[0][]).map(toNode);
+          const next = nextNodeSet(last, all);
+          const expected = loadBalancerNodes(all);
+          assert.deepEqual(
+            next.nodes.map((n) => n.metadata!.name),
+            expected.map((n) => n.metadata!.name),
+          );
+          assert.ok(next.nodes.every((n, i) => n === expected[i]), "the fresh objects");
+          assert.deepEqual(next.key, nodeSetKey(expected));
+          if (last && nodeSetsEqual(last.key, next.key)) assert.equal(next.key, last.key);
+          last = next;
+        }
+        // the very same objects: the same set
+        assert.equal(nextNodeSet(last, last!.all), last);
+      },
+    ),
+    { numRuns: 1000 },
+  );
+});
+
+Deno.test("NodeSetTracker follows Node events to the same node set as a full recomputation (property)", () => {
+  const change = fc.record({
+    type: fc.constantFrom("add", "update", "delete"),
+    name: fc.constantFrom("a", "b", "B", "c", "f10", "f9"),
+    providerID: fc.constantFrom("", "p://1", "p://2"),
+    excluded: fc.boolean(),
+  });
+  fc.assert(
+    fc.property(
+      fc.array(nodeArbitrary(), { maxLength: 5 }),
+      fc.array(change, { maxLength: 25 }),
+      (initial, changes) => {
+        const cache = new Map(initial.map((n) => [n.name, toNode(n)]));
+        const tracker = new NodeSetTracker();
+        tracker.reset([...cache.values()]);
+        let last = tracker.current();
+        for (const c of changes) {
+          const node = toNode(c);
+          if (c.type === "delete") {
+            const old = cache.get(c.name);
+            if (!old) continue;
+            cache.delete(c.name);
+            tracker.apply("delete", old);
+          } else {
+            const type = cache.has(c.name) ? "update" : "add";
+            cache.set(c.name, node);
+            tracker.apply(type, node);
+          }
+          const now = tracker.current();
+          const expected = loadBalancerNodes([...cache.values()]);
+          assert.ok(
+            now.nodes.length === expected.length && now.nodes.every((n, i) => n === expected[i]),
+            "the eligible Nodes, sorted, the latest objects",
+          );
+          assert.deepEqual(now.key, nodeSetKey(expected));
+          if (nodeSetsEqual(last.key, now.key)) assert.equal(now.key, last.key, "the key is kept");
+          last = now;
+        }
+      },
+    ),
+    { numRuns: 1000 },
   );
 });

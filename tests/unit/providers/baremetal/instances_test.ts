@@ -1,4 +1,7 @@
 import assert from "node:assert/strict";
+import fc from "fast-check";
+import type { V1Node } from "@kubernetes/client-node";
+import { BaremetalInstances } from "../../../../providers/baremetal/instances.ts";
 import { InstanceNotFoundError, ProviderError } from "../../../../src/cloud/provider.ts";
 import { createBaremetalProvider } from "../../../../providers/baremetal/mod.ts";
 import { sampleConfig, testConfig } from "../../_fakes/test_inventory.ts";
@@ -86,4 +89,54 @@ Deno.test("BaremetalInstances refuses a Node reporting the IP of a machine anoth
   // the rightful Node is unaffected
   const metadata = await provider.instancesV2.instanceMetadata(nodes[0]!);
   assert.equal(metadata?.providerID, "baremetal://SN-1");
+});
+
+Deno.test("BaremetalInstances kept up to date by Node events answers as one re-reading every Node (property)", () => {
+  const config = sampleConfig();
+  const name = fc.constantFrom("cp-1", "w-1", "w-2", "x");
+  const providerID = fc.constantFrom(
+    undefined,
+    "baremetal://SN-1",
+    "baremetal://w-1",
+    "baremetal://w-2",
+  );
+  const change = fc.record({ type: fc.constantFrom("set", "delete"), name, providerID });
+  const nodeOf = (c: { name: string; providerID: string | undefined }): V1Node => ({
+    metadata: { name: c.name },
+    ...(c.providerID ? { spec: { providerID: c.providerID } } : {}),
+    status: { addresses: [{ type: "InternalIP", address: "10.0.0.21" }] },
+  });
+  // what each instance says about every probe: the machine, or the error's message
+  const answers = (instances: BaremetalInstances) =>
+    ["cp-1", "w-1", "w-2", "x", "y"].map((probe) => {
+      try {
+        return instances.findMachine(nodeOf({ name: probe, providerID: undefined }))?.name;
+      } catch (error) {
+        return (error as Error).message;
+      }
+    });
+  fc.assert(
+    fc.property(fc.array(change, { maxLength: 20 }), (changes) => {
+      const cache = new Map<string, V1Node>();
+      const followed = new BaremetalInstances(() => ({ config, healthy: true }));
+      followed.useNodes(() => [...cache.values()], { notifies: true });
+      answers(followed); // build the index before the events
+      for (const c of changes) {
+        const old = cache.get(c.name);
+        if (c.type === "delete") {
+          if (!old) continue;
+          cache.delete(c.name);
+          followed.nodesChanged({ type: "delete", object: old });
+        } else {
+          const node = nodeOf(c);
+          cache.set(c.name, node);
+          followed.nodesChanged({ type: old ? "update" : "add", object: node });
+        }
+        const rereading = new BaremetalInstances(() => ({ config, healthy: true }));
+        rereading.useNodes(() => [...cache.values()]);
+        assert.deepEqual(answers(followed), answers(rereading));
+      }
+    }),
+    { numRuns: 500 },
+  );
 });

@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";
-import { matchMachine } from "../../../../providers/baremetal/machine_matcher.ts";
+import fc from "fast-check";
+import {
+  type MachineMatch,
+  matchMachine,
+} from "../../../../providers/baremetal/machine_matcher.ts";
+import { type Machine, machineId } from "../../../../src/config/types.ts";
+import { canonicalIp } from "../../../../src/net/ip.ts";
 import { sampleConfig, testConfig } from "../../_fakes/test_inventory.ts";
 
 const machines = sampleConfig().machines;
@@ -114,4 +120,101 @@ Deno.test("matchMachine never matches a machine another Node holds by IP or host
     status: { addresses: [{ type: "InternalIP", address: "::ffff:10.0.0.11" }] },
   });
   assert.equal(matchMachine(mapped, machines, "baremetal", holderOf).kind, "claimed");
+});
+
+// The matcher before its index: a scan of every machine per step, the oracle of the property below.
+function scanMatch(
+  n: V1Node,
+  list: Machine[],
+  scheme: string,
+  holderOf: (providerID: string) => string | undefined,
+): unknown {
+  const name = n.metadata?.name ?? "";
+  const providerID = n.spec?.providerID ?? "";
+  const canonical = (ip: string) => canonicalIp(ip) ?? ip;
+  const pickOne = (found: Machine[], step: string) =>
+    found.length > 1
+      ? { kind: "ambiguous", step, machines: [found[0]!.name, found[1]!.name] }
+      : { kind: "matched", machine: found[0]!.name, step };
+  if (providerID !== "") {
+    if (!providerID.startsWith(`${scheme}://`)) return { kind: "foreign" };
+    const found = list.filter((m) => machineId(m) === providerID.slice(scheme.length + 3));
+    return found.length === 0 ? { kind: "absent" } : pickOne(found, "providerID");
+  }
+  const hostnames = new Set([name.toLowerCase()]);
+  const ips = new Set<string>();
+  for (const a of n.status?.addresses ?? []) {
+    if (a.type === "Hostname") hostnames.add(a.address.toLowerCase());
+    if (a.type === "InternalIP") ips.add(canonical(a.address));
+  }
+  const steps: [string, (m: Machine) => boolean][] = [
+    ["name", (m) => m.name === name],
+    ["hostname", (m) => m.hostname !== undefined && hostnames.has(m.hostname.toLowerCase())],
+    ["internalIP", (m) => m.internal_ips.some((ip) => ips.has(canonical(ip)))],
+  ];
+  let claimed: unknown;
+  for (const [step, test] of steps) {
+    const free = list.filter(test).filter((m) => {
+      const holder = holderOf(`${scheme}://${machineId(m)}`);
+      if (holder === undefined || holder === name) return true;
+      claimed ??= { kind: "claimed", machine: m.name, step, holder };
+      return false;
+    });
+    if (free.length > 0) return pickOne(free, step);
+  }
+  return claimed ?? { kind: "absent" };
+}
+
+function comparable(match: MachineMatch): unknown {
+  switch (match.kind) {
+    case "matched":
+      return { kind: match.kind, machine: match.machine.name, step: match.step };
+    case "ambiguous":
+      return { kind: match.kind, step: match.step, machines: match.machines.map((m) => m.name) };
+    case "claimed":
+      return {
+        kind: match.kind,
+        machine: match.machine.name,
+        step: match.step,
+        holder: match.holder,
+      };
+    default:
+      return { kind: match.kind };
+  }
+}
+
+Deno.test("matchMachine's index finds what a scan of every machine finds (property)", () => {
+  const word = fc.constantFrom("a", "b", "c", "A", "d");
+  const ip = fc.constantFrom("10.0.0.1", "10.0.0.2", "::ffff:10.0.0.1", "fd00::1", "fd00:0::1");
+  const machineArb = fc.record({
+    name: word,
+    id: fc.option(word, { nil: undefined }),
+    hostname: fc.option(word, { nil: undefined }),
+    internal_ips: fc.array(ip, { maxLength: 2 }),
+  });
+  fc.assert(
+    fc.property(
+      fc.array(machineArb, { maxLength: 6 }),
+      word,
+      fc.option(fc.constantFrom("baremetal://a", "baremetal://b", "aws://a"), { nil: undefined }),
+      fc.array(fc.constantFrom("Hostname", "InternalIP"), { maxLength: 3 }),
+      fc.array(fc.oneof(word, ip), { minLength: 3, maxLength: 3 }),
+      fc.constantFrom(undefined, "a", "b"),
+      (specs, name, providerID, types, values, holder) => {
+        const list = specs.map((s) => ({ ...sampleConfig().machines[0]!, ...s })) as Machine[];
+        const n: V1Node = {
+          metadata: { name },
+          ...(providerID ? { spec: { providerID } } : {}),
+          status: { addresses: types.map((type, i) => ({ type, address: values[i]! })) },
+        };
+        // a holder for machine ids "a"/"b" when set
+        const holderOf = (id: string) => id === `baremetal://${holder}` ? "other" : undefined;
+        assert.deepEqual(
+          comparable(matchMachine(n, list, "baremetal", holderOf)),
+          scanMatch(n, list, "baremetal", holderOf),
+        );
+      },
+    ),
+    { numRuns: 2000 },
+  );
 });
