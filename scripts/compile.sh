@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # `deno task compile`: one self-contained binary per target in dist/, with the narrowest
 # permissions Keelson needs baked in (scripts/compile_permissions.txt says why each one) and the
-# V8 flags of scripts/compile_v8_flags.txt.
+# V8 flags of scripts/compile_v8_flags.txt, without a V8 code cache (--no-code-cache: the cache
+# costs the long-running agent 3-6 MB of RSS to save ~20 ms once at start, and under systemd's
+# ProtectSystem the binary has nowhere to write it; tests/integration/_harness/permissions.ts
+# runs tests and benchmarks the same way).
 #
 # It compiles the bundle (`deno task bundle`, dist/keelson.js), not main.ts: the bundle is the
 # file tests/integration/bundle_test.ts proves self-contained, it carries no npm tree into the
@@ -38,7 +41,7 @@ for target in $targets; do
     echo "compile: DENORT_BIN is a runtime for $denort_target; skipping $target" >&2
     continue
   fi
-  deno compile --quiet --no-config --no-check "${perms[@]}" ${v8flags_arg:+"--v8-flags=$v8flags_arg"} \
+  deno compile --quiet --no-config --no-check --no-code-cache "${perms[@]}" ${v8flags_arg:+"--v8-flags=$v8flags_arg"} \
     --target "$target" --output "dist/keelson-$suffix" dist/keelson.js
   echo "dist/keelson-$suffix"
   built=$((built + 1))

@@ -49,6 +49,8 @@ export interface AgentOptions {
   host: string;
   /** Stops the agent (SIGTERM/SIGINT). */
   signal: AbortSignal;
+  /** Cuts the stop short (a second SIGTERM/SIGINT): every part told at once, a short bound. */
+  hurry?: AbortSignal;
 }
 
 const KUBE_RETRY_MS = 10_000;
@@ -144,7 +146,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
 
   // 4. the Kubernetes connection and its caches (every host: the host side reads Services)
   const client = await connect(() => config, registry, signal);
-  if (!client) return await stopAll(stops);
+  if (!client) return await stopAll(stops, options.hurry);
   // one rate limit per named client, as upstream's ClientBuilder (--kube-api-qps/burst each)
   const { qps, burst } = config.kubernetes;
   const clients = createClientFactory(client, { qps, burst });
@@ -227,15 +229,15 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
   }
   try {
-    return await stopAll(stops);
+    return await stopAll(stops, options.hurry);
   } finally {
     client.close();
   }
 }
 
 /** Runs the stop sequence once the agent's signal aborted; 0 when everything stopped in time. */
-async function stopAll(stops: StopSequence): Promise<number> {
-  const outcome = await stops.stop();
+async function stopAll(stops: StopSequence, hurry: AbortSignal | undefined): Promise<number> {
+  const outcome = await stops.stop(undefined, hurry);
   if (!outcome.ok) return 1;
   logger("agent").info("Stopped in {ms} ms", { ms: Math.round(outcome.ms) });
   return 0;

@@ -220,7 +220,10 @@ export async function runLeaderControllers(
       routes,
       ...writesOf(ROUTE_CONTROLLER_EVENT_COMPONENT, CLIENT_NAMES.route),
       registry: deps.registry,
-    }, { clusterName: config.cluster.name });
+    }, {
+      clusterName: config.cluster.name,
+      periodMs: durationMs(config.controllers.route_reconciliation_period),
+    });
     start("route", () => controller.run(signal));
   }
   if (enabled.has("pv-labels")) {

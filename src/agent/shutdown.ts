@@ -13,12 +13,19 @@
  * parts still running are logged by name and the agent exits non-zero instead of waiting for
  * SIGKILL.
  *
+ * A second signal while stopping (an operator pressing Ctrl-C again) does not wait for the order:
+ * every remaining step is told at once (keepalived and BIRD still get their stop, BGP paths are
+ * still withdrawn) and the deadline shrinks to `HURRY_GRACE_MS`.
+ *
  * @module
  */
 import { logger } from "../log/logging.ts";
 
 /** The whole stop sequence ends within this (deploy/systemd/keelson.service: TimeoutStopSec=20s). */
 export const STOP_DEADLINE_MS = 15_000;
+
+/** After a second signal, what is left of the stop gets at most this long. */
+export const HURRY_GRACE_MS = 2_000;
 
 /** The steps, in order. */
 export const STOP_STEPS = ["controllers", "informers", "background", "server"] as const;
@@ -91,14 +98,33 @@ export class StopSequence {
   /**
    * Stops the steps in order, within one deadline.
    * @param deadlineMs the bound of the whole sequence
+   * @param hurry when it aborts (a second signal), every remaining step is told at once and the
+   *   deadline becomes at most `hurryGraceMs` from then
+   * @param hurryGraceMs the bound after `hurry`
    * @returns whether everything stopped, how long it took, and what is still running
    */
-  async stop(deadlineMs: number = STOP_DEADLINE_MS): Promise<StopOutcome> {
+  async stop(
+    deadlineMs: number = STOP_DEADLINE_MS,
+    hurry?: AbortSignal,
+    hurryGraceMs: number = HURRY_GRACE_MS,
+  ): Promise<StopOutcome> {
     const began = performance.now();
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let endNow: () => void = () => {};
     const deadline = new Promise<"deadline">((resolve) => {
       timer = setTimeout(() => resolve("deadline"), deadlineMs);
+      endNow = () => resolve("deadline");
     });
+    let hurryTimer: ReturnType<typeof setTimeout> | undefined;
+    const onHurry = () => {
+      this.#log.warn("Stopping everything at once; exiting within {graceMs} ms", {
+        graceMs: hurryGraceMs,
+      });
+      for (const controller of this.#controllers.values()) controller.abort();
+      hurryTimer = setTimeout(endNow, hurryGraceMs);
+    };
+    if (hurry?.aborted) onHurry();
+    else hurry?.addEventListener("abort", onHurry, { once: true });
     try {
       for (const step of STOP_STEPS) {
         const stepBegan = performance.now();
@@ -127,6 +153,8 @@ export class StopSequence {
       return { ok: true, ms: performance.now() - began, pending: [] };
     } finally {
       clearTimeout(timer);
+      clearTimeout(hurryTimer);
+      hurry?.removeEventListener("abort", onHurry);
     }
   }
 }

@@ -13,6 +13,7 @@ import { print, printError } from "./output.ts";
 import { parseRunFlags, RUN_USAGE } from "./run_flags.ts";
 import { readEnv } from "./read_env.ts";
 import { UsageError } from "./usage_error.ts";
+import { StopSignals } from "./stop_signals.ts";
 import { hostname } from "../net/hostname.ts";
 
 /**
@@ -69,11 +70,14 @@ export async function runCommand(args: string[]): Promise<number> {
     });
   };
   globalThis.addEventListener("unhandledrejection", unhandled);
-  const controller = new AbortController();
+  const stopping = new StopSignals();
   const stop = (signal: Deno.Signal) => () => {
-    if (controller.signal.aborted) return;
-    log.info("Received {signal}; stopping", { signal });
-    controller.abort();
+    // logged before the abort, whose listeners log what they do
+    if (!stopping.stop.aborted) log.info("Received {signal}; stopping", { signal });
+    else if (!stopping.hurry.aborted) {
+      log.warn("Received {signal} again while stopping", { signal });
+    }
+    stopping.receive();
   };
   const handlers = (["SIGTERM", "SIGINT"] as const).map((s) => [s, stop(s)] as const);
   for (const [signal, handler] of handlers) Deno.addSignalListener(signal, handler);
@@ -83,7 +87,8 @@ export async function runCommand(args: string[]): Promise<number> {
       config,
       applyFlags: flags.apply,
       host,
-      signal: controller.signal,
+      signal: stopping.stop,
+      hurry: stopping.hurry,
     });
   } catch (error) {
     // a runtime failure the agent did not turn into an exit code: say it, then exit 1

@@ -16,6 +16,7 @@ export const RUN_FLAGS = {
   host: { type: "string" },
   kubeconfig: { type: "string" },
   "cluster-name": { type: "string" },
+  "cluster-cidr": { type: "string" },
   controllers: { type: "string" },
   "leader-elect": { type: "string" },
   "leader-elect-lease-duration": { type: "string" },
@@ -30,6 +31,7 @@ export const RUN_FLAGS = {
   "kube-api-burst": { type: "string" },
   "node-status-update-frequency": { type: "string" },
   "node-monitor-period": { type: "string" },
+  "route-reconciliation-period": { type: "string" },
   "concurrent-node-syncs": { type: "string" },
   "concurrent-service-syncs": { type: "string" },
   "log-level": { type: "string" },
@@ -41,7 +43,7 @@ export const RUN_FLAGS = {
 /** The help text of `keelson run`. */
 export const RUN_USAGE = `Usage: keelson run --config FILE [flags]
 
-Runs the agent: the cloud-node, cloud-node-lifecycle, service and pv-labels controllers while
+Runs the agent: the cloud-node, cloud-node-lifecycle, service, route and pv-labels controllers while
 this process holds the leader Lease, and keepalived rendering on every control-plane host.
 Flags override the matching keys of the TOML file.
 
@@ -50,8 +52,10 @@ Flags:
       --host NAME                          this host's machine name (default: the hostname)
       --kubeconfig FILE                    [kubernetes] kubeconfig; default $KUBECONFIG, then in-cluster
       --cluster-name NAME                  [cluster] name (default "kubernetes")
+      --cluster-cidr CIDR[,CIDR]           [cluster] cluster_cidr: the pods' ranges (BGP pod routes)
       --controllers LIST                   "*" or a comma list; "-name" disables. Names:
-                                           cloud-node, cloud-node-lifecycle, service, pv-labels
+                                           cloud-node, cloud-node-lifecycle, service, route,
+                                           pv-labels
                                            (canonical upstream names are accepted too)
       --leader-elect BOOL                  [leader_election] enabled (default true)
       --leader-elect-lease-duration DUR    (default 15s)
@@ -64,6 +68,7 @@ Flags:
       --kube-api-qps N, --kube-api-burst N client-side rate limit of each controller (default 20 / 30)
       --node-status-update-frequency DUR   periodic address sync (default 5m)
       --node-monitor-period DUR            node lifecycle period (default 5s)
+      --route-reconciliation-period DUR    route controller period (default 10s)
       --concurrent-node-syncs N            (default 1)
       --concurrent-service-syncs N         (default 1)
   -v, --log-level LEVEL                    ${LOG_LEVELS.join(", ")}, or a klog number 0-10
@@ -93,6 +98,7 @@ export function parseRunFlags(args: string[], env: (name: string) => string | un
     ["leader-elect-retry-period", (c, v) => c.leader_election.retry_period = v],
     ["node-status-update-frequency", (c, v) => c.controllers.node_status_update_frequency = v],
     ["node-monitor-period", (c, v) => c.controllers.node_monitor_period = v],
+    ["route-reconciliation-period", (c, v) => c.controllers.route_reconciliation_period = v],
   ];
   for (const [flag] of durations) {
     const value = values[flag];
@@ -142,6 +148,10 @@ export function parseRunFlags(args: string[], env: (name: string) => string | un
       const c = structuredClone(config);
       if (values.kubeconfig !== undefined) c.kubernetes.kubeconfig = values.kubeconfig;
       if (values["cluster-name"] !== undefined) c.cluster.name = values["cluster-name"];
+      if (values["cluster-cidr"] !== undefined) {
+        c.cluster.cluster_cidr = values["cluster-cidr"].split(",").map((s) => s.trim())
+          .filter((s) => s !== "");
+      }
       if (controllers !== undefined) c.controllers.enabled = controllers;
       if (leaderElect !== undefined) c.leader_election.enabled = leaderElect;
       if (values["leader-elect-resource-name"] !== undefined) {

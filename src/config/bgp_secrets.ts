@@ -31,6 +31,20 @@ export function passwordProblem(password: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Why a password file's permissions are unsafe: every user of the host could read (or replace)
+ * the TCP-MD5 key. BIRD never reads the file (Keelson copies the key into BIRD's 0640 file).
+ * @param mode the file's mode (`Deno.FileInfo.mode`; null where the platform has none)
+ * @returns the problem, or undefined
+ */
+export function modeProblem(mode: number | null): string | undefined {
+  if (mode === null || (mode & 0o007) === 0) return undefined;
+  const octal = (mode & 0o777).toString(8).padStart(3, "0");
+  const what = mode & 0o002 ? "writable" : "readable";
+  return `is ${what} by every user of the host (mode ${octal}); ` +
+    "chmod 600 it (owner keelson) or 640 (group keelson)";
+}
+
 /** Passwords by `password_file` path, and the problems of the files that could not be used. */
 export interface BgpSecrets {
   passwords: Map<string, string>;
@@ -53,7 +67,7 @@ export async function readBgpSecrets(config: Config): Promise<BgpSecrets> {
     if (problem === undefined && !passwords.has(file)) {
       try {
         const text = (await Deno.readTextFile(file)).replace(/\r?\n$/, "");
-        problem = passwordProblem(text);
+        problem = passwordProblem(text) ?? modeProblem((await Deno.stat(file)).mode);
         if (problem === undefined) passwords.set(file, text);
         else problem = `the password in "${file}" ${problem}`;
       } catch (error) {

@@ -7,6 +7,7 @@
  */
 import { parse, TomlError } from "smol-toml";
 import { checkBgp } from "./_check_bgp.ts";
+import { checkClusterCidr } from "./_check_cluster_cidr.ts";
 import { checkControlPlane } from "./_check_control_plane.ts";
 import { checkMachines } from "./_check_machines.ts";
 import { checkPools } from "./_check_pools.ts";
@@ -109,6 +110,7 @@ interface View {
   leaderElection: Config["leader_election"] | undefined;
   bgp: Config["bgp"];
   bgpWritten: boolean;
+  cluster: Config["cluster"] | undefined;
 }
 
 function viewOf(config: Config): View {
@@ -121,6 +123,7 @@ function viewOf(config: Config): View {
     leaderElection: config.leader_election,
     bgp: config.bgp,
     bgpWritten: config.bgp !== undefined,
+    cluster: config.cluster,
   };
 }
 
@@ -147,6 +150,7 @@ function partialView(raw: Record<string, unknown>): View {
     leaderElection: section<Config["leader_election"]>(shape.leader_election, raw.leader_election),
     bgp: section<Config["bgp"]>(shape.bgp, raw.bgp),
     bgpWritten: raw.bgp !== undefined,
+    cluster: section<Config["cluster"]>(shape.cluster, raw.cluster),
   };
 }
 
@@ -157,5 +161,6 @@ function crossIssues(view: View): RawIssue[] {
     ...pools.issues,
     ...checkControlPlane({ ...view, poolRanges: pools.ranges }),
     ...checkBgp(view),
+    ...checkClusterCidr({ ...view, poolRanges: pools.ranges }),
   ];
 }

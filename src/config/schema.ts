@@ -156,6 +156,14 @@ export const ClusterSchema = z.strictObject({
   provider: z.string().refine((v) => KNOWN_PROVIDERS.includes(v), {
     message: `is not a provider Keelson has (providers: "baremetal")`,
   }).default("baremetal"),
+  /**
+   * The pods' ranges (upstream `--cluster-cidr`): one CIDR, or an IPv4 and IPv6 pair. Only pod
+   * CIDRs inside them are announced over BGP; required with a `pod_cidrs` peer.
+   */
+  cluster_cidr: z.array(z.string()).max(
+    2,
+    "holds at most two CIDRs: one IPv4 and one IPv6 (a dual-stack pair)",
+  ).default([]),
 });
 
 /** The `[kubernetes]` table. */
@@ -222,6 +230,11 @@ export const ControllersSchema = z.strictObject({
     "1h",
     "each period checks every Node; under 1s floods the apiserver",
   ).default("5s"),
+  route_reconciliation_period: duration(
+    "1s",
+    "1h",
+    "each period lists every route and Node; under 1s floods the apiserver and BIRD",
+  ).default("10s"),
   // workers per controller: more than 64 only queue on the client's rate limit
   concurrent_node_syncs: z.number().int().min(1).max(64, WORKERS_WHY).default(1),
   concurrent_service_syncs: z.number().int().min(1).max(64, WORKERS_WHY).default(1),

@@ -7,6 +7,7 @@
 import { poolCapacity } from "./pool_size.ts";
 import { MACHINE_STATES } from "./schema.ts";
 import type { Config, Machine } from "./types.ts";
+import { compareCodeUnits } from "../text/code_unit_order.ts";
 
 /**
  * Describes the cluster: name, provider, machines by role and state, zones, pool sizes,
@@ -70,7 +71,7 @@ function describeZones(machines: readonly Machine[]): string {
     if (machine.zone !== "") zones.set(machine.zone, (zones.get(machine.zone) ?? 0) + 1);
   }
   if (zones.size === 0) return "no zones";
-  const list = [...zones.entries()].sort(([a], [b]) => a.localeCompare(b))
+  const list = [...zones.entries()].sort(([a], [b]) => compareCodeUnits(a, b))
     .map(([zone, n]) => `${zone} (${n})`);
   return `${count(zones.size, "zone")}: ${list.join(", ")}`;
 }

@@ -6,6 +6,7 @@
  * @module
  */
 import type { Registry } from "prom-client";
+import { compareCodeUnits } from "../text/code_unit_order.ts";
 
 /** In-use addresses per pool and family. */
 export const IN_USE_METRIC = "keelson_allocator_addresses_in_use_total";
@@ -39,5 +40,7 @@ export async function readPoolUsage(registry: Registry): Promise<PoolUsage[]> {
     const inUse = usedValues.find((u) => u.labels.pool === pool && u.labels.family === family);
     pools.push({ pool, family, total: v.value, used: inUse?.value ?? 0 });
   }
-  return pools.sort((a, b) => a.pool.localeCompare(b.pool) || a.family.localeCompare(b.family));
+  return pools.sort((a, b) =>
+    compareCodeUnits(a.pool, b.pool) || compareCodeUnits(a.family, b.family)
+  );
 }

@@ -5,11 +5,46 @@
  *
  * @module
  */
-import { collectDefaultMetrics, Gauge, type Metric, Registry } from "prom-client";
+import { Gauge, type Metric, Registry } from "prom-client";
+// prom-client's default metrics one by one (its collectDefaultMetrics has no way to leave one
+// out), all but its event-loop histogram: see DEFAULT_METRICS
+import processCpuTotal from "prom-client/lib/metrics/processCpuTotal.js";
+import processStartTime from "prom-client/lib/metrics/processStartTime.js";
+import osMemoryHeap from "prom-client/lib/metrics/osMemoryHeap.js";
+import processOpenFileDescriptors from "prom-client/lib/metrics/processOpenFileDescriptors.js";
+import processMaxFileDescriptors from "prom-client/lib/metrics/processMaxFileDescriptors.js";
+import processHandles from "prom-client/lib/metrics/processHandles.js";
+import processRequests from "prom-client/lib/metrics/processRequests.js";
+import heapSizeAndUsed from "prom-client/lib/metrics/heapSizeAndUsed.js";
+import heapSpacesSizeAndUsed from "prom-client/lib/metrics/heapSpacesSizeAndUsed.js";
+import version from "prom-client/lib/metrics/version.js";
+import gc from "prom-client/lib/metrics/gc.js";
 import { VERSION } from "../version.ts";
 
-/** How often the event-loop lag is sampled (`nodejs_eventloop_lag_*`), in ms. */
-export const EVENT_LOOP_SAMPLE_MS = 100;
+/** A prom-client default-metric module: registers its metrics on the registry. */
+type DefaultMetric = (registry: Registry, config: Record<string, unknown>) => void;
+
+/**
+ * prom-client's default metrics without `eventLoopLag`: that one keeps a
+ * `perf_hooks.monitorEventLoopDelay` histogram for the process's whole life, whose buffer under
+ * Deno is 2 MB at creation and grows to 4-9 MB with the delays of start-up (a zero-filled block
+ * found in the agent's memory map). `nodejs_eventloop_lag_seconds` is measured as prom-client
+ * measures it without a histogram (eventLoopLagGauge); the min/max/mean/percentile series since
+ * process start are not exported.
+ */
+const DEFAULT_METRICS = [
+  processCpuTotal,
+  processStartTime,
+  osMemoryHeap,
+  processOpenFileDescriptors,
+  processMaxFileDescriptors,
+  processHandles,
+  processRequests,
+  heapSizeAndUsed,
+  heapSpacesSizeAndUsed,
+  version,
+  gc,
+] as DefaultMetric[];
 
 /**
  * A fresh registry with process metrics and `keelson_build_info{version}`.
@@ -17,9 +52,8 @@ export const EVENT_LOOP_SAMPLE_MS = 100;
  */
 export function createMetricsRegistry(): Registry {
   const registry = new Registry();
-  // nodejs_eventloop_lag_* sampled every 100 ms instead of prom-client's 10: its timer woke the
-  // process 100 times a second, 3 of the 5 ms of CPU per second an idle `keelson run` used
-  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
+  for (const metric of DEFAULT_METRICS) metric(registry, {});
+  eventLoopLagGauge(registry);
   const build = new Gauge({
     name: "keelson_build_info",
     help: "Keelson build information; the value is always 1.",
@@ -28,6 +62,24 @@ export function createMetricsRegistry(): Registry {
   });
   build.set({ version: VERSION, deno_version: Deno.version.deno }, 1);
   return registry;
+}
+
+/**
+ * `nodejs_eventloop_lag_seconds` as prom-client reports it without a histogram: each scrape
+ * schedules an immediate callback and the time it took to run is the value the next scrape
+ * shows. No timer runs between scrapes.
+ * @param registry where it registers
+ */
+function eventLoopLagGauge(registry: Registry): void {
+  const gauge: Gauge = new Gauge({
+    name: "nodejs_eventloop_lag_seconds",
+    help: "Lag of event loop in seconds.",
+    registers: [registry],
+    collect() {
+      const start = performance.now();
+      setTimeout(() => gauge.set((performance.now() - start) / 1000), 0);
+    },
+  });
 }
 
 /**

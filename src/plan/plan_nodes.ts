@@ -13,6 +13,7 @@ import { addressUpdate } from "../controllers/node/initialize_node.ts";
 import { decideLifecycle } from "../controllers/node_lifecycle/decide_lifecycle.ts";
 import { DeletionRateLimiter } from "../controllers/node_lifecycle/deletion_guards.ts";
 import type { NodeLifecyclePolicy } from "../controllers/node_lifecycle/node_lifecycle_controller.ts";
+import { compareCodeUnits } from "../text/code_unit_order.ts";
 
 /** One thing a controller would do to a Node. */
 export type PlannedNodeAction =
@@ -65,7 +66,7 @@ export async function planNodes(
   const limiter = new DeletionRateLimiter();
   const now = options.now ?? Date.now();
   const sorted = [...nodes].sort((a, b) =>
-    (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? "")
+    compareCodeUnits(a.metadata?.name ?? "", b.metadata?.name ?? "")
   );
   const plans: NodePlan[] = [];
   for (const node of sorted) {

@@ -19,6 +19,7 @@ import {
   timeMs,
 } from "./heartbeats.ts";
 import type { HostReport } from "./host_report.ts";
+import { compareCodeUnits } from "../text/code_unit_order.ts";
 
 /** The annotation naming the pool a Service's address came from. */
 export const POOL_ANNOTATION = "keelson.io/allocated-from-pool";
@@ -120,7 +121,7 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
   const { nowMs } = input;
   const heartbeats = input.leases.map(parseHeartbeatLease).filter((h): h is Heartbeat =>
     h !== undefined
-  ).sort((a, b) => a.host.localeCompare(b.host));
+  ).sort((a, b) => compareCodeUnits(a.host, b.host));
   const problems: string[] = [];
 
   const leader = leaderStatus(input.leaderLease, nowMs);
@@ -232,7 +233,7 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
     r.services.sort();
     r.hosts.sort();
     r.bgpHosts.sort();
-    r.states.sort((a, b) => a.host.localeCompare(b.host));
+    r.states.sort((a, b) => compareCodeUnits(a.host, b.host));
     // while no host reports a data plane (no keepalived under Keelson) nothing is judged
     if (r.hosts.length === 0 && r.lastSeenOn.length > 0) {
       r.problem = "unknown";
@@ -307,7 +308,7 @@ function compareIps(a: string, b: string): number {
     for (let i = 0; i < 4; i++) if (pa[i] !== pb[i]) return pa[i]! - pb[i]!;
     return 0;
   }
-  return a.localeCompare(b);
+  return compareCodeUnits(a, b);
 }
 
 /**

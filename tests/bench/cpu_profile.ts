@@ -25,7 +25,7 @@ import type { V1Node, V1Service } from "@kubernetes/client-node";
 import { startControlPlane } from "../integration/_harness/control_plane.ts";
 import { startKeelson } from "../integration/_harness/keelson_process.ts";
 import { registerNode, UNINITIALIZED_TAINT } from "../integration/_harness/kubelet.ts";
-import { compileV8Flags } from "../integration/_harness/permissions.ts";
+import { compiledRuntimeFlags } from "../integration/_harness/permissions.ts";
 import { freePorts } from "../integration/_harness/process.ts";
 import { forEachConcurrently, say, sleep, within } from "./_report.ts";
 import { startWatch } from "./_watch.ts";
@@ -278,7 +278,7 @@ async function profileRun(options: {
     kubeconfig: cp.tokenKubeconfigPath,
     host: "bench",
     dir,
-    v8Flags: [...(options.denoFlags ?? compileV8Flags()), `--inspect=127.0.0.1:${port}`],
+    runtimeFlags: [...(options.denoFlags ?? compiledRuntimeFlags()), `--inspect=127.0.0.1:${port}`],
     ...(options.entry ? { entry: options.entry } : {}),
     args: [
       "--leader-elect=false",

@@ -18,10 +18,11 @@ import { fileURLToPath } from "node:url";
 import type { V1Node, V1Service } from "@kubernetes/client-node";
 import { type ControlPlane, startControlPlane } from "../integration/_harness/control_plane.ts";
 import { startKeelson } from "../integration/_harness/keelson_process.ts";
-import { compileV8Flags } from "../integration/_harness/permissions.ts";
+import { compiledRuntimeFlags } from "../integration/_harness/permissions.ts";
 import { registerNode, UNINITIALIZED_TAINT } from "../integration/_harness/kubelet.ts";
 import { duration, forEachConcurrently, say, sleep, within } from "./_report.ts";
 import { startWatch } from "./_watch.ts";
+import { bundleKeelson } from "./_bundle.ts";
 import { nodesInventory } from "./nodes_bench.ts";
 import { servicesInventory } from "./services_bench.ts";
 
@@ -249,12 +250,12 @@ export async function runMemoryRun(
   say(
     `\n== memory/start-up: ${n} ${kind} existing before start, ${
       [
-        ...(entry ? ["bundle"] : []),
+        entry ? "bundle" : "main.ts",
         ...(denoFlags[0] === "none"
           ? ["V8 defaults"]
           : denoFlags.length
           ? denoFlags
-          : compileV8Flags()),
+          : compiledRuntimeFlags()),
         ...args,
       ]
         .join(" ")
@@ -302,9 +303,8 @@ export async function runMemoryRun(
       host: "bench",
       dir,
       args: ["--leader-elect=false", ...args],
-      permissions: ["--allow-all", ...(entry ? ["--no-config"] : [])],
-      // --deno-flag=--v8-flags=... replaces the compiled binary's V8 flags
-      ...(denoFlags.length > 0 ? { v8Flags: denoFlags.filter((f) => f !== "none") } : {}),
+      // --deno-flag=... replaces the compiled binary's runtime flags
+      ...(denoFlags.length > 0 ? { runtimeFlags: denoFlags.filter((f) => f !== "none") } : {}),
       ...(entry ? { entry } : {}),
     });
     const pid = agent.process.pid!;
@@ -363,9 +363,9 @@ export async function runMemoryRun(
 /**
  * Runs the import probes and the runs.
  * @param args `[imports|run] [N ...] [--kind services|nodes|both] [--qps Q --burst B]
- *   [--deno-flag=--v8-flags=...|--deno-flag=none] [--bundle]` (`none`: V8's own defaults instead
- *   of scripts/compile_v8_flags.txt) (`--bundle`: run `deno bundle`'s output, as the
- *   compiled binary does, instead of main.ts)
+ *   [--deno-flag=--v8-flags=...|--deno-flag=none] [--source]` (`--deno-flag` replaces the
+ *   compiled binary's runtime flags, `none`: V8's own defaults and a code cache) (`--source`:
+ *   `deno run main.ts` instead of the bundle the compiled binary runs)
  * @returns exit code
  */
 export async function runMemoryBench(args: string[]): Promise<number> {
@@ -378,7 +378,7 @@ export async function runMemoryBench(args: string[]): Promise<number> {
       burst: { type: "string" },
       runs: { type: "string", default: "3" },
       "deno-flag": { type: "string", multiple: true, default: [] },
-      bundle: { type: "boolean", default: false },
+      source: { type: "boolean", default: false },
     },
   });
   const what = positionals[0] === "imports" || positionals[0] === "run" ? positionals.shift() : "";
@@ -394,16 +394,9 @@ export async function runMemoryBench(args: string[]): Promise<number> {
   ];
   if (what !== "run") await runImportProbes(Number(values.runs));
   if (what === "imports") return 0;
-  let entry: string | undefined;
-  if (values.bundle) {
-    // what production runs: scripts/compile.sh compiles this bundle
-    entry = `${await Deno.makeTempDir({ prefix: "keelson-bundle-" })}/keelson.js`;
-    const bundled = await new Deno.Command(Deno.execPath(), {
-      args: ["bundle", "--quiet", "--output", entry, `${ROOT}main.ts`],
-      cwd: ROOT,
-    }).output();
-    if (!bundled.success) throw new Error(new TextDecoder().decode(bundled.stderr));
-  }
+  // what production runs (scripts/compile.sh compiles this bundle), unless --source
+  await using bundle = values.source ? undefined : await bundleKeelson();
+  const entry = bundle?.path;
   // Load the program once first so every measured run finds Deno's caches (module analysis, V8
   // code cache) warm, as every start but the very first does on a host: a first, cold start
   // parses and compiles everything and costs about 30 MB more RSS.
@@ -419,14 +412,10 @@ export async function runMemoryBench(args: string[]): Promise<number> {
     stdout: "null",
     stderr: "null",
   }).output();
-  try {
-    for (const kind of kinds) {
-      for (const n of sizes) {
-        await runMemoryRun(kind as "services" | "nodes", n, extra, values["deno-flag"], entry);
-      }
+  for (const kind of kinds) {
+    for (const n of sizes) {
+      await runMemoryRun(kind as "services" | "nodes", n, extra, values["deno-flag"], entry);
     }
-  } finally {
-    if (entry) await Deno.remove(entry.slice(0, entry.lastIndexOf("/")), { recursive: true });
   }
   return 0;
 }

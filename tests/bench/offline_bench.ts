@@ -1,8 +1,8 @@
 /**
  * `deno run -A tests/bench/offline_bench.ts [ENTRIES] [SERVICES]`
  *
- * The offline commands on big inputs, as a user runs them (`deno run main.ts ...`, so process
- * start is included): `keelson check` on an inventory whose pool lists ENTRIES single addresses
+ * The offline commands on big inputs, as a user runs them (the compiled binary's program: the
+ * bundle with its baked runtime flags, one process per command, so process start is included): `keelson check` on an inventory whose pool lists ENTRIES single addresses
  * (default 100000), and `keelson plan` on the example inventory with a snapshot of SERVICES
  * pending LoadBalancer Services (default 10000) and a pool big enough for them. Prints wall time
  * and peak RSS of each; asserts nothing.
@@ -10,29 +10,24 @@
  * @module
  */
 import { say } from "./_report.ts";
+import { type Bundle, bundleKeelson, compiledProgram } from "./_bundle.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
-async function time(args: string[]): Promise<{ seconds: number; rssMiB: number; code: number }> {
+async function time(
+  bundle: Bundle,
+  args: string[],
+): Promise<{ seconds: number; rssMiB: number; code: number }> {
+  const program = ["run", "--allow-read", "--allow-env", "--allow-sys", ...compiledProgram(bundle)];
   const started = performance.now();
   const output = await new Deno.Command("/usr/bin/time", {
-    args: [
-      "-f",
-      "%M",
-      Deno.execPath(),
-      "run",
-      "--allow-read",
-      "--allow-env",
-      "--allow-sys",
-      "main.ts",
-      ...args,
-    ],
+    args: ["-f", "%M", Deno.execPath(), ...program, ...args],
     cwd: ROOT,
     stdout: "null",
     stderr: "piped",
   }).output().catch(async () =>
     await new Deno.Command(Deno.execPath(), {
-      args: ["run", "--allow-read", "--allow-env", "--allow-sys", "main.ts", ...args],
+      args: [...program, ...args],
       cwd: ROOT,
       stdout: "null",
       stderr: "piped",
@@ -47,6 +42,7 @@ async function time(args: string[]): Promise<{ seconds: number; rssMiB: number; 
 async function main(): Promise<void> {
   const entries = Number(Deno.args[0] ?? 100_000);
   const services = Number(Deno.args[1] ?? 10_000);
+  await using bundle = await bundleKeelson();
   const dir = await Deno.makeTempDir({ prefix: "keelson-offline-bench-" });
   try {
     const addresses = Array.from(
@@ -60,7 +56,7 @@ async function main(): Promise<void> {
         addresses.join("\n")
       }\n]\n\n[[machines]]\nname = "w-1"\ninternal_ips = ["10.0.0.21"]\n`,
     );
-    const check = await time(["check", "--config", inventory]);
+    const check = await time(bundle, ["check", "--config", inventory]);
     say(
       `check, ${entries} pool entries (${
         ((await Deno.stat(inventory)).size / 1e6).toFixed(1)
@@ -89,7 +85,7 @@ async function main(): Promise<void> {
     }));
     const state = `${dir}/state.json`;
     await Deno.writeTextFile(state, JSON.stringify({ apiVersion: "v1", kind: "List", items }));
-    const plan = await time(["plan", "--config", config, "--state", state]);
+    const plan = await time(bundle, ["plan", "--config", config, "--state", state]);
     say(
       `plan, ${services} pending Services: ${plan.seconds.toFixed(2)} s, peak RSS ` +
         `${plan.rssMiB.toFixed(0)} MiB, exit ${plan.code}`,

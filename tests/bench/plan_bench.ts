@@ -14,6 +14,7 @@ import { ConfigSchema } from "../../src/config/schema.ts";
 import { planAllocations } from "../../providers/baremetal/ipam/plan_allocations.ts";
 import { formatIp } from "../../src/net/ip.ts";
 import { duration, say } from "./_report.ts";
+import { type Bundle, bundleKeelson, compiledProgram } from "./_bundle.ts";
 
 /** The pool: 10.64.0.0/14, 262,142 usable addresses. */
 const POOL_BASE = (10n << 24n) + (64n << 16n);
@@ -69,10 +70,12 @@ internal_ips = ["10.0.0.11"]
  * @param n the number of Services
  */
 export async function runPlanBench(n: number): Promise<void> {
-  for (const halfHeld of [false, true]) await runPlanOnce(n, halfHeld);
+  // the compiled binary's program (the bundle and its runtime flags), as operators run `plan`
+  await using bundle = await bundleKeelson();
+  for (const halfHeld of [false, true]) await runPlanOnce(bundle, n, halfHeld);
 }
 
-async function runPlanOnce(n: number, halfHeld: boolean): Promise<void> {
+async function runPlanOnce(bundle: Bundle, n: number, halfHeld: boolean): Promise<void> {
   say(
     `\n== plan: N = ${n} LoadBalancer Services (` +
       (halfHeld ? `${n >> 1} holding an address, ${n - (n >> 1)} new)` : "all new)"),
@@ -84,7 +87,6 @@ async function runPlanOnce(n: number, halfHeld: boolean): Promise<void> {
     const snapshot = planSnapshot(n, halfHeld);
     await Deno.writeTextFile(configPath, PLAN_INVENTORY);
     await Deno.writeTextFile(statePath, snapshot);
-    const main = new URL("../../main.ts", import.meta.url).pathname;
     const began = performance.now();
     const output = await new Deno.Command("/usr/bin/time", {
       args: [
@@ -95,7 +97,7 @@ async function runPlanOnce(n: number, halfHeld: boolean): Promise<void> {
         "--allow-read",
         "--allow-env",
         "--allow-sys",
-        main,
+        ...compiledProgram(bundle),
         "plan",
         "--config",
         configPath,

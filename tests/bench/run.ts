@@ -34,7 +34,7 @@ const USAGE =
 
 async function main(args: string[]): Promise<number> {
   if (args[0] === "memory") {
-    // its own flags (--kind, --bundle, --deno-flag): see tests/bench/memory_bench.ts
+    // its own flags (--kind, --source, --deno-flag): see tests/bench/memory_bench.ts
     return (await import("./memory_bench.ts")).runMemoryBench(args.slice(1));
   }
   const { values, positionals } = parseArgs({

@@ -16,6 +16,8 @@ export const TOR_ASN = 64512;
 export const CP_ASN = 64513;
 export const WORKER_IP = `${NET}.21`;
 export const POD_CIDR = "10.244.1.0/24";
+/** The pods' range ([cluster] cluster_cidr) holding POD_CIDR. */
+export const CLUSTER_CIDR = "10.244.0.0/16";
 export const POD_IP = "10.244.1.5";
 
 /** Why the BGP e2e tests cannot run here, or undefined. */

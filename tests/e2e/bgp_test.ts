@@ -31,6 +31,7 @@ import {
 import {
   BgpLab,
   bgpLabUnavailable,
+  CLUSTER_CIDR,
   CP_ASN,
   NET,
   POD_CIDR,
@@ -54,6 +55,9 @@ const HOSTS = 3;
 const POOL = "198.51.100.0/28";
 
 const CP_VIP = `${NET}.100`;
+/** A second worker, whose Node claims a pod CIDR outside the cluster CIDR. */
+const OTHER_WORKER_IP = `${NET}.22`;
+const OUTSIDE_CIDR = "198.18.0.0/24";
 
 function inventory(lab: BgpLab, host: number, apiserverPort: string): string {
   const machines = Array.from(
@@ -63,7 +67,7 @@ function inventory(lab: BgpLab, host: number, apiserverPort: string): string {
       `internal_ips = ["${lab.cpIp(k + 1)}"]\n`,
   );
   return [
-    '[cluster]\nname = "e2e"\n',
+    `[cluster]\nname = "e2e"\ncluster_cidr = ["${CLUSTER_CIDR}"]\n`,
     "[keepalived]\nenabled = false\n",
     // the control-plane VIP over BGP, gated by this host's probe of the apiserver's /readyz
     `[control_plane]\nvip = ["${CP_VIP}"]\nannounce = "bgp"\nport = ${apiserverPort}\n`,
@@ -88,6 +92,7 @@ function inventory(lab: BgpLab, host: number, apiserverPort: string): string {
     `[[pools]]\nname = "bgp"\naddresses = ["${POOL}"]\nannounce = "bgp"\n`,
     ...machines,
     `[[machines]]\nname = "w-1"\ninternal_ips = ["${WORKER_IP}"]\n`,
+    `[[machines]]\nname = "w-2"\ninternal_ips = ["${OTHER_WORKER_IP}"]\n`,
   ].join("\n");
 }
 
@@ -247,6 +252,31 @@ Deno.test({
         } s after the Node got its pod CIDR`,
       );
       assert.equal(condition.value.message, "RouteController created a route");
+
+      // --- a Node whose pod CIDR reaches outside [cluster] cluster_cidr: never announced
+      await registerNode(cp, "w-2", {
+        addresses: [{ type: "InternalIP", address: OTHER_WORKER_IP }],
+        initialized: true,
+      });
+      await cp.requestOk("PATCH", "/api/v1/nodes/w-2", {
+        spec: { podCIDR: OUTSIDE_CIDR, podCIDRs: [OUTSIDE_CIDR] },
+      });
+      const refused = await timed(
+        "FailedToCreateRoute and NoRouteCreated for the outside pod CIDR",
+        async () => {
+          const events = (await eventsOf(cpRef, "default", "w-2"))
+            .filter((e) => e.reason === "FailedToCreateRoute");
+          const node = (await cpRef.request<V1Node>("GET", "/api/v1/nodes/w-2")).body as V1Node;
+          const c = node.status?.conditions?.find((x) => x.type === "NetworkUnavailable");
+          return events.length > 0 && c?.reason === "NoRouteCreated"
+            ? events[0]!.message
+            : undefined;
+        },
+        30_000,
+        200,
+      );
+      assert.match(refused.value ?? "", /outside \[cluster\] cluster_cidr \(10\.244\.0\.0\/16\)/);
+      assert.deepEqual(await lab.torNextHops(OUTSIDE_CIDR), [], "announced all the same");
 
       // every host's heartbeat Lease reports its session Established and what it exports
       const reports = await timed(

@@ -12,7 +12,7 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { compilePermissions, compileV8Flags } from "./_harness/permissions.ts";
+import { compiledRuntimeFlags, compilePermissions } from "./_harness/permissions.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const EXAMPLES = `${ROOT}deploy/examples`;
@@ -158,7 +158,7 @@ Deno.test("deno bundle output runs alone from an empty directory exactly like ma
             "--cached-only",
             "--no-prompt",
             ...permissions,
-            ...compileV8Flags(),
+            ...compiledRuntimeFlags(),
             "keelson.js",
             ...c.args,
           ],

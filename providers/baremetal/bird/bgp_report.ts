@@ -9,6 +9,7 @@
 import type { BgpPeerReport } from "../../../src/status/host_report.ts";
 import { formatIp } from "../../../src/net/ip.ts";
 import type { BirdModel } from "./model.ts";
+import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
 
 /**
  * Builds the per-peer report.
@@ -35,5 +36,5 @@ export function bgpPeerReports(
       routes: [...routes].sort(),
     };
   });
-  return reports.sort((a, b) => a.peer.localeCompare(b.peer));
+  return reports.sort((a, b) => compareCodeUnits(a.peer, b.peer));
 }

@@ -27,6 +27,7 @@ import {
   routerIdOf,
 } from "../../../src/config/bgp_values.ts";
 import type { Config, Machine, Pool } from "../../../src/config/types.ts";
+import { clusterCidrRanges, insideClusterCidr } from "../../../src/config/cluster_cidr.ts";
 import { formatIp, type IpFamily, type IpRange, parseIp, parseRange } from "../../../src/net/ip.ts";
 
 /** One parsed address. */
@@ -38,6 +39,19 @@ export interface ModelIp {
 /** One parsed prefix (network bits only). */
 export interface ModelPrefix extends ModelIp {
   length: number;
+}
+
+/**
+ * Why a Node's pod CIDR is not announced: it lies outside `[cluster] cluster_cidr`.
+ * @param node the Node's name
+ * @param config the configuration in force
+ * @returns the reason, naming the ranges
+ */
+export function outsideClusterCidr(node: string, config: Pick<Config, "cluster">): string {
+  const ranges = config.cluster.cluster_cidr;
+  return `Node "${node}": its pod CIDR is outside [cluster] cluster_cidr (` +
+    (ranges.length > 0 ? ranges.join(", ") : "none set") +
+    "); only pod CIDRs inside it are announced";
 }
 
 /** One static route: a blackhole, with a third-party next hop for pod CIDRs. */
@@ -205,11 +219,16 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
   );
   const podStatics = new Map<string, StaticProtocol>();
   const anyPodPeer = hostPeers.some(({ peer }) => peer.pod_cidrs);
+  const clusterRanges = clusterCidrRanges(config);
   for (const route of anyPodPeer ? input.podRoutes ?? [] : []) {
     const prefix = parsePrefix(route.cidr);
     const nextHop = parseIp(route.nextHop);
     if (!prefix || !nextHop) {
       skipped.push({ value: route.cidr, reason: `Node "${route.node}": not a CIDR or next hop` });
+      continue;
+    }
+    if (!insideClusterCidr(clusterRanges, route.cidr)) {
+      skipped.push({ value: route.cidr, reason: outsideClusterCidr(route.node, config) });
       continue;
     }
     if (prefix.family !== nextHop.family) {

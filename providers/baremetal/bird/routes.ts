@@ -12,7 +12,9 @@ import type { Route, Routes } from "../../../src/cloud/provider.ts";
 import { ProviderError } from "../../../src/cloud/provider.ts";
 import { formatIp } from "../../../src/net/ip.ts";
 import { delay } from "../../../src/kube/delay.ts";
-import { type BirdModel, parsePrefix } from "./model.ts";
+import { type BirdModel, outsideClusterCidr, parsePrefix } from "./model.ts";
+import { clusterCidrRanges, insideClusterCidr } from "../../../src/config/cluster_cidr.ts";
+import type { Config } from "../../../src/config/types.ts";
 
 /** What `BirdRoutes` reads. */
 export interface BirdRoutesDeps {
@@ -28,6 +30,8 @@ export interface BirdRoutesDeps {
   reported?: () => Route[];
   /** How long `createRoute` waits for BIRD and a session. @default 5000 */
   waitMs?: number;
+  /** The configuration in force: only pod CIDRs inside its `[cluster] cluster_cidr` are routed. */
+  config: () => Pick<Config, "cluster">;
 }
 
 /** Upstream `Routes` backed by this host's BIRD. */
@@ -58,6 +62,13 @@ export class BirdRoutes implements Routes {
    * @throws {ProviderError} when BIRD has not announced it within the wait, saying why
    */
   async createRoute(_clusterName: string, _nameHint: string, route: Route): Promise<void> {
+    const config = this.#deps.config();
+    if (!insideClusterCidr(clusterCidrRanges(config), route.destinationCIDR)) {
+      // never announced (the model skips it): say so at once instead of waiting for BIRD
+      throw new ProviderError(
+        `Not announcing ${route.destinationCIDR}: ${outsideClusterCidr(route.targetNode, config)}`,
+      );
+    }
     await this.#deps.announcer.sync(`route for ${route.targetNode}`);
     const deadline = Date.now() + (this.#deps.waitMs ?? 5000);
     while (true) {

@@ -157,6 +157,7 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
     ? new BirdRoutes({
       announcer,
       sessions,
+      config: options.config,
       // another host's report arrives with its next heartbeat (renewed every 5 s)
       ...(options.reportedRoutes ? { reported: options.reportedRoutes, waitMs: 8000 } : {}),
     })

@@ -17,6 +17,7 @@ import { logger } from "../../../src/log/logging.ts";
 import { canonicalIp } from "../../../src/net/ip.ts";
 import type { InstanceReport } from "../../../src/status/host_report.ts";
 import { type NotifyEvent, readNotifyFifo, VRRP_STATES } from "./notify_fifo.ts";
+import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
 
 /** Metric names (also read by the monitoring tests). */
 export const VRRP_INSTANCE_STATE_METRIC = "keelson_vrrp_instance_state";
@@ -85,7 +86,7 @@ export class DataPlaneTracker {
   snapshot(): DataPlaneSnapshot {
     const now = new Date(this.#now()).toISOString();
     const instances: InstanceReport[] = [];
-    for (const [name, vips] of [...this.#instanceVips].sort(([a], [b]) => a.localeCompare(b))) {
+    for (const [name, vips] of [...this.#instanceVips].sort(([a], [b]) => compareCodeUnits(a, b))) {
       const known = this.#fifoStates.get(name);
       if (known) {
         instances.push({ name, state: known.state, source: "fifo", since: known.since, vips });

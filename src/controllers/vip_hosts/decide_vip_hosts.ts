@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { compareCodeUnits } from "../../text/code_unit_order.ts";
 
 /** Reasons of the Events (also in the README). */
 export const VIP_HOST_CHANGED = "VIPHostChanged";
@@ -72,7 +73,7 @@ export class VipHostDecider {
     const initial = !this.#started;
     this.#started = true;
     const seen = new Set<string>();
-    for (const o of [...observations].sort((a, b) => a.vip.localeCompare(b.vip))) {
+    for (const o of [...observations].sort((a, b) => compareCodeUnits(a.vip, b.vip))) {
       seen.add(o.vip);
       let state = this.#states.get(o.vip);
       const firstSight = state === undefined;

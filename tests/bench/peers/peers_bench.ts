@@ -30,6 +30,7 @@ import { duration, forEachConcurrently, say, sleep, summarize, within } from "..
 import { startWatch } from "../_watch.ts";
 import { nodesInventory } from "../nodes_bench.ts";
 import { servicesInventory } from "../services_bench.ts";
+import { bundleKeelson } from "../_bundle.ts";
 
 /** The equal budget both run with (upstream CCM defaults). */
 const QPS = 20;
@@ -147,18 +148,19 @@ function startKeelsonRun(
   cp: ControlPlane,
   dir: string,
   budget: { qps: number; burst: number },
+  entry: string | undefined,
 ): Running {
   const configPath = `${dir}/keelson.toml`;
   Deno.writeTextFileSync(configPath, inventory);
-  const entry = Deno.env.get("KEELSON_PEERS_ENTRY");
-  const denoFlags = Deno.env.get("KEELSON_PEERS_DENO_FLAGS");
+  // KEELSON_PEERS_DENO_FLAGS (space-separated) replaces the compiled binary's runtime flags
+  const flags = Deno.env.get("KEELSON_PEERS_DENO_FLAGS");
   const agent = startKeelson({
     configPath,
     kubeconfig: cp.tokenKubeconfigPath,
     host: "bench",
     dir,
     ...(entry ? { entry } : {}),
-    ...(denoFlags ? { v8Flags: denoFlags.split(" ").filter(Boolean) } : {}),
+    ...(flags ? { runtimeFlags: flags.split(" ").filter((f) => f !== "") } : {}),
     args: [
       "--leader-elect",
       "false",
@@ -206,12 +208,15 @@ function lbService(name: string) {
  * @param impl which controller manager
  * @param scenario what to do
  * @param upstreamBinary the built upstream CCM
+ * @param keelsonEntry what `deno run` runs for Keelson: a bundle (as the compiled binary), or
+ *   main.ts when undefined
  * @returns the figures
  */
 export async function runOnce(
   impl: Implementation,
   scenario: Scenario,
   upstreamBinary: string,
+  keelsonEntry?: string,
 ): Promise<RunResult> {
   await using cp = await startControlPlane({
     apiserverArgs: [
@@ -278,7 +283,7 @@ export async function runOnce(
     const spawned = performance.now();
     running = impl === "upstream"
       ? startUpstream(upstreamBinary, cp, dir, budget)
-      : startKeelsonRun(inventory, cp, dir, budget);
+      : startKeelsonRun(inventory, cp, dir, budget, keelsonEntry);
     await until("the first Service's ingress", () => !!services.get("first")?.ingress, 120_000);
     const firstObjectMs = services.get("first")!.ingress! - spawned;
     await sleep(1000); // start-up work settles
@@ -412,7 +417,15 @@ function ratio(a: number | undefined, b: number | undefined): string {
  */
 export async function runPeersBench(scenarios: Scenario[] = DEFAULT_SCENARIOS): Promise<void> {
   const binary = await upstreamCcm();
-  say(`\n== peers: upstream cloud-controller-manager (${binary}) vs keelson run`);
+  // the bundle the compiled binary runs, unless KEELSON_PEERS_SOURCE=1 asks for main.ts
+  await using bundle = Deno.env.get("KEELSON_PEERS_SOURCE") === "1"
+    ? undefined
+    : await bundleKeelson();
+  say(
+    `\n== peers: upstream cloud-controller-manager (${binary}) vs keelson run (${
+      bundle ? "bundle, as compiled" : "main.ts"
+    })`,
+  );
   say(`   QPS ${QPS} / burst ${BURST}, one worker, leader election off, fresh etcd per run`);
   const rows: string[] = [];
   const rss: string[] = [];
@@ -421,7 +434,7 @@ export async function runPeersBench(scenarios: Scenario[] = DEFAULT_SCENARIOS): 
     const results: Partial<Record<Implementation, RunResult>> = {};
     for (const impl of implementations()) {
       try {
-        const r = await runOnce(impl, scenario, binary);
+        const r = await runOnce(impl, scenario, binary, bundle?.path);
         results[impl] = r;
         firsts[impl].push(r.firstObjectMs);
         say(

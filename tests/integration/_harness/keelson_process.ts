@@ -5,7 +5,7 @@
  * @module
  */
 import { fileURLToPath } from "node:url";
-import { compileV8Flags } from "./permissions.ts";
+import { compiledRuntimeFlags } from "./permissions.ts";
 import { freePorts, ManagedProcess } from "./process.ts";
 
 const MAIN = fileURLToPath(new URL("../../../main.ts", import.meta.url));
@@ -26,10 +26,16 @@ export interface KeelsonProcessOptions {
   name?: string;
   /** Permission flags for `deno run`, e.g. the compile permissions. @default ["--allow-all"] */
   permissions?: string[];
-  /** The program to run, e.g. a bundle (`deno bundle` output). @default main.ts */
+  /**
+   * The program to run instead of main.ts: a bundle (`deno bundle` output), run with
+   * `--no-config` as the compiled binary reads no deno.json. @default main.ts
+   */
   entry?: string;
-  /** `deno run` flags for V8. @default compileV8Flags() (what the compiled binary carries) */
-  v8Flags?: string[];
+  /**
+   * `deno run` flags besides permissions (V8 flags, code cache).
+   * @default compiledRuntimeFlags() (what the compiled binary carries)
+   */
+  runtimeFlags?: string[];
 }
 
 /** A running keelson. */
@@ -95,8 +101,8 @@ export function startKeelson(options: KeelsonProcessOptions): KeelsonProcess {
     "run",
     ...(options.permissions ?? ["--allow-all"]),
     // the V8 flags the compiled binary carries, so memory and speed are measured as deployed
-    ...(options.v8Flags ?? compileV8Flags()),
-    options.entry ?? MAIN,
+    ...(options.runtimeFlags ?? compiledRuntimeFlags()),
+    ...(options.entry ? ["--no-config", options.entry] : [MAIN]),
     "run",
     "--config",
     options.configPath,

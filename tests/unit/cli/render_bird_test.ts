@@ -37,6 +37,7 @@ items:
     );
     const secret = `${dir}/tor.key`;
     await Deno.writeTextFile(secret, "Sup3r-secret\n");
+    await Deno.chmod(secret, 0o600);
     const config = `${dir}/keelson.toml`;
     await Deno.writeTextFile(
       config,

@@ -23,6 +23,8 @@ Deno.test("parseRunFlags() overrides the file with upstream-named flags", () => 
     "9999",
     "--kube-api-qps",
     "50",
+    "--route-reconciliation-period",
+    "30s",
     "-v",
     "4",
   ], noEnv);
@@ -31,6 +33,8 @@ Deno.test("parseRunFlags() overrides the file with upstream-named flags", () => 
   assert.equal(applied.leader_election.enabled, false);
   assert.equal(applied.server.listen, "0.0.0.0:9999");
   assert.equal(applied.kubernetes.qps, 50);
+  assert.equal(applied.controllers.route_reconciliation_period, "30s");
+  assert.equal(config.controllers.route_reconciliation_period, "10s", "upstream's default");
   assert.equal(flags.logLevel, "trace");
   assert.equal(config.leader_election.enabled, true, "the loaded config is not mutated");
 });
@@ -40,6 +44,10 @@ Deno.test("parseRunFlags() refuses values it cannot use, naming the flag", () =>
   assert.throws(() => parseRunFlags(["--leader-elect", "yes"], noEnv), /--leader-elect "yes"/);
   assert.throws(() => parseRunFlags(["--kube-api-burst", "1.5"], noEnv), /whole number/);
   assert.throws(() => parseRunFlags(["--node-monitor-period", "5"], noEnv), /duration/);
+  assert.throws(
+    () => parseRunFlags(["--route-reconciliation-period", "often"], noEnv),
+    /--route-reconciliation-period/,
+  );
   assert.throws(() => parseRunFlags(["--bogus"], noEnv), UsageError);
 });
 

@@ -184,7 +184,9 @@ Deno.test("loadConfigFile() reads password files and names file:line of a bad on
   const dir = await Deno.makeTempDir();
   try {
     await Deno.writeTextFile(`${dir}/good`, "Secr3t-key\n");
+    await Deno.chmod(`${dir}/good`, 0o600);
     await Deno.writeTextFile(`${dir}/bad`, 'x"; } protocol bgp evil {\n');
+    await Deno.chmod(`${dir}/bad`, 0o600);
     const good = variant("bfd = true", `bfd = true\npassword_file = "${dir}/good"`);
     await Deno.writeTextFile(`${dir}/good.toml`, good);
     const config = await loadConfigFile(`${dir}/good.toml`);
@@ -205,6 +207,21 @@ Deno.test("loadConfigFile() reads password files and names file:line of a bad on
     const error2 = await loadConfigFile(`${dir}/missing.toml`).then(() => undefined, (e) => e);
     assert.ok(error2 instanceof ConfigError);
     assert.match(error2.issues[0]!.message, /cannot read/);
+
+    // a key every user of the host can read (or replace) is refused, without quoting it
+    for (const [mode, what] of [[0o644, "readable"], [0o602, "writable"]] as const) {
+      await Deno.chmod(`${dir}/good`, mode);
+      const error3 = await loadConfigFile(`${dir}/good.toml`).then(() => undefined, (e) => e);
+      assert.ok(error3 instanceof ConfigError, `mode ${mode.toString(8)} accepted`);
+      assert.equal(error3.issues[0]?.line, lineOf(good, "password_file"));
+      assert.match(
+        error3.issues[0]!.message,
+        new RegExp(`is ${what} by every user of the host \\(mode 6\\d\\d\\); chmod 600`),
+      );
+      assert.ok(!error3.message.includes("Secr3t"), "the password must never be quoted");
+    }
+    await Deno.chmod(`${dir}/good`, 0o640);
+    assert.equal((await readBgpSecrets(await loadConfigFile(`${dir}/good.toml`))).issues.length, 0);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

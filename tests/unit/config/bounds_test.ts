@@ -184,6 +184,12 @@ const CASES: [what: string, edits: Record<string, string>, path: string, words: 
     "controllers.node_monitor_period",
     /between/,
   ],
+  [
+    'route_reconciliation_period = "100ms"',
+    { controllers: 'route_reconciliation_period = "100ms"' },
+    "controllers.route_reconciliation_period",
+    /between 1s and 1h/,
+  ],
   // run builds the provider by name
   [
     'provider = "nope"',

@@ -114,7 +114,7 @@ Deno.test("before the caches sync the announcer keeps the VIPs of the file on di
 });
 
 Deno.test("BirdRoutes lists a pod route once BIRD accepted it and a receiving session is up", async () => {
-  const { nodes, announcer, source } = await setup();
+  const { config, nodes, announcer, source } = await setup();
   nodes.upsert({
     metadata: { name: "w-1" },
     spec: { podCIDRs: ["10.244.1.0/24"] },
@@ -131,6 +131,7 @@ Deno.test("BirdRoutes lists a pod route once BIRD accepted it and a receiving se
     announcer,
     sessions: { established: (i) => up && i === 0, poll: () => Promise.resolve() },
     waitMs: 300,
+    config: () => config,
   });
   assert.deepEqual(await routes.listRoutes("k"), []);
   await assert.rejects(

@@ -286,3 +286,32 @@ Deno.test("graceful restart on, a host ASN and source address override pass bird
   const parsed = await birdParse(rendered.text);
   assert.equal(parsed.code, 0, parsed.output);
 });
+
+Deno.test("pod CIDRs outside [cluster] cluster_cidr are never announced, each skipped with why", async () => {
+  const config = await bgpConfig();
+  const rendered = renderHostBird({
+    config,
+    host: "cp-1",
+    serviceVips: [],
+    podRoutes: [
+      { node: "w-1", cidr: "10.244.1.0/24", nextHop: "10.0.0.21" },
+      { node: "wide", cidr: "0.0.0.0/1", nextHop: "10.0.0.22" },
+      { node: "vip", cidr: "198.51.100.0/27", nextHop: "10.0.0.23" },
+      { node: "edge", cidr: "10.244.0.0/15", nextHop: "10.0.0.24" },
+    ],
+    controlPlaneHealthy: true,
+  });
+  if ("error" in rendered) throw new Error(rendered.error);
+  assert.ok(rendered.text.includes("10.244.1.0/24"));
+  for (const cidr of ["0.0.0.0/1", "198.51.100.0/27", "10.244.0.0/15"]) {
+    assert.ok(!rendered.text.includes(cidr), `${cidr} rendered`);
+  }
+  assert.deepEqual(
+    rendered.skipped.filter((s) => /cluster_cidr/.test(s.reason)).map((s) => s.value),
+    ["0.0.0.0/1", "198.51.100.0/27", "10.244.0.0/15"],
+  );
+  assert.match(
+    rendered.skipped.find((s) => s.value === "0.0.0.0/1")!.reason,
+    /Node "wide": its pod CIDR is outside \[cluster\] cluster_cidr \(10\.244\.0\.0\/16, fd00:244::\/32\)/,
+  );
+});

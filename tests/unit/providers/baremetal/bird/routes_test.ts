@@ -18,6 +18,9 @@ function routes(reported: Route[] | undefined) {
     sessions: { established: () => false, poll: () => Promise.resolve() },
     ...(reported ? { reported: () => reported } : {}),
     waitMs: 300,
+    config: () => ({
+      cluster: { name: "c", provider: "baremetal", cluster_cidr: ["10.244.0.0/16"] },
+    }),
   });
   return { birdRoutes, syncs: () => syncs };
 }
@@ -38,4 +41,17 @@ Deno.test("BirdRoutes: without a report createRoute fails after its wait, saying
       reported ? /no host reports it announced/ : /has not accepted any configuration/,
     );
   }
+});
+
+Deno.test("BirdRoutes: a pod CIDR outside [cluster] cluster_cidr is refused at once, without a render", async () => {
+  const { birdRoutes, syncs } = routes([]);
+  const began = performance.now();
+  for (const cidr of ["0.0.0.0/1", "10.0.0.0/8", "10.245.1.0/24", "fd00::/64"]) {
+    await assert.rejects(
+      birdRoutes.createRoute("c", "uid", { name: "", targetNode: "w-evil", destinationCIDR: cidr }),
+      /Not announcing .*: Node "w-evil": its pod CIDR is outside \[cluster\] cluster_cidr \(10\.244\.0\.0\/16\)/,
+    );
+  }
+  assert.equal(syncs(), 0);
+  assert.ok(performance.now() - began < 250, "refused before the 300 ms wait");
 });
