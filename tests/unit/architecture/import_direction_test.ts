@@ -18,7 +18,16 @@ const FORBIDDEN: Record<string, readonly string[]> = {
   "src/cloud": ["src/controllers", "providers", "src/agent", "src/cli", "src/plan", "src/server"],
   "src/server": ["src/controllers", "src/cloud", "providers", "src/agent", "src/cli", "src/plan"],
   ...Object.fromEntries(
-    ["src/kube", "src/config", "src/net", "src/log", "src/metrics", "src/snapshot", "src/status"]
+    [
+      "src/kube",
+      "src/config",
+      "src/net",
+      "src/log",
+      "src/metrics",
+      "src/snapshot",
+      "src/status",
+      "src/text",
+    ]
       .map((
         low,
       ) => [low, [
