@@ -18,6 +18,7 @@ import {
   type PodRoute,
 } from "./model.ts";
 import { renderBirdConfig } from "./render.ts";
+import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
 
 /** The text of one host's BIRD file, with what was left out. */
 export interface RenderedBird {
@@ -63,7 +64,7 @@ export function bgpServiceVipsOf(config: Config, services: readonly V1Service[])
 export function podRoutesOf(nodes: readonly V1Node[]): PodRoute[] {
   const routes: PodRoute[] = [];
   const sorted = [...nodes].sort((a, b) =>
-    (a.metadata?.name ?? "") < (b.metadata?.name ?? "") ? -1 : 1
+    compareCodeUnits(a.metadata?.name ?? "", b.metadata?.name ?? "")
   );
   for (const node of sorted) {
     const name = node.metadata?.name;

@@ -29,6 +29,7 @@ import {
 import type { Config, Machine, Pool } from "../../../src/config/types.ts";
 import { clusterCidrRanges, insideClusterCidr } from "../../../src/config/cluster_cidr.ts";
 import { formatIp, type IpFamily, type IpRange, parseIp, parseRange } from "../../../src/net/ip.ts";
+import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
 
 /** One parsed address. */
 export interface ModelIp {
@@ -250,7 +251,7 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
     protocol.routes = dedupeRoutes(protocol.routes);
     statics.push(protocol);
   }
-  statics.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  statics.sort((a, b) => compareCodeUnits(a.name, b.name));
 
   const peers: PeerModel[] = [];
   let bfd = false;
@@ -390,7 +391,7 @@ function uniqueSubnets(texts: (string | undefined)[]): Subnet[] {
     const source = `${formatIp(prefix.family, prefix.value)}/${prefix.length}`;
     out.set(source, { source, prefix });
   }
-  return [...out.values()].sort((a, b) => (a.source < b.source ? -1 : a.source > b.source ? 1 : 0));
+  return [...out.values()].sort((a, b) => compareCodeUnits(a.source, b.source));
 }
 
 function mostSpecific(subnets: Subnet[], ip: ModelIp): number | undefined {

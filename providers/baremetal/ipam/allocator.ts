@@ -28,6 +28,7 @@ import { sharingConflict } from "./sharing.ts";
 import { chooseAddresses } from "./_choose.ts";
 import { FreeSearch } from "./_free_search.ts";
 import { sameAddresses } from "./same_addresses.ts";
+import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
 
 /** Machine-readable reasons an assignment fails (used as Event reasons' detail and in errors). */
 export type AllocationFailure =
@@ -117,7 +118,7 @@ export class Allocator {
    * @returns the allocations now outside every pool's usable addresses
    */
   setPools(pools: readonly AddressPool[]): OrphanedAllocation[] {
-    this.#pools = [...pools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    this.#pools = [...pools].sort((a, b) => compareCodeUnits(a.name, b.name));
     this.#searches = new Map(this.#pools.map((p) => [p, {
       4: new FreeSearch(p.usable[4]),
       6: new FreeSearch(p.usable[6]),

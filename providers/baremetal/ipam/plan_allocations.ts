@@ -20,6 +20,7 @@ import { type AddressPool, buildPools } from "./pools.ts";
 import { readServiceRequest } from "./service_requests.ts";
 import { ingressIps, restoreHoldings, statusHoldings } from "./status_holdings.ts";
 import { sameAddresses } from "./same_addresses.ts";
+import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
 
 /** What one Service would get. */
 export interface PlannedAllocation {
@@ -137,7 +138,7 @@ function byAge(a: V1Service, b: V1Service): number {
   const ta = time(a), tb = time(b);
   if (ta !== tb) return ta - tb;
   const ka = objectKey(a), kb = objectKey(b);
-  return ka < kb ? -1 : ka > kb ? 1 : 0;
+  return compareCodeUnits(ka, kb);
 }
 
 function time(service: V1Service): number {

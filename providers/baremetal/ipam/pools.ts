@@ -10,6 +10,7 @@
 import type { Pool } from "../../../src/config/types.ts";
 import { poolCapacity, poolUsableIntervals } from "../../../src/config/pool_size.ts";
 import { type IpFamily, type IpRange, parseRange } from "../../../src/net/ip.ts";
+import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
 
 /** An inclusive span of address values of one family. */
 export interface Span {
@@ -48,7 +49,7 @@ export interface AddressPool {
  * @returns one `AddressPool` per entry, sorted by name
  */
 export function buildPools(pools: readonly Pool[]): AddressPool[] {
-  return pools.map(buildPool).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return pools.map(buildPool).sort((a, b) => compareCodeUnits(a.name, b.name));
 }
 
 /**

@@ -26,6 +26,7 @@ import { durationMs } from "../../../src/config/types.ts";
 import { formatIp, type IpFamily, parseIp } from "../../../src/net/ip.ts";
 import { inBgpPool } from "../bird/model.ts";
 import { servedAddressChecker } from "./served_addresses.ts";
+import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
 
 /** One parsed address. Only these numbers, never the text they came from, are rendered. */
 export interface ModelIp {
@@ -123,7 +124,7 @@ export function buildKeepalivedModel(
   const ka = config.keepalived;
   const peers = config.machines
     .filter((m) => m.role === "control-plane" && m.state !== "retired")
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    .sort((a, b) => compareCodeUnits(a.name, b.name));
   const hostIndex = peers.findIndex((m) => m.name === host);
   if (hostIndex < 0) {
     return {

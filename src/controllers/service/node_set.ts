@@ -5,6 +5,7 @@
  * @module
  */
 import type { V1Node } from "@kubernetes/client-node";
+import { compareCodeUnits } from "../../text/code_unit_order.ts";
 
 /** Nodes carrying this label (with a value that is not a boolean false) get no LB traffic. */
 export const EXCLUDE_FROM_LOAD_BALANCERS_LABEL =
@@ -46,12 +47,7 @@ export function isLoadBalancerNode(node: V1Node): boolean {
  * @returns the node set
  */
 export function loadBalancerNodes(nodes: readonly V1Node[]): V1Node[] {
-  // code-unit order: the same on every host whatever its locale, and ~10x cheaper than
-  // localeCompare over thousands of Nodes
-  return nodes.filter(isLoadBalancerNode).sort((a, b) => {
-    const x = a.metadata?.name ?? "", y = b.metadata?.name ?? "";
-    return x < y ? -1 : x > y ? 1 : 0;
-  });
+  return nodes.filter(isLoadBalancerNode).sort(byName);
 }
 
 /** A node set as upstream compares it: name → providerID (addresses do not count). */
@@ -68,8 +64,7 @@ export interface NodeSet {
 }
 
 function byName(a: V1Node, b: V1Node): number {
-  const x = a.metadata?.name ?? "", y = b.metadata?.name ?? "";
-  return x < y ? -1 : x > y ? 1 : 0;
+  return compareCodeUnits(a.metadata?.name ?? "", b.metadata?.name ?? "");
 }
 
 /**
