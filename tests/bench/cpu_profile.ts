@@ -31,10 +31,11 @@ import { forEachConcurrently, say, sleep, within } from "./_report.ts";
 import { startWatch } from "./_watch.ts";
 import { nodesInventory } from "./nodes_bench.ts";
 import { servicesInventory } from "./services_bench.ts";
+import { cpuSeconds } from "./_process_stats.ts";
+import { lbService } from "./_lb_service.ts";
 
 const NAMESPACE = "bench";
 const CONCURRENCY = 32;
-const CLOCK_TICKS = 100; // USER_HZ on Linux
 
 const USAGE =
   `Usage: deno run -A tests/bench/cpu_profile.ts services|nodes|idle|idle-nodes|quiet [N] [options]
@@ -197,21 +198,8 @@ class Inspector {
   }
 }
 
-function cpuSeconds(pid: number): number {
-  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-}
-
-function lbService(name: string) {
-  return {
-    metadata: { name, labels: { app: name } },
-    spec: {
-      type: "LoadBalancer",
-      selector: { app: name },
-      ports: [{ name: "http", port: 80, targetPort: 8080, protocol: "TCP" }],
-    },
-  };
+function cpuSecondsOf(pid: number): number {
+  return cpuSeconds(Deno.readTextFileSync(`/proc/${pid}/stat`));
 }
 
 async function profileRun(options: {
@@ -295,7 +283,7 @@ async function profileRun(options: {
   await inspector.send("Profiler.enable");
   await inspector.send("Profiler.setSamplingInterval", { interval: options.intervalUs });
   const pid = agent.process.pid!;
-  const cpuBefore = cpuSeconds(pid);
+  const cpuBefore = cpuSecondsOf(pid);
   await inspector.send("Profiler.start");
   const began = performance.now();
   const nodeName = (i: number) => `node-${String(i).padStart(5, "0")}`;
@@ -327,7 +315,7 @@ async function profileRun(options: {
   await until(`${n} ${kind} done`, () => names.every((name) => done.has(name)), 120_000 + n * 1000);
   const wallS = (performance.now() - began) / 1000;
   const { profile } = await inspector.send<{ profile: CpuProfile }>("Profiler.stop");
-  const cpuS = cpuSeconds(pid) - cpuBefore;
+  const cpuS = cpuSecondsOf(pid) - cpuBefore;
   inspector.close();
   await Deno.writeTextFile(options.out, JSON.stringify(profile));
   await Deno.remove(dir, { recursive: true }).catch(() => {});

@@ -23,6 +23,7 @@ import { registerNode, UNINITIALIZED_TAINT } from "../integration/_harness/kubel
 import { duration, forEachConcurrently, say, sleep, within } from "./_report.ts";
 import { startWatch } from "./_watch.ts";
 import { bundleKeelson } from "./_bundle.ts";
+import { processMemory } from "./_process_stats.ts";
 import { nodesInventory } from "./nodes_bench.ts";
 import { servicesInventory } from "./services_bench.ts";
 
@@ -40,24 +41,6 @@ const IMPORT_PROBES: Array<{ name: string; specifier?: string }> = [
   { name: "@logtape/logtape", specifier: "@logtape/logtape" },
   { name: "src/cli/run.ts (the whole run graph)", specifier: `${ROOT}src/cli/run.ts` },
 ];
-
-/**
- * Peak and current RSS of a process, in MB, from /proc/PID/status, and the CPU time it used
- * (user + system, seconds) from /proc/PID/stat.
- * @param pid the process
- * @returns the figures
- */
-export async function processMemory(
-  pid: number,
-): Promise<{ peakMb: number; rssMb: number; cpuS: number }> {
-  const status = await Deno.readTextFile(`/proc/${pid}/status`);
-  const kb = (field: string) =>
-    Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1]);
-  // the fields after the command name (which may hold spaces); utime, stime are the 12th, 13th
-  const stat = (await Deno.readTextFile(`/proc/${pid}/stat`)).split(") ")[1]?.split(" ") ?? [];
-  const ticks = Number(stat[11]) + Number(stat[12]);
-  return { peakMb: kb("VmHWM") / 1024, rssMb: kb("VmRSS") / 1024, cpuS: ticks / 100 };
-}
 
 /** Log messages that mark the start-up phases of `keelson run` (JSON log lines). */
 const PHASES: Array<[string, RegExp]> = [
@@ -397,21 +380,17 @@ export async function runMemoryBench(args: string[]): Promise<number> {
   // what production runs (scripts/compile.sh compiles this bundle), unless --source
   await using bundle = values.source ? undefined : await bundleKeelson();
   const entry = bundle?.path;
-  // Load the program once first so every measured run finds Deno's caches (module analysis, V8
+  // main.ts is loaded once first so every measured run finds Deno's caches (module analysis, V8
   // code cache) warm, as every start but the very first does on a host: a first, cold start
-  // parses and compiles everything and costs about 30 MB more RSS.
-  await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-all",
-      ...(entry ? ["--no-config", entry] : [`${ROOT}main.ts`]),
-      "run",
-      "--help",
-    ],
-    cwd: ROOT,
-    stdout: "null",
-    stderr: "null",
-  }).output();
+  // parses and compiles everything and costs about 30 MB more RSS (bundleKeelson warms a bundle)
+  if (!entry) {
+    await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-all", `${ROOT}main.ts`, "run", "--help"],
+      cwd: ROOT,
+      stdout: "null",
+      stderr: "null",
+    }).output();
+  }
   for (const kind of kinds) {
     for (const n of sizes) {
       await runMemoryRun(kind as "services" | "nodes", n, extra, values["deno-flag"], entry);

@@ -31,6 +31,8 @@ import { startWatch } from "../_watch.ts";
 import { nodesInventory } from "../nodes_bench.ts";
 import { servicesInventory } from "../services_bench.ts";
 import { bundleKeelson } from "../_bundle.ts";
+import { processMemory } from "../_process_stats.ts";
+import { lbService } from "../_lb_service.ts";
 
 /** The equal budget both run with (upstream CCM defaults). */
 const QPS = 20;
@@ -42,7 +44,6 @@ const NAMESPACE = "bench";
 const SERVICE_CIDR = "10.96.0.0/16";
 /** Enough NodePorts for 5000 Services (the default range holds 2768). */
 const NODE_PORT_RANGE = "20000-32767";
-const CLOCK_TICKS = 100; // USER_HZ on Linux
 
 /** One scenario of the table; `qps`/`burst` override the equal budget of both. */
 export type Scenario =
@@ -103,13 +104,8 @@ function scenarioName(s: Scenario): string {
 
 /** Reads /proc for a pid: peak RSS (MB) and CPU seconds so far. */
 async function processStats(pid: number): Promise<{ peakRssMb: number; cpuS: number }> {
-  const status = await Deno.readTextFile(`/proc/${pid}/status`);
-  const hwm = /VmHWM:\s+(\d+) kB/.exec(status);
-  const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
-  // fields after the command name (which may hold spaces): utime is field 14, stime 15
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return { peakRssMb: hwm ? Number(hwm[1]) / 1024 : NaN, cpuS: ticks / CLOCK_TICKS };
+  const { peakMb, cpuS } = await processMemory(pid);
+  return { peakRssMb: peakMb, cpuS };
 }
 
 function startUpstream(
@@ -190,17 +186,6 @@ function hasIngress(service: V1Service): boolean {
 function isInitialized(node: V1Node): boolean {
   return Boolean(node.spec?.providerID) &&
     !(node.spec?.taints ?? []).some((taint) => taint.key === UNINITIALIZED_TAINT);
-}
-
-function lbService(name: string) {
-  return {
-    metadata: { name, labels: { app: name } },
-    spec: {
-      type: "LoadBalancer",
-      selector: { app: name },
-      ports: [{ name: "http", port: 80, targetPort: 8080, protocol: "TCP" }],
-    },
-  };
 }
 
 /**
