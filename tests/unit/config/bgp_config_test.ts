@@ -4,18 +4,9 @@ import { passwordProblem, readBgpSecrets } from "../../../src/config/bgp_secrets
 import { ConfigError } from "../../../src/config/config_error.ts";
 import { loadConfigFile } from "../../../src/config/load_config.ts";
 import { parseConfig } from "../../../src/config/parse_config.ts";
+import { issues } from "./_issues.ts";
 
 const BASE = await Deno.readTextFile(new URL("./bgp/base.toml", import.meta.url));
-
-function issues(text: string): { line?: number; path: string; message: string }[] {
-  try {
-    parseConfig(text, "keelson.toml");
-  } catch (error) {
-    if (error instanceof ConfigError) return error.issues;
-    throw error;
-  }
-  return [];
-}
 
 /** Replaces `from` (which must occur) in the base inventory. */
 function variant(from: string, to: string): string {

@@ -2,21 +2,12 @@ import assert from "node:assert/strict";
 import { clusterCidrRanges, insideClusterCidr } from "../../../src/config/cluster_cidr.ts";
 import { ConfigError } from "../../../src/config/config_error.ts";
 import { parseConfig } from "../../../src/config/parse_config.ts";
+import { issues } from "./_issues.ts";
 import { parseRunFlags } from "../../../src/cli/run_flags.ts";
 import { validateConfig } from "../../../src/config/parse_config.ts";
 
 const BASE = await Deno.readTextFile(new URL("./bgp/base.toml", import.meta.url));
 const CLUSTER = '[cluster]\ncluster_cidr = ["10.244.0.0/16", "fd00:244::/32"]\n';
-
-function issues(text: string): { line?: number; path: string; message: string }[] {
-  try {
-    parseConfig(text, "keelson.toml");
-  } catch (error) {
-    if (error instanceof ConfigError) return error.issues;
-    throw error;
-  }
-  return [];
-}
 
 function withCluster(cluster: string): string {
   assert.ok(BASE.includes(CLUSTER));
