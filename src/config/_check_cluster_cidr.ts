@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { parseIp, parseRange, rangesOverlap } from "../net/ip.ts";
+import { parseRange, rangesOverlap } from "../net/ip.ts";
 import type { PoolRange } from "./_check_pools.ts";
 import type { RawIssue } from "./_schema_issues.ts";
 import type { BgpConfig } from "./bgp_schema.ts";
@@ -59,8 +59,8 @@ export function checkClusterCidr(view: ClusterCidrView): RawIssue[] {
       });
     }
     for (const vip of view.controlPlane?.vip ?? []) {
-      const ip = parseIp(vip);
-      if (ip && ip.family === range.family && range.first <= ip.value && ip.value <= range.last) {
+      const address = parseRange(vip);
+      if (!("error" in address) && rangesOverlap(range, address)) {
         issues.push({
           path,
           message: `"${text}" holds the control-plane VIP ${vip}: pods need their own range`,
