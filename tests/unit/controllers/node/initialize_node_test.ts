@@ -34,6 +34,42 @@ Deno.test("applyInitialization sets only non-empty topology labels and never let
   assert.equal(node.spec?.providerID, "baremetal://m1");
 });
 
+/** Freezes `value` and everything under it, so a write anywhere throws (modules are strict). */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object") {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+Deno.test("applyInitialization leaves the Node it was given (the informer's cached object) unchanged", () => {
+  const cached = deepFreeze({
+    metadata: { name: "n", labels: { keep: "me" }, annotations: { a: "b" } },
+    spec: {
+      podCIDR: "10.244.1.0/24",
+      taints: [
+        { key: "node.cloudprovider.kubernetes.io/uninitialized", effect: "NoSchedule" },
+        { key: "other", effect: "NoExecute" },
+      ],
+    },
+    status: { addresses: [{ type: "Hostname", address: "n" }] },
+  });
+  const before = structuredClone(cached);
+  const { node } = applyInitialization(cached, metadata);
+  assert.deepEqual(cached, before);
+  assert.deepEqual(node.metadata?.labels, {
+    keep: "me",
+    "topology.kubernetes.io/zone": "z",
+    "failure-domain.beta.kubernetes.io/zone": "z",
+    extra: "1",
+  });
+  assert.deepEqual(node.spec?.taints, [{ key: "other", effect: "NoExecute" }]);
+  assert.equal(node.spec?.podCIDR, "10.244.1.0/24");
+  assert.deepEqual(node.status, cached.status);
+  assert.deepEqual(node.metadata?.annotations, { a: "b" });
+});
+
 Deno.test("applyInitialization fails when neither the provider nor the Node has a providerID", () => {
   assert.throws(
     () => applyInitialization({ metadata: { name: "n" } }, { ...metadata, providerID: "" }),
