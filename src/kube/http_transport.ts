@@ -125,12 +125,18 @@ export function createHttpTransport(
   const tokens = tokenSource(settings, now);
   const host = new URL(settings.server).host;
 
-  async function headers(request: TransportRequest): Promise<Headers> {
-    const headers = new Headers(request.headers);
-    if (!headers.has("user-agent")) headers.set("user-agent", userAgent);
-    if (!headers.has("accept")) headers.set("accept", "application/json");
+  // A plain record (names lower-cased, the caller's winning over the defaults): fetch validates
+  // it once, where a Headers object would be built and validated twice.
+  async function headers(request: TransportRequest): Promise<Record<string, string>> {
+    const headers: Record<string, string> = {
+      "user-agent": userAgent,
+      accept: "application/json",
+    };
+    for (const [name, value] of Object.entries(request.headers ?? {})) {
+      headers[name.toLowerCase()] = value;
+    }
     const authorization = await tokens.authorization();
-    if (authorization) headers.set("authorization", authorization);
+    if (authorization) headers.authorization = authorization;
     return headers;
   }
 

@@ -23,6 +23,11 @@ export class LineSplitter {
    * @returns complete lines, in order
    */
   push(chunk: string): string[] {
+    // The usual chunk is exactly one event ending in its newline: no split, no copies.
+    if (this.#tail === "" && chunk.indexOf("\n") === chunk.length - 1) {
+      const line = chunk.trim();
+      return line === "" ? [] : [line];
+    }
     const text = this.#tail + chunk;
     const parts = text.split("\n");
     this.#tail = parts.pop() ?? "";

@@ -50,3 +50,12 @@ Deno.test("parseWatchLine() throws SyntaxError on a non-event line", () => {
   assert.throws(() => parseWatchLine("<html>"), SyntaxError);
   assert.throws(() => parseWatchLine('{"kind":"Status"}'), SyntaxError);
 });
+
+Deno.test("LineSplitter.push() returns a chunk holding one whole event as that line, and nothing for a bare newline", () => {
+  const lines = new LineSplitter();
+  assert.deepEqual(lines.push('{"a":1}\n'), ['{"a":1}']);
+  assert.deepEqual(lines.push("\n"), []);
+  assert.deepEqual(lines.push('{"b":2}\r\n'), ['{"b":2}']);
+  assert.equal(lines.pending, 0);
+  assert.equal(lines.flush(), undefined);
+});
