@@ -179,6 +179,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     registry,
     dataPlane: hostSide?.dataPlane,
     reloadOk: () => reloader.lastReloadSucceeded(),
+    nodes: cache.nodes,
     signal: informersSignal,
   });
   stops.track("informers", "heartbeat", heartbeat);

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { V1Lease, V1Service } from "@kubernetes/client-node";
+import type { V1Lease, V1Node, V1Service } from "@kubernetes/client-node";
 import type { Registry } from "prom-client";
 import type { HostDataPlane } from "../cloud/host_data_plane.ts";
 import { handlesService } from "../cloud/load_balancer_class.ts";
@@ -13,7 +13,7 @@ import type { Config } from "../config/types.ts";
 import { VipHostController } from "../controllers/vip_hosts/vip_host_controller.ts";
 import { createEventSink } from "../kube/cluster_writer.ts";
 import { AggregatingEventRecorder } from "../kube/event_recorder.ts";
-import { HostHeartbeat } from "../kube/host_heartbeat.ts";
+import { HostHeartbeat, type HostNode } from "../kube/host_heartbeat.ts";
 import { createInformer, type RunnableInformer } from "../kube/informer.ts";
 import type { KubeClient } from "../kube/kube_client.ts";
 import { createLeaseApi } from "../kube/lease_api.ts";
@@ -32,7 +32,21 @@ export interface HeartbeatStart {
   /** The provider's view of this host's data plane; undefined on a host that announces nothing. */
   dataPlane: HostDataPlane | undefined;
   reloadOk: () => boolean;
+  /** The Node cache: this host's Node owns its heartbeat, so the Lease goes with the Node. */
+  nodes: Informer<V1Node>;
   signal: AbortSignal;
+}
+
+/**
+ * This host's Node as the cache knows it.
+ * @param nodes the Node cache
+ * @param host this host's machine name (= its Node's name)
+ * @returns its uid, `absent`, or `unknown` before the cache has synced
+ */
+export function hostNode(nodes: Informer<V1Node>, host: string): HostNode {
+  if (!nodes.hasSynced()) return "unknown";
+  const uid = nodes.get(host)?.metadata?.uid;
+  return uid ? { uid } : "absent";
 }
 
 /**
@@ -45,6 +59,7 @@ export function startHeartbeat(options: HeartbeatStart): Promise<void> {
     leases: createLeaseApi(options.client.rest),
     host: options.host,
     namespace: HEARTBEAT_NAMESPACE,
+    node: () => hostNode(options.nodes, options.host),
     report: async () => {
       const snapshot = options.dataPlane?.snapshot() ?? { instances: [], vips: [] };
       const at = await metricValue(options.registry, CONFIG_TIMESTAMP_METRIC);

@@ -5,10 +5,14 @@
  * read access see which hosts are alive and what each serves; the leader derives from them which
  * host serves each VIP.
  *
+ * Like a node Lease, the heartbeat names the host's Node as its owner when that Node exists, so
+ * the garbage collector deletes it with the Node (a removed machine's heartbeat does not linger).
+ * A host without a Node (a control-plane host without kubelet) writes none.
+ *
  * @module
  */
 import { MicroTime as V1MicroTime } from "./micro_time.ts";
-import type { V1Lease } from "@kubernetes/client-node";
+import type { V1Lease, V1OwnerReference } from "@kubernetes/client-node";
 import { logger } from "../log/logging.ts";
 import {
   encodeHostReport,
@@ -17,10 +21,39 @@ import {
   HOST_REPORT_ANNOTATION,
   type HostReport,
 } from "../status/host_report.ts";
-import { isConflict } from "./ports.ts";
+import { isConflict, isNotFound } from "./ports.ts";
 import type { LeaseApi } from "./lease_api.ts";
 import { delay } from "./delay.ts";
 import { Wakeable } from "./wakeable_delay.ts";
+
+/**
+ * This host's Node as known now: its uid; `absent` when no Node of that name exists; `unknown`
+ * while the Node cache has not synced (the Lease's owner references are then left as they are).
+ */
+export type HostNode = { uid: string } | "absent" | "unknown";
+
+/**
+ * The owner references of the heartbeat Lease of `host`: those of `current` except any to a Node,
+ * plus one to the host's Node when it exists (as kubelet's node Leases: apiVersion v1, kind Node,
+ * name and uid, no blockOwnerDeletion — that would need `update` on nodes/finalizers). A Node
+ * recreated with a new uid replaces the old reference; a Node gone drops it.
+ * @param current the Lease's references now (undefined: none)
+ * @param host this host's machine name (= its Node's name)
+ * @param node the Node as known now
+ * @returns the references to write, or undefined when there are none
+ */
+export function heartbeatOwnerReferences(
+  current: readonly V1OwnerReference[] | undefined,
+  host: string,
+  node: HostNode,
+): V1OwnerReference[] | undefined {
+  if (node === "unknown") return current && current.length > 0 ? [...current] : undefined;
+  const others = (current ?? []).filter((r) => !(r.apiVersion === "v1" && r.kind === "Node"));
+  const references = node === "absent"
+    ? others
+    : [...others, { apiVersion: "v1", kind: "Node", name: host, uid: node.uid }];
+  return references.length > 0 ? references : undefined;
+}
 
 /** Options of `HostHeartbeat`. */
 export interface HostHeartbeatOptions {
@@ -39,6 +72,8 @@ export interface HostHeartbeatOptions {
   debounceMs?: number;
   /** Current time. @default Date.now */
   now?: () => number;
+  /** This host's Node, to own the Lease (see `HostNode`). @default () => "unknown" */
+  node?: () => HostNode;
 }
 
 /** Writes this host's heartbeat Lease until stopped. */
@@ -102,11 +137,19 @@ export class HostHeartbeat {
     for (let attempt = 0; attempt < 3; attempt++) {
       this.#current ??= await leases.read(namespace, name);
       const base = this.#current;
+      const ownerReferences = heartbeatOwnerReferences(
+        base?.metadata?.ownerReferences,
+        host,
+        (this.#options.node ?? (() => "unknown" as const))(),
+      );
+      const metadata = { ...(base?.metadata ?? {}) };
+      delete metadata.ownerReferences;
       const lease: V1Lease = {
         apiVersion: "coordination.k8s.io/v1",
         kind: "Lease",
         metadata: {
-          ...(base?.metadata ?? {}),
+          ...metadata,
+          ...(ownerReferences ? { ownerReferences } : {}),
           name,
           namespace,
           labels: { ...(base?.metadata?.labels ?? {}), [HEARTBEAT_LABEL]: "true" },
@@ -128,8 +171,9 @@ export class HostHeartbeat {
         return;
       } catch (error) {
         this.#current = undefined;
-        // someone else wrote it (a previous run of this host): read it again and retry
-        if (!isConflict(error) || attempt === 2) throw error;
+        // someone else wrote it (a previous run of this host), or deleted it (by hand, or the
+        // garbage collector after its owner Node went): read it again and retry
+        if (!(isConflict(error) || isNotFound(error)) || attempt === 2) throw error;
       }
     }
   }

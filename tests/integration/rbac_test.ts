@@ -12,16 +12,13 @@ import type {
   V1PersistentVolume,
   V1Service,
 } from "@kubernetes/client-node";
-import { fileURLToPath } from "node:url";
 import { type ControlPlane, integrationTest, startControlPlane } from "./_harness/control_plane.ts";
 import { type KeelsonProcess, startKeelson } from "./_harness/keelson_process.ts";
 import { registerNode, UNINITIALIZED_TAINT, waitFor } from "./_harness/kubelet.ts";
-import { createObject, describeObject, loadManifests } from "./_harness/manifests.ts";
+import { applyRbac, clientCertificate, nodeBoundToken } from "./_harness/credentials.ts";
 import { compilePermissions } from "./_harness/permissions.ts";
 import { writeKubeconfig } from "./_harness/kubeconfig.ts";
 import { decodeHostReport } from "../../src/status/host_report.ts";
-
-const RBAC = fileURLToPath(new URL("../../deploy/rbac.yaml", import.meta.url));
 
 const INVENTORY = `
 [cluster]
@@ -66,87 +63,6 @@ async function waitWithLog<T>(
   } catch (error) {
     throw new Error(`${String(error)}\nkeelson log tail:\n${(await agent.log()).slice(-4000)}`);
   }
-}
-
-/** A keelson token bound to a Node (TokenRequest), as `kubectl create token --bound-object-kind Node`. */
-async function nodeBoundToken(cp: ControlPlane, node: string): Promise<string> {
-  const n = await cp.requestOk<V1Node>("GET", `/api/v1/nodes/${node}`);
-  const response = await cp.requestOk<{ status: { token: string } }>(
-    "POST",
-    "/api/v1/namespaces/kube-system/serviceaccounts/keelson/token",
-    {
-      apiVersion: "authentication.k8s.io/v1",
-      kind: "TokenRequest",
-      spec: {
-        expirationSeconds: 3600,
-        boundObjectRef: { apiVersion: "v1", kind: "Node", name: node, uid: n.metadata!.uid },
-      },
-    },
-  );
-  return response.status.token;
-}
-
-/** A client certificate signed by the test CA (in the control plane's directory). */
-async function clientCertificate(
-  cp: ControlPlane,
-  user: string,
-  group: string,
-): Promise<{ cert: string; key: string }> {
-  const name = `client-${crypto.randomUUID().slice(0, 8)}`;
-  const openssl = async (args: string[]) => {
-    const out = await new Deno.Command("openssl", { args, cwd: cp.dir, stderr: "piped" }).output();
-    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-  };
-  await openssl([
-    "req",
-    "-new",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-subj",
-    `/O=${group}/CN=${user}`,
-    "-keyout",
-    `${name}.key`,
-    "-out",
-    `${name}.csr`,
-  ]);
-  await Deno.writeTextFile(`${cp.dir}/${name}.ext`, "extendedKeyUsage=clientAuth\n");
-  await openssl([
-    "x509",
-    "-req",
-    "-in",
-    `${name}.csr`,
-    "-CA",
-    "ca.crt",
-    "-CAkey",
-    "ca.key",
-    "-set_serial",
-    "0x" + crypto.randomUUID().replaceAll("-", "").slice(0, 16),
-    "-days",
-    "1",
-    "-extfile",
-    `${name}.ext`,
-    "-out",
-    `${name}.crt`,
-  ]);
-  return {
-    cert: await Deno.readTextFile(`${cp.dir}/${name}.crt`),
-    key: await Deno.readTextFile(`${cp.dir}/${name}.key`),
-  };
-}
-
-async function applyRbac(cp: ControlPlane): Promise<string[]> {
-  const applied: string[] = [];
-  for (const object of await loadManifests(RBAC)) {
-    const response = await createObject(cp, object);
-    assert.equal(
-      response.status,
-      201,
-      `${describeObject(object)}: ${response.status} ${JSON.stringify(response.body)}`,
-    );
-    applied.push(describeObject(object));
-  }
-  return applied;
 }
 
 integrationTest(
@@ -277,16 +193,30 @@ integrationTest(
         assert.equal(volume.metadata!.labels!["topology.kubernetes.io/region"], "r1");
       });
 
-      await t.step("the host publishes its heartbeat Lease keelson-host-n-1", async () => {
-        const lease = await waitWithLog(agent, "the heartbeat Lease", () =>
-          get<V1Lease>(
-            cp,
-            "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/keelson-host-n-1",
-          ));
-        assert.equal(lease.spec!.holderIdentity, "n-1");
-        const report = decodeHostReport(lease.metadata!.annotations!["keelson.io/data-plane"]!);
-        assert.ok(!("error" in report) && report.host === "n-1", JSON.stringify(report));
-      });
+      await t.step(
+        "the host publishes its heartbeat Lease keelson-host-n-1, owned by its Node",
+        async () => {
+          // the first write may come before the Node cache synced; the next renew names the owner
+          const lease = await waitWithLog(
+            agent,
+            "the heartbeat Lease owned by Node n-1",
+            async () => {
+              const l = await get<V1Lease>(
+                cp,
+                "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/keelson-host-n-1",
+              );
+              return l?.metadata?.ownerReferences?.length ? l : undefined;
+            },
+          );
+          const node = await get<V1Node>(cp, "/api/v1/nodes/n-1");
+          assert.deepEqual(lease.metadata!.ownerReferences, [
+            { apiVersion: "v1", kind: "Node", name: "n-1", uid: node!.metadata!.uid },
+          ]);
+          assert.equal(lease.spec!.holderIdentity, "n-1");
+          const report = decodeHostReport(lease.metadata!.annotations!["keelson.io/data-plane"]!);
+          assert.ok(!("error" in report) && report.host === "n-1", JSON.stringify(report));
+        },
+      );
 
       await t.step("no request of the agent was refused", async () => {
         const log = await agent.log();

@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import type { V1Lease } from "@kubernetes/client-node";
-import { HostHeartbeat } from "../../../src/kube/host_heartbeat.ts";
+import {
+  heartbeatOwnerReferences,
+  HostHeartbeat,
+  type HostNode,
+} from "../../../src/kube/host_heartbeat.ts";
 import type { LeaseApi } from "../../../src/kube/lease_api.ts";
 import { KubeApiError } from "../../../src/kube/ports.ts";
 import { decodeHostReport } from "../../../src/status/host_report.ts";
@@ -104,4 +108,72 @@ Deno.test("HostHeartbeat.run() writes at once on a change and stops on abort", a
   assert.equal(leases.writes, 2);
   stop.abort();
   await running;
+});
+
+const NODE_REF = (uid: string) => ({ apiVersion: "v1", kind: "Node", name: "cp-1", uid });
+
+Deno.test("heartbeatOwnerReferences(): the host's Node as owner, followed, dropped, or left alone", () => {
+  const other = { apiVersion: "example.com/v1", kind: "Thing", name: "t", uid: "u-thing" };
+  // a Node: one reference, no blockOwnerDeletion (kubelet's node Leases carry the same)
+  assert.deepEqual(heartbeatOwnerReferences(undefined, "cp-1", { uid: "u-1" }), [NODE_REF("u-1")]);
+  // recreated with a new uid: the old reference is replaced, others kept
+  assert.deepEqual(
+    heartbeatOwnerReferences([other, NODE_REF("u-1")], "cp-1", { uid: "u-2" }),
+    [other, NODE_REF("u-2")],
+  );
+  // no Node of that name (a control-plane host without kubelet): no reference
+  assert.equal(heartbeatOwnerReferences(undefined, "cp-1", "absent"), undefined);
+  assert.equal(heartbeatOwnerReferences([NODE_REF("u-1")], "cp-1", "absent"), undefined);
+  assert.deepEqual(heartbeatOwnerReferences([other, NODE_REF("u-1")], "cp-1", "absent"), [other]);
+  // the Node cache has not synced: what the Lease holds stays
+  assert.deepEqual(heartbeatOwnerReferences([NODE_REF("u-1")], "cp-1", "unknown"), [
+    NODE_REF("u-1"),
+  ]);
+  assert.equal(heartbeatOwnerReferences(undefined, "cp-1", "unknown"), undefined);
+});
+
+Deno.test("HostHeartbeat.writeOnce() sets the Node owner on create, on the renew after the Node appears, and follows a new uid", async () => {
+  const leases = new MemoryLeases();
+  let node: HostNode = "absent";
+  const hb = new HostHeartbeat({
+    leases,
+    host: "cp-1",
+    report: () => Promise.resolve(report("cp-1", [])),
+    node: () => node,
+  });
+  const stored = () => leases.store.get("kube-system/keelson-host-cp-1")!;
+  await hb.writeOnce();
+  assert.equal(stored().metadata?.ownerReferences, undefined);
+  node = { uid: "u-1" };
+  await hb.writeOnce();
+  assert.deepEqual(stored().metadata?.ownerReferences, [NODE_REF("u-1")]);
+  node = "unknown";
+  await hb.writeOnce();
+  assert.deepEqual(stored().metadata?.ownerReferences, [NODE_REF("u-1")]);
+  node = { uid: "u-2" };
+  await hb.writeOnce();
+  assert.deepEqual(stored().metadata?.ownerReferences, [NODE_REF("u-2")]);
+  node = "absent";
+  await hb.writeOnce();
+  assert.equal(stored().metadata?.ownerReferences, undefined);
+});
+
+Deno.test("HostHeartbeat.writeOnce() creates the Lease again at once when it was deleted (the garbage collector, or by hand)", async () => {
+  const leases = new MemoryLeases();
+  const hb = new HostHeartbeat({
+    leases,
+    host: "cp-1",
+    report: () => Promise.resolve(report("cp-1", [])),
+    node: () => ({ uid: "u-1" }),
+  });
+  await hb.writeOnce();
+  leases.store.clear();
+  // the replace answers 404: read again (nothing) and create, in the same call
+  leases.replace = () =>
+    Promise.reject(new KubeApiError("gone", { code: 404, reason: "NotFound" }));
+  await hb.writeOnce();
+  assert.deepEqual(
+    leases.store.get("kube-system/keelson-host-cp-1")?.metadata?.ownerReferences,
+    [NODE_REF("u-1")],
+  );
 });
