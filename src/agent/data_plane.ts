@@ -20,6 +20,7 @@ import { createLeaseApi } from "../kube/lease_api.ts";
 import type { Informer } from "../kube/ports.ts";
 import { readPoolUsage } from "../metrics/pool_usage.ts";
 import { HEARTBEAT_NAMESPACE } from "../status/host_report.ts";
+import { inventoryHosts } from "../status/retired_heartbeats.ts";
 import { VERSION } from "../version.ts";
 
 const CONFIG_TIMESTAMP_METRIC = "keelson_config_last_reload_success_timestamp_seconds";
@@ -129,10 +130,23 @@ export async function runVipHostController(
     events,
     handles: (s) => handlesService(config(), s),
     registry,
+    inventory: () => inventoryOf(config()),
   });
   await Promise.all([leases.run(signal), controller.run(signal)]);
   // bounded: pending Event writes get a short grace, then the stop goes on
   await events.close();
+}
+
+// the inventory's hosts, once per configuration (a reload brings a new object)
+const INVENTORIES = new WeakMap<Config, Set<string>>();
+
+function inventoryOf(config: Config): Set<string> {
+  let hosts = INVENTORIES.get(config);
+  if (!hosts) {
+    hosts = inventoryHosts(config.machines);
+    INVENTORIES.set(config, hosts);
+  }
+  return hosts;
 }
 
 async function metricValue(registry: Registry, name: string): Promise<number | undefined> {

@@ -14,6 +14,7 @@ import { KubeconfigError, resolveConnectionSettings } from "../kube/kubeconfig.t
 import { buildClusterStatus } from "../status/cluster_status.ts";
 import { formatStatusJson, formatStatusText } from "../status/format_status.ts";
 import { HEARTBEAT_NAMESPACE } from "../status/host_report.ts";
+import { inventoryHosts } from "../status/retired_heartbeats.ts";
 import { CONFIG_ENV } from "./check.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
@@ -30,11 +31,14 @@ const USAGE = `Usage: keelson status [--kubeconfig FILE | --config FILE] [--outp
 Shows every VIP with the Service using it, its pool, the host(s) serving it and the VRRP state
 on each host, plus the leader, each host's last heartbeat, version and reload state, and pool
 usage. Problems (no host, two hosts, a silent host, a failed reload) are listed first.
+With the inventory (--config), a silent host that is no longer in it is listed apart as retired,
+with the command that deletes its heartbeat, and is not a problem.
 
 Flags:
       --kubeconfig FILE   kubeconfig to use (else [kubernetes] kubeconfig of --config, else
                           $KUBECONFIG, else in-cluster)
-  -c, --config FILE       the inventory: its kubeconfig and leader-election Lease (env ${CONFIG_ENV})
+  -c, --config FILE       the inventory: its kubeconfig, leader-election Lease and machines
+                          (env ${CONFIG_ENV})
   -o, --output FORMAT     text (default) or json
   -h, --help              print this help
 
@@ -65,12 +69,15 @@ export async function statusCommand(args: string[]): Promise<number> {
   }
   let kubeconfig = values.kubeconfig;
   let lease = { namespace: "kube-system", name: "keelson" };
+  // the machines of the inventory tell a retired host from a silent one; without it, none is
+  let inventory: Set<string> | undefined;
   const configPath = values.config ?? readEnv(CONFIG_ENV);
   if (configPath) {
     try {
       const config = await loadConfigFile(configPath);
       kubeconfig ??= config.kubernetes.kubeconfig;
       lease = { namespace: config.leader_election.namespace, name: config.leader_election.name };
+      inventory = inventoryHosts(config.machines);
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       printError(`keelson status: ${error.message}`);
@@ -113,7 +120,13 @@ export async function statusCommand(args: string[]): Promise<number> {
     printError(`keelson status: ${message}`);
     return EXIT_INVALID;
   }
-  const status = buildClusterStatus({ services, leases, leaderLease, nowMs: Date.now() });
+  const status = buildClusterStatus({
+    services,
+    leases,
+    leaderLease,
+    nowMs: Date.now(),
+    inventory,
+  });
   print(
     output === "json" ? formatStatusJson(status) : formatStatusText(status, { color: useColor() }),
   );

@@ -2,7 +2,9 @@
  * The whole data plane in one model, built from what the API holds: every VIP with the
  * Service(s) using it, its pool, the hosts serving it and each host's VRRP state; the leader (from
  * its Lease); each host's heartbeat, version and reload state; pool usage; and the problems
- * (no host, two hosts, a silent host, a failing reload, no leader, a pool above 90 %).
+ * (no host, two hosts, a silent host, a failing reload, no leader, a pool above 90 %). Heartbeats
+ * of retired hosts (silent, no longer in the inventory: `retired_heartbeats.ts`) are listed apart
+ * and count for nothing else.
  * Pure: `keelson status` formats it, tests build it from objects in memory.
  *
  * @module
@@ -19,6 +21,7 @@ import {
   timeMs,
 } from "./heartbeats.ts";
 import type { HostReport } from "./host_report.ts";
+import { heartbeatCleanupCommand, splitRetired } from "./retired_heartbeats.ts";
 import { compareCodeUnits } from "../text/code_unit_order.ts";
 
 /** The annotation naming the pool a Service's address came from. */
@@ -74,6 +77,16 @@ export interface HostStatus {
   bgpDown: boolean;
 }
 
+/** A heartbeat left by a retired host: it counts for nothing; delete it with `cleanup`. */
+export interface RetiredHostStatus {
+  host: string;
+  lastHeartbeat: string | undefined;
+  /** Milliseconds since the last heartbeat. */
+  ageMs: number | undefined;
+  /** The command that deletes the Lease. */
+  cleanup: string;
+}
+
 /** One pool and family. */
 export interface PoolStatus {
   pool: string;
@@ -97,6 +110,10 @@ export interface ClusterStatus {
   leader: LeaderStatus;
   vips: VipStatus[];
   hosts: HostStatus[];
+  /** Heartbeats of retired hosts (silent, not in the inventory); empty without an inventory. */
+  retired: RetiredHostStatus[];
+  /** Whether the inventory was known (only then can a heartbeat be told retired). */
+  inventoryKnown: boolean;
   pools: PoolStatus[];
   /** One sentence per problem; empty when healthy. */
   problems: string[];
@@ -110,6 +127,11 @@ export interface StatusInput {
   /** The leader-election Lease; undefined when it does not exist. */
   leaderLease: V1Lease | undefined;
   nowMs: number;
+  /**
+   * The hosts of the inventory (`inventoryHosts`): a silent heartbeat of any other host is
+   * retired. Undefined when the inventory is not known: every silent host is then silent.
+   */
+  inventory?: ReadonlySet<string>;
 }
 
 /**
@@ -119,9 +141,12 @@ export interface StatusInput {
  */
 export function buildClusterStatus(input: StatusInput): ClusterStatus {
   const { nowMs } = input;
-  const heartbeats = input.leases.map(parseHeartbeatLease).filter((h): h is Heartbeat =>
-    h !== undefined
-  ).sort((a, b) => compareCodeUnits(a.host, b.host));
+  const { current: heartbeats, retired } = splitRetired(
+    input.leases.map(parseHeartbeatLease).filter((h): h is Heartbeat => h !== undefined)
+      .sort((a, b) => compareCodeUnits(a.host, b.host)),
+    nowMs,
+    input.inventory,
+  );
   const problems: string[] = [];
 
   const leader = leaderStatus(input.leaderLease, nowMs);
@@ -157,7 +182,11 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
       problems.push(
         `host ${h.host} is silent: no heartbeat for ${
           h.ageMs === undefined ? "ever" : formatAge(h.ageMs)
-        } (lease ${formatAge(h.leaseMs)})`,
+        } (lease ${formatAge(h.leaseMs)})` + (input.inventory === undefined
+          ? ` (if it was removed from the inventory: ${
+            heartbeatCleanupCommand(h.host)
+          }; --config tells retired hosts apart)`
+          : ""),
       );
     }
     if (h.reportError) {
@@ -267,7 +296,21 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
       );
     }
   }
-  return { now: new Date(nowMs).toISOString(), leader, vips, hosts, pools, problems };
+  return {
+    now: new Date(nowMs).toISOString(),
+    leader,
+    vips,
+    hosts,
+    retired: retired.map((h) => ({
+      host: h.host,
+      lastHeartbeat: h.renewMs === undefined ? undefined : new Date(h.renewMs).toISOString(),
+      ageMs: h.renewMs === undefined ? undefined : Math.max(0, nowMs - h.renewMs),
+      cleanup: heartbeatCleanupCommand(h.host),
+    })),
+    inventoryKnown: input.inventory !== undefined,
+    pools,
+    problems,
+  };
 }
 
 function forServices(r: VipStatus): string {

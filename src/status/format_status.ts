@@ -94,6 +94,22 @@ export function formatStatusText(status: ClusterStatus, options: FormatOptions):
   ));
   out.push("");
 
+  // heartbeats left by retired hosts: only when there are any, dimmed (nothing is wrong)
+  if (status.retired.length > 0) {
+    out.push(paint("bold", "Retired hosts") + paint("dim", " (not in the inventory, silent)"));
+    out.push(...table(
+      ["HOST", "LAST HEARTBEAT", "DELETE ITS HEARTBEAT WITH"],
+      status.retired.map((h) =>
+        [
+          h.host,
+          h.ageMs === undefined ? "never" : `${formatAge(h.ageMs)} ago`,
+          h.cleanup,
+        ].map((cell) => paint("dim", cell))
+      ),
+    ));
+    out.push("");
+  }
+
   out.push(paint("bold", "Pools"));
   out.push(...table(
     ["POOL", "FAMILY", "USED", "TOTAL", "FREE", "USE"],

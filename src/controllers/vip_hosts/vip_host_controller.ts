@@ -4,7 +4,9 @@
  * on the Services (`decide_vip_hosts.ts`) and exports `keelson_vip_serving_hosts{vip,service}`,
  * `keelson_vip_host_changes_total{vip,service}`, `keelson_vip_warnings_total{vip,service,reason}`
  * and `keelson_host_heartbeat_age_seconds{host}`. Runs only while this process leads; it writes
- * nothing but Events.
+ * nothing but Events. A heartbeat left by a retired host (silent, no longer in the inventory)
+ * counts for nothing here and has no age series (the missing-heartbeat alert reads it): only
+ * `keelson_host_heartbeat_retired{host}` shows it, until someone deletes the Lease.
  *
  * @module
  */
@@ -23,6 +25,7 @@ import {
   parseHeartbeatLease,
   servingHostsByVip,
 } from "../../status/heartbeats.ts";
+import { splitRetired } from "../../status/retired_heartbeats.ts";
 import { VIP_HOST_CHANGED, VipHostDecider, type VipObservation } from "./decide_vip_hosts.ts";
 
 /** Gauge name (also used by the monitoring rules). */
@@ -33,6 +36,8 @@ export const VIP_HOST_CHANGES_METRIC = "keelson_vip_host_changes_total";
 export const VIP_WARNINGS_METRIC = "keelson_vip_warnings_total";
 /** Seconds since each host's last heartbeat (leader only). */
 export const HEARTBEAT_AGE_METRIC = "keelson_host_heartbeat_age_seconds";
+/** 1 per heartbeat Lease left by a retired host (leader only). */
+export const HEARTBEAT_RETIRED_METRIC = "keelson_host_heartbeat_retired";
 
 /** What the controller reads and writes. */
 export interface VipHostControllerDeps {
@@ -43,6 +48,11 @@ export interface VipHostControllerDeps {
   /** Whether Keelson handles a Service (class filter). */
   handles: (service: V1Service) => boolean;
   registry: Registry;
+  /**
+   * The hosts of the inventory in force (`inventoryHosts`): a silent heartbeat of any other host
+   * is retired. @default () => undefined (nothing is retired)
+   */
+  inventory?: () => ReadonlySet<string> | undefined;
   /** Current time. @default Date.now */
   now?: () => number;
 }
@@ -81,6 +91,7 @@ export class VipHostController {
   #serving: Gauge<"vip" | "service">;
   #changes: Counter<"vip" | "service">;
   #age: Gauge<"host">;
+  #retired: Gauge<"host">;
   #warnings: Counter<"vip" | "service" | "reason">;
   #log = logger("controllers", "vip-hosts");
 
@@ -108,6 +119,19 @@ export class VipHostController {
         new Gauge({
           name: HEARTBEAT_AGE_METRIC,
           help: "Seconds since each host last renewed its heartbeat Lease (leader only).",
+          labelNames: ["host"],
+          registers: [deps.registry],
+        }),
+    );
+    this.#retired = declareOnce(
+      deps.registry,
+      HEARTBEAT_RETIRED_METRIC,
+      () =>
+        new Gauge({
+          name: HEARTBEAT_RETIRED_METRIC,
+          help: "1 for each heartbeat Lease left by a host no longer in the inventory, silent " +
+            "(leader only): it counts for nothing; delete it with kubectl -n kube-system " +
+            "delete lease keelson-host-<host>.",
           labelNames: ["host"],
           registers: [deps.registry],
         }),
@@ -142,8 +166,11 @@ export class VipHostController {
    */
   evaluate(): VipObservation[] {
     const now = (this.#deps.now ?? Date.now)();
-    const heartbeats = this.#deps.leases.list().map(parseHeartbeatLease).filter((h) =>
-      h !== undefined
+    // a retired host's heartbeat counts for nothing: not served by it, not silent, not aged
+    const { current: heartbeats, retired } = splitRetired(
+      this.#deps.leases.list().map(parseHeartbeatLease).filter((h) => h !== undefined),
+      now,
+      this.#deps.inventory?.(),
     );
     const hostsByVip = servingHostsByVip(heartbeats, now);
     const silentByVip = lastSeenOnSilentHosts(heartbeats, now);
@@ -153,6 +180,8 @@ export class VipHostController {
         this.#age.set({ host: h.host }, Math.max(0, (now - h.renewMs) / 1000));
       }
     }
+    this.#retired.reset();
+    for (const h of retired) this.#retired.set({ host: h.host }, 1);
     // nobody reports a data plane (no keepalived under Keelson): nothing to judge, no Warnings,
     // and no reason to read every Service (this runs after every Service event)
     if (!anyDataPlaneReported(heartbeats)) {
@@ -246,6 +275,7 @@ export class VipHostController {
       for (const u of unsubscribe) u();
       this.#serving.reset();
       this.#age.reset();
+      this.#retired.reset();
     }
   }
 }

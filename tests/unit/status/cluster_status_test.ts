@@ -71,7 +71,9 @@ Deno.test("buildClusterStatus(): no host, two hosts, a silent host, a failed rel
   assert.deepEqual(status.problems, [
     "no leader: cp-1_abc stopped renewing the Lease",
     "host cp-1: the last configuration reload failed",
-    "host cp-3 is silent: no heartbeat for 20s (lease 15s)",
+    "host cp-3 is silent: no heartbeat for 20s (lease 15s) (if it was removed from the " +
+    "inventory: kubectl -n kube-system delete lease keelson-host-cp-3; --config tells retired " +
+    "hosts apart)",
     "VIP 10.0.0.150 (shop/web) was last reported on cp-3, which went silent: whether it is served is unknown",
     "VIP 10.0.0.151 (shop/api) is served by 2 hosts (split brain): cp-1, cp-2",
     "pool lan (IPv4) is 100% used (10 of 10)",
@@ -157,4 +159,61 @@ Deno.test("buildClusterStatus(): a BGP VIP no host announces is served by no hos
     nowMs: NOW,
   });
   assert.deepEqual(status.vips.map((v) => [v.vip, v.problem]), [["10.0.30.10", "no-host"]]);
+});
+
+Deno.test("buildClusterStatus(): with the inventory, a silent host no longer in it is retired: listed apart, no problem, its VIPs not counted", () => {
+  const input = {
+    services: [lbService("shop", "web", ["10.0.0.150"]), lbService("shop", "api", ["10.0.0.151"])],
+    leases: [
+      heartbeatLease("cp-1", report("cp-1", ["10.0.0.150"], { all: ALL })),
+      heartbeatLease("cp-2", report("cp-2", ["10.0.0.151"], { all: ALL })),
+      // removed from the inventory; its last report still lists both VIPs
+      heartbeatLease("cp-9", report("cp-9", ALL, { all: ALL }), 3 * 86_400_000),
+    ],
+    leaderLease: leaderLease("cp-1_abc"),
+    nowMs: NOW,
+  };
+  const status = buildClusterStatus({ ...input, inventory: new Set(["cp-1", "cp-2"]) });
+  assert.deepEqual(status.problems, []);
+  assert.equal(status.inventoryKnown, true);
+  assert.deepEqual(status.hosts.map((h) => h.host), ["cp-1", "cp-2"]);
+  assert.deepEqual(status.retired, [{
+    host: "cp-9",
+    lastHeartbeat: "2025-12-29T12:00:00.000Z",
+    ageMs: 3 * 86_400_000,
+    cleanup: "kubectl -n kube-system delete lease keelson-host-cp-9",
+  }]);
+  assert.deepEqual(status.vips.map((v) => [v.vip, v.hosts, v.lastSeenOn, v.problem]), [
+    ["10.0.0.150", ["cp-1"], [], undefined],
+    ["10.0.0.151", ["cp-2"], [], undefined],
+  ]);
+
+  // without the inventory the same Lease is a silent host, with the way out in its problem line
+  const blind = buildClusterStatus(input);
+  assert.equal(blind.inventoryKnown, false);
+  assert.deepEqual(blind.retired, []);
+  assert.equal(blind.hosts.find((h) => h.host === "cp-9")?.silent, true);
+  assert.match(blind.problems.join("\n"), /host cp-9 is silent: .*delete lease keelson-host-cp-9/);
+
+  // a host of the inventory that went silent is still a problem, not retired
+  const missing = buildClusterStatus({ ...input, inventory: new Set(["cp-1", "cp-2", "cp-9"]) });
+  assert.deepEqual(missing.retired, []);
+  assert.deepEqual(missing.problems, [
+    "host cp-9 is silent: no heartbeat for 3d00h (lease 15s)",
+  ]);
+});
+
+Deno.test("buildClusterStatus(): a host removed from the inventory but still renewing counts (it may still hold VIPs)", () => {
+  const status = buildClusterStatus({
+    services: [lbService("shop", "web", ["10.0.0.150"])],
+    leases: [
+      heartbeatLease("cp-1", report("cp-1", ["10.0.0.150"])),
+      heartbeatLease("cp-9", report("cp-9", ["10.0.0.150"])),
+    ],
+    leaderLease: leaderLease("cp-1_abc"),
+    nowMs: NOW,
+    inventory: new Set(["cp-1"]),
+  });
+  assert.deepEqual(status.retired, []);
+  assert.equal(status.vips[0]!.problem, "split-brain");
 });

@@ -72,6 +72,38 @@ Deno.test("formatStatusText(): problems in red when colours are on, listed first
   assert.deepEqual(lines.map(strip), plain);
 });
 
+Deno.test("formatStatusText(): retired hosts apart and dimmed, with the command that deletes their heartbeat; none, no section", () => {
+  const status = buildClusterStatus({
+    services: [lbService("shop", "web", ["10.0.0.150"])],
+    leases: [
+      heartbeatLease("cp-1", report("cp-1", ["10.0.0.150"])),
+      heartbeatLease("cp-9", report("cp-9", ["10.0.0.150"]), 7_200_000),
+    ],
+    leaderLease: leaderLease("cp-1_abc"),
+    nowMs: NOW,
+    inventory: new Set(["cp-1"]),
+  });
+  const plain = formatStatusText(status, { color: false });
+  assert.match(plain, /^Healthy: /m);
+  assert.match(
+    plain,
+    new RegExp(
+      [
+        "Retired hosts \\(not in the inventory, silent\\)",
+        "  HOST  LAST HEARTBEAT  DELETE ITS HEARTBEAT WITH",
+        "  cp-9  2h00m ago       kubectl -n kube-system delete lease keelson-host-cp-9",
+        "",
+        "Pools",
+      ].join("\n"),
+    ),
+  );
+  assert.doesNotMatch(plain.split("Retired hosts")[0]!, /cp-9/);
+  const coloured = formatStatusText(status, { color: true });
+  assert.match(coloured, /\x1b\[2mcp-9\x1b\[0m/);
+  assert.doesNotMatch(coloured, /\x1b\[31m/);
+  assert.doesNotMatch(formatStatusText(healthy(), { color: false }), /Retired/);
+});
+
 Deno.test("formatStatusJson() is the model itself", () => {
   const status = healthy();
   assert.deepEqual(JSON.parse(formatStatusJson(status)), JSON.parse(JSON.stringify(status)));

@@ -5,7 +5,7 @@ import { VipHostController } from "../../../../src/controllers/vip_hosts/vip_hos
 import { FakeEventRecorder, FakeInformer } from "../../_fakes/fake_cluster.ts";
 import { heartbeatLease, lbService, NOW, report } from "../../status/_leases.ts";
 
-function setup() {
+function setup(inventory?: Set<string>) {
   const services = new FakeInformer<V1Service>();
   const leases = new FakeInformer<V1Lease>();
   const events = new FakeEventRecorder();
@@ -17,6 +17,7 @@ function setup() {
     events,
     handles: (s) => s.metadata?.name !== "other-class",
     registry,
+    inventory: () => inventory,
     now: () => now,
   }, { graceMs: 3000 });
   return { services, leases, events, registry, controller, advance: (ms: number) => now += ms };
@@ -140,4 +141,44 @@ Deno.test("VipHostController: a VIP announced over BGP by several hosts is ECMP,
     await registry.metrics(),
     /keelson_vip_serving_hosts\{vip="10.0.30.10",service="shop\/bgp"\} 2/,
   );
+});
+
+Deno.test("VipHostController: a retired host's heartbeat has no age series, no unknown VIP, no Warning; the retired gauge names it", async () => {
+  const { services, leases, events, registry, controller, advance } = setup(new Set(["cp-1"]));
+  services.upsert(lbService("shop", "web", ["10.0.0.150"]));
+  leases.upsert(heartbeatLease("cp-1", report("cp-1", ["10.0.0.150"], { all: ["10.0.0.150"] })));
+  // removed from the inventory and powered off days ago: its Lease stayed, still listing the VIP
+  leases.upsert(
+    heartbeatLease("cp-9", report("cp-9", ["10.0.0.150"], { all: ["10.0.0.150"] }), 86_400_000),
+  );
+  const seen = controller.evaluate();
+  assert.deepEqual(seen.map((o) => [o.vip, o.hosts, o.lastSeenOn]), [["10.0.0.150", ["cp-1"], []]]);
+  const metrics = await registry.metrics();
+  assert.match(metrics, /keelson_host_heartbeat_age_seconds\{host="cp-1"\} 1\n/);
+  assert.doesNotMatch(metrics, /keelson_host_heartbeat_age_seconds\{host="cp-9"\}/);
+  assert.match(metrics, /keelson_host_heartbeat_retired\{host="cp-9"\} 1\n/);
+  assert.doesNotMatch(metrics, /keelson_host_heartbeat_retired\{host="cp-1"\}/);
+  advance(5000);
+  leases.upsert(
+    heartbeatLease("cp-1", report("cp-1", ["10.0.0.150"], { all: ["10.0.0.150"] }), -5000),
+  );
+  controller.evaluate();
+  assert.deepEqual(events.events, []);
+
+  // the Lease deleted by hand: the retired series goes with it
+  leases.remove("kube-system/keelson-host-cp-9");
+  controller.evaluate();
+  assert.doesNotMatch(await registry.metrics(), /keelson_host_heartbeat_retired\{/);
+});
+
+Deno.test("VipHostController: without an inventory (or for a host of it) a silent heartbeat keeps its age series", async () => {
+  for (const inventory of [undefined, new Set(["cp-1", "cp-9"])]) {
+    const { leases, registry, controller } = setup(inventory);
+    leases.upsert(heartbeatLease("cp-1", report("cp-1", [], { all: ["10.0.0.150"] })));
+    leases.upsert(heartbeatLease("cp-9", report("cp-9", []), 60_000));
+    controller.evaluate();
+    const metrics = await registry.metrics();
+    assert.match(metrics, /keelson_host_heartbeat_age_seconds\{host="cp-9"\} 60\n/);
+    assert.doesNotMatch(metrics, /keelson_host_heartbeat_retired\{/);
+  }
 });
