@@ -1,0 +1,108 @@
+/**
+ * `keelson status` against a real kube-apiserver holding a heartbeat Lease left by a host that is
+ * no longer in the inventory: with `--config` it is listed as retired (with the command that
+ * deletes it) and the cluster is healthy (exit 0); without the inventory it is a silent host
+ * (exit 3) whose problem line names the same command; deleted with that command, it is gone.
+ */
+import assert from "node:assert/strict";
+import type { V1Lease } from "@kubernetes/client-node";
+import { fileURLToPath } from "node:url";
+import { integrationTest, startControlPlane } from "./_harness/control_plane.ts";
+import type { ClusterStatus } from "../../src/status/cluster_status.ts";
+import { encodeHostReport } from "../../src/status/host_report.ts";
+import { report } from "../unit/status/_leases.ts";
+
+const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
+const LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases";
+
+const INVENTORY = `
+[cluster]
+name = "status"
+
+[keepalived]
+enabled = false
+
+[[machines]]
+name = "cp-1"
+role = "control-plane"
+zone = "z1"
+region = "r1"
+internal_ips = ["10.0.0.11"]
+`;
+
+/** A MicroTime as the API wants it (microseconds). */
+const microTime = (ms: number) =>
+  new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z") as unknown as Date;
+
+function heartbeat(host: string, ageMs: number): V1Lease {
+  return {
+    metadata: {
+      name: `keelson-host-${host}`,
+      labels: { "keelson.io/heartbeat": "true" },
+      annotations: { "keelson.io/data-plane": encodeHostReport(report(host, [])) },
+    },
+    spec: {
+      holderIdentity: host,
+      leaseDurationSeconds: 15,
+      renewTime: microTime(Date.now() - ageMs),
+    },
+  };
+}
+
+async function status(args: string[]): Promise<{ code: number; status: ClusterStatus }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", MAIN, "status", "-o", "json", ...args],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  assert.ok(out.code === 0 || out.code === 3, new TextDecoder().decode(out.stderr));
+  return { code: out.code, status: JSON.parse(new TextDecoder().decode(out.stdout)) };
+}
+
+integrationTest(
+  "keelson status: a removed host's heartbeat is retired with --config (exit 0), silent without (exit 3)",
+  async () => {
+    await using cp = await startControlPlane();
+    const dir = await Deno.makeTempDir({ prefix: "keelson-status-retired-" });
+    try {
+      const config = `${dir}/keelson.toml`;
+      await Deno.writeTextFile(config, INVENTORY);
+      const kubeconfig = ["--kubeconfig", cp.tokenKubeconfigPath];
+      await cp.requestOk("POST", LEASES, {
+        metadata: { name: "keelson" },
+        spec: {
+          holderIdentity: "cp-1_x",
+          leaseDurationSeconds: 15,
+          renewTime: microTime(Date.now()),
+        },
+      });
+      await cp.requestOk("POST", LEASES, heartbeat("cp-1", 0));
+      await cp.requestOk("POST", LEASES, heartbeat("cp-9", 3_600_000));
+
+      const known = await status([...kubeconfig, "--config", config]);
+      assert.equal(known.code, 0, JSON.stringify(known.status.problems));
+      assert.deepEqual(known.status.hosts.map((h) => h.host), ["cp-1"]);
+      assert.deepEqual(known.status.retired.map((h) => [h.host, h.cleanup]), [
+        ["cp-9", "kubectl -n kube-system delete lease keelson-host-cp-9"],
+      ]);
+
+      const blind = await status(kubeconfig);
+      assert.equal(blind.code, 3);
+      assert.deepEqual(blind.status.retired, []);
+      assert.deepEqual(blind.status.problems, [
+        "host cp-9 is silent: no heartbeat for 1h00m (lease 15s) (if it was removed from the " +
+        "inventory: kubectl -n kube-system delete lease keelson-host-cp-9; --config tells retired " +
+        "hosts apart)",
+      ]);
+
+      // the command shown, as the admin runs it (kubectl's DELETE)
+      await cp.requestOk("DELETE", `${LEASES}/keelson-host-cp-9`);
+      const cleaned = await status(kubeconfig);
+      assert.equal(cleaned.code, 0, JSON.stringify(cleaned.status.problems));
+      assert.deepEqual(cleaned.status.hosts.map((h) => h.host), ["cp-1"]);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
