@@ -21,7 +21,7 @@ import {
   HOST_REPORT_ANNOTATION,
   type HostReport,
 } from "../status/host_report.ts";
-import { isConflict, isNotFound } from "./ports.ts";
+import { isConflict, isNotFound, KubeApiError } from "./ports.ts";
 import type { LeaseApi } from "./lease_api.ts";
 import { delay } from "./delay.ts";
 import { Wakeable } from "./wakeable_delay.ts";
@@ -55,6 +55,13 @@ export function heartbeatOwnerReferences(
   return references.length > 0 ? references : undefined;
 }
 
+/**
+ * After a write that changed the owner references was refused (403: an older deploy/rbac.yaml
+ * without `delete` on Leases, where OwnerReferencesPermissionEnforcement is on), how long the
+ * heartbeat leaves them as they are before it tries again: the heartbeat itself must not stop.
+ */
+export const OWNER_RETRY_MS = 10 * 60_000;
+
 /** Options of `HostHeartbeat`. */
 export interface HostHeartbeatOptions {
   leases: LeaseApi;
@@ -83,6 +90,8 @@ export class HostHeartbeat {
   #current: V1Lease | undefined;
   #wakeable = new Wakeable();
   #lastError = "";
+  /** Until when (ms) owner references are left as they are, after a refused change. */
+  #ownerRefusedUntil = 0;
   /** Time of the last successful write (ms), for health and tests. */
   lastWriteMs = 0;
 
@@ -133,15 +142,21 @@ export class HostHeartbeat {
     const namespace = this.#options.namespace ?? "kube-system";
     const name = heartbeatLeaseName(host);
     const annotation = encodeHostReport(await this.#options.report());
-    const now = new V1MicroTime((this.#options.now ?? Date.now)());
+    const nowMs = (this.#options.now ?? Date.now)();
+    const now = new V1MicroTime(nowMs);
     for (let attempt = 0; attempt < 3; attempt++) {
       this.#current ??= await leases.read(namespace, name);
       const base = this.#current;
+      const node = nowMs < this.#ownerRefusedUntil
+        ? "unknown"
+        : (this.#options.node ?? (() => "unknown" as const))();
       const ownerReferences = heartbeatOwnerReferences(
         base?.metadata?.ownerReferences,
         host,
-        (this.#options.node ?? (() => "unknown" as const))(),
+        node,
       );
+      const ownersChanged = JSON.stringify(ownerReferences ?? []) !==
+        JSON.stringify(base?.metadata?.ownerReferences ?? []);
       const metadata = { ...(base?.metadata ?? {}) };
       delete metadata.ownerReferences;
       const lease: V1Lease = {
@@ -171,6 +186,18 @@ export class HostHeartbeat {
         return;
       } catch (error) {
         this.#current = undefined;
+        if (
+          ownersChanged && error instanceof KubeApiError && error.code === 403 && attempt < 2
+        ) {
+          // the owner change was refused, maybe not the heartbeat: write it without the change
+          this.#ownerRefusedUntil = nowMs + OWNER_RETRY_MS;
+          this.#log.warn(
+            "Cannot name Node {host} as owner of heartbeat Lease {name} (apply deploy/rbac.yaml " +
+              "again: it grants delete on Leases for that): {error}",
+            { host, name, error: error.message },
+          );
+          continue;
+        }
         // someone else wrote it (a previous run of this host), or deleted it (by hand, or the
         // garbage collector after its owner Node went): read it again and retry
         if (!(isConflict(error) || isNotFound(error)) || attempt === 2) throw error;

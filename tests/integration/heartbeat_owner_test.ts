@@ -4,7 +4,8 @@
  * names it as owner (as kubelet's node Leases), a host without a Node (a control-plane host
  * without kubelet) names none, a Node that appears later is named on the next renew, and a Node
  * recreated with a new uid is followed — each written with the host's own credential; and the
- * `delete` that OwnerReferencesPermissionEnforcement requires reaches the host's own Lease only.
+ * `delete` that OwnerReferencesPermissionEnforcement requires reaches the host's own Lease only;
+ * with an older rbac.yaml (no `delete`) the owner change is refused and the heartbeat still renews.
  *
  * No kube-controller-manager runs here, so the garbage collector that deletes the Lease with its
  * Node is not exercised: these tests pin the reference it acts on.
@@ -195,6 +196,56 @@ integrationTest(
             n1Token,
           );
           assert.equal(own.status, 200, JSON.stringify(own.body));
+        },
+      );
+
+      await t.step(
+        "with an older rbac.yaml (no delete on Leases) the owner change is refused but the heartbeat is still renewed",
+        async () => {
+          const role = "/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/roles/" +
+            "keelson-leader-election";
+          await cp.requestOk("PATCH", role, [{
+            op: "replace",
+            path: "/rules/0/verbs",
+            value: ["get", "list", "watch", "create", "update"],
+          }], "application/json-patch+json");
+          const cert = await clientCertificate(cp, "keelson:host:cp-8", "keelson:hosts");
+          await using host = await startHost(cp, dir, "cp-8", {
+            clientCertificatePem: cert.cert,
+            clientKeyPem: cert.key,
+          });
+          await host.heartbeat.writeOnce();
+          const node = await registerNode(cp, "cp-8");
+          await waitFor(() => Promise.resolve(host.nodeUid() === node.metadata!.uid), {
+            timeoutMs: 30_000,
+            message: "the Node cache to hold cp-8",
+          });
+          // RBAC changes reach the authorizer through its informer: wait until it says no
+          await waitFor(async () => {
+            const review = await cp.requestOk<{ status: { allowed: boolean } }>(
+              "POST",
+              "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+              {
+                spec: {
+                  user: "keelson:host:cp-8",
+                  groups: ["keelson:hosts"],
+                  resourceAttributes: {
+                    namespace: "kube-system",
+                    verb: "delete",
+                    group: "coordination.k8s.io",
+                    resource: "leases",
+                    name: "keelson-host-cp-8",
+                  },
+                },
+              },
+            );
+            return !review.status.allowed;
+          }, { timeoutMs: 30_000, message: "delete on Leases to be withdrawn" });
+          const before = await cp.requestOk<V1Lease>("GET", `${LEASES}/keelson-host-cp-8`);
+          await host.heartbeat.writeOnce();
+          const after = await cp.requestOk<V1Lease>("GET", `${LEASES}/keelson-host-cp-8`);
+          assert.notEqual(after.spec?.renewTime, before.spec?.renewTime, "renewed");
+          assert.equal(after.metadata?.ownerReferences, undefined);
         },
       );
     } finally {

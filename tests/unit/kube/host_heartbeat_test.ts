@@ -177,3 +177,47 @@ Deno.test("HostHeartbeat.writeOnce() creates the Lease again at once when it was
     [NODE_REF("u-1")],
   );
 });
+
+Deno.test("HostHeartbeat.writeOnce(): an owner change refused (403, older RBAC) still renews, and is tried again later", async () => {
+  const leases = new MemoryLeases();
+  let now = Date.parse("2026-01-01T00:00:00Z");
+  let node: HostNode = "absent";
+  const hb = new HostHeartbeat({
+    leases,
+    host: "cp-1",
+    report: () => Promise.resolve(report("cp-1", [])),
+    node: () => node,
+    now: () => now,
+  });
+  await hb.writeOnce();
+  // OwnerReferencesPermissionEnforcement without delete on Leases: owner changes are refused
+  const replace = leases.replace.bind(leases);
+  let refused = 0;
+  leases.replace = (lease: V1Lease) => {
+    const stored = leases.store.get("kube-system/keelson-host-cp-1");
+    const changed = JSON.stringify(lease.metadata?.ownerReferences ?? []) !==
+      JSON.stringify(stored?.metadata?.ownerReferences ?? []);
+    if (changed) {
+      refused++;
+      return Promise.reject(
+        new KubeApiError("cannot set an ownerRef on a resource you can't delete", { code: 403 }),
+      );
+    }
+    return replace(lease);
+  };
+  node = { uid: "u-1" };
+  now += 5000;
+  await hb.writeOnce();
+  const stored = () => leases.store.get("kube-system/keelson-host-cp-1")!;
+  assert.equal(new Date(stored().spec!.renewTime!).toISOString(), "2026-01-01T00:00:05.000Z");
+  assert.equal(stored().metadata?.ownerReferences, undefined);
+  assert.equal(refused, 1);
+  // the next renews do not ask again until OWNER_RETRY_MS passed
+  now += 5000;
+  await hb.writeOnce();
+  assert.equal(refused, 1);
+  leases.replace = replace; // RBAC applied again
+  now += 10 * 60_000;
+  await hb.writeOnce();
+  assert.deepEqual(stored().metadata?.ownerReferences, [NODE_REF("u-1")]);
+});
