@@ -187,9 +187,11 @@ export class HostHeartbeat {
       } catch (error) {
         this.#current = undefined;
         if (
-          ownersChanged && error instanceof KubeApiError && error.code === 403 && attempt < 2
+          base && ownersChanged && error instanceof KubeApiError && error.code === 403 &&
+          attempt < 2
         ) {
           // the owner change was refused, maybe not the heartbeat: write it without the change
+          // (only an update: the admission plugin lets whoever creates an object name its owner)
           this.#ownerRefusedUntil = nowMs + OWNER_RETRY_MS;
           this.#log.warn(
             "Cannot name Node {host} as owner of heartbeat Lease {name} (apply deploy/rbac.yaml " +
