@@ -246,6 +246,18 @@ integrationTest(
           const after = await cp.requestOk<V1Lease>("GET", `${LEASES}/keelson-host-cp-8`);
           assert.notEqual(after.spec?.renewTime, before.spec?.renewTime, "renewed");
           assert.equal(after.metadata?.ownerReferences, undefined);
+
+          // a create may name the owner all the same (the plugin checks changes of existing objects)
+          const cp7 = await registerNode(cp, "cp-7");
+          const cert7 = await clientCertificate(cp, "keelson:host:cp-7", "keelson:hosts");
+          await using host7 = await startHost(cp, dir, "cp-7", {
+            clientCertificatePem: cert7.cert,
+            clientKeyPem: cert7.key,
+          });
+          await host7.heartbeat.writeOnce();
+          assert.deepEqual(await ownerReferences(cp, "cp-7"), [
+            { apiVersion: "v1", kind: "Node", name: "cp-7", uid: cp7.metadata!.uid },
+          ]);
         },
       );
     } finally {
