@@ -32,6 +32,8 @@ export interface HeartbeatStart {
   /** The provider's view of this host's data plane; undefined on a host that announces nothing. */
   dataPlane: HostDataPlane | undefined;
   reloadOk: () => boolean;
+  /** Start-only settings the file changed since start (`RestartRequired`). @default none */
+  restartRequired?: () => string[];
   signal: AbortSignal;
 }
 
@@ -48,6 +50,7 @@ export function startHeartbeat(options: HeartbeatStart): Promise<void> {
     report: async () => {
       const snapshot = options.dataPlane?.snapshot() ?? { instances: [], vips: [] };
       const at = await metricValue(options.registry, CONFIG_TIMESTAMP_METRIC);
+      const restart = options.restartRequired?.() ?? [];
       return {
         v: 1,
         host: options.host,
@@ -58,6 +61,7 @@ export function startHeartbeat(options: HeartbeatStart): Promise<void> {
           ok: options.reloadOk(),
           ...(at ? { at: new Date(at * 1000).toISOString() } : {}),
           keepalived: options.dataPlane?.lastApply() ?? "none",
+          ...(restart.length > 0 ? { restart } : {}),
         },
         pools: await readPoolUsage(options.registry),
         ...(snapshot.bgp ? { bgp: snapshot.bgp } : {}),

@@ -36,6 +36,7 @@ async function setup(options: { healthy?: () => boolean; cp?: () => boolean } = 
   const endpoints = new Map<string, string[]>();
   const announcer = new BirdAnnouncer({
     config: () => config,
+    configFile: config.bgp!.config_file,
     host: "cp-1",
     applier,
     readPasswords: () => Promise.resolve(new Map()),
@@ -171,6 +172,7 @@ Deno.test("a rotated password applies at the next sync; a broken file keeps the 
   let files = new Map([["/k/tor-a", "first-key"]]);
   const announcer = new BirdAnnouncer({
     config: () => config,
+    configFile: config.bgp!.config_file,
     host: "cp-1",
     applier,
     readPasswords: () => Promise.resolve(files),

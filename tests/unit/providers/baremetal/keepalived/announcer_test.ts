@@ -40,6 +40,7 @@ Deno.test("KeepalivedAnnouncer.sync() applies inventory changes before any Servi
     });
     const announcer = new KeepalivedAnnouncer({
       config: () => config,
+      configFile: config.keepalived.config_file,
       host: "cp-1",
       applier: {
         apply: (text) => {
@@ -74,6 +75,7 @@ Deno.test("KeepalivedAnnouncer.sync() renders once for a burst of calls", async 
   const applied: string[] = [];
   const announcer = new KeepalivedAnnouncer({
     config: () => config,
+    configFile: config.keepalived.config_file,
     host: "cp-1",
     applier: {
       apply: (text) => {
@@ -118,6 +120,7 @@ Deno.test("KeepalivedAnnouncer skips a hostile Service address, applies the rest
   }));
   const announcer = new KeepalivedAnnouncer({
     config: () => config,
+    configFile: config.keepalived.config_file,
     host: "cp-1",
     registry,
     applier: {
