@@ -31,9 +31,9 @@ export interface StartOnlySetting {
 /** One start-only setting whose value in the file differs from the running one. */
 export interface PendingRestart {
   name: string;
-  /** The running value, as JSON text (`(unset)` when absent). */
+  /** The running value as text: a string bare, others as JSON, `(unset)` when absent. */
   was: string;
-  /** The file's value, as JSON text. */
+  /** The file's value, as text. */
   now: string;
 }
 
@@ -201,6 +201,8 @@ function isTable(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
+/** Strings bare (the log quotes the whole list once), anything else as JSON. */
 function show(value: unknown): string {
-  return value === null ? "(unset)" : JSON.stringify(value);
+  if (value === null) return "(unset)";
+  return typeof value === "string" && value !== "" ? value : JSON.stringify(value);
 }

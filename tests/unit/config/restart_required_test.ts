@@ -60,7 +60,7 @@ Deno.test("RestartRequired: a changed socket warns with both values, sets the ga
     assert.equal(warnings.length, 1);
     assert.match(
       warnings[0]!,
-      /\[bgp\] socket "\/run\/bird\/bird\.ctl" -> "\/run\/bird2\/bird\.ctl"/,
+      /\[bgp\] socket \/run\/bird\/bird\.ctl -> \/run\/bird2\/bird\.ctl/,
     );
     assert.match(warnings[0]!, /restart keelson to apply/);
     assert.doesNotMatch(warnings[0]!, /tor-a|password/, "nothing about peers or their keys");

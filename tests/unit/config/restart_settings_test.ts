@@ -77,7 +77,7 @@ Deno.test("pendingRestart() names each start-only setting the file changed, with
     {
       what: "[bgp] socket",
       edit: set("bgp", 'socket = "/run/bird2/bird.ctl"'),
-      want: ['[bgp] socket "/run/bird/bird.ctl" -> "/run/bird2/bird.ctl"'],
+      want: ["[bgp] socket /run/bird/bird.ctl -> /run/bird2/bird.ctl"],
     },
     {
       what: "[bgp] socket on a host without BIRD",
@@ -88,7 +88,7 @@ Deno.test("pendingRestart() names each start-only setting the file changed, with
     {
       what: "[bgp] config_file and check_command",
       edit: set("bgp", 'config_file = "/etc/bird/k.conf"\ncheck_command = ["bird", "-p", "-c"]'),
-      want: ['[bgp] config_file "/etc/keelson/bird/keelson.conf" -> "/etc/bird/k.conf"'],
+      want: ["[bgp] config_file /etc/keelson/bird/keelson.conf -> /etc/bird/k.conf"],
     },
     {
       what: "[bgp] removed: BIRD no longer wanted, its paths not compared",
@@ -107,9 +107,9 @@ Deno.test("pendingRestart() names each start-only setting the file changed, with
       what: "keepalived file paths",
       edit: set("keepalived", 'config_file = "/etc/keepalived/k.conf"\npid_file = "/run/k.pid"'),
       want: [
-        '[keepalived] config_file "/etc/keepalived/conf.d/keelson.conf" -> ' +
-        '"/etc/keepalived/k.conf"',
-        '[keepalived] pid_file "/run/keepalived.pid" -> "/run/k.pid"',
+        "[keepalived] config_file /etc/keepalived/conf.d/keelson.conf -> " +
+        "/etc/keepalived/k.conf",
+        "[keepalived] pid_file /run/keepalived.pid -> /run/k.pid",
       ],
     },
     {
@@ -127,11 +127,11 @@ Deno.test("pendingRestart() names each start-only setting the file changed, with
           set("controllers", 'enabled = ["*", "-route"]'),
         ].reduce((text, f) => f(text), t).replace('name = "dc1"', 'name = "dc2"'),
       want: [
-        '[cluster] name "dc1" -> "dc2"',
-        '[kubernetes] kubeconfig (unset) -> "/etc/keelson/kc"',
+        "[cluster] name dc1 -> dc2",
+        "[kubernetes] kubeconfig (unset) -> /etc/keelson/kc",
         "[kubernetes] qps 20 -> 50",
-        '[leader_election] lease_duration "15s" -> "20s"',
-        '[server] listen "127.0.0.1:10258" -> "127.0.0.1:10300"',
+        "[leader_election] lease_duration 15s -> 20s",
+        "[server] listen 127.0.0.1:10258 -> 127.0.0.1:10300",
         '[controllers] enabled ["*"] -> ["*","-route"]',
       ],
     },
@@ -149,7 +149,7 @@ Deno.test("pendingRestart() names each start-only setting the file changed, with
     {
       what: "control-plane VIP switched to BGP",
       edit: set("control_plane", 'announce = "bgp"'),
-      want: ['[control_plane] announce "vrrp" -> "bgp"'],
+      want: ["[control_plane] announce vrrp -> bgp"],
     },
     {
       what: "control-plane VIP removed: applies at once",
