@@ -14,7 +14,9 @@
  *   (uninitialized taint, provided node IP): wall until all are initialized;
  * - `mixed N`: N Nodes and N Services at once: wall until all are done;
  * - `idle`: one Service every 300 ms, 50 of them: time from creation to ingress, p50/p99;
- * - `idle-nodes`: one Node every 300 ms, 50 of them: time from registration to initialized.
+ * - `idle-nodes`: one Node every 300 ms, 50 of them: time from registration to initialized; with
+ *   `KEELSON_PEERS_CAPTURE=1` also the per-Node figures from a loopback packet capture
+ *   (`_wire_capture.ts`: the agent's reaction and the apiserver's share).
  * Peak RSS is the process's VmHWM at the end of each run.
  *
  * Run: `deno task bench peers [scenario ...]` (see tests/bench/README.md).
@@ -33,6 +35,7 @@ import { servicesInventory } from "../services_bench.ts";
 import { bundleKeelson } from "../_bundle.ts";
 import { processMemory } from "../_process_stats.ts";
 import { lbService } from "../_lb_service.ts";
+import { startWireCapture, type WireFigures } from "./_wire_capture.ts";
 
 /** The equal budget both run with (upstream CCM defaults). */
 const QPS = 20;
@@ -73,6 +76,8 @@ export interface RunResult {
   wallMs?: number;
   /** Per-object latency (idle). */
   latency?: { p50: number; p99: number };
+  /** Per-Node figures from a packet capture (idle-nodes with KEELSON_PEERS_CAPTURE=1). */
+  wire?: WireFigures;
   /** VmHWM at the end, in MB. */
   peakRssMb: number;
   /** user + system CPU over the scenario, in seconds. */
@@ -334,6 +339,9 @@ export async function runOnce(
         { length: scenario.n },
         (_, i) => `node-${String(i).padStart(5, "0")}`,
       );
+      const capture = Deno.env.get("KEELSON_PEERS_CAPTURE") === "1"
+        ? await startWireCapture()
+        : undefined;
       for (const [i, name] of names.entries()) {
         await registerNode(cp, name, { providedNodeIp: `10.200.0.${i + 1}` });
         await sleep(scenario.everyMs);
@@ -343,6 +351,7 @@ export async function runOnce(
         () => names.every((n) => nodes.get(n)?.done),
         60_000,
       );
+      if (capture) result.wire = await capture.finish(running.pid);
       const s = summarize(names.map((n) => nodes.get(n)!.done! - nodes.get(n)!.added!));
       result.latency = { p50: s.p50, p99: s.p99 };
     } else {
@@ -429,6 +438,16 @@ export async function runPeersBench(scenarios: Scenario[] = DEFAULT_SCENARIOS): 
             `, CPU ${r.cpuS.toFixed(2)} s, peak RSS ${r.peakRssMb.toFixed(0)} MB, ` +
             `start to first object ${duration(r.firstObjectMs)}`,
         );
+        if (r.wire) {
+          const w = r.wire;
+          say(
+            `  on the wire, p50 over ${w.nodes} Nodes: watch event → PUT ${
+              duration(w.reaction.p50)
+            } (the agent), PUT → etcd write ${duration(w.putToEtcd.p50)}, PUT → answer ${
+              duration(w.put.p50)
+            } (the apiserver)`,
+          );
+        }
       } catch (error) {
         say(`${scenarioName(scenario)}, ${impl}: FAILED: ${String(error).slice(0, 3000)}`);
       }
