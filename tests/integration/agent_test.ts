@@ -206,6 +206,7 @@ addresses = ["192.0.2.8/29"]
       // log, the gauge and the heartbeat say a restart is pending; editing it back clears that
       const restartRequired = "keelson_config_restart_required";
       assert.equal(await agent.metric(restartRequired), 0);
+      const written = performance.now();
       await Deno.writeTextFile(
         configPath,
         testInventory().replace('lease_duration = "15s"', 'lease_duration = "20s"'),
@@ -214,6 +215,7 @@ addresses = ["192.0.2.8/29"]
         timeoutMs: 10_000,
         message: "the start-only change to be noticed",
       });
+      const noticedMs = performance.now() - written;
       assert.equal(await agent.metric(reloadOk), 1, "the reload itself succeeded");
       assert.match(
         await agent.log(),
@@ -233,6 +235,10 @@ addresses = ["192.0.2.8/29"]
         async () =>
           (await heartbeat())?.reload.restart?.join() === "[leader_election] lease_duration",
         { timeoutMs: 20_000, message: "the heartbeat to report the pending restart" },
+      );
+      figure(
+        `start-only change: gauge 1 after ${noticedMs.toFixed(0)} ms (0.5 s debounce), ` +
+          `in the heartbeat after ${(performance.now() - written).toFixed(0)} ms`,
       );
       await Deno.writeTextFile(configPath, testInventory());
       await waitFor(async () => (await agent.metric(restartRequired)) === 0, {
