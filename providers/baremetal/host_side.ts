@@ -144,12 +144,14 @@ function trackDataPlane(
   options: HostSideOptions,
   services: () => Informer<V1Service> | undefined,
 ): { dataPlane: HostDataPlane; finished: Promise<void> } {
-  const dir = options.config().keepalived.track_file_dir.replace(/\/+$/, "");
+  // start-only settings (config/restart_settings.ts): read once, as startKeepalived does
+  const { track_file_dir: trackDir, config_file: configFile } = options.config().keepalived;
+  const dir = trackDir.replace(/\/+$/, "");
   const tracker = new DataPlaneTracker({
     registry: options.registry,
     interface: () => options.config().keepalived.interface,
     ...(keepalived.notifyFifo ? { fifoPath: `${dir}/${NOTIFY_FIFO_FILE}` } : {}),
-    configFile: () => options.config().keepalived.config_file,
+    configFile: () => configFile,
     servicesOf: (vip) => {
       const keys: string[] = [];
       for (const s of services()?.list() ?? []) {

@@ -13,6 +13,7 @@ import { ProviderRegistry } from "../cloud/registry.ts";
 import { ConfigError } from "../config/config_error.ts";
 import { validateConfig } from "../config/parse_config.ts";
 import { ConfigReloader } from "../config/reloader.ts";
+import { RestartRequired } from "../config/restart_required.ts";
 import type { Config } from "../config/types.ts";
 import { durationMs } from "../config/types.ts";
 import { ReloadDeletionGuard } from "../controllers/node_lifecycle/deletion_guards.ts";
@@ -74,6 +75,8 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   });
   guard.onConfig(config);
   managedControllersGauge(registry);
+  // settings read only at start keep their start values; a file changing them says so
+  const restart = new RestartRequired({ running: options.config, host: options.host, registry });
 
   // The provider asks it whether the last reload validated (fail closed after a rejected one);
   // onChange runs only once run() below has started, when everything it names exists.
@@ -95,7 +98,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
       }
     },
     onChange: async (next) => {
-      config = options.applyFlags(next);
+      config = restart.update(options.applyFlags(next));
       guard.onConfig(config);
       await provider.reconfigure?.("configuration reloaded");
       serviceController?.requeuePending();
@@ -180,6 +183,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     dataPlane: hostSide?.dataPlane,
     reloadOk: () => reloader.lastReloadSucceeded(),
     nodes: cache.nodes,
+    restartRequired: () => restart.pending(),
     signal: informersSignal,
   });
   stops.track("informers", "heartbeat", heartbeat);

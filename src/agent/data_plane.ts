@@ -35,6 +35,8 @@ export interface HeartbeatStart {
   reloadOk: () => boolean;
   /** The Node cache: this host's Node owns its heartbeat, so the Lease goes with the Node. */
   nodes: Informer<V1Node>;
+  /** Start-only settings the file changed since start (`RestartRequired`). @default none */
+  restartRequired?: () => string[];
   signal: AbortSignal;
 }
 
@@ -64,6 +66,7 @@ export function startHeartbeat(options: HeartbeatStart): Promise<void> {
     report: async () => {
       const snapshot = options.dataPlane?.snapshot() ?? { instances: [], vips: [] };
       const at = await metricValue(options.registry, CONFIG_TIMESTAMP_METRIC);
+      const restart = options.restartRequired?.() ?? [];
       return {
         v: 1,
         host: options.host,
@@ -74,6 +77,7 @@ export function startHeartbeat(options: HeartbeatStart): Promise<void> {
           ok: options.reloadOk(),
           ...(at ? { at: new Date(at * 1000).toISOString() } : {}),
           keepalived: options.dataPlane?.lastApply() ?? "none",
+          ...(restart.length > 0 ? { restart } : {}),
         },
         pools: await readPoolUsage(options.registry),
         ...(snapshot.bgp ? { bgp: snapshot.bgp } : {}),

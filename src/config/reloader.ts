@@ -4,7 +4,9 @@
  * last good config stays in force for everything that is not destructive, and
  * `lastReloadSucceeded()` tells destructive callers (Node deletion) to wait until the file is
  * fixed. An empty or truncated file is refused like any other invalid one ("the inventory lists
- * no machines"). Exposes Prometheus' own reload metric names.
+ * no machines"). Exposes Prometheus' own reload metric names. A valid file that changes settings
+ * read only at start is applied like any other; the caller keeps their start values and says a
+ * restart is pending (`restart_required.ts`).
  *
  * @module
  */

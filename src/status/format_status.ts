@@ -75,11 +75,14 @@ export function formatStatusText(status: ClusterStatus, options: FormatOptions):
     ["HOST", "HEARTBEAT", "VERSION", "CONFIG", "KEEPALIVED", "VIPS", ...(bgp ? ["BGP"] : [])],
     status.hosts.map((h) => {
       const beat = h.ageMs === undefined ? "never" : `${formatAge(h.ageMs)} ago`;
+      const restart = h.reload?.restart?.length
+        ? paint("yellow", `restart required: ${h.reload.restart.join(", ")}`)
+        : undefined;
       const reload = h.reload === undefined
         ? paint("red", h.reportError ? `unreadable: ${h.reportError}` : "-")
         : h.reload.ok
-        ? "ok"
-        : paint("red", "reload failed");
+        ? restart ?? "ok"
+        : [paint("red", "reload failed"), ...(restart ? [restart] : [])].join("; ");
       const keepalived = h.reload?.keepalived ?? "-";
       return [
         h.host,

@@ -27,6 +27,8 @@ export const HEARTBEAT_LABEL = "keelson.io/heartbeat";
 export const MAX_REPORT_BYTES = 192 * 1024;
 
 const isoTime = z.iso.datetime({ offset: true });
+/** A start-only setting's name, e.g. `[bgp] socket`: printable, from a small alphabet. */
+const START_ONLY_NAME_REGEXP = /^[A-Za-z0-9_ .,()[\]-]{1,80}$/;
 const ip = z.string().max(45).refine((v) => canonicalIp(v) === v, "not a canonical IP");
 
 /** Schema of one instance's state. */
@@ -67,6 +69,11 @@ export const HostReportSchema = z.strictObject({
     at: isoTime.optional(),
     /** Last keepalived apply outcome. */
     keepalived: z.enum(["success", "invalid", "error", "unchanged", "none"]),
+    /**
+     * Start-only settings the file changed since the host started (`restart_settings.ts`
+     * names them): they apply after a restart. Absent when none (and in older reports).
+     */
+    restart: z.array(z.string().regex(START_ONLY_NAME_REGEXP)).min(1).max(64).optional(),
   }),
   /** Pool usage as this host computes it. */
   pools: z.array(z.strictObject({

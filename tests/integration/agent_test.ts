@@ -1,6 +1,7 @@
 /**
  * `keelson run` processes against a real kube-apiserver: leader election between two agents,
- * health and metrics, hand-over on SIGTERM and on SIGKILL, and live reload of a broken file.
+ * health and metrics, hand-over on SIGTERM and on SIGKILL, live reload of a broken file, and a
+ * reload that changes a start-only setting (announced, not applied).
  *
  * Figures are printed with a `FIGURE` prefix.
  */
@@ -9,6 +10,7 @@ import type { V1Lease, V1Node } from "@kubernetes/client-node";
 import { integrationTest, startControlPlane } from "./_harness/control_plane.ts";
 import { type KeelsonProcess, startKeelson } from "./_harness/keelson_process.ts";
 import { registerNode, UNINITIALIZED_TAINT, waitFor } from "./_harness/kubelet.ts";
+import { decodeHostReport } from "../../src/status/host_report.ts";
 
 // deno-lint-ignore no-console
 const figure = (text: string) => console.error(`FIGURE ${text}`);
@@ -154,7 +156,7 @@ integrationTest(
 );
 
 integrationTest(
-  "keelson run: a file edited to an invalid state keeps the old config, and fixing it recovers",
+  "keelson run: a file edited to an invalid state keeps the old config, fixing it recovers, a start-only change is announced until edited back",
   async () => {
     await using cp = await startControlPlane();
     const dir = await Deno.makeTempDir({ prefix: "keelson-reload-" });
@@ -199,6 +201,54 @@ addresses = ["192.0.2.8/29"]
           (await agent.metric("keelson_config_last_reload_success_timestamp_seconds"))! > before!,
         { timeoutMs: 10_000, message: "SIGHUP to reload" },
       );
+
+      // a start-only setting changed: the reload applies, the old value stays in force and the
+      // log, the gauge and the heartbeat say a restart is pending; editing it back clears that
+      const restartRequired = "keelson_config_restart_required";
+      assert.equal(await agent.metric(restartRequired), 0);
+      const written = performance.now();
+      await Deno.writeTextFile(
+        configPath,
+        testInventory().replace('lease_duration = "15s"', 'lease_duration = "20s"'),
+      );
+      await waitFor(async () => (await agent.metric(restartRequired)) === 1, {
+        timeoutMs: 10_000,
+        message: "the start-only change to be noticed",
+      });
+      const noticedMs = performance.now() - written;
+      assert.equal(await agent.metric(reloadOk), 1, "the reload itself succeeded");
+      assert.match(
+        await agent.log(),
+        /\[leader_election\] lease_duration 15s -> 20s.*restart keelson to apply/,
+      );
+      const heartbeat = async () => {
+        const lease = await cp.request<V1Lease>(
+          "GET",
+          "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/keelson-host-test-host",
+        );
+        const text = lease.body?.metadata?.annotations?.["keelson.io/data-plane"];
+        const report = text === undefined ? undefined : decodeHostReport(text);
+        return report && !("error" in report) ? report : undefined;
+      };
+      // the heartbeat renews every 5 s
+      await waitFor(
+        async () =>
+          (await heartbeat())?.reload.restart?.join() === "[leader_election] lease_duration",
+        { timeoutMs: 20_000, message: "the heartbeat to report the pending restart" },
+      );
+      figure(
+        `start-only change: gauge 1 after ${noticedMs.toFixed(0)} ms (0.5 s debounce), ` +
+          `in the heartbeat after ${(performance.now() - written).toFixed(0)} ms`,
+      );
+      await Deno.writeTextFile(configPath, testInventory());
+      await waitFor(async () => (await agent.metric(restartRequired)) === 0, {
+        timeoutMs: 10_000,
+        message: "the edit back to clear the pending restart",
+      });
+      await waitFor(async () => (await heartbeat())?.reload.restart === undefined, {
+        timeoutMs: 20_000,
+        message: "the heartbeat to drop the pending restart",
+      });
     } finally {
       await agent.stop();
       await Deno.remove(dir, { recursive: true });

@@ -42,6 +42,11 @@ export interface BirdClusterSource {
 /** Options of `BirdAnnouncer`. */
 export interface BirdAnnouncerOptions {
   config: () => Config;
+  /**
+   * The file BIRD was started with (`bird -c`, the applier's file): its VIPs are kept until the
+   * Service cache syncs. The start value: `[bgp] config_file` is read only at start.
+   */
+  configFile: string;
   /** This host's machine name (= its Node name). */
   host: string;
   /** Validates, writes and configures. */
@@ -126,7 +131,7 @@ export class BirdAnnouncer {
       services = source!.services.list();
       vips = this.#serviceVips(config, services);
     } else {
-      const current = await Deno.readTextFile(config.bgp.config_file).catch(() => "");
+      const current = await Deno.readTextFile(this.#options.configFile).catch(() => "");
       vips = serviceVipsInBirdFile(current);
     }
     const machine = config.machines.find((m) => m.name === this.#options.host);

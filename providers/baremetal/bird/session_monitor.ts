@@ -15,6 +15,8 @@ import { birdCommand, type BirdProtocolState, parseProtocols } from "./control_s
 /** Options of `SessionMonitor`. */
 export interface SessionMonitorOptions {
   config: () => Config;
+  /** BIRD's control socket (`bird -s`): the start value, `[bgp] socket` is read only at start. */
+  socket: string;
   registry: Registry;
   /** Called after every poll (the per-VIP gauge follows the sessions). */
   afterPoll?: () => void;
@@ -66,9 +68,10 @@ export class SessionMonitor {
     if (!config.bgp) return;
     let states: BirdProtocolState[];
     try {
-      states = await (this.#options.read ?? readStates)(config.bgp.socket);
+      const socket = this.#options.socket;
+      states = await (this.#options.read ?? readStates)(socket);
       if (!this.#reachable) {
-        this.#log.info("BIRD answers on {socket}", { socket: config.bgp.socket });
+        this.#log.info("BIRD answers on {socket}", { socket });
       }
       this.#reachable = true;
     } catch (error) {

@@ -105,8 +105,10 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
   let probe: ApiserverProbe | undefined;
   let nodes: Lister<V1Node> & { hasSynced(): boolean } | undefined;
   let events: EventRecorder | undefined;
+  // [bgp] config_file and socket are read only here: BIRD runs with these paths until restarted
   const announcer = new BirdAnnouncer({
     config: options.config,
+    configFile: bgp.config_file,
     host: options.host,
     applier,
     controlPlaneHealthy: () => probe?.state === "healthy",
@@ -132,6 +134,7 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
   const announcedGauge = bgpVipGauge(options.registry);
   const sessions: SessionMonitor = new SessionMonitor({
     config: options.config,
+    socket: bgp.socket,
     registry: options.registry,
     afterPoll: () => {
       announcedGauge.reset();

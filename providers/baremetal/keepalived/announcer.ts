@@ -28,6 +28,11 @@ export interface KeepalivedAnnouncerOptions {
   config: () => Config;
   /** This host's machine name. */
   host: string;
+  /**
+   * The file keepalived reads (the applier's): its VIPs are kept until the Service cache syncs.
+   * The start value: `[keepalived] config_file` is read only at start.
+   */
+  configFile: string;
   /** Validates, writes and reloads. */
   applier: Pick<KeepalivedApplier, "apply">;
   /** Where `keelson_keepalived_skipped_addresses` is registered. @default not exported */
@@ -110,7 +115,7 @@ export class KeepalivedAnnouncer {
     if (vips === undefined) {
       // No synced cache (or no Kubernetes API at all): keep serving the Service VIPs the file
       // on disk holds, so inventory changes (control-plane VIP, peers, timers) still apply.
-      const current = await Deno.readTextFile(config.keepalived.config_file).catch(() => "");
+      const current = await Deno.readTextFile(this.#options.configFile).catch(() => "");
       vips = serviceVipsInFile(current);
       this.#log.debug(
         "Rendering ({reason}) before the Service cache synced: keeping {count} VIPs",

@@ -87,6 +87,8 @@ export async function startKeepalived(
   let lastApply: ApplyOutcome | "none" = "none";
   const announcer = new KeepalivedAnnouncer({
     config: options.config,
+    // the file paths are read only here (README: start-only settings)
+    configFile: ka.config_file,
     host: options.host,
     applier: {
       apply: async (text) => {

@@ -86,6 +86,7 @@ async function announced(
   let applied: string | undefined;
   const announcer = new KeepalivedAnnouncer({
     config: () => config,
+    configFile: config.keepalived.config_file,
     host,
     // as under deploy/systemd/keelson.service (user keelson), render's default --fifo-user
     notifyFifoUser: "keelson",

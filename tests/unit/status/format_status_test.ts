@@ -136,3 +136,39 @@ Deno.test("formatStatusText(): BGP columns show the announcing hosts and each ho
   assert.match(text, /cp-2 .* tor-a=DOWN \(ALL DOWN\)\n/);
   assert.match(text, /host cp-2: every BGP session is down/);
 });
+
+Deno.test("formatStatusText(): a host whose file changed start-only settings says restart required, in yellow, without counting as a problem", () => {
+  const pending = report("cp-2", ["10.0.0.151"], { all: ALL });
+  pending.reload.restart = ["[bgp] socket", "[server] listen"];
+  const failed = report("cp-3", [], { all: ALL, reloadOk: false });
+  failed.reload.restart = ["[bgp] socket"];
+  const status = buildClusterStatus({
+    services: [lbService("shop", "web", ["10.0.0.150"]), lbService("shop", "api", ["10.0.0.151"])],
+    leases: [
+      heartbeatLease("cp-1", report("cp-1", ["10.0.0.150"], { all: ALL })),
+      heartbeatLease("cp-2", pending),
+      heartbeatLease("cp-3", failed),
+    ],
+    leaderLease: leaderLease("cp-1_abc"),
+    nowMs: NOW,
+  });
+  const text = formatStatusText(status, { color: false });
+  assert.match(text, /\n {2}cp-1 +1s ago +0\.1\.0 +ok +success/);
+  assert.match(
+    text,
+    /\n {2}cp-2 +1s ago +0\.1\.0 +restart required: \[bgp\] socket, \[server\] listen +success/,
+  );
+  assert.match(
+    text,
+    /\n {2}cp-3 +1s ago +0\.1\.0 +reload failed; restart required: \[bgp\] socket +success/,
+  );
+  assert.deepEqual(status.problems, ["host cp-3: the last configuration reload failed"]);
+  const colored = formatStatusText(status, { color: true });
+  assert.match(colored, /\x1b\[33mrestart required: \[bgp\] socket, \[server\] listen\x1b\[0m/);
+  // the JSON model carries the names as the host reported them
+  const json = JSON.parse(formatStatusJson(status));
+  assert.deepEqual(
+    json.hosts.find((h: { host: string }) => h.host === "cp-2").reload.restart,
+    ["[bgp] socket", "[server] listen"],
+  );
+});

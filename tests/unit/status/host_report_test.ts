@@ -67,3 +67,24 @@ Deno.test("decodeHostReport(): the BGP sessions round-trip, a report without the
     assert.ok("error" in decodeHostReport(JSON.stringify({ ...plain, bgp })), what);
   }
 });
+
+Deno.test("decodeHostReport(): reload.restart round-trips, is optional (older hosts) and refuses what a terminal should not print", () => {
+  const plain = report("cp-1", []);
+  assert.equal("restart" in plain.reload, false);
+  assert.deepEqual(decodeHostReport(encodeHostReport(plain)), plain);
+  const pending = { ...plain, reload: { ...plain.reload, restart: ["[bgp] socket"] } };
+  assert.deepEqual(decodeHostReport(encodeHostReport(pending)), pending);
+  const cases: [string, unknown][] = [
+    ["control characters", ["[bgp] socket\x1b[2J"]],
+    ["a newline", ["[bgp]\nsocket"]],
+    ["too long", ["x".repeat(81)]],
+    ["empty name", [""]],
+    ["empty list", []],
+    ["too many", Array.from({ length: 65 }, (_, i) => `s${i}`)],
+    ["not a list", "[bgp] socket"],
+  ];
+  for (const [what, restart] of cases) {
+    const value = { ...plain, reload: { ...plain.reload, restart } };
+    assert.ok("error" in decodeHostReport(JSON.stringify(value)), what);
+  }
+});

@@ -27,7 +27,9 @@ class CapturingApplier {
   }
 }
 
-async function setup(options: { healthy?: () => boolean; cp?: () => boolean } = {}) {
+async function setup(
+  options: { healthy?: () => boolean; cp?: () => boolean; configFile?: string } = {},
+) {
   const config = await bgpConfig();
   const applier = new CapturingApplier();
   const services = new FakeInformer<V1Service>();
@@ -36,6 +38,7 @@ async function setup(options: { healthy?: () => boolean; cp?: () => boolean } = 
   const endpoints = new Map<string, string[]>();
   const announcer = new BirdAnnouncer({
     config: () => config,
+    configFile: options.configFile ?? config.bgp!.config_file,
     host: "cp-1",
     applier,
     readPasswords: () => Promise.resolve(new Map()),
@@ -98,12 +101,11 @@ Deno.test("drain and an unhealthy host withdraw every VIP, the control-plane VIP
 });
 
 Deno.test("before the caches sync the announcer keeps the VIPs of the file on disk", async () => {
-  const { config, applier, announcer } = await setup();
   const dir = await Deno.makeTempDir();
+  const { applier, announcer } = await setup({ configFile: `${dir}/keelson.conf` });
   try {
-    config.bgp!.config_file = `${dir}/keelson.conf`;
     await Deno.writeTextFile(
-      config.bgp!.config_file,
+      `${dir}/keelson.conf`,
       "protocol static keelson_vips4_p1 {\n  ipv4;\n  route 198.51.100.7/32 blackhole;\n}\n",
     );
     await announcer.sync("startup");
@@ -171,6 +173,7 @@ Deno.test("a rotated password applies at the next sync; a broken file keeps the 
   let files = new Map([["/k/tor-a", "first-key"]]);
   const announcer = new BirdAnnouncer({
     config: () => config,
+    configFile: config.bgp!.config_file,
     host: "cp-1",
     applier,
     readPasswords: () => Promise.resolve(files),
@@ -183,4 +186,32 @@ Deno.test("a rotated password applies at the next sync; a broken file keeps the 
   files = new Map(); // unreadable or invalid now
   await announcer.sync("broken");
   assert.match(applier.last, /password "second-key";/);
+});
+
+Deno.test("before the caches sync, the announcer keeps the VIPs of the file BIRD started with, not of a reloaded [bgp] config_file", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const vipFile = (vip: string) =>
+      `protocol static keelson_vips4_p1 {\n  ipv4;\n  route ${vip}/32 blackhole;\n}\n`;
+    const started = `${dir}/started.conf`, reloaded = `${dir}/reloaded.conf`;
+    await Deno.writeTextFile(started, vipFile("198.51.100.7"));
+    await Deno.writeTextFile(reloaded, vipFile("198.51.100.9"));
+    // a reload moved [bgp] config_file; BIRD still runs `-c started.conf`
+    const config = await bgpConfig((t) =>
+      t.replace("[bgp]\n", `[bgp]\nconfig_file = "${reloaded}"\n`)
+    );
+    assert.equal(config.bgp?.config_file, reloaded);
+    const applier = new CapturingApplier();
+    const announcer = new BirdAnnouncer({
+      config: () => config,
+      configFile: started,
+      host: "cp-1",
+      applier,
+      readPasswords: () => Promise.resolve(new Map()),
+    });
+    await announcer.sync("reloaded");
+    assert.deepEqual(serviceVipsInBirdFile(applier.last), ["198.51.100.7"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -62,6 +62,7 @@ Deno.test("SessionMonitor exports keelson_bgp_session_up and routes per peer by 
   let fail = false;
   const monitor = new SessionMonitor({
     config: () => config,
+    socket: config.bgp!.socket,
     registry,
     read: () => {
       if (fail) return Promise.reject(new Error("down"));

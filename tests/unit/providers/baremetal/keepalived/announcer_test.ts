@@ -40,6 +40,7 @@ Deno.test("KeepalivedAnnouncer.sync() applies inventory changes before any Servi
     });
     const announcer = new KeepalivedAnnouncer({
       config: () => config,
+      configFile: config.keepalived.config_file,
       host: "cp-1",
       applier: {
         apply: (text) => {
@@ -74,6 +75,7 @@ Deno.test("KeepalivedAnnouncer.sync() renders once for a burst of calls", async 
   const applied: string[] = [];
   const announcer = new KeepalivedAnnouncer({
     config: () => config,
+    configFile: config.keepalived.config_file,
     host: "cp-1",
     applier: {
       apply: (text) => {
@@ -118,6 +120,7 @@ Deno.test("KeepalivedAnnouncer skips a hostile Service address, applies the rest
   }));
   const announcer = new KeepalivedAnnouncer({
     config: () => config,
+    configFile: config.keepalived.config_file,
     host: "cp-1",
     registry,
     applier: {
@@ -136,4 +139,30 @@ Deno.test("KeepalivedAnnouncer skips a hostile Service address, applies the rest
   assert.deepEqual(announcer.serviceVips(), ["10.250.0.150"]);
   const metric = await registry.getSingleMetric("keelson_keepalived_skipped_addresses")!.get();
   assert.equal(metric.values[0]!.value, 2);
+});
+
+Deno.test("KeepalivedAnnouncer keeps the VIPs of the file keepalived reads, not of a reloaded [keepalived] config_file", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const started = `${dir}/started.conf`, reloaded = `${dir}/reloaded.conf`;
+    await Deno.writeTextFile(started, render(vipRange(3)));
+    await Deno.writeTextFile(reloaded, render(vipRange(5)));
+    const applied: string[] = [];
+    const config = testConfig({ keepalived: { config_file: reloaded } });
+    const announcer = new KeepalivedAnnouncer({
+      config: () => config,
+      configFile: started,
+      host: "cp-1",
+      applier: {
+        apply: (text) => {
+          applied.push(text);
+          return Promise.resolve({ result: "success", reloaded: true, message: "captured" });
+        },
+      },
+    });
+    await announcer.sync("configuration reloaded");
+    assert.deepEqual(serviceVipsInFile(applied[0]!).sort(), vipRange(3).sort());
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
