@@ -10,6 +10,7 @@ import type { V1Node } from "@kubernetes/client-node";
 import { fileURLToPath } from "node:url";
 import type { ControlPlane } from "./control_plane.ts";
 import { createObject, describeObject, loadManifests } from "./manifests.ts";
+import { signedCert } from "./pki.ts";
 
 const RBAC = fileURLToPath(new URL("../../../deploy/rbac.yaml", import.meta.url));
 
@@ -38,42 +39,7 @@ export async function clientCertificate(
   group: string,
 ): Promise<{ cert: string; key: string }> {
   const name = `client-${crypto.randomUUID().slice(0, 8)}`;
-  const openssl = async (args: string[]) => {
-    const out = await new Deno.Command("openssl", { args, cwd: cp.dir, stderr: "piped" }).output();
-    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-  };
-  await openssl([
-    "req",
-    "-new",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-subj",
-    `/O=${group}/CN=${user}`,
-    "-keyout",
-    `${name}.key`,
-    "-out",
-    `${name}.csr`,
-  ]);
-  await Deno.writeTextFile(`${cp.dir}/${name}.ext`, "extendedKeyUsage=clientAuth\n");
-  await openssl([
-    "x509",
-    "-req",
-    "-in",
-    `${name}.csr`,
-    "-CA",
-    "ca.crt",
-    "-CAkey",
-    "ca.key",
-    "-set_serial",
-    "0x" + crypto.randomUUID().replaceAll("-", "").slice(0, 16),
-    "-days",
-    "1",
-    "-extfile",
-    `${name}.ext`,
-    "-out",
-    `${name}.crt`,
-  ]);
+  await signedCert(cp.dir, name, `/O=${group}/CN=${user}`, "extendedKeyUsage=clientAuth\n");
   return {
     cert: await Deno.readTextFile(`${cp.dir}/${name}.crt`),
     key: await Deno.readTextFile(`${cp.dir}/${name}.key`),

@@ -39,7 +39,16 @@ async function openssl(dir: string, args: string[]): Promise<void> {
   }
 }
 
-async function signedCert(
+/**
+ * A key and a certificate signed by the test CA (`ca.crt`/`ca.key` in `dir`), written as
+ * `<name>.key` and `<name>.crt` in `dir`.
+ * @param dir the directory holding the CA
+ * @param name the files' base name
+ * @param subject e.g. `/O=group/CN=user`
+ * @param extensions openssl extension lines, e.g. `extendedKeyUsage=clientAuth\n`
+ * @throws {Error} when openssl fails
+ */
+export async function signedCert(
   dir: string,
   name: string,
   subject: string,
