@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { configure, type LogRecord, reset } from "@logtape/logtape";
+import { type LogRecord, reset } from "@logtape/logtape";
+import { captureLogs } from "../_fakes/captured_logs.ts";
 import { Registry } from "prom-client";
 import { parseConfig } from "../../../src/config/parse_config.ts";
 import { ConfigReloader } from "../../../src/config/reloader.ts";
@@ -20,15 +21,7 @@ interface Fixture {
 }
 
 async function fixture(options: { debounceMs?: number } = {}): Promise<Fixture> {
-  const records: LogRecord[] = [];
-  await configure({
-    reset: true,
-    sinks: { memory: (record: LogRecord) => void records.push(record) },
-    loggers: [
-      { category: ["keelson"], lowestLevel: "debug", sinks: ["memory"] },
-      { category: ["logtape", "meta"], lowestLevel: "error", sinks: [] },
-    ],
-  });
+  const records = await captureLogs();
   const dir = await Deno.makeTempDir();
   const path = `${dir}/keelson.toml`;
   await Deno.writeTextFile(path, VALID_A);

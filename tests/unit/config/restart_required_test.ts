@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { configure, type LogRecord, reset } from "@logtape/logtape";
+import { type LogRecord, reset } from "@logtape/logtape";
+import { captureLogs } from "../_fakes/captured_logs.ts";
 import { Registry } from "prom-client";
 import { parseConfig } from "../../../src/config/parse_config.ts";
 import { RESTART_REQUIRED_METRIC, RestartRequired } from "../../../src/config/restart_required.ts";
@@ -35,15 +36,7 @@ function text(record: LogRecord): string {
 }
 
 Deno.test("RestartRequired: a changed socket warns with both values, sets the gauge, pins the start value; editing back clears it", async () => {
-  const records: LogRecord[] = [];
-  await configure({
-    reset: true,
-    sinks: { memory: (record: LogRecord) => void records.push(record) },
-    loggers: [
-      { category: ["keelson"], lowestLevel: "debug", sinks: ["memory"] },
-      { category: ["logtape", "meta"], lowestLevel: "error", sinks: [] },
-    ],
-  });
+  const records = await captureLogs();
   try {
     const registry = new Registry();
     const running = parseConfig(BASE, "keelson.toml");
