@@ -15,7 +15,6 @@ import { validateConfig } from "../config/parse_config.ts";
 import { ConfigReloader } from "../config/reloader.ts";
 import { RestartRequired } from "../config/restart_required.ts";
 import type { Config } from "../config/types.ts";
-import { durationMs } from "../config/types.ts";
 import { ReloadDeletionGuard } from "../controllers/node_lifecycle/deletion_guards.ts";
 import { CLIENT_NAMES, type ClientFactory, createClientFactory } from "../kube/client_factory.ts";
 import { createEventSink } from "../kube/cluster_writer.ts";
@@ -314,9 +313,9 @@ async function campaign(options: CampaignOptions): Promise<void> {
     const elector = new LeaderElector(lease, {
       namespace: le.namespace,
       name: le.name,
-      leaseDurationMs: durationMs(le.lease_duration),
-      renewDeadlineMs: durationMs(le.renew_deadline),
-      retryPeriodMs: durationMs(le.retry_period),
+      leaseDurationMs: le.lease_duration.ms,
+      renewDeadlineMs: le.renew_deadline.ms,
+      retryPeriodMs: le.retry_period.ms,
       registry,
       // client-go jitters acquire retries by up to 1.2 retry periods; a smaller jitter lets a
       // standby take a released Lease within ~1.25 retry periods (SIGTERM hand-over < 3 s)
@@ -340,7 +339,7 @@ async function campaign(options: CampaignOptions): Promise<void> {
       },
     });
     await leading;
-    await delay(durationMs(le.retry_period), signal);
+    await delay(le.retry_period.ms, signal);
   }
 }
 

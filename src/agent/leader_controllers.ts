@@ -9,7 +9,6 @@ import type { V1Lease } from "@kubernetes/client-node";
 import { Gauge, type Registry } from "prom-client";
 import type { CloudProvider } from "../cloud/provider.ts";
 import type { Config } from "../config/types.ts";
-import { durationMs } from "../config/types.ts";
 import {
   CANONICAL_NAMES,
   type ControllerName,
@@ -155,7 +154,7 @@ export async function runLeaderControllers(
       registry: deps.registry,
     }, {
       workers: config.controllers.concurrent_node_syncs,
-      statusUpdateFrequencyMs: durationMs(config.controllers.node_status_update_frequency),
+      statusUpdateFrequencyMs: config.controllers.node_status_update_frequency.ms,
     });
     start("cloud-node", () => controller.run(signal));
   }
@@ -167,7 +166,7 @@ export async function runLeaderControllers(
       registry: deps.registry,
       guard: deps.guard,
     }, {
-      monitorPeriodMs: durationMs(config.controllers.node_monitor_period),
+      monitorPeriodMs: config.controllers.node_monitor_period.ms,
       policy: () => policyFromConfig(deps.config()),
     });
     start("cloud-node-lifecycle", () => controller.run(signal));
@@ -222,7 +221,7 @@ export async function runLeaderControllers(
       registry: deps.registry,
     }, {
       clusterName: config.cluster.name,
-      periodMs: durationMs(config.controllers.route_reconciliation_period),
+      periodMs: config.controllers.route_reconciliation_period.ms,
     });
     start("route", () => controller.run(signal));
   }

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { Config } from "../config/types.ts";
-import { durationMs } from "../config/types.ts";
+import type { Config, Duration } from "../config/types.ts";
+import { parseDuration } from "../config/duration.ts";
 import { controllersProblem } from "../config/controller_names.ts";
 import { LOG_LEVELS } from "../log/logging.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
@@ -92,7 +92,7 @@ export interface RunFlags {
  */
 export function parseRunFlags(args: string[], env: (name: string) => string | undefined): RunFlags {
   const { values } = parseFlags(args, RUN_FLAGS);
-  const durations: Array<[keyof typeof values, (c: Config, v: string) => void]> = [
+  const durations: Array<[keyof typeof values, (c: Config, v: Duration) => void]> = [
     ["leader-elect-lease-duration", (c, v) => c.leader_election.lease_duration = v],
     ["leader-elect-renew-deadline", (c, v) => c.leader_election.renew_deadline = v],
     ["leader-elect-retry-period", (c, v) => c.leader_election.retry_period = v],
@@ -100,10 +100,12 @@ export function parseRunFlags(args: string[], env: (name: string) => string | un
     ["node-monitor-period", (c, v) => c.controllers.node_monitor_period = v],
     ["route-reconciliation-period", (c, v) => c.controllers.route_reconciliation_period = v],
   ];
-  for (const [flag] of durations) {
+  // parsed here by the schema's parser; `apply` puts the Duration in the Config, and the caller
+  // validates the result (bounds, cross-field checks) as it would the file
+  const durationFlags = durations.flatMap(([flag, set]) => {
     const value = values[flag];
-    if (typeof value === "string") checkDuration(flag, value);
-  }
+    return typeof value === "string" ? [{ set, value: flagDuration(flag, value) }] : [];
+  });
   const number = (flag: keyof typeof values, integer: boolean): number | undefined => {
     const value = values[flag];
     if (typeof value !== "string") return undefined;
@@ -165,21 +167,18 @@ export function parseRunFlags(args: string[], env: (name: string) => string | un
       if (nodeSyncs !== undefined) c.controllers.concurrent_node_syncs = nodeSyncs;
       if (serviceSyncs !== undefined) c.controllers.concurrent_service_syncs = serviceSyncs;
       if (listen !== undefined) c.server.listen = listen(c.server.listen);
-      for (const [flag, set] of durations) {
-        const value = values[flag];
-        if (typeof value === "string") set(c, value);
-      }
+      for (const { set, value } of durationFlags) set(c, value);
       return c;
     },
   };
 }
 
-function checkDuration(flag: string, value: string): void {
-  try {
-    durationMs(value);
-  } catch {
+function flagDuration(flag: string, value: string): Duration {
+  const parsed = parseDuration(value);
+  if (parsed === undefined) {
     throw new UsageError(`--${flag} "${value}" is not a duration such as "15s" or "5m"`);
   }
+  return parsed;
 }
 
 // --listen wins; otherwise --bind-address/--secure-port replace their half of [server] listen.

@@ -9,7 +9,7 @@ import type { PoolRange } from "./_check_pools.ts";
 import { ADDRESS_KEYS } from "./_check_machines.ts";
 import type { RawIssue } from "./_schema_issues.ts";
 import { MAX_VRRP_PEERS } from "./schema.ts";
-import { type Config, durationMs, type Machine, type Pool } from "./types.ts";
+import type { Config, Machine, Pool } from "./types.ts";
 
 /** What these checks read; a section is undefined when it failed the schema. */
 export interface ControlPlaneView {
@@ -208,23 +208,24 @@ function checkLeaderElection(election: Config["leader_election"] | undefined): R
   if (election === undefined || !election.enabled) return [];
   const issues: RawIssue[] = [];
   const { lease_duration: lease, renew_deadline: renew, retry_period: retry } = election;
-  if (durationMs(lease) <= durationMs(renew)) {
+  if (lease.ms <= renew.ms) {
     issues.push({
       path: ["leader_election", "lease_duration"],
-      message: `"${lease}" must be longer than renew_deadline "${renew}"`,
+      message: `"${lease.text}" must be longer than renew_deadline "${renew.text}"`,
     });
   }
-  if (durationMs(renew) <= JITTER_FACTOR * durationMs(retry)) {
+  if (renew.ms <= JITTER_FACTOR * retry.ms) {
     issues.push({
       path: ["leader_election", "renew_deadline"],
-      message: `"${renew}" must be longer than ${JITTER_FACTOR} × retry_period "${retry}" ` +
-        `(${JITTER_FACTOR * durationMs(retry)}ms), as client-go's leader election requires`,
+      message:
+        `"${renew.text}" must be longer than ${JITTER_FACTOR} × retry_period "${retry.text}" ` +
+        `(${JITTER_FACTOR * retry.ms}ms), as client-go's leader election requires`,
     });
   }
-  if (durationMs(retry) <= 0) {
+  if (retry.ms <= 0) {
     issues.push({
       path: ["leader_election", "retry_period"],
-      message: `"${retry}" must be above 0`,
+      message: `"${retry.text}" must be above 0`,
     });
   }
   return issues;

@@ -9,6 +9,7 @@
  * @module
  */
 import { ControllersSchema, KubernetesSchema, LeaderElectionSchema } from "./schema.ts";
+import { isDuration } from "./duration.ts";
 import type { Config } from "./types.ts";
 
 /** One setting `keelson run` reads only at start. */
@@ -23,7 +24,8 @@ export interface StartOnlySetting {
   /** The TOML key whose start value stays in force after a reload; absent for derived facts. */
   readonly pin?: readonly [string, string];
   /**
-   * Whether going from `was` to `now` needs a restart. @default any difference
+   * Whether going from `was` to `now` needs a restart. @default any difference (a duration by its
+   * milliseconds: "60s" to "1m" changes nothing the process does)
    */
   needsRestart?(was: unknown, now: unknown): boolean;
 }
@@ -153,7 +155,7 @@ export function pendingRestart(
     if (was === undefined || now === undefined) continue;
     const differs = setting.needsRestart
       ? setting.needsRestart(was, now)
-      : JSON.stringify(was) !== JSON.stringify(now);
+      : comparable(was) !== comparable(now);
     if (differs) pending.push({ name: setting.name, was: show(was), now: show(now) });
   }
   return pending;
@@ -201,8 +203,16 @@ function isTable(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
-/** Strings bare (the log quotes the whole list once), anything else as JSON. */
+/** The value as JSON with each duration as its milliseconds, so equal durations compare equal. */
+function comparable(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => isDuration(v) ? v.ms : v);
+}
+
+/**
+ * Strings bare (the log quotes the whole list once), durations as written, anything else as JSON.
+ */
 function show(value: unknown): string {
   if (value === null) return "(unset)";
+  if (isDuration(value)) return value.text;
   return typeof value === "string" && value !== "" ? value : JSON.stringify(value);
 }

@@ -8,6 +8,7 @@ import { z } from "zod";
 import { parseIp } from "../net/ip.ts";
 import { AnnounceSchema, BgpSchema, MachineBgpSchema } from "./bgp_schema.ts";
 import { controllersProblem, KNOWN_CONTROLLERS } from "./controller_names.ts";
+import { type Duration, DURATION_REGEXP, isDuration, parseDuration } from "./duration.ts";
 
 /** Names rendered into files we own (keepalived) come from this alphabet only. */
 export const NAME_REGEXP = /^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$/;
@@ -35,29 +36,25 @@ const name = z.string().regex(
 /** A file path: non-empty, no NUL, bounded. */
 const path = z.string().min(1).max(4096).regex(/^[^\0]*$/, "must not hold a NUL character");
 
-const DURATION_REGEXP = /^(\d{1,9}(?:\.\d{1,6})?)(ms|s|m|h)$/;
-
-/** Milliseconds per unit; `durationMs` in types.ts reads the same syntax. */
-const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
-
 /**
  * A duration such as "15s", bounded: every duration ends up in a timer, and a timer above
  * 2^31-1 ms (24.8 days) fires at once, 0 spins, and each setting has a range that makes sense.
- * The value stays text in the Config (so a flag override is validated again by this schema);
- * `durationMs` of a validated value is always a whole number of ms within these bounds.
+ * The text is parsed here, once (`parseDuration`): the Config carries a `Duration`, its text for
+ * people and its milliseconds for timers. A Duration fed back (a Config with the command-line
+ * flags applied, validated again) is read again from its text, never from its `ms`.
  * @param min the shortest allowed, e.g. "1s"
  * @param max the longest allowed
  * @param why why the bounds are what they are, for the message
  * @param stepMs the value must be a multiple of this many ms. @default 1
  */
 function duration(min: string, max: string, why: string, stepMs = 1) {
-  const lo = parseDurationMs(min)!, hi = parseDurationMs(max)!;
-  return z.string().regex(
+  const lo = parseDuration(min)!.ms, hi = parseDuration(max)!.ms;
+  const text = z.string().regex(
     DURATION_REGEXP,
     'must be a duration such as "500ms", "15s", "5m" or "1h"',
   )
     .superRefine((value, ctx) => {
-      const ms = parseDurationMs(value);
+      const ms = parseDuration(value)?.ms;
       if (ms === undefined) return; // the regex above reported it
       if (!Number.isInteger(ms / stepMs) || ms < lo || ms > hi) {
         ctx.addIssue({
@@ -67,19 +64,10 @@ function duration(min: string, max: string, why: string, stepMs = 1) {
             `${stepMs > 1 ? ` in steps of ${stepMs}ms` : ""}: ${why}`,
         });
       }
-    });
-}
-
-/**
- * Milliseconds in a duration text, or undefined when it is not one.
- * @param value e.g. "1.5s"
- * @returns e.g. 1500
- */
-export function parseDurationMs(value: string): number | undefined {
-  const match = DURATION_REGEXP.exec(value);
-  if (!match) return undefined;
-  // ms as an integer where possible: "0.1s" is 100, not 100.00000000000001
-  return Math.round(Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS] * 1e6) / 1e6;
+    })
+    // runs only when the checks above passed, so the text is a duration
+    .transform((value): Duration => parseDuration(value)!);
+  return z.preprocess((value) => isDuration(value) ? value.text : value, text);
 }
 
 const ip = z.string().refine((v) => parseIp(v) !== undefined, {
@@ -190,11 +178,11 @@ export const LeaderElectionSchema = z.strictObject({
     "1s",
     "10m",
     "a standby takes over at most this long after the leader stops renewing",
-  ).default("15s"),
+  ).prefault("15s"),
   renew_deadline: duration("500ms", "10m", "the leader gives up renewing after this long")
-    .default("10s"),
+    .prefault("10s"),
   retry_period: duration("100ms", "1m", "the time between attempts to take or renew the Lease")
-    .default("2s"),
+    .prefault("2s"),
 });
 
 /** The `[server]` table: health and metrics. */
@@ -224,17 +212,17 @@ export const ControllersSchema = z.strictObject({
     "1s",
     "24h",
     "each period re-reads every Node's addresses; under 1s floods the apiserver",
-  ).default("5m"),
+  ).prefault("5m"),
   node_monitor_period: duration(
     "1s",
     "1h",
     "each period checks every Node; under 1s floods the apiserver",
-  ).default("5s"),
+  ).prefault("5s"),
   route_reconciliation_period: duration(
     "1s",
     "1h",
     "each period lists every route and Node; under 1s floods the apiserver and BIRD",
-  ).default("10s"),
+  ).prefault("10s"),
   // workers per controller: more than 64 only queue on the client's rate limit
   concurrent_node_syncs: z.number().int().min(1).max(64, WORKERS_WHY).default(1),
   concurrent_service_syncs: z.number().int().min(1).max(64, WORKERS_WHY).default(1),
@@ -251,7 +239,7 @@ export const NodeLifecycleSchema = z.strictObject({
     "1s",
     "24h",
     "the window of the deletion rate limit; 0 would remove the limit",
-  ).default("1m"),
+  ).prefault("1m"),
   max_removed_fraction: z.number().min(0).max(1).default(0.2),
 });
 
@@ -280,7 +268,7 @@ export const KeepalivedSchema = z.strictObject({
     "40950ms",
     "VRRPv3 adverts carry the interval in centiseconds, 12 bits",
     10,
-  ).default("200ms"),
+  ).prefault("200ms"),
   // seconds; 0 turns the refresh off, more than an hour refreshes too rarely to matter
   garp_master_refresh: z.number().int().min(0).max(
     3600,
@@ -303,9 +291,9 @@ export const ControlPlaneSchema = z.strictObject({
     "100ms",
     "1m",
     "the apiserver probe's period: the VIP leaves a failed apiserver within about that long",
-  ).default("1s"),
+  ).prefault("1s"),
   health_timeout: duration("100ms", "1m", "how long one probe of the apiserver may take")
-    .default("1s"),
+    .prefault("1s"),
   announce: AnnounceSchema,
 });
 

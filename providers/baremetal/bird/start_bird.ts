@@ -13,7 +13,6 @@ import { bgpAnnouncedAddresses } from "../../../src/status/host_report.ts";
 import { bgpPeerReports } from "./bgp_report.ts";
 import type { Route, Routes } from "../../../src/cloud/provider.ts";
 import type { Config } from "../../../src/config/types.ts";
-import { durationMs } from "../../../src/config/types.ts";
 import { delay } from "../../../src/kube/delay.ts";
 import type { EventRecorder, Informer, Lister } from "../../../src/kube/ports.ts";
 import { logger } from "../../../src/log/logging.ts";
@@ -126,8 +125,8 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
     probe = new ApiserverProbe({
       url: `https://127.0.0.1:${cp.port}/readyz`,
       trackFile: `${config.keepalived.track_file_dir.replace(/\/+$/, "")}/apiserver-health-bgp`,
-      intervalMs: durationMs(cp.health_interval),
-      timeoutMs: durationMs(cp.health_timeout),
+      intervalMs: cp.health_interval.ms,
+      timeoutMs: cp.health_timeout.ms,
     });
     loops.push(probeLoop(probe, announcer, options));
   }
@@ -206,7 +205,7 @@ async function probeLoop(probe: ApiserverProbe, announcer: BirdAnnouncer, option
       last = state;
       await announcer.sync(`kube-apiserver is ${state}`).catch(() => {});
     }
-    const interval = durationMs(options.config().control_plane.health_interval);
+    const interval = options.config().control_plane.health_interval.ms;
     await delay(state === "unknown" ? Math.min(interval, 200) : interval, options.signal);
   }
 }

@@ -22,7 +22,6 @@
  * @module
  */
 import type { Config, Machine } from "../../../src/config/types.ts";
-import { durationMs } from "../../../src/config/types.ts";
 import { formatIp, type IpFamily, parseIp } from "../../../src/net/ip.ts";
 import { inBgpPool } from "../bird/model.ts";
 import { servedAddressChecker } from "./served_addresses.ts";
@@ -135,7 +134,7 @@ export function buildKeepalivedModel(
   // vrid_range, advert_interval and track_file_dir were checked by config validation (the one
   // validation path: what `keelson check` accepts renders), so they are used as they are
   const [low, high] = ka.vrid_range;
-  const advertIntMs = durationMs(ka.advert_interval);
+  const advertIntMs = ka.advert_interval.ms;
   const trackPath = `${ka.track_file_dir.replace(/\/+$/, "")}/${APISERVER_TRACK_FILE}`;
 
   const n = peers.length;

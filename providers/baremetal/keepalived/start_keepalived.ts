@@ -8,7 +8,6 @@
  */
 import type { Registry } from "prom-client";
 import type { Config } from "../../../src/config/types.ts";
-import { durationMs } from "../../../src/config/types.ts";
 import { delay } from "../../../src/kube/delay.ts";
 import { logger } from "../../../src/log/logging.ts";
 import type { HostAnnouncer } from "../host_announcer.ts";
@@ -77,8 +76,8 @@ export async function startKeepalived(
     probe = new ApiserverProbe({
       url: `https://127.0.0.1:${config.control_plane.port}/readyz`,
       trackFile: `${ka.track_file_dir.replace(/\/+$/, "")}/${APISERVER_TRACK_FILE}`,
-      intervalMs: durationMs(config.control_plane.health_interval),
-      timeoutMs: durationMs(config.control_plane.health_timeout),
+      intervalMs: config.control_plane.health_interval.ms,
+      timeoutMs: config.control_plane.health_timeout.ms,
     });
     loops.push(probe.run(options.signal));
   }

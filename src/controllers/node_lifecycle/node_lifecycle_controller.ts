@@ -13,7 +13,7 @@ import type { V1Node, V1Taint } from "@kubernetes/client-node";
 import { Counter, type Registry } from "prom-client";
 import { declareOnce } from "../../metrics/registry.ts";
 import type { InstancesV2 } from "../../cloud/provider.ts";
-import { type Config, durationMs } from "../../config/types.ts";
+import type { Config } from "../../config/types.ts";
 import { logger } from "../../log/logging.ts";
 import type { ClusterWriter, EventRecorder, Lister } from "../../kube/ports.ts";
 import { delay } from "../../kube/delay.ts";
@@ -54,7 +54,7 @@ export function policyFromConfig(config: Config): NodeLifecyclePolicy {
   return {
     dryRun: config.node_lifecycle.dry_run,
     maxDeletionsPerInterval: config.node_lifecycle.max_deletions_per_interval,
-    deletionIntervalMs: durationMs(config.node_lifecycle.deletion_interval),
+    deletionIntervalMs: config.node_lifecycle.deletion_interval.ms,
   };
 }
 

@@ -33,8 +33,16 @@ Deno.test("parseRunFlags() overrides the file with upstream-named flags", () => 
   assert.equal(applied.leader_election.enabled, false);
   assert.equal(applied.server.listen, "0.0.0.0:9999");
   assert.equal(applied.kubernetes.qps, 50);
-  assert.equal(applied.controllers.route_reconciliation_period, "30s");
-  assert.equal(config.controllers.route_reconciliation_period, "10s", "upstream's default");
+  // the flag is parsed by the schema's parser into the Config's representation
+  assert.deepEqual(
+    { ...applied.controllers.route_reconciliation_period },
+    { text: "30s", ms: 30_000 },
+  );
+  assert.deepEqual(
+    { ...config.controllers.route_reconciliation_period },
+    { text: "10s", ms: 10_000 },
+    "upstream's default",
+  );
   assert.equal(flags.logLevel, "trace");
   assert.equal(config.leader_election.enabled, true, "the loaded config is not mutated");
 });

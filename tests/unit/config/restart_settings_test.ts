@@ -136,6 +136,17 @@ Deno.test("pendingRestart() names each start-only setting the file changed, with
       ],
     },
     {
+      // the running process would behave the same: compared by milliseconds, not by text
+      what: "a duration written differently but equal",
+      edit: set("leader_election", 'lease_duration = "15000ms"'),
+      want: [],
+    },
+    {
+      what: "a duration changed: shown as written",
+      edit: set("control_plane", 'health_interval = "1.5s"'),
+      want: ["[control_plane] health_interval 1s -> 1.5s"],
+    },
+    {
       what: "[server] metrics_token_file is re-read, not start-only",
       edit: set("server", 'metrics_token_file = "/etc/keelson/token"'),
       want: [],
