@@ -5,6 +5,7 @@
  * @module
  */
 import type { z } from "zod";
+import { isDuration } from "./duration.ts";
 import { ConfigSchema } from "./schema.ts";
 import type { PathSegment } from "./source_lines.ts";
 
@@ -177,6 +178,8 @@ function expectedName(expected: string): string {
  */
 export function describeValue(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value);
+  // a validated Config checked again (flags applied) holds durations parsed: quote their text
+  if (isDuration(value)) return JSON.stringify(value.text);
   if (typeof value === "number" || typeof value === "bigint") return String(value);
   if (typeof value === "boolean") return String(value);
   if (value instanceof Date) return `the date ${value.toISOString()}`;
