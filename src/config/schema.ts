@@ -42,6 +42,7 @@ const path = z.string().min(1).max(4096).regex(/^[^\0]*$/, "must not hold a NUL 
  * The text is parsed here, once (`parseDuration`): the Config carries a `Duration`, its text for
  * people and its milliseconds for timers. A Duration fed back (a Config with the command-line
  * flags applied, validated again) is read again from its text, never from its `ms`.
+ * Defaults are given as text with `.prefault("15s")`, so they pass through the parser too.
  * @param min the shortest allowed, e.g. "1s"
  * @param max the longest allowed
  * @param why why the bounds are what they are, for the message
