@@ -322,20 +322,25 @@ Deno.test({
       agent3.process.kill("SIGTERM");
       await agent3.process.exited();
       const exitMs = performance.now() - termAt;
-      const hopsAtExit = await lab.torNextHops(vip);
-      assert.ok(
-        !hopsAtExit.includes(lab.cpIp(3)),
-        `cp-3 still a next hop after exit: ${hopsAtExit}`,
+      // keelson exits once its own BIRD has the withdrawing file; the ToR's BIRD then drops the
+      // path and updates its kernel a moment later (on a loaded machine, after the exit): bounded
+      const gone = await timed(
+        "cp-3's path to leave the ToR after its keelson exited",
+        async () => {
+          const hops = await lab.torNextHops(vip);
+          const cpHops = await lab.torNextHops(CP_VIP);
+          return hops.includes(lab.cpIp(3)) || cpHops.includes(lab.cpIp(3)) ? undefined : hops;
+        },
+        3_000,
+        5,
       );
-      assert.equal(hopsAtExit.length, 2);
-      assert.ok(
-        !(await lab.torNextHops(CP_VIP)).includes(lab.cpIp(3)),
-        "cp-3 still announces the control-plane VIP",
-      );
+      assert.equal(gone.value.length, 2, `the other two paths stay: ${gone.value}`);
       report(
         `FIGURE bgp SIGTERM of cp-3's keelson: exited after ${
           seconds(exitMs)
-        } s, its path already gone from the ToR`,
+        } s; its paths (VIP and control-plane VIP) gone from the ToR's kernel ${
+          seconds(gone.ms)
+        } s after the exit`,
       );
       const sinceAfterDrain = await lab.torSessionsSince();
       assert.ok(

@@ -215,3 +215,36 @@ Deno.test("before the caches sync, the announcer keeps the VIPs of the file BIRD
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a drain during a slower sync is applied last: the host ends withdrawn", async () => {
+  const config = await bgpConfig();
+  const applier = new CapturingApplier();
+  const services = new FakeInformer<V1Service>();
+  services.upsert(service("web", "198.51.100.1"));
+  // the first render's password read is slow, the drain's is not: the drain's text must still be
+  // the last one applied (a render reads the draining flag after its reads)
+  const reads: ((files: Map<string, string>) => void)[] = [];
+  const announcer = new BirdAnnouncer({
+    config: () => config,
+    configFile: config.bgp!.config_file,
+    host: "cp-1",
+    applier,
+    readPasswords: () =>
+      reads.length === 0
+        ? new Promise((resolve) => reads.push(resolve))
+        : (reads.push(() => {}), Promise.resolve(new Map())),
+  });
+  const source = {
+    services,
+    nodes: new FakeInformer<V1Node>(),
+    hasSynced: () => true,
+    endpointNodeNames: () => undefined,
+  };
+  const first = announcer.setClusterSource(source);
+  await new Promise((resolve) => setTimeout(resolve, 10)); // the first render waits for its read
+  const drained = announcer.drain();
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  reads[0]!(new Map());
+  await Promise.all([first, drained]);
+  assert.deepEqual(serviceVipsInBirdFile(applier.last), [], `last applied: ${applier.last}`);
+});
