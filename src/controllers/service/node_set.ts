@@ -53,60 +53,8 @@ export function loadBalancerNodes(nodes: readonly V1Node[]): V1Node[] {
 /** A node set as upstream compares it: name → providerID (addresses do not count). */
 export type NodeSetKey = ReadonlyMap<string, string>;
 
-/** The eligible Nodes of one Node-cache snapshot, with their comparison key. */
-export interface NodeSet {
-  /** The cache snapshot it was computed from. */
-  all: readonly V1Node[];
-  /** `loadBalancerNodes(all)`. */
-  nodes: V1Node[];
-  /** `nodeSetKey(nodes)`; the same object as the previous set's while names and providerIDs are. */
-  key: NodeSetKey;
-}
-
 function byName(a: V1Node, b: V1Node): number {
   return compareCodeUnits(a.metadata?.name ?? "", b.metadata?.name ?? "");
-}
-
-/**
- * The node set of a new cache snapshot, from the previous one: during a burst of Node events
- * (one node-sync pass each) most Nodes are the same, so the previous order is kept and only the
- * Nodes new to the set are sorted and merged in, instead of sorting every Node again.
- * @param last the previous set, if any
- * @param all every Node in the cache now (names unique)
- * @returns the set; `last` itself when `all` holds the very same objects
- */
-export function nextNodeSet(last: NodeSet | undefined, all: readonly V1Node[]): NodeSet {
-  if (last && last.all.length === all.length && all.every((node, i) => node === last.all[i])) {
-    return last;
-  }
-  const eligible = all.filter(isLoadBalancerNode);
-  if (!last) {
-    const nodes = eligible.sort(byName);
-    return { all, nodes, key: nodeSetKey(nodes) };
-  }
-  const current = new Map(eligible.map((node) => [node.metadata?.name ?? "", node]));
-  // the previous order, with each Node's fresh object; then the newcomers merged in
-  const kept: V1Node[] = [];
-  for (const node of last.nodes) {
-    const fresh = current.get(node.metadata?.name ?? "");
-    if (fresh) kept.push(fresh);
-  }
-  const added = eligible.filter((node) => !last.key.has(node.metadata?.name ?? "")).sort(byName);
-  let nodes = kept;
-  if (added.length > 0) {
-    nodes = [];
-    let i = 0, j = 0;
-    while (i < kept.length || j < added.length) {
-      if (j >= added.length || (i < kept.length && byName(kept[i]!, added[j]!) < 0)) {
-        nodes.push(kept[i++]!);
-      } else nodes.push(added[j++]!);
-    }
-  }
-  const same = nodes.length === last.key.size &&
-    nodes.every((node) =>
-      last.key.get(node.metadata?.name ?? "") === (node.spec?.providerID ?? "")
-    );
-  return { all, nodes, key: same ? last.key : nodeSetKey(nodes) };
 }
 
 /**

@@ -52,9 +52,9 @@ import { asLoadBalancer } from "../../cloud/load_balancer_class.ts";
 import { errorMessage } from "../../log/error_message.ts";
 import { serviceTarget } from "../../kube/event_targets.ts";
 import {
-  nextNodeSet,
-  type NodeSet,
+  loadBalancerNodes,
   type NodeSetKey,
+  nodeSetKey,
   NodeSetTracker,
   nodeUpdateNeedsSync,
 } from "./node_set.ts";
@@ -133,8 +133,6 @@ export class ServiceController {
   #nodeQueue: WorkQueue;
   #metrics: ServiceMetrics;
   #remembered = new Map<string, Remembered>();
-  /** The node set of the last ensure, reused while the Node cache holds the same objects. */
-  #nodeSet: NodeSet | undefined;
   /** While running: the node set, kept from the Node events. */
   #tracker: NodeSetTracker | undefined;
   #log = logger("controllers", "service");
@@ -417,14 +415,14 @@ export class ServiceController {
     }
   }
 
-  // The eligible Nodes and their comparison key, computed again only when the Node cache changed:
-  // with thousands of Nodes, sorting them and keeping a key per Service on every ensure cost
+  // The eligible Nodes and their comparison key, kept from the Node events while running: with
+  // thousands of Nodes, sorting them and keeping a key per Service on every ensure cost
   // O(Services × Nodes) time and memory during a burst.
   #currentNodeSet(): { nodes: V1Node[]; key: NodeSetKey } {
     if (this.#tracker) return this.#tracker.current();
     // not running (a sync called directly): from the cache as it is
-    this.#nodeSet = nextNodeSet(this.#nodeSet, this.#deps.nodes.list());
-    return this.#nodeSet;
+    const nodes = loadBalancerNodes(this.#deps.nodes.list());
+    return { nodes, key: nodeSetKey(nodes) };
   }
 
   #onNode(event: InformerEvent<V1Node>): void {

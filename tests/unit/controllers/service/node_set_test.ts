@@ -5,8 +5,6 @@ import {
   EXCLUDE_FROM_LOAD_BALANCERS_LABEL,
   excludedByLabel,
   loadBalancerNodes,
-  nextNodeSet,
-  type NodeSet,
   nodeSetKey,
   nodeSetsEqual,
   NodeSetTracker,
@@ -93,36 +91,6 @@ function toNode(n: { name: string; providerID: string; excluded: boolean }): V1N
     spec: { providerID: n.providerID },
   };
 }
-
-Deno.test("nextNodeSet equals sorting the eligible Nodes again, keeping the key while names and providerIDs hold (property)", () => {
-  const nodeArb = nodeArbitrary();
-  const unique = (list: { name: string }[]) =>
-    [...new Map(list.map((n) => [n.name, n])).values()] as typeof list;
-  fc.assert(
-    fc.property(
-      fc.array(fc.array(nodeArb, { maxLength: 8 }), { minLength: 1, maxLength: 6 }),
-      (snapshots) => {
-        let last: NodeSet | undefined;
-        for (const snapshot of snapshots) {
-          const all = (unique(snapshot) as Parameters<typeof toNode>[0][]).map(toNode);
-          const next = nextNodeSet(last, all);
-          const expected = loadBalancerNodes(all);
-          assert.deepEqual(
-            next.nodes.map((n) => n.metadata!.name),
-            expected.map((n) => n.metadata!.name),
-          );
-          assert.ok(next.nodes.every((n, i) => n === expected[i]), "the fresh objects");
-          assert.deepEqual(next.key, nodeSetKey(expected));
-          if (last && nodeSetsEqual(last.key, next.key)) assert.equal(next.key, last.key);
-          last = next;
-        }
-        // the very same objects: the same set
-        assert.equal(nextNodeSet(last, last!.all), last);
-      },
-    ),
-    { numRuns: 1000 },
-  );
-});
 
 Deno.test("NodeSetTracker follows Node events to the same node set as a full recomputation (property)", () => {
   const change = fc.record({
