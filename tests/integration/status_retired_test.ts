@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { integrationTest, startControlPlane } from "./_harness/control_plane.ts";
 import type { ClusterStatus } from "../../src/status/cluster_status.ts";
 import { encodeHostReport } from "../../src/status/host_report.ts";
+import { MicroTime } from "../../src/kube/micro_time.ts";
 import { report } from "../unit/status/_leases.ts";
 
 const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
@@ -30,10 +31,6 @@ region = "r1"
 internal_ips = ["10.0.0.11"]
 `;
 
-/** A MicroTime as the API wants it (microseconds). */
-const microTime = (ms: number) =>
-  new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z") as unknown as Date;
-
 function heartbeat(host: string, ageMs: number): V1Lease {
   return {
     metadata: {
@@ -44,7 +41,7 @@ function heartbeat(host: string, ageMs: number): V1Lease {
     spec: {
       holderIdentity: host,
       leaseDurationSeconds: 15,
-      renewTime: microTime(Date.now() - ageMs),
+      renewTime: new MicroTime(Date.now() - ageMs),
     },
   };
 }
@@ -74,7 +71,7 @@ integrationTest(
         spec: {
           holderIdentity: "cp-1_x",
           leaseDurationSeconds: 15,
-          renewTime: microTime(Date.now()),
+          renewTime: new MicroTime(Date.now()),
         },
       });
       await cp.requestOk("POST", LEASES, heartbeat("cp-1", 0));
