@@ -39,12 +39,12 @@ export interface PendingRestart {
   now: string;
 }
 
-/** Whether `host` runs keepalived, as `startKeepalived` decides it. */
+/** Whether `host` runs keepalived (`startKeepalived` asks this too). */
 export function runsKeepalived(config: Config, host: string): boolean {
   return config.keepalived.enabled && isControlPlane(config, host);
 }
 
-/** Whether `host` runs BIRD, as `startBird` decides it. */
+/** Whether `host` runs BIRD (`startBird` asks this too). */
 export function runsBird(config: Config, host: string): boolean {
   return config.bgp !== undefined && isControlPlane(config, host);
 }

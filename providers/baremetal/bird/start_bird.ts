@@ -13,6 +13,7 @@ import { bgpAnnouncedAddresses } from "../../../src/status/host_report.ts";
 import { bgpPeerReports } from "./bgp_report.ts";
 import type { Route, Routes } from "../../../src/cloud/provider.ts";
 import type { Config } from "../../../src/config/types.ts";
+import { runsBird } from "../../../src/config/restart_settings.ts";
 import { delay } from "../../../src/kube/delay.ts";
 import type { EventRecorder, Informer, Lister } from "../../../src/kube/ports.ts";
 import { logger } from "../../../src/log/logging.ts";
@@ -87,8 +88,8 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
   const config = options.config();
   const bgp = config.bgp;
   if (!bgp) return undefined;
-  const machine = config.machines.find((m) => m.name === options.host);
-  if (!machine || machine.role !== "control-plane") {
+  // the same decision the restart-required diff makes (config/restart_settings.ts)
+  if (!runsBird(config, options.host)) {
     log.info("Host {host} is not a control-plane machine of the inventory: not rendering BIRD", {
       host: options.host,
     });

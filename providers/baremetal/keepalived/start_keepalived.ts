@@ -8,6 +8,7 @@
  */
 import type { Registry } from "prom-client";
 import type { Config } from "../../../src/config/types.ts";
+import { runsKeepalived } from "../../../src/config/restart_settings.ts";
 import { delay } from "../../../src/kube/delay.ts";
 import { logger } from "../../../src/log/logging.ts";
 import type { HostAnnouncer } from "../host_announcer.ts";
@@ -52,8 +53,8 @@ export async function startKeepalived(
     log.info("keepalived management is off ([keepalived] enabled = false)");
     return undefined;
   }
-  const machine = config.machines.find((m) => m.name === options.host);
-  if (!machine || machine.role !== "control-plane") {
+  // the same decision the restart-required diff makes (config/restart_settings.ts)
+  if (!runsKeepalived(config, options.host)) {
     log.info(
       "Host {host} is not a control-plane machine of the inventory: not rendering keepalived",
       {
