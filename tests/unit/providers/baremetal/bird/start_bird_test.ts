@@ -103,3 +103,16 @@ Deno.test("startBird after a reload removing [bgp]: BIRD gets a file announcing 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("startBird without [bgp] at start starts nothing: a [bgp] added later has no BIRD side to reach", async () => {
+  const { bgp: _none, ...rest } = await bgpConfig();
+  const registry = new Registry();
+  const running = await startBird({
+    config: () => rest as Config,
+    host: "cp-1",
+    registry,
+    signal: new AbortController().signal,
+  });
+  assert.equal(running, undefined);
+  assert.doesNotMatch(await registry.metrics(), /keelson_bgp_/, "no BGP series at all");
+});
