@@ -21,9 +21,9 @@
  *   running until keelson restarts, so every render from then on announces nothing: no VIPs, no
  *   control-plane VIP, no pod routes, the peers of the last configuration with `[bgp]` kept with
  *   an export filter that rejects everything. The routers get an explicit withdrawal (an UPDATE),
- *   which no graceful-restart handling on their side can turn into stale routes kept for minutes,
- *   as a session closed by a Cease may be; the sessions stay up, so routers raise no peer-down
- *   alarm and a `[bgp]` brought back resumes at once. Starting BIRD's side needs a restart.
+ *   whatever their graceful-restart handling of a closed session (with RFC 8538 a Cease keeps the
+ *   routes for the restart time); the sessions stay up, so routers raise no peer-down alarm and a
+ *   `[bgp]` brought back resumes over them at once. Starting BIRD's side needs a restart.
  *
  * @module
  */
