@@ -120,8 +120,15 @@ async function observeRoles(announcer: KeepalivedAnnouncer, options: KeepalivedO
   let warned = false;
   while (!options.signal.aborted) {
     const config = options.config();
-    // a control-plane VIP announced over BGP is BIRD's: keepalived never holds it
-    const cpVips = config.control_plane.announce === "bgp" ? [] : config.control_plane.vip;
+    // a withdrawal that keepalived did not take, or whose VIPs stayed, is tried again
+    if (announcer.withdrawalFailed) {
+      await announcer.sync("retrying the withdrawal").catch(() => undefined);
+    }
+    // a control-plane VIP announced over BGP is BIRD's: keepalived never holds it; a host out of
+    // VRRP renders none
+    const cpVips = config.control_plane.announce === "bgp" || announcer.withdrawal()
+      ? []
+      : config.control_plane.vip;
     const vips = [...cpVips, ...(announcer.serviceVips() ?? [])];
     try {
       await observeVipRoles(vips, { interface: config.keepalived.interface, gauge });
