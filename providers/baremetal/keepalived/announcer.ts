@@ -77,6 +77,8 @@ export class KeepalivedAnnouncer {
   #keptVips: string[] | undefined;
   /** The interface of the last file with instances: where their VIPs are. */
   #servedInterface: string | undefined;
+  /** VIPs a withdrawal has not yet seen leave the interface (kept across retries). */
+  #leaving = new Set<string>();
 
   /** @param options config source, host name, applier and registry */
   constructor(options: KeepalivedAnnouncerOptions) {
@@ -188,6 +190,7 @@ export class KeepalivedAnnouncer {
     this.#servedInterface = config.keepalived.interface;
     this.#reportSkipped([...(served?.skipped ?? []), ...(served ? [] : rendered.skipped)]);
     const result = await this.#options.applier.apply(rendered.text);
+    this.#leaving.clear();
     if (this.#withdrawal !== "none") {
       this.#withdrawal = "none";
       this.#withdrawalLogged = "";
@@ -209,7 +212,8 @@ export class KeepalivedAnnouncer {
   ): Promise<ApplyResult | undefined> {
     const before = await Deno.readTextFile(this.#options.configFile).catch(() => "");
     this.#keptVips ??= serviceVipsInFile(before);
-    const held = [...new Set([...instancesInFile(before).values()].flat())].sort();
+    for (const vip of [...instancesInFile(before).values()].flat()) this.#leaving.add(vip);
+    const held = [...this.#leaving].sort();
     let text: string;
     try {
       text = renderWithdrawnConfig(this.#options.host);
@@ -234,6 +238,7 @@ export class KeepalivedAnnouncer {
       else if (wait.left.length > 0) {
         problem = `${wait.left.join(", ")} still on ${iface} after ${wait.ms} ms`;
       } else {
+        this.#leaving.clear();
         gone = held.length === 0
           ? `no VIP was rendered for it`
           : `${held.length} VIP(s) not on ${iface} ${wait.ms} ms after it`;

@@ -236,7 +236,13 @@ Deno.test("KeepalivedAnnouncer: a withdrawal whose VIPs stay, or that keepalived
 
     // the same failure again says nothing new; once the VIP is gone the warning follows
     await t.announcer.sync("retrying the withdrawal");
+    assert.equal(
+      t.announcer.withdrawalFailed,
+      true,
+      "the file on disk is withdrawn, the VIP is not",
+    );
     assert.equal(records.filter((r) => r.level === "error").length, 1);
+    assert.equal(records.filter((r) => r.level === "warning").length, 0);
     t.state.stuck.clear();
     await t.announcer.sync("retrying the withdrawal");
     assert.equal(t.announcer.withdrawalFailed, false);
