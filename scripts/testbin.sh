@@ -26,7 +26,7 @@ case "$mode" in
 esac
 
 have_go() {
-  command -v go >/dev/null || { echo "testbin: Go is needed to build $1 (or set KUBEBUILDER_ASSETS)" >&2; exit 3; }
+  command -v go >/dev/null || { echo "testbin: Go is needed to build $1 (or put $1 in \$KUBEBUILDER_ASSETS)" >&2; exit 3; }
   export GOTOOLCHAIN=local GOFLAGS='-mod=mod -buildvcs=false' CGO_ENABLED=0
   mkdir -p "$OUT" "$CACHE/src"
 }
@@ -80,7 +80,7 @@ controller_manager() {
     return
   fi
   if [ ! -x "$OUT/kube-controller-manager" ]; then
-    mkdir -p "$OUT"
+    have_go kube-controller-manager
     exec 9>"$CACHE/kube-controller-manager-$K8S_VERSION.lock"
     flock 9
     [ -x "$OUT/kube-controller-manager" ] || build_kubernetes_command kube-controller-manager

@@ -57,7 +57,7 @@ async function resolveBinary(): Promise<ControllerManagerBinary> {
     return {
       ok: false,
       reason: `no kube-controller-manager: "bash ${TESTBIN_SCRIPT} kube-controller-manager" ` +
-        `exited with code ${output.code} (put one in $KUBEBUILDER_ASSETS or install Go)`,
+        `exited with code ${output.code}`,
     };
   }
   const path = new TextDecoder().decode(output.stdout).trim().split("\n").at(-1) ?? "";
