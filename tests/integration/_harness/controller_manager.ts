@@ -140,17 +140,23 @@ export class ControllerManager implements AsyncDisposable {
    * @throws {Error} with the log tail when that does not happen in time or the process exited
    */
   async waitForGarbageCollector(timeoutMs = 120_000): Promise<number> {
-    await waitFor(async () => {
-      if (!this.process.running) {
-        throw new Error(`kube-controller-manager exited: ${await this.process.logTail()}`);
-      }
-      return /Proceeding to collect garbage/.test(await this.log());
-    }, { timeoutMs, intervalMs: 200, message: "the garbage collector to start collecting" })
-      .catch(async (error) => {
-        throw new Error(
-          `${String(error)}\nkube-controller-manager log tail:\n${await this.process.logTail()}`,
-        );
-      });
+    let outcome: "collecting" | "exited";
+    try {
+      outcome = await waitFor(async () => {
+        if (!this.process.running) return "exited";
+        return /Proceeding to collect garbage/.test(await this.log()) ? "collecting" : undefined;
+      }, { timeoutMs, intervalMs: 50, message: "the garbage collector to start collecting" });
+    } catch (error) {
+      throw new Error(
+        `${String(error)}\nkube-controller-manager log tail:\n${await this.process.logTail()}`,
+      );
+    }
+    if (outcome === "exited") {
+      const tail = await this.process.logTail();
+      throw new Error(
+        `kube-controller-manager exited before its garbage collector started; log tail:\n${tail}`,
+      );
+    }
     return performance.now() - this.startedAt;
   }
 
@@ -212,18 +218,21 @@ export async function startControllerManager(
   const kcm = new ControllerManager(process, `https://127.0.0.1:${port}`, startedAt);
   const client = Deno.createHttpClient({ caCerts: [cp.caPem], http2: false });
   try {
-    await waitFor(async () => {
-      if (!process.running) throw new Error("it exited");
+    const outcome = await waitFor(async () => {
+      if (!process.running) return "exited";
       const response = await fetch(`${kcm.url}/healthz`, {
         client,
         signal: AbortSignal.timeout(2000),
       });
       await response.body?.cancel();
-      return response.status === 200;
+      return response.status === 200 ? "healthy" : undefined;
     }, {
       timeoutMs: options.startTimeoutMs ?? 60_000,
       message: "kube-controller-manager /healthz",
     });
+    if (outcome === "exited") {
+      throw new Error(`it exited with code ${(await process.exited()).code}`);
+    }
     kcm.healthyMs = performance.now() - startedAt;
     return kcm;
   } catch (error) {
