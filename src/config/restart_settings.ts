@@ -110,6 +110,8 @@ export const START_ONLY_SETTINGS: readonly StartOnlySetting[] = [
   keyWhere("keepalived", "reload_command", runsKeepalived),
   keyWhere("keepalived", "track_file_dir", hostAnnounces),
   {
+    // true -> false still needs the restart to stop BIRD's side, but its routes are withdrawn at
+    // once (the BIRD announcer renders a file announcing nothing): they would no longer follow
     name: "BIRD on this host ([bgp], machine role)",
     read: (config, host) => runsBird(config, host),
   },

@@ -1,8 +1,9 @@
 /**
- * A BGP lab in network namespaces named `kb-*`: a bridge (`kb-sw`), a ToR (`kb-tor`, BIRD as
- * the operator's router, AS 64512, ECMP into its kernel, BFD 100 ms x 3), control-plane hosts
- * (`kb-cpN`, each running its own BIRD from a file Keelson owns) and a worker (`kb-w1`) with a
- * "pod" address on lo. No default route anywhere: traffic cannot leave the namespaces.
+ * A BGP lab in network namespaces named `kb-*` (or another prefix, one per test file that may run
+ * beside another): a bridge (`kb-sw`), a ToR (`kb-tor`, BIRD as the operator's router, AS 64512,
+ * ECMP into its kernel, BFD 100 ms x 3), control-plane hosts (`kb-cpN`, each running its own BIRD
+ * from a file Keelson owns) and a worker (`kb-w1`) with a "pod" address on lo. No default route
+ * anywhere: traffic cannot leave the namespaces.
  *
  * @module
  */
@@ -34,17 +35,20 @@ export function sameSession(a: number | undefined, b: number | undefined): boole
 export class BgpLab {
   readonly dir: string;
   readonly hosts: number;
+  /** Prefix of the namespaces (`kb` -> `kb-tor`) and of the switch ports (`kbp-tor`). */
+  readonly prefix: string;
   #namespaces: string[] = [];
   #birds = new Map<string, ManagedProcess>();
 
-  private constructor(dir: string, hosts: number) {
+  private constructor(dir: string, hosts: number, prefix: string) {
     this.dir = dir;
     this.hosts = hosts;
+    this.prefix = prefix;
   }
 
   /** Namespace of a node (`tor`, `cp1`, `w1`, `sw`). */
   ns(node: string): string {
-    return `kb-${node}`;
+    return `${this.prefix}-${node}`;
   }
 
   /** IP of control-plane host `i` (1-based). */
@@ -71,14 +75,16 @@ export class BgpLab {
    * Builds the namespaces and starts the ToR's BIRD and every host's BIRD (with a minimal file
    * that Keelson replaces).
    * @param hosts number of control-plane hosts
+   * @param prefix of the namespaces and ports (two letters keep port names within 15 bytes)
    */
-  static async create(hosts: number): Promise<BgpLab> {
+  static async create(hosts: number, prefix = "kb"): Promise<BgpLab> {
+    if (!/^[a-z]{2}$/.test(prefix)) throw new Error(`lab prefix ${prefix}: two letters`);
     for (const line of (await run("ip", ["netns", "list"])).split("\n")) {
-      if (line.startsWith("kb-")) {
+      if (line.startsWith(`${prefix}-`)) {
         throw new Error(`namespace ${line.split(" ")[0]} exists; clean up earlier runs first`);
       }
     }
-    const lab = new BgpLab(await Deno.makeTempDir({ prefix: "keelson-bgp-e2e." }), hosts);
+    const lab = new BgpLab(await Deno.makeTempDir({ prefix: "keelson-bgp-e2e." }), hosts, prefix);
     await Deno.chmod(lab.dir, 0o755);
     try {
       await lab.#build();
@@ -110,7 +116,7 @@ export class BgpLab {
         sw,
         "link",
         "add",
-        `kbp-${node}`,
+        `${this.prefix}p-${node}`,
         "type",
         "veth",
         "peer",
@@ -119,7 +125,7 @@ export class BgpLab {
         "netns",
         ns,
       ]);
-      await run("ip", ["-n", sw, "link", "set", `kbp-${node}`, "master", "br0", "up"]);
+      await run("ip", ["-n", sw, "link", "set", `${this.prefix}p-${node}`, "master", "br0", "up"]);
       await run("ip", ["-n", ns, "addr", "add", `${ip}/24`, "dev", "eth0"]);
       await run("ip", ["-n", ns, "link", "set", "eth0", "up"]);
     }
@@ -226,7 +232,14 @@ export class BgpLab {
 
   /** Takes a host's switch port down or up (no TCP close: only timers or BFD notice). */
   async link(node: string, up: boolean): Promise<void> {
-    await run("ip", ["-n", this.ns("sw"), "link", "set", `kbp-${node}`, up ? "up" : "down"]);
+    await run("ip", [
+      "-n",
+      this.ns("sw"),
+      "link",
+      "set",
+      `${this.prefix}p-${node}`,
+      up ? "up" : "down",
+    ]);
   }
 
   /**

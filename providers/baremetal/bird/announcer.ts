@@ -15,12 +15,21 @@
  *   machine not `active`) render no Service VIPs and no control-plane VIP; sessions stay up.
  * - The control-plane VIP is announced only while `controlPlaneHealthy()` (the local
  *   kube-apiserver's /readyz), from the inventory alone, before any Kubernetes API is reachable.
- * - Before the Service cache has synced it keeps the VIPs of the file on disk.
+ * - Before the Service cache has synced it keeps the VIPs of the file BIRD started with (read
+ *   once, so a withdrawal in between does not lose them).
+ * - `[bgp]` removed at a reload (or this machine no longer a control-plane one): BIRD keeps
+ *   running until keelson restarts, so every render from then on announces nothing: no VIPs, no
+ *   control-plane VIP, no pod routes, the peers of the last configuration with `[bgp]` kept with
+ *   an export filter that rejects everything. The routers get an explicit withdrawal (an UPDATE),
+ *   whatever their graceful-restart handling of a closed session (with RFC 8538 a Cease keeps the
+ *   routes for the restart time); the sessions stay up, so routers raise no peer-down alarm and a
+ *   `[bgp]` brought back resumes over them at once. Starting BIRD's side needs a restart.
  *
  * @module
  */
 import type { V1Node, V1Service } from "@kubernetes/client-node";
 import { readBgpSecrets } from "../../../src/config/bgp_secrets.ts";
+import { runsBird } from "../../../src/config/restart_settings.ts";
 import type { Config } from "../../../src/config/types.ts";
 import type { Lister } from "../../../src/kube/ports.ts";
 import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
@@ -75,6 +84,12 @@ export class BirdAnnouncer {
   #model: BirdModel | undefined;
   #configuredModel: BirdModel | undefined;
   #announced = new Set<string>();
+  /** The last configuration that has `[bgp]` for this host. */
+  #birdConfig: Config | undefined;
+  /** The Service VIPs of the file BIRD started with, kept until the caches sync. */
+  #startVips: string[] | undefined;
+  /** What the log last said about a `[bgp]` removed at a reload. */
+  #removalLogged: "none" | "withdrawn" | "failed" = "none";
 
   /** @param options config source, host, applier and health callbacks */
   constructor(options: BirdAnnouncerOptions) {
@@ -89,6 +104,26 @@ export class BirdAnnouncer {
   /** The model of the last text BIRD accepted through `configure`. */
   get configuredModel(): BirdModel | undefined {
     return this.#configuredModel;
+  }
+
+  /**
+   * The configuration BIRD's file is rendered from: the live one while it has `[bgp]` for this
+   * host, else the last one that had (its peers stay, announcing nothing).
+   * @returns undefined when no configuration seen had `[bgp]` for this host
+   */
+  birdConfig(): Config | undefined {
+    const live = this.#options.config();
+    if (runsBird(live, this.#options.host)) this.#birdConfig = live;
+    return this.#birdConfig;
+  }
+
+  /**
+   * Whether a reload removed `[bgp]` (or made this machine other than a control-plane one) after
+   * BIRD's side started: every render withdraws everything until `[bgp]` is back or a restart.
+   */
+  get bgpRemoved(): boolean {
+    return this.birdConfig() !== undefined &&
+      !runsBird(this.#options.config(), this.#options.host);
   }
 
   /** Connects the Service and Node caches and renders. */
@@ -120,28 +155,36 @@ export class BirdAnnouncer {
   }
 
   async #syncNow(reason: string): Promise<BirdApplyResult | undefined> {
-    const config = this.#options.config();
-    if (!config.bgp) return undefined;
-    await this.#refreshPasswords(config);
+    const config = this.birdConfig();
+    if (!config) return undefined;
     const source = this.#source;
     const synced = source?.hasSynced() ?? false;
-    let vips: string[];
+    let vips: string[] = [];
     let services: V1Service[] = [];
-    if (synced) {
-      services = source!.services.list();
-      vips = this.#serviceVips(config, services);
-    } else {
-      const current = await Deno.readTextFile(this.#options.configFile).catch(() => "");
-      vips = serviceVipsInBirdFile(current);
+    if (!this.bgpRemoved) {
+      // a removed [bgp] keeps the last good keys: its password files may be gone with it
+      await this.#refreshPasswords(config);
+      if (synced) {
+        services = source!.services.list();
+        vips = this.#serviceVips(config, services);
+      } else {
+        // read once: a later file may have none (a withdrawal) and must not lose them for good
+        this.#startVips ??= serviceVipsInBirdFile(
+          await Deno.readTextFile(this.#options.configFile).catch(() => ""),
+        );
+        vips = this.#startVips;
+      }
     }
+    // read after the awaits, as the draining flag: a reload removing [bgp] meanwhile wins
+    const removed = this.bgpRemoved;
     const machine = config.machines.find((m) => m.name === this.#options.host);
-    const healthy = !this.#draining && machine?.state === "active" &&
+    const healthy = !removed && !this.#draining && machine?.state === "active" &&
       (this.#options.healthy?.() ?? true);
-    const podsOn = this.#options.podRoutesEnabled?.() ?? true;
+    const podsOn = !removed && (this.#options.podRoutesEnabled?.() ?? true);
     const rendered = renderHostBird({
       config,
       host: this.#options.host,
-      serviceVips: vips,
+      serviceVips: removed ? [] : vips,
       podRoutes: synced && podsOn ? podRoutesOf(source!.nodes.list()) : [],
       announceServices: healthy,
       controlPlaneHealthy: healthy && (this.#options.controlPlaneHealthy?.() ?? false),
@@ -163,7 +206,42 @@ export class BirdAnnouncer {
       this.#configuredModel = rendered.model;
       this.#reportAnnounced(config, services, rendered.model);
     }
+    this.#logRemoval(removed, rendered.model, result);
     return result;
+  }
+
+  /** One line when a removed `[bgp]` is withdrawn (or cannot be yet), and when it is back. */
+  #logRemoval(removed: boolean, model: BirdModel, result: BirdApplyResult): void {
+    if (!removed) {
+      if (this.#removalLogged !== "none") {
+        this.#log.info("[bgp] is back in the configuration: announcing again ({message})", {
+          message: result.message,
+        });
+      }
+      this.#removalLogged = "none";
+      return;
+    }
+    const state = result.configured ? "withdrawn" : "failed";
+    if (state === this.#removalLogged) return;
+    this.#removalLogged = state;
+    const peers = model.peers.map((p) => p.label).join(", ") || "none";
+    if (result.configured) {
+      this.#log.warn(
+        "[bgp] is no longer in the configuration for this host: withdrew every route BIRD " +
+          "announced from here (Service VIPs, the control-plane VIP, pod routes; {message}); " +
+          "BIRD keeps its sessions to {peers}, announcing nothing. Restart keelson to apply the " +
+          "new setting (it then leaves BIRD alone), and stop BIRD if this host no longer needs " +
+          "it (systemctl disable --now bird)",
+        { message: result.message, peers },
+      );
+    } else {
+      this.#log.error(
+        "[bgp] is no longer in the configuration for this host, but BIRD did not take the " +
+          "withdrawing file ({message}); it may still announce this host's routes; retrying " +
+          "at every render (at least every 30 s)",
+        { message: result.message },
+      );
+    }
   }
 
   /**

@@ -5,6 +5,7 @@
  * 0003/0004/0005) and a session to a peer that receives it is Established; or once another
  * host's heartbeat reports it so (per-rack peers the leader does not talk to). `createRoute` renders
  * and waits for that, bounded; `deleteRoute` renders (a deleted Node's routes leave the caches).
+ * After a reload removed `[bgp]`, listing and creating fail, so no Node is judged (`removedError`).
  *
  * @module
  */
@@ -20,6 +21,8 @@ import type { Config } from "../../../src/config/types.ts";
 export interface BirdRoutesDeps {
   announcer: {
     readonly configuredModel: BirdModel | undefined;
+    /** A reload removed `[bgp]`: this host announces nothing (`announcer.ts`). @default false */
+    readonly bgpRemoved?: boolean;
     sync(reason: string): Promise<unknown>;
   };
   sessions: { established(index: number): boolean; poll(): Promise<void> };
@@ -48,6 +51,7 @@ export class BirdRoutes implements Routes {
    * those other hosts report announced to a peer eligible for the Node.
    */
   listRoutes(_clusterName: string): Promise<Route[]> {
+    if (this.#deps.announcer.bgpRemoved) return Promise.reject(removedError());
     return Promise.resolve(this.#routes());
   }
 
@@ -62,6 +66,7 @@ export class BirdRoutes implements Routes {
    * @throws {ProviderError} when BIRD has not announced it within the wait, saying why
    */
   async createRoute(_clusterName: string, _nameHint: string, route: Route): Promise<void> {
+    if (this.#deps.announcer.bgpRemoved) throw removedError();
     const config = this.#deps.config();
     if (!insideClusterCidr(clusterCidrRanges(config), route.destinationCIDR)) {
       // never announced (the model skips it): say so at once instead of waiting for BIRD
@@ -92,6 +97,20 @@ export class BirdRoutes implements Routes {
   async deleteRoute(_clusterName: string, route: Route): Promise<void> {
     await this.#deps.announcer.sync(`route of ${route.targetNode} deleted`);
   }
+}
+
+/**
+ * While a reload has removed `[bgp]`, the route controller (read only at start) still runs but
+ * this host announces no pod route. Failing every pass keeps it from judging Nodes: it would
+ * otherwise set `NetworkUnavailable=True` on all of them (a taint), which nothing clears once a
+ * restart stops the route controller, also where a CNI took over the routing.
+ */
+function removedError(): ProviderError {
+  return new ProviderError(
+    "[bgp] was removed from the configuration at a reload: this host's BIRD announces no pod " +
+      "routes, and Node conditions are left as they are; restart keelson to stop the route " +
+      "controller, or bring [bgp] back",
+  );
 }
 
 function sameRoute(a: Route, b: Route): boolean {

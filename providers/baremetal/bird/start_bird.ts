@@ -3,6 +3,8 @@
  * behind the BGP metrics and the Routes capability, and, when the control-plane VIP is announced
  * over BGP, the kube-apiserver probe that gates it. Needs no Kubernetes API, so the control-plane
  * VIP is announced before the cluster exists. On stop it withdraws every VIP before it returns.
+ * A reload that removes `[bgp]` withdraws every route this host announces (`announcer.ts`); the
+ * rest stays until a restart, which then starts none of it.
  *
  * @module
  */
@@ -133,7 +135,9 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
   }
   const announcedGauge = bgpVipGauge(options.registry);
   const sessions: SessionMonitor = new SessionMonitor({
-    config: options.config,
+    // a [bgp] removed at a reload leaves its peers in BIRD (with no routes): keep reading them,
+    // so the gauges and the heartbeat say what BIRD has instead of freezing at the last poll
+    config: () => announcer.birdConfig() ?? options.config(),
     socket: bgp.socket,
     registry: options.registry,
     afterPoll: () => {

@@ -183,6 +183,14 @@ Deno.test("pendingRestart(): a control-plane VIP added needs the probe started a
   );
 });
 
+Deno.test("pendingRestart(): [bgp] added where no BIRD was started is a restart, nothing else", () => {
+  const noBgp = config(withoutBgp);
+  assert.deepEqual(
+    pendingRestart(noBgp, config(), "cp-1").map((p) => `${p.name} ${p.was} -> ${p.now}`),
+    ["BIRD on this host ([bgp], machine role) false -> true"],
+  );
+});
+
 Deno.test("pinStartOnly() keeps the start values of start-only keys and takes everything else", () => {
   const running = config();
   const next = config((t) =>

@@ -4,8 +4,11 @@ import { BirdAnnouncer } from "../../../../../providers/baremetal/bird/announcer
 import type { BirdApplyResult } from "../../../../../providers/baremetal/bird/config_applier.ts";
 import { BirdRoutes } from "../../../../../providers/baremetal/bird/routes.ts";
 import { serviceVipsInBirdFile } from "../../../../../providers/baremetal/bird/host_config.ts";
+import { announcedVips } from "../../../../../providers/baremetal/bird/model.ts";
+import { bgpPeerReports } from "../../../../../providers/baremetal/bird/bgp_report.ts";
+import type { Config } from "../../../../../src/config/types.ts";
 import { FakeInformer } from "../../../_fakes/fake_cluster.ts";
-import { bgpConfig } from "./_inventory.ts";
+import { bgpConfig, birdParse, offGrammar } from "./_inventory.ts";
 
 function service(name: string, ip: string, policy = "Cluster"): V1Service {
   return {
@@ -247,4 +250,235 @@ Deno.test("a drain during a slower sync is applied last: the host ends withdrawn
   reads[0]!(new Map());
   await Promise.all([first, drained]);
   assert.deepEqual(serviceVipsInBirdFile(applier.last), [], `last applied: ${applier.last}`);
+});
+
+/** The inventory as a reload without `[bgp]` leaves it (the table gone, the rest unchanged). */
+function withoutBgp(config: Config): Config {
+  const { bgp: _gone, ...rest } = config;
+  return rest as Config;
+}
+
+const POD_NODE: V1Node = {
+  metadata: { name: "w-1" },
+  spec: { podCIDRs: ["10.244.1.0/24"] },
+  status: { addresses: [{ type: "InternalIP", address: "10.0.0.21" }] },
+};
+
+Deno.test("a reload removing [bgp] withdraws every route (VIPs, control-plane VIP, pod routes) and keeps the peers", async () => {
+  const start = await bgpConfig();
+  let config = start;
+  const applier = new CapturingApplier();
+  const services = new FakeInformer<V1Service>();
+  const nodes = new FakeInformer<V1Node>();
+  const announced: string[] = [];
+  const announcer = new BirdAnnouncer({
+    config: () => config,
+    configFile: start.bgp!.config_file,
+    host: "cp-1",
+    applier,
+    readPasswords: () => Promise.resolve(new Map()),
+    controlPlaneHealthy: () => true,
+    onAnnounced: (s, vips) => announced.push(`${s.metadata?.name} ${vips.join(",")}`),
+  });
+  services.upsert(service("web", "198.51.100.1"));
+  nodes.upsert(POD_NODE);
+  await announcer.setClusterSource({ services, nodes, hasSynced: () => true });
+  const full = applier.last;
+  assert.deepEqual(serviceVipsInBirdFile(full), ["198.51.100.1"]);
+  assert.match(full, /route 10\.0\.0\.10\/32 blackhole;/);
+  assert.match(full, /route 10\.244\.1\.0\/24 blackhole \{ bgp_next_hop = 10\.0\.0\.21; \};/);
+  assert.equal(announcer.bgpRemoved, false);
+
+  config = withoutBgp(start);
+  await announcer.sync("configuration reloaded");
+  const empty = applier.last;
+  assert.equal(announcer.bgpRemoved, true);
+  assert.doesNotMatch(empty, /protocol static/, `routes left:\n${empty}`);
+  assert.doesNotMatch(empty, /^ *route /m);
+  // the session stays, with the same protocol options (no reset), and exports nothing
+  assert.match(empty, /protocol bgp keelson_peer_0 \{/);
+  assert.match(empty, /filter keelson_peer_0_export \{\n {2}reject;\n\}/);
+  const options = (text: string) =>
+    text.slice(text.indexOf("protocol bgp keelson_peer_0")).split("\n}")[0];
+  assert.equal(options(empty), options(full), "the session's options are unchanged");
+  assert.deepEqual(offGrammar(empty), []);
+  const parsed = await birdParse(empty);
+  assert.equal(parsed.code, 0, parsed.output);
+  assert.deepEqual(announcedVips(announcer.configuredModel!), []);
+  assert.deepEqual(
+    bgpPeerReports(announcer.configuredModel, { established: () => true }),
+    [{ peer: "tor-a", established: true, routes: [] }],
+    "the heartbeat claims no route",
+  );
+  assert.equal(announcer.birdConfig(), start, "rendered from the last config with [bgp]");
+  const count = applier.texts.length;
+  await announcer.sync("periodic");
+  assert.equal(applier.texts.length, count + 1);
+  assert.equal(applier.last, empty, "later renders stay withdrawn");
+  await announcer.drain();
+  assert.equal(applier.last, empty, "a drain renders the same");
+});
+
+Deno.test("[bgp] back after a removal: VIPs, the control-plane VIP and pod routes return", async () => {
+  const start = await bgpConfig();
+  let config = start;
+  const applier = new CapturingApplier();
+  const services = new FakeInformer<V1Service>();
+  const nodes = new FakeInformer<V1Node>();
+  const announced: string[] = [];
+  const announcer = new BirdAnnouncer({
+    config: () => config,
+    configFile: start.bgp!.config_file,
+    host: "cp-1",
+    applier,
+    readPasswords: () => Promise.resolve(new Map()),
+    controlPlaneHealthy: () => true,
+    onAnnounced: (s, vips) => announced.push(`${s.metadata?.name} ${vips.join(",")}`),
+  });
+  services.upsert(service("web", "198.51.100.1"));
+  nodes.upsert(POD_NODE);
+  await announcer.setClusterSource({ services, nodes, hasSynced: () => true });
+  const full = applier.last;
+  config = withoutBgp(start);
+  await announcer.sync("reload without [bgp]");
+  assert.deepEqual(serviceVipsInBirdFile(applier.last), []);
+  config = await bgpConfig(); // a new object with the same values, as a reload parses it
+  await announcer.sync("reload with [bgp]");
+  assert.equal(announcer.bgpRemoved, false);
+  assert.equal(applier.last, full);
+  assert.deepEqual(announced, ["web 198.51.100.1", "web 198.51.100.1"], "announced again");
+});
+
+Deno.test("a machine no longer control-plane at a reload withdraws like a removed [bgp]", async () => {
+  const start = await bgpConfig();
+  let config = start;
+  const { applier, services } = await setup();
+  const announcer = new BirdAnnouncer({
+    config: () => config,
+    configFile: start.bgp!.config_file,
+    host: "cp-1",
+    applier,
+    readPasswords: () => Promise.resolve(new Map()),
+  });
+  services.upsert(service("web", "198.51.100.1"));
+  await announcer.setClusterSource({
+    services,
+    nodes: new FakeInformer<V1Node>(),
+    hasSynced: () => true,
+  });
+  assert.deepEqual(serviceVipsInBirdFile(applier.last), ["198.51.100.1"]);
+  config = {
+    ...start,
+    machines: start.machines.map((m) => m.name === "cp-1" ? { ...m, role: "worker" } : m),
+  } as Config;
+  await announcer.sync("reload");
+  assert.equal(announcer.bgpRemoved, true);
+  assert.doesNotMatch(applier.last, /protocol static/);
+  assert.match(applier.last, /protocol bgp keelson_peer_0 \{/);
+});
+
+Deno.test("a withdrawal BIRD did not take is retried, and the old routes are still claimed meanwhile", async () => {
+  const start = await bgpConfig();
+  let config = start;
+  const { applier, services } = await setup();
+  const announcer = new BirdAnnouncer({
+    config: () => config,
+    configFile: start.bgp!.config_file,
+    host: "cp-1",
+    applier,
+    readPasswords: () => Promise.resolve(new Map()),
+  });
+  services.upsert(service("web", "198.51.100.1"));
+  await announcer.setClusterSource({
+    services,
+    nodes: new FakeInformer<V1Node>(),
+    hasSynced: () => true,
+  });
+  config = withoutBgp(start);
+  applier.configured = false; // BIRD is down or refused configure
+  await announcer.sync("reload");
+  assert.deepEqual(serviceVipsInBirdFile(applier.last), []);
+  assert.deepEqual(
+    announcedVips(announcer.configuredModel!),
+    ["198.51.100.1"],
+    "BIRD still has the last file it accepted",
+  );
+  applier.configured = true;
+  await announcer.sync("periodic");
+  assert.deepEqual(announcedVips(announcer.configuredModel!), []);
+});
+
+Deno.test("before the caches sync, VIPs withdrawn by a removed [bgp] come back with it", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const file = `${dir}/keelson.conf`;
+    await Deno.writeTextFile(
+      file,
+      "protocol static keelson_vips4_p1 {\n  ipv4;\n  route 198.51.100.7/32 blackhole;\n}\n",
+    );
+    const start = await bgpConfig();
+    let config = start;
+    const applier = new CapturingApplier();
+    const announcer = new BirdAnnouncer({
+      config: () => config,
+      configFile: file,
+      host: "cp-1",
+      // writes as the real applier does, so the next render reads the withdrawn file
+      applier: {
+        apply: async (text) => {
+          await Deno.writeTextFile(file, text);
+          return await applier.apply(text);
+        },
+      },
+      readPasswords: () => Promise.resolve(new Map()),
+    });
+    await announcer.sync("startup");
+    assert.deepEqual(serviceVipsInBirdFile(applier.last), ["198.51.100.7"]);
+    config = withoutBgp(start);
+    await announcer.sync("reload");
+    assert.deepEqual(serviceVipsInBirdFile(await Deno.readTextFile(file)), []);
+    config = start;
+    await announcer.sync("reload");
+    assert.deepEqual(serviceVipsInBirdFile(applier.last), ["198.51.100.7"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("BirdRoutes judges no Node while [bgp] is removed", async () => {
+  const start = await bgpConfig();
+  let config = start;
+  const { applier, nodes } = await setup();
+  nodes.upsert(POD_NODE);
+  const announcer = new BirdAnnouncer({
+    config: () => config,
+    configFile: start.bgp!.config_file,
+    host: "cp-1",
+    applier,
+    readPasswords: () => Promise.resolve(new Map()),
+  });
+  await announcer.setClusterSource({
+    services: new FakeInformer<V1Service>(),
+    nodes,
+    hasSynced: () => true,
+  });
+  const routes = new BirdRoutes({
+    announcer,
+    sessions: { established: () => true, poll: () => Promise.resolve() },
+    waitMs: 300,
+    config: () => config,
+  });
+  assert.equal((await routes.listRoutes("k")).length, 1);
+  config = withoutBgp(start);
+  await announcer.sync("reload");
+  await assert.rejects(() => routes.listRoutes("k"), /\[bgp\] was removed .* at a reload/);
+  await assert.rejects(
+    () =>
+      routes.createRoute("k", "", {
+        name: "",
+        targetNode: "w-1",
+        destinationCIDR: "10.244.1.0/24",
+      }),
+    /Node conditions are left as they are/,
+  );
 });

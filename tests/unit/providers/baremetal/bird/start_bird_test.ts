@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";
-import { hostNodeReady } from "../../../../../providers/baremetal/bird/start_bird.ts";
+import { Registry } from "prom-client";
+import { bgpPeerReports } from "../../../../../providers/baremetal/bird/bgp_report.ts";
+import { hostNodeReady, startBird } from "../../../../../providers/baremetal/bird/start_bird.ts";
+import type { Config } from "../../../../../src/config/types.ts";
+import { fakeBird } from "./_fake_bird.ts";
+import { bgpConfig } from "./_inventory.ts";
 
 function cache(nodes: V1Node[], synced = true) {
   return {
@@ -20,4 +25,94 @@ Deno.test("hostNodeReady() withdraws only for a known Node whose Ready is not Tr
   assert.equal(hostNodeReady(cache([ready("True")]), "cp-1"), true);
   assert.equal(hostNodeReady(cache([ready("False")]), "cp-1"), false);
   assert.equal(hostNodeReady(cache([ready("Unknown")]), "cp-1"), false);
+});
+
+/** BIRD's `show protocols all` for one Established session exporting `exported` routes. */
+function showProtocols(exported: number): string {
+  return [
+    "2002-Name       Proto      Table      State  Since         Info",
+    "1002-keelson_peer_0 BGP        ---        up     2026-11-24 10:30:44.574  Established   ",
+    "1006-  BGP state:          Established",
+    "       Channel ipv4",
+    `         Routes:         0 imported, ${exported} exported, 0 preferred`,
+    "0000 ",
+    "",
+  ].join("\n");
+}
+
+Deno.test("startBird after a reload removing [bgp]: BIRD gets a file announcing nothing, the gauges and the report claim no route", async () => {
+  const dir = await Deno.makeTempDir();
+  const replies: Record<string, string> = {
+    "configure": "0002-Reading configuration\n0003 Reconfigured\n",
+    "show protocols all": showProtocols(1),
+  };
+  const bird = fakeBird(dir, replies);
+  const file = `${dir}/keelson.conf`;
+  // the file BIRD started with announces a VIP, kept until the caches sync
+  await Deno.writeTextFile(
+    file,
+    "protocol static keelson_vips4_p1 {\n  ipv4;\n  route 198.51.100.7/32 blackhole;\n}\n",
+  );
+  const start = await bgpConfig((t) =>
+    t.replace('vip = ["10.0.0.10"]\nannounce = "bgp"\n', 'vip = ["10.0.0.10"]\n')
+      .replace(
+        "[bgp]\n",
+        `[bgp]\nconfig_file = "${file}"\nsocket = "${bird.path}"\n` +
+          'check_command = ["true"]\nstatus_interval_ms = 200\n',
+      )
+  );
+  let config: Config = start;
+  const registry = new Registry();
+  const stop = new AbortController();
+  const running = await startBird({
+    config: () => config,
+    host: "cp-1",
+    registry,
+    signal: stop.signal,
+  });
+  assert.ok(running);
+  try {
+    await running.sessions.poll();
+    let metrics = await registry.metrics();
+    assert.match(metrics, /keelson_bgp_vip_announced\{vip="198\.51\.100\.7"\} 1/);
+    assert.match(metrics, /keelson_bgp_session_up\{peer="tor-a"\} 1/);
+
+    const { bgp: _gone, ...rest } = start;
+    config = rest as Config;
+    replies["show protocols all"] = showProtocols(0);
+    const configures = bird.commands.filter((c) => c === "configure").length;
+    await running.sync("configuration reloaded");
+    assert.equal(bird.commands.filter((c) => c === "configure").length, configures + 1);
+    const text = await Deno.readTextFile(file);
+    assert.doesNotMatch(text, /protocol static/);
+    assert.match(text, /protocol bgp keelson_peer_0 \{/);
+    await running.sessions.poll();
+    metrics = await registry.metrics();
+    assert.doesNotMatch(metrics, /keelson_bgp_vip_announced\{/, "no VIP claimed");
+    // the session is really up and really exports nothing
+    assert.match(metrics, /keelson_bgp_session_up\{peer="tor-a"\} 1/);
+    assert.match(metrics, /keelson_bgp_routes_exported\{peer="tor-a"\} 0/);
+    assert.deepEqual(bgpPeerReports(running.announcer.configuredModel, running.sessions), [
+      { peer: "tor-a", established: true, routes: [] },
+    ]);
+    await assert.rejects(() => running.routes!.listRoutes("k"), /\[bgp\] was removed/);
+  } finally {
+    stop.abort();
+    await running.finished;
+    await bird.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("startBird without [bgp] at start starts nothing: a [bgp] added later has no BIRD side to reach", async () => {
+  const { bgp: _none, ...rest } = await bgpConfig();
+  const registry = new Registry();
+  const running = await startBird({
+    config: () => rest as Config,
+    host: "cp-1",
+    registry,
+    signal: new AbortController().signal,
+  });
+  assert.equal(running, undefined);
+  assert.doesNotMatch(await registry.metrics(), /keelson_bgp_/, "no BGP series at all");
 });
