@@ -10,6 +10,7 @@ import { BirdAnnouncer } from "../../../../../providers/baremetal/bird/announcer
 import type { BirdApplyResult } from "../../../../../providers/baremetal/bird/config_applier.ts";
 import { serviceVipsInBirdFile } from "../../../../../providers/baremetal/bird/host_config.ts";
 import { bgpPeerReports } from "../../../../../providers/baremetal/bird/bgp_report.ts";
+import { BirdRoutes } from "../../../../../providers/baremetal/bird/routes.ts";
 import { servedAddressChecker } from "../../../../../providers/baremetal/keepalived/served_addresses.ts";
 import { FakeInformer } from "../../../_fakes/fake_cluster.ts";
 import { bgpConfig, birdParse } from "./_inventory.ts";
@@ -161,4 +162,31 @@ Deno.test("reload: a machine in maintenance or shutdown withdraws its VIPs and t
     assert.match(text, /protocol bgp keelson_peer_0 \{/, state);
   }
   assert.equal(await reload((t) => t), full, "active again: the same file as before");
+});
+
+Deno.test("reload: pod_cidrs turned off withdraws the pod routes, and the route controller judges no Node until the restart", async () => {
+  const { state, announcer, reload } = await reloadable();
+  const routes = new BirdRoutes({
+    announcer,
+    sessions: { established: () => true, poll: () => Promise.resolve() },
+    waitMs: 300,
+    config: () => state.config,
+  });
+  assert.equal((await routes.listRoutes("k")).length, 1);
+  const off = await reload((t) => t.replace("pod_cidrs = true\n", ""));
+  assert.doesNotMatch(off, /keelson_pods/);
+  assert.deepEqual(serviceVipsInBirdFile(off), ["198.51.100.1"], "Service VIPs stay");
+  await assert.rejects(() => routes.listRoutes("k"), /no \[\[bgp\.peers\]\] entry has pod_cidrs/);
+  await assert.rejects(
+    () =>
+      routes.createRoute("k", "", {
+        name: "",
+        targetNode: "w-1",
+        destinationCIDR: "10.244.1.0/24",
+      }),
+    /Node conditions are left as they are/,
+  );
+  // back on: judged again
+  await reload((t) => t);
+  assert.equal((await routes.listRoutes("k")).length, 1);
 });
