@@ -30,6 +30,8 @@ export class SessionMonitor {
   #up: Gauge<"peer">;
   #exported: Gauge<"peer">;
   #states = new Map<string, BirdProtocolState>();
+  /** The peer names the gauges hold a series for. */
+  #labelled = new Set<string>();
   #reachable = false;
   #log = logger("bird", "sessions");
 
@@ -82,6 +84,7 @@ export class SessionMonitor {
       states = [];
     }
     const next = new Map(states.map((s) => [s.name, s]));
+    const labelled = new Set<string>();
     for (const [index, peer] of config.bgp.peers.entries()) {
       const state = next.get(`keelson_peer_${index}`);
       const before = this.#states.get(`keelson_peer_${index}`);
@@ -98,7 +101,15 @@ export class SessionMonitor {
       }
       this.#up.set({ peer: peer.name }, state.established ? 1 : 0);
       this.#exported.set({ peer: peer.name }, state.exported);
+      labelled.add(peer.name);
     }
+    // a peer a reload removed or renamed: its series would otherwise stay at their last values
+    for (const name of this.#labelled) {
+      if (labelled.has(name)) continue;
+      this.#up.remove({ peer: name });
+      this.#exported.remove({ peer: name });
+    }
+    this.#labelled = labelled;
     this.#states = next;
     this.#options.afterPoll?.();
   }
