@@ -16,6 +16,8 @@
  *   protocol's routes, never a filter (a filter change re-sends every route).
  * - A host withdraws its VIPs (`announceServices` false) when it drains or is unhealthy; pod routes
  *   stay, as other hosts announce the same ones and a Node's route does not depend on this host.
+ * - A `retired` host announces nothing at all (no pod routes either) but keeps its sessions, so the
+ *   routers get an explicit withdrawal, as for a `[bgp]` removed at a reload.
  *
  * @module
  */
@@ -158,6 +160,10 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
     return { error: `Cannot render BIRD for host "${host}": it has no IPv4 router id` };
   }
   const skipped: BirdModel["skipped"] = [];
+  // a retired host keeps its sessions and announces nothing: the routers get an explicit
+  // withdrawal instead of a Cease, whose routes a router may keep for its graceful-restart time
+  // (the same as a `[bgp]` removed at a reload, announcer.ts); `active` again resumes over them
+  const retired = machine.state === "retired";
   const families = bgp.families.map((f) => (f === "ipv4" ? 4 : 6) as IpFamily);
   const statics: StaticProtocol[] = [];
 
@@ -185,7 +191,7 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
     }
     vipsByPool.set(holder.index, [...(vipsByPool.get(holder.index) ?? []), ip]);
   }
-  if (input.announceServices ?? true) {
+  if (!retired && (input.announceServices ?? true)) {
     for (const { index } of bgpPools) {
       for (const family of families) {
         const ips = dedupe((vipsByPool.get(index) ?? []).filter((ip) => ip.family === family));
@@ -200,7 +206,9 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
   }
 
   // the control-plane VIP, while the local apiserver is ready
-  if (config.control_plane.announce === "bgp" && input.controlPlaneHealthy === true) {
+  if (
+    !retired && config.control_plane.announce === "bgp" && input.controlPlaneHealthy === true
+  ) {
     for (const family of families) {
       const ips = dedupe(cpVips.filter((ip) => ip.family === family));
       if (ips.length === 0) continue;
@@ -213,15 +221,17 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
   }
 
   // pod CIDRs, grouped by the peer subnet that holds the Node's InternalIP
+  // peerHosts leaves retired machines out; this one keeps the peers it had while active
+  const asActive = retired ? [{ ...machine, state: "active" as const }] : [machine];
   const hostPeers = bgp.peers.map((peer, index) => ({ peer, index }))
-    .filter(({ peer }) => peerHosts(peer, config.machines).some((m) => m.name === host));
+    .filter(({ peer }) => peerHosts(peer, asActive).length > 0);
   const subnets = uniqueSubnets(
     hostPeers.filter(({ peer }) => peer.pod_cidrs).map(({ peer }) => peer.subnet),
   );
   const podStatics = new Map<string, StaticProtocol>();
   const anyPodPeer = hostPeers.some(({ peer }) => peer.pod_cidrs);
   const clusterRanges = clusterCidrRanges(config);
-  for (const route of anyPodPeer ? input.podRoutes ?? [] : []) {
+  for (const route of anyPodPeer && !retired ? input.podRoutes ?? [] : []) {
     const prefix = parsePrefix(route.cidr);
     const nextHop = parseIp(route.nextHop);
     if (!prefix || !nextHop) {

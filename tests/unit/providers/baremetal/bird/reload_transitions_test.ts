@@ -164,6 +164,26 @@ Deno.test("reload: a machine in maintenance or shutdown withdraws its VIPs and t
   assert.equal(await reload((t) => t), full, "active again: the same file as before");
 });
 
+Deno.test("reload: a retired machine withdraws every route over its open sessions (no Cease); active again announces again", async () => {
+  const { announcer, reload, last } = await reloadable();
+  const full = last();
+  const retired = await reload((t) =>
+    t.replace('name = "cp-1"\nrole', 'name = "cp-1"\nstate = "retired"\nrole')
+  );
+  assert.doesNotMatch(retired, /protocol static/, `routes left:\n${retired}`);
+  // the session stays with the same options and exports nothing: an explicit withdrawal
+  assert.match(retired, /protocol bgp keelson_peer_0 \{/);
+  assert.match(retired, /filter keelson_peer_0_export \{\n {2}reject;\n\}/);
+  const options = (text: string) =>
+    text.slice(text.indexOf("protocol bgp keelson_peer_0")).split("\n}")[0];
+  assert.equal(options(retired), options(full));
+  assert.deepEqual(
+    bgpPeerReports(announcer.configuredModel, { established: () => true }),
+    [{ peer: "tor-a", established: true, routes: [] }],
+  );
+  assert.equal(await reload((t) => t), full, "active again: the same file as before");
+});
+
 Deno.test("reload: pod_cidrs turned off withdraws the pod routes, and the route controller judges no Node until the restart", async () => {
   const { state, announcer, reload } = await reloadable();
   const routes = new BirdRoutes({
