@@ -28,9 +28,10 @@ import {
   resolveCommunity,
   routerIdOf,
 } from "../../../src/config/bgp_values.ts";
-import type { Config, Machine, Pool } from "../../../src/config/types.ts";
+import type { Config, Machine } from "../../../src/config/types.ts";
 import { clusterCidrRanges, insideClusterCidr } from "../../../src/config/cluster_cidr.ts";
-import { formatIp, type IpFamily, type IpRange, parseIp, parseRange } from "../../../src/net/ip.ts";
+import { formatIp, type IpFamily, parseIp, parseRange } from "../../../src/net/ip.ts";
+import { type AddressInterval, poolUsableIntervals } from "../../../src/config/pool_size.ts";
 import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
 
 /** One parsed address. */
@@ -170,7 +171,10 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
   // Service VIPs of BGP pools, one protocol per pool and family
   const bgpPools = config.pools.map((pool, index) => ({ pool, index }))
     .filter(({ pool }) => pool.announce === "bgp");
-  const poolRanges = bgpPools.map(({ pool, index }) => ({ pool, index, ...poolSpans(pool) }));
+  const poolRanges = bgpPools.map(({ pool, index }) => ({
+    index,
+    usable: poolUsableIntervals(pool),
+  }));
   const vipsByPool = new Map<number, ModelIp[]>();
   const cpVips = config.control_plane.vip.map((v) => parseIp(v)).filter((v) => v !== undefined);
   for (const value of input.serviceVips) {
@@ -183,7 +187,7 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
       skipped.push({ value, reason: "is the control-plane VIP" });
       continue;
     }
-    const holder = poolRanges.find((p) => inSpans(p, ip));
+    const holder = poolRanges.find((p) => inIntervals(p.usable, ip));
     if (!holder) continue; // a VRRP pool's VIP, or no pool at all: keepalived's or nobody's
     if (!families.includes(ip.family)) {
       skipped.push({ value, reason: `IPv${ip.family} is not in bgp.families` });
@@ -345,25 +349,23 @@ export function announcedVips(model: BirdModel): string[] {
 }
 
 /**
- * Whether a pool with `announce = "bgp"` holds the address (keepalived leaves those out).
+ * Whether a pool with `announce = "bgp"` holds the address as a usable one (keepalived leaves
+ * those out): the addresses IPAM allocates (`poolUsableIntervals`: no reserved address, no
+ * network or broadcast address of an IPv4 CIDR), so BIRD announces only what IPAM could have
+ * handed out, and an address a reload made unusable is withdrawn like one it left out.
  * @param config the inventory
  * @param address an IP as text
  */
 export function inBgpPool(config: Config, address: string): boolean {
   const ip = parseIp(address);
   if (!ip) return false;
-  return config.pools.some((pool) => pool.announce === "bgp" && inSpans(poolSpans(pool), ip));
+  return config.pools.some((pool) =>
+    pool.announce === "bgp" && inIntervals(poolUsableIntervals(pool), ip)
+  );
 }
 
-function poolSpans(pool: Pool): { ranges: IpRange[]; reserved: IpRange[] } {
-  const parse = (list: string[]) =>
-    list.map(parseRange).filter((r): r is IpRange => !("error" in r));
-  return { ranges: parse(pool.addresses), reserved: parse(pool.reserved) };
-}
-
-function inSpans(spans: { ranges: IpRange[]; reserved: IpRange[] }, ip: ModelIp): boolean {
-  const has = (r: IpRange) => r.family === ip.family && r.first <= ip.value && ip.value <= r.last;
-  return spans.ranges.some(has) && !spans.reserved.some(has);
+function inIntervals(intervals: readonly AddressInterval[], ip: ModelIp): boolean {
+  return intervals.some((r) => r.family === ip.family && r.first <= ip.value && ip.value <= r.last);
 }
 
 function hostPrefix(ip: ModelIp): ModelPrefix {

@@ -11,6 +11,7 @@ import type { BirdApplyResult } from "../../../../../providers/baremetal/bird/co
 import { serviceVipsInBirdFile } from "../../../../../providers/baremetal/bird/host_config.ts";
 import { bgpPeerReports } from "../../../../../providers/baremetal/bird/bgp_report.ts";
 import { BirdRoutes } from "../../../../../providers/baremetal/bird/routes.ts";
+import { strandedAddressIssues } from "../../../../../providers/baremetal/stranded_addresses.ts";
 import { servedAddressChecker } from "../../../../../providers/baremetal/keepalived/served_addresses.ts";
 import { FakeInformer } from "../../../_fakes/fake_cluster.ts";
 import { bgpConfig, birdParse } from "./_inventory.ts";
@@ -209,4 +210,21 @@ Deno.test("reload: pod_cidrs turned off withdraws the pod routes, and the route 
   // back on: judged again
   await reload((t) => t);
   assert.equal((await routes.listRoutes("k")).length, 1);
+});
+
+Deno.test("reload: an address a BGP pool keeps in its range but IPAM may no longer allocate (a CIDR's network address) is withdrawn, and refused while a Service holds it", async () => {
+  // the same 16 addresses, first as a range (every one usable), then as a CIDR (.0 and .15 not)
+  const asRange = (t: string) => t.replace('"198.51.100.0/28"', '"198.51.100.0-198.51.100.15"');
+  const { state, reload, last } = await reloadable(["198.51.100.0", "198.51.100.1"]);
+  const ranged = await reload(asRange);
+  assert.deepEqual(serviceVipsInBirdFile(ranged), ["198.51.100.0", "198.51.100.1"]);
+  const before = state.config;
+  const cidr = await reload((t) => t);
+  assert.deepEqual(serviceVipsInBirdFile(cidr), ["198.51.100.1"], "only what IPAM allocates");
+  assert.equal(last(), cidr);
+  const held = [service("svc-0", "198.51.100.0")];
+  assert.match(
+    strandedAddressIssues(before, state.config, held, "base.toml")[0]?.message ?? "none",
+    /strand 1 address .*198\.51\.100\.0 \(service "default\/svc-0"\)/,
+  );
 });
