@@ -6,8 +6,12 @@
  * or a pod CIDR whose next hop is a Node's InternalIP).
  *
  * Decisions:
- * - Protocol and filter names are generated (`keelson_peer_<index>`, `keelson_vips4_p<pool>`),
- *   never taken from the inventory; a peer's name only appears in a comment.
+ * - Protocol and filter names are generated (`keelson_peer_<peer name>`, `keelson_vips4_p<pool>`)
+ *   from checked values only. A peer's protocol is named for the peer, not its place in the list:
+ *   BIRD restarts a protocol whose neighbor changes, so with index names removing or inserting a
+ *   peer ahead of another reset that other session on every host at once (measured: the VIP gone
+ *   from the ToR for 3.6 s). A static protocol keeps its pool's index: renaming one re-sends
+ *   identical routes, which the routers ignore.
  * - Every route is a `blackhole` static route: BIRD never programs the host's kernel (there is no
  *   `protocol kernel`), and the routers see the session's address (VIPs) or the Node's
  *   InternalIP (`bgp_next_hop`, pod CIDRs) as next hop.
@@ -76,9 +80,9 @@ export interface StaticProtocol {
 
 /** One `protocol bgp`. */
 export interface PeerModel {
-  /** `keelson_peer_<index in [[bgp.peers]]>`. */
+  /** `keelson_peer_<its name in [[bgp.peers]]>` (`BGP_NAME_REGEXP`: rendered quoted). */
   name: string;
-  /** The inventory's name (its alphabet is `BGP_NAME_REGEXP`); rendered in a comment only. */
+  /** The inventory's name (its alphabet is `BGP_NAME_REGEXP`); also in a comment. */
   label: string;
   neighbor: ModelIp;
   asn: number;
@@ -269,7 +273,7 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
 
   const peers: PeerModel[] = [];
   let bfd = false;
-  for (const { peer, index } of hostPeers) {
+  for (const { peer } of hostPeers) {
     const neighbor = parseIp(peer.address)!;
     let password: string | undefined;
     if (peer.password_file !== undefined) {
@@ -305,7 +309,7 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
       : firstIp(machine, neighbor.family);
     bfd ||= peer.bfd;
     peers.push({
-      name: `keelson_peer_${index}`,
+      name: `keelson_peer_${peer.name}`,
       label: peer.name,
       neighbor,
       asn: peer.asn,

@@ -26,7 +26,7 @@ export interface BirdRoutesDeps {
     readonly bgpRemoved?: boolean;
     sync(reason: string): Promise<unknown>;
   };
-  sessions: { established(index: number): boolean; poll(): Promise<void> };
+  sessions: { established(peer: string): boolean; poll(): Promise<void> };
   /**
    * The routes other hosts report announced (their heartbeats, `reported_routes.ts`), so a Node
    * whose rack's peers this host does not talk to is judged too. @default none
@@ -147,12 +147,12 @@ function canonical(cidr: string): string {
  */
 export function announcedRoutes(
   model: BirdModel | undefined,
-  sessions: { established(index: number): boolean },
+  sessions: { established(peer: string): boolean },
 ): Route[] {
   if (!model) return [];
   const live = new Set<string>();
   for (const peer of model.peers) {
-    if (!sessions.established(Number(peer.name.replace("keelson_peer_", "")))) continue;
+    if (!sessions.established(peer.label)) continue;
     for (const e of peer.exports) live.add(e);
   }
   const routes: Route[] = [];
@@ -173,7 +173,7 @@ export function announcedRoutes(
 function whyNot(
   model: BirdModel | undefined,
   route: Route,
-  sessions: { established(index: number): boolean },
+  sessions: { established(peer: string): boolean },
 ): string {
   if (!model) return "BIRD has not accepted any configuration from Keelson yet";
   const protocol = model.statics.find((s) =>
@@ -185,8 +185,6 @@ function whyNot(
   if (peers.length === 0) {
     return "no [[bgp.peers]] entry with pod_cidrs = true has a subnet holding the Node's IP";
   }
-  const down = peers.filter((p) =>
-    !sessions.established(Number(p.name.replace("keelson_peer_", "")))
-  );
+  const down = peers.filter((p) => !sessions.established(p.label));
   return `no Established session to ${down.map((p) => `"${p.label}"`).join(", ")}`;
 }

@@ -57,11 +57,11 @@ export class SessionMonitor {
   }
 
   /**
-   * Whether the session of `[[bgp.peers]]` entry `index` was Established at the last poll.
-   * @param index the peer's index in the inventory
+   * Whether the session to a `[[bgp.peers]]` entry was Established at the last poll.
+   * @param peer the peer's name in the inventory
    */
-  established(index: number): boolean {
-    return this.#states.get(`keelson_peer_${index}`)?.established ?? false;
+  established(peer: string): boolean {
+    return this.#states.get(`keelson_peer_${peer}`)?.established ?? false;
   }
 
   /** Reads BIRD once and updates the gauges. */
@@ -85,9 +85,9 @@ export class SessionMonitor {
     }
     const next = new Map(states.map((s) => [s.name, s]));
     const labelled = new Set<string>();
-    for (const [index, peer] of config.bgp.peers.entries()) {
-      const state = next.get(`keelson_peer_${index}`);
-      const before = this.#states.get(`keelson_peer_${index}`);
+    for (const peer of config.bgp.peers) {
+      const state = next.get(`keelson_peer_${peer.name}`);
+      const before = this.#states.get(`keelson_peer_${peer.name}`);
       if (state && before && state.established !== before.established) {
         this.#log.info("BGP session to {peer} is now {info}", {
           peer: peer.name,

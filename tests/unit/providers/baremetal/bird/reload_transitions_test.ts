@@ -84,7 +84,7 @@ Deno.test("reload: a pool switched from BGP to VRRP leaves BIRD at once, and kee
   // the rest of the file is untouched: the control-plane VIP, pod routes, the sessions
   assert.match(vrrp, CP_ROUTE);
   assert.match(vrrp, POD_ROUTE);
-  assert.match(vrrp, /protocol bgp keelson_peer_0 \{/);
+  assert.match(vrrp, /protocol bgp 'keelson_peer_tor-a' \{/);
 
   const back = await reload((t) => t);
   assert.deepEqual(serviceVipsInBirdFile(back), ["198.51.100.1"]);
@@ -117,7 +117,7 @@ Deno.test("reload: an address a BGP pool no longer holds (shrunk, reserved, pool
 Deno.test("reload: a removed peer's session and its heartbeat entry go; the remaining peer keeps its routes", async () => {
   const { announcer, reload, last } = await reloadable();
   // cp-3 peers with both; cp-1 only with tor-a: remove tor-a and see cp-1 drop its session
-  assert.match(last(), /protocol bgp keelson_peer_0 \{/);
+  assert.match(last(), /protocol bgp 'keelson_peer_tor-a' \{/);
   const removed = await reload((t) =>
     t.replace(/\[\[bgp\.peers\]\]\nname = "tor-a"\n[\s\S]*?\n(?=\[\[)/, "")
   );
@@ -131,7 +131,10 @@ Deno.test("reload: a peer's address or ASN changed renders the new neighbor in t
   const moved = await reload((t) =>
     t.replace('address = "10.0.0.1"\nasn = 64512', 'address = "10.0.0.2"\nasn = 64515')
   );
-  assert.match(moved, /protocol bgp keelson_peer_0 \{\n(.*\n)*? {2}neighbor 10\.0\.0\.2 as 64515;/);
+  assert.match(
+    moved,
+    /protocol bgp 'keelson_peer_tor-a' \{\n(.*\n)*? {2}neighbor 10\.0\.0\.2 as 64515;/,
+  );
   assert.doesNotMatch(moved, /10\.0\.0\.1 as/);
   assert.deepEqual(
     bgpPeerReports(announcer.configuredModel, { established: () => false }).map((p) => p.peer),
@@ -160,7 +163,7 @@ Deno.test("reload: a machine in maintenance or shutdown withdraws its VIPs and t
     assert.deepEqual(serviceVipsInBirdFile(text), [], state);
     assert.doesNotMatch(text, /keelson_cp/, state);
     assert.match(text, POD_ROUTE, state);
-    assert.match(text, /protocol bgp keelson_peer_0 \{/, state);
+    assert.match(text, /protocol bgp 'keelson_peer_tor-a' \{/, state);
   }
   assert.equal(await reload((t) => t), full, "active again: the same file as before");
 });
@@ -173,10 +176,10 @@ Deno.test("reload: a retired machine withdraws every route over its open session
   );
   assert.doesNotMatch(retired, /protocol static/, `routes left:\n${retired}`);
   // the session stays with the same options and exports nothing: an explicit withdrawal
-  assert.match(retired, /protocol bgp keelson_peer_0 \{/);
-  assert.match(retired, /filter keelson_peer_0_export \{\n {2}reject;\n\}/);
+  assert.match(retired, /protocol bgp 'keelson_peer_tor-a' \{/);
+  assert.match(retired, /filter 'keelson_peer_tor-a_export' \{\n {2}reject;\n\}/);
   const options = (text: string) =>
-    text.slice(text.indexOf("protocol bgp keelson_peer_0")).split("\n}")[0];
+    text.slice(text.indexOf("protocol bgp 'keelson_peer_tor-a'")).split("\n}")[0];
   assert.equal(options(retired), options(full));
   assert.deepEqual(
     bgpPeerReports(announcer.configuredModel, { established: () => true }),
@@ -226,5 +229,39 @@ Deno.test("reload: an address a BGP pool keeps in its range but IPAM may no long
   assert.match(
     strandedAddressIssues(before, state.config, held, "base.toml")[0]?.message ?? "none",
     /strand 1 address .*198\.51\.100\.0 \(service "default\/svc-0"\)/,
+  );
+});
+
+Deno.test("reload: a peer added ahead of another, or removed from ahead of it, leaves that other peer's protocol byte for byte (BIRD resets a protocol whose neighbor changes)", async () => {
+  const { reload, last } = await reloadable();
+  const block = (text: string, name: string) => {
+    const start = text.indexOf(`# peer "${name}"`);
+    assert.notEqual(start, -1, `no peer ${name} in:\n${text}`);
+    return text.slice(start, text.indexOf("\n}\n", text.indexOf("protocol bgp", start)));
+  };
+  const torA = block(last(), "tor-a");
+  const ahead = await reload((t) =>
+    t.replace(
+      '[[bgp.peers]]\nname = "tor-a"',
+      '[[bgp.peers]]\nname = "tor-z"\naddress = "10.0.0.2"\nasn = 64512\nzones = ["row-a"]\n\n' +
+        '[[bgp.peers]]\nname = "tor-a"',
+    )
+  );
+  assert.match(block(ahead, "tor-z"), /neighbor 10\.0\.0\.2 as 64512;/);
+  assert.equal(block(ahead, "tor-a"), torA, "tor-a's session is not touched by the insertion");
+  const removedAgain = await reload((t) => t);
+  assert.equal(block(removedAgain, "tor-a"), torA);
+  assert.doesNotMatch(removedAgain, /tor-z/);
+});
+
+Deno.test("reload: a peer renamed to the longest name the schema allows renders a file BIRD accepts (its protocol restarts: a new name)", async () => {
+  const { reload } = await reloadable();
+  const long = "tor.a-" + "b".repeat(25) + "9"; // 32 characters, with '.' and '-'
+  assert.equal(long.length, 32);
+  const text = await reload((t) => t.replace('name = "tor-a"', `name = "${long}"`));
+  assert.match(text, new RegExp(`protocol bgp 'keelson_peer_${long.replace(".", "\\.")}' \\{`));
+  assert.match(
+    text,
+    new RegExp(`export filter 'keelson_peer_${long.replace(".", "\\.")}_export';`),
   );
 });

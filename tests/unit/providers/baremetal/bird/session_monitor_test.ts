@@ -34,7 +34,7 @@ Deno.test("SessionMonitor drops the series of a peer a reload removed or renamed
     established: true,
     exported,
   });
-  let states = [up("keelson_peer_0", 3), up("keelson_peer_1", 1)];
+  let states = [up("keelson_peer_tor-a", 3), up("keelson_peer_rr-1", 1)];
   const monitor = new SessionMonitor({
     config: () => config,
     socket: config.bgp!.socket,
@@ -52,18 +52,19 @@ Deno.test("SessionMonitor drops the series of a peer a reload removed or renamed
     "keelson_bgp_session_up{rr-1} 1",
     "keelson_bgp_session_up{tor-a} 1",
   ]);
-  // tor-a removed: rr-1 is now [[bgp.peers]] 0 and BIRD has only keelson_peer_0
+  // tor-a removed: BIRD has only rr-1 left
   config = await bgpConfig((t) =>
     t.replace(/\[\[bgp\.peers\]\]\nname = "tor-a"\n[\s\S]*?\n(?=\[\[)/, "")
   );
   assert.deepEqual(config.bgp!.peers.map((p) => p.name), ["rr-1"]);
-  states = [up("keelson_peer_0", 1)];
+  states = [up("keelson_peer_rr-1", 1)];
   await monitor.poll();
   assert.deepEqual(await series(), [
     "keelson_bgp_routes_exported{rr-1} 1",
     "keelson_bgp_session_up{rr-1} 1",
   ]);
-  // renamed: the old name's series go, the new name's come
+  // renamed: the old name's series go, the new name's come (BIRD has the renamed protocol)
+  states = [up("keelson_peer_rr-2", 1)];
   config = await bgpConfig((t) =>
     t.replace(/\[\[bgp\.peers\]\]\nname = "tor-a"\n[\s\S]*?\n(?=\[\[)/, "")
       .replace('name = "rr-1"', 'name = "rr-2"')
