@@ -3,9 +3,10 @@
  * stale at the ToR and withdraw nothing still wanted. A ToR BIRD and one control-plane host (its
  * own BIRD and `keelson run`) in network namespaces (`kr-*`, or `KEELSON_BGP_LAB_PREFIX`), against
  * a real kube-apiserver:
- * - a peer added ahead of the ToR in `[[bgp.peers]]`, then removed again: the ToR's session is the
- *   same one throughout and the VIP never leaves the ToR (sampled every 10 ms while BIRD would have
- *   restarted the session and paused its first UPDATE);
+ * - a peer added ahead of the ToR in `[[bgp.peers]]`, then removed again, and an empty pool added
+ *   ahead of the Service's and removed: the ToR's session is the same one throughout and the VIP
+ *   never leaves the ToR (sampled every 10 ms while BIRD would have restarted the session and
+ *   paused its first UPDATE);
  * - the machine `retired`: every route leaves the ToR over the same session (an UPDATE, no Cease);
  *   `active` again: they return over it;
  * - `pod_cidrs` off: the pod CIDR leaves the ToR, the VIP stays, and the route controller leaves the
@@ -65,6 +66,8 @@ const WATCH_MS = 6_000;
 interface Variant {
   /** A peer that never answers, listed ahead of the ToR. */
   peerAhead?: boolean;
+  /** An empty BGP pool listed ahead of the Service's: its static protocol is renumbered. */
+  poolAhead?: boolean;
   state?: "active" | "retired";
   podCidrs?: boolean;
 }
@@ -94,6 +97,12 @@ function inventory(lab: BgpLab, apiserverPort: string, v: Variant = {}): string 
     "status_interval_ms = 500\n",
     ...(v.peerAhead ? peer("tor-z", `${NET}.250`, false) : []),
     ...peer("tor", TOR_IP, v.podCidrs ?? true),
+    ...(v.poolAhead
+      ? [
+        '[[pools]]\nname = "spare"\naddresses = ["198.51.100.64/28"]\nannounce = "bgp"\n' +
+        "auto_assign = false\n",
+      ]
+      : []),
     `[[pools]]\nname = "lb"\naddresses = ["${POOL}"]\nannounce = "bgp"\n`,
     `[[machines]]\nname = "cp-1"\nrole = "control-plane"\nstate = "${v.state ?? "active"}"\n` +
     `internal_ips = ["${lab.cpIp(1)}"]\n`,
@@ -189,13 +198,31 @@ Deno.test({
       const sameAsBefore = async () =>
         sameSession((await lab.torSessionsSince()).get("cp1"), since);
 
-      // --- a peer added ahead of the ToR, then removed: the VIP never leaves, the session stays
-      for (const peerAhead of [true, false]) {
-        await reload(keelson, path, inventory(lab, port, { peerAhead }));
+      // --- a peer added ahead of the ToR, then removed, and an empty pool added ahead of the
+      // Service's (its static protocol renumbered, keelson_vips4_p0 -> _p1): the VIP never
+      // leaves, the session stays
+      const steps: { what: string; variant: Variant; marker: string; present: boolean }[] = [
+        {
+          what: "adding a peer ahead of the ToR",
+          variant: { peerAhead: true },
+          marker: "tor-z",
+          present: true,
+        },
+        { what: "removing a peer ahead of the ToR", variant: {}, marker: "tor-z", present: false },
+        {
+          what: "adding an empty pool ahead of the VIP's",
+          variant: { poolAhead: true },
+          marker: "keelson_vips4_p1",
+          present: true,
+        },
+        { what: "removing that pool", variant: {}, marker: "keelson_vips4_p1", present: false },
+      ];
+      for (const { what, variant, marker, present } of steps) {
+        await reload(keelson, path, inventory(lab, port, variant));
         await timed(
-          `BIRD's file ${peerAhead ? "with" : "without"} tor-z`,
+          `BIRD's file after ${what}`,
           async () =>
-            (await Deno.readTextFile(lab.birdConf(1))).includes("tor-z") === peerAhead
+            (await Deno.readTextFile(lab.birdConf(1))).includes(marker) === present
               ? true
               : undefined,
           BOUND_MS,
@@ -207,11 +234,11 @@ Deno.test({
           if (!(await at(vip))) missing++;
           await sleep(10);
         }
-        assert.equal(missing, 0, `the VIP left the ToR after ${peerAhead ? "adding" : "removing"}`);
-        assert.ok(await sameAsBefore(), "the ToR's session was not reset");
+        assert.equal(missing, 0, `the VIP left the ToR after ${what}`);
+        assert.ok(await sameAsBefore(), `the ToR's session was not reset by ${what}`);
         report(
-          `FIGURE bgp reload ${peerAhead ? "adding" : "removing"} a peer ahead of the ToR: ` +
-            `the VIP stayed at the ToR (${seconds(WATCH_MS)} s sampled every 10 ms), same session`,
+          `FIGURE bgp reload ${what}: the VIP stayed at the ToR ` +
+            `(${seconds(WATCH_MS)} s sampled every 10 ms), same session`,
         );
       }
 
