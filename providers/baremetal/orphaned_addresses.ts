@@ -2,7 +2,8 @@
  * Addresses Services hold that no pool offers: a reload can no longer cause them (a reload that
  * would strand served addresses is rejected, see src/agent/stranded_addresses.ts), but a process
  * started with a changed file, or a status written by hand, can. Each gets a Warning event;
- * keepalived does not serve them (`AddressNotServed`), and the Service keeps them in its status
+ * keepalived does not serve them (`AddressNotServed`), BIRD does not announce them (`inBgpPool`:
+ * the same usable addresses), and the Service keeps them in its status
  * until its owner changes the Service or the pool is restored. The orphans come from the load
  * balancer's own allocator, so they are computed in one place.
  *
@@ -45,7 +46,8 @@ export function reportOrphanedAddresses(
       REASON_ADDRESS_NOT_IN_POOL,
       `Keeping address ${orphan.ip} of service "${orphan.serviceKey}" although ${
         WHY[orphan.why] ?? orphan.why
-      }${orphan.pool ? ` (was pool "${orphan.pool}")` : ""}: the VIP stays up; ` +
+      }${orphan.pool ? ` (was pool "${orphan.pool}")` : ""}: it stays in the Service's ` +
+        "status but is not served (keepalived and BIRD serve only addresses a pool offers); " +
         "change the Service's requested address or restore the pool to clear this",
     );
     emitted++;

@@ -54,7 +54,9 @@ export function strandedAddressIssues(
     file,
     path: "pools",
     message: `this reload would strand ${lost.size} address${lost.size === 1 ? "" : "es"} ` +
-      `that Services hold and keepalived serves: ${list.join(", ")}${more}; keep them in a ` +
+      `that Services hold and keepalived or BIRD serves: ${
+        list.join(", ")
+      }${more}; keep them in a ` +
       "pool's usable addresses, or move those Services to other addresses first",
   }];
 }

@@ -9,7 +9,10 @@
 import { z } from "zod";
 import { isIP } from "node:net";
 
-/** Peer names and community aliases: rendered only in comments, still from a fixed alphabet. */
+/**
+ * Peer names and community aliases, from a fixed alphabet: a peer's name also names its BIRD
+ * protocol (`keelson_peer_<name>`, rendered quoted), an alias appears in comments only.
+ */
 export const BGP_NAME_REGEXP = /^[a-z0-9]([a-z0-9.-]{0,30}[a-z0-9])?$/;
 
 const bgpName = z.string().regex(

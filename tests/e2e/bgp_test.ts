@@ -119,7 +119,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const lab = await BgpLab.create(HOSTS);
+    const lab = await BgpLab.create(HOSTS, Deno.env.get("KEELSON_BGP_LAB_PREFIX") ?? "kb");
     let cp: ControlPlane | undefined;
     const agents: KeelsonProcess[] = [];
     try {

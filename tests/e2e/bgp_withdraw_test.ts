@@ -136,7 +136,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const lab = await BgpLab.create(1, "kw");
+    const lab = await BgpLab.create(1, Deno.env.get("KEELSON_BGP_LAB_PREFIX") ?? "kw");
     let cp: ControlPlane | undefined;
     let agent: KeelsonProcess | undefined;
     try {

@@ -7,8 +7,8 @@
  * `delete` that OwnerReferencesPermissionEnforcement requires reaches the host's own Lease only;
  * with an older rbac.yaml (no `delete`) the owner change is refused and the heartbeat still renews.
  *
- * No kube-controller-manager runs here, so the garbage collector that deletes the Lease with its
- * Node is not exercised: these tests pin the reference it acts on.
+ * No kube-controller-manager runs here: these tests pin the reference the garbage collector acts
+ * on; heartbeat_gc_test.ts runs a real one and sees the Lease deleted with its Node.
  */
 import assert from "node:assert/strict";
 import type { V1Lease, V1Node } from "@kubernetes/client-node";

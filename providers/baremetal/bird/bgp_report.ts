@@ -19,7 +19,7 @@ import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
  */
 export function bgpPeerReports(
   model: BirdModel | undefined,
-  sessions: { established(index: number): boolean },
+  sessions: { established(peer: string): boolean },
 ): BgpPeerReport[] {
   if (!model) return [];
   const byProtocol = new Map(model.statics.map((s) => [s.name, s]));
@@ -32,7 +32,7 @@ export function bgpPeerReports(
     }
     return {
       peer: peer.label,
-      established: sessions.established(Number(peer.name.replace("keelson_peer_", ""))),
+      established: sessions.established(peer.label),
       routes: [...routes].sort(),
     };
   });

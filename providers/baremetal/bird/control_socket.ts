@@ -113,7 +113,7 @@ export interface BirdProtocolState {
 /**
  * Parses `show protocols all` into the state of Keelson's BGP protocols.
  * @param reply the reply
- * @returns the protocols named `keelson_peer_N`, in reply order
+ * @returns the protocols named `keelson_peer_<peer name>`, in reply order
  */
 export function parseProtocols(reply: BirdReply): BirdProtocolState[] {
   const out: BirdProtocolState[] = [];
@@ -122,7 +122,7 @@ export function parseProtocols(reply: BirdReply): BirdProtocolState[] {
     if (code === 1002) {
       const words = text.trim().split(/\s+/);
       current = undefined;
-      if (/^keelson_peer_\d+$/.test(words[0] ?? "") && words[1] === "BGP") {
+      if (/^keelson_peer_[a-z0-9.-]+$/.test(words[0] ?? "") && words[1] === "BGP") {
         // Name Proto Table State Since(date time) Info...
         const info = words.slice(6).join(" ");
         current = {

@@ -6,8 +6,12 @@
  * or a pod CIDR whose next hop is a Node's InternalIP).
  *
  * Decisions:
- * - Protocol and filter names are generated (`keelson_peer_<index>`, `keelson_vips4_p<pool>`),
- *   never taken from the inventory; a peer's name only appears in a comment.
+ * - Protocol and filter names are generated (`keelson_peer_<peer name>`, `keelson_vips4_p<pool>`)
+ *   from checked values only. A peer's protocol is named for the peer, not its place in the list:
+ *   BIRD restarts a protocol whose neighbor changes, so with index names removing or inserting a
+ *   peer ahead of another reset that other session on every host at once (measured: the VIP gone
+ *   from the ToR for 3.6 s). A static protocol keeps its pool's index: renaming one re-sends
+ *   identical routes, which the routers ignore.
  * - Every route is a `blackhole` static route: BIRD never programs the host's kernel (there is no
  *   `protocol kernel`), and the routers see the session's address (VIPs) or the Node's
  *   InternalIP (`bgp_next_hop`, pod CIDRs) as next hop.
@@ -16,6 +20,8 @@
  *   protocol's routes, never a filter (a filter change re-sends every route).
  * - A host withdraws its VIPs (`announceServices` false) when it drains or is unhealthy; pod routes
  *   stay, as other hosts announce the same ones and a Node's route does not depend on this host.
+ * - A `retired` host announces nothing at all (no pod routes either) but keeps its sessions, so the
+ *   routers get an explicit withdrawal, as for a `[bgp]` removed at a reload.
  *
  * @module
  */
@@ -26,9 +32,10 @@ import {
   resolveCommunity,
   routerIdOf,
 } from "../../../src/config/bgp_values.ts";
-import type { Config, Machine, Pool } from "../../../src/config/types.ts";
+import type { Config, Machine } from "../../../src/config/types.ts";
 import { clusterCidrRanges, insideClusterCidr } from "../../../src/config/cluster_cidr.ts";
-import { formatIp, type IpFamily, type IpRange, parseIp, parseRange } from "../../../src/net/ip.ts";
+import { formatIp, type IpFamily, parseIp, parseRange } from "../../../src/net/ip.ts";
+import { type AddressInterval, poolUsableIntervals } from "../../../src/config/pool_size.ts";
 import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
 
 /** One parsed address. */
@@ -73,9 +80,9 @@ export interface StaticProtocol {
 
 /** One `protocol bgp`. */
 export interface PeerModel {
-  /** `keelson_peer_<index in [[bgp.peers]]>`. */
+  /** `keelson_peer_<its name in [[bgp.peers]]>` (`BGP_NAME_REGEXP`: rendered quoted). */
   name: string;
-  /** The inventory's name (its alphabet is `BGP_NAME_REGEXP`); rendered in a comment only. */
+  /** The inventory's name (its alphabet is `BGP_NAME_REGEXP`); also in a comment. */
   label: string;
   neighbor: ModelIp;
   asn: number;
@@ -158,13 +165,20 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
     return { error: `Cannot render BIRD for host "${host}": it has no IPv4 router id` };
   }
   const skipped: BirdModel["skipped"] = [];
+  // a retired host keeps its sessions and announces nothing: the routers get an explicit
+  // withdrawal instead of a Cease, whose routes a router may keep for its graceful-restart time
+  // (the same as a `[bgp]` removed at a reload, announcer.ts); `active` again resumes over them
+  const retired = machine.state === "retired";
   const families = bgp.families.map((f) => (f === "ipv4" ? 4 : 6) as IpFamily);
   const statics: StaticProtocol[] = [];
 
   // Service VIPs of BGP pools, one protocol per pool and family
   const bgpPools = config.pools.map((pool, index) => ({ pool, index }))
     .filter(({ pool }) => pool.announce === "bgp");
-  const poolRanges = bgpPools.map(({ pool, index }) => ({ pool, index, ...poolSpans(pool) }));
+  const poolRanges = bgpPools.map(({ pool, index }) => ({
+    index,
+    usable: poolUsableIntervals(pool),
+  }));
   const vipsByPool = new Map<number, ModelIp[]>();
   const cpVips = config.control_plane.vip.map((v) => parseIp(v)).filter((v) => v !== undefined);
   for (const value of input.serviceVips) {
@@ -177,7 +191,7 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
       skipped.push({ value, reason: "is the control-plane VIP" });
       continue;
     }
-    const holder = poolRanges.find((p) => inSpans(p, ip));
+    const holder = poolRanges.find((p) => inIntervals(p.usable, ip));
     if (!holder) continue; // a VRRP pool's VIP, or no pool at all: keepalived's or nobody's
     if (!families.includes(ip.family)) {
       skipped.push({ value, reason: `IPv${ip.family} is not in bgp.families` });
@@ -185,7 +199,7 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
     }
     vipsByPool.set(holder.index, [...(vipsByPool.get(holder.index) ?? []), ip]);
   }
-  if (input.announceServices ?? true) {
+  if (!retired && (input.announceServices ?? true)) {
     for (const { index } of bgpPools) {
       for (const family of families) {
         const ips = dedupe((vipsByPool.get(index) ?? []).filter((ip) => ip.family === family));
@@ -200,7 +214,9 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
   }
 
   // the control-plane VIP, while the local apiserver is ready
-  if (config.control_plane.announce === "bgp" && input.controlPlaneHealthy === true) {
+  if (
+    !retired && config.control_plane.announce === "bgp" && input.controlPlaneHealthy === true
+  ) {
     for (const family of families) {
       const ips = dedupe(cpVips.filter((ip) => ip.family === family));
       if (ips.length === 0) continue;
@@ -213,15 +229,17 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
   }
 
   // pod CIDRs, grouped by the peer subnet that holds the Node's InternalIP
+  // peerHosts leaves retired machines out; this one keeps the peers it had while active
+  const asActive = retired ? [{ ...machine, state: "active" as const }] : [machine];
   const hostPeers = bgp.peers.map((peer, index) => ({ peer, index }))
-    .filter(({ peer }) => peerHosts(peer, config.machines).some((m) => m.name === host));
+    .filter(({ peer }) => peerHosts(peer, asActive).length > 0);
   const subnets = uniqueSubnets(
     hostPeers.filter(({ peer }) => peer.pod_cidrs).map(({ peer }) => peer.subnet),
   );
   const podStatics = new Map<string, StaticProtocol>();
   const anyPodPeer = hostPeers.some(({ peer }) => peer.pod_cidrs);
   const clusterRanges = clusterCidrRanges(config);
-  for (const route of anyPodPeer ? input.podRoutes ?? [] : []) {
+  for (const route of anyPodPeer && !retired ? input.podRoutes ?? [] : []) {
     const prefix = parsePrefix(route.cidr);
     const nextHop = parseIp(route.nextHop);
     if (!prefix || !nextHop) {
@@ -255,7 +273,7 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
 
   const peers: PeerModel[] = [];
   let bfd = false;
-  for (const { peer, index } of hostPeers) {
+  for (const { peer } of hostPeers) {
     const neighbor = parseIp(peer.address)!;
     let password: string | undefined;
     if (peer.password_file !== undefined) {
@@ -291,7 +309,7 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
       : firstIp(machine, neighbor.family);
     bfd ||= peer.bfd;
     peers.push({
-      name: `keelson_peer_${index}`,
+      name: `keelson_peer_${peer.name}`,
       label: peer.name,
       neighbor,
       asn: peer.asn,
@@ -335,25 +353,23 @@ export function announcedVips(model: BirdModel): string[] {
 }
 
 /**
- * Whether a pool with `announce = "bgp"` holds the address (keepalived leaves those out).
+ * Whether a pool with `announce = "bgp"` holds the address as a usable one (keepalived leaves
+ * those out): the addresses IPAM allocates (`poolUsableIntervals`: no reserved address, no
+ * network or broadcast address of an IPv4 CIDR), so BIRD announces only what IPAM could have
+ * handed out, and an address a reload made unusable is withdrawn like one it left out.
  * @param config the inventory
  * @param address an IP as text
  */
 export function inBgpPool(config: Config, address: string): boolean {
   const ip = parseIp(address);
   if (!ip) return false;
-  return config.pools.some((pool) => pool.announce === "bgp" && inSpans(poolSpans(pool), ip));
+  return config.pools.some((pool) =>
+    pool.announce === "bgp" && inIntervals(poolUsableIntervals(pool), ip)
+  );
 }
 
-function poolSpans(pool: Pool): { ranges: IpRange[]; reserved: IpRange[] } {
-  const parse = (list: string[]) =>
-    list.map(parseRange).filter((r): r is IpRange => !("error" in r));
-  return { ranges: parse(pool.addresses), reserved: parse(pool.reserved) };
-}
-
-function inSpans(spans: { ranges: IpRange[]; reserved: IpRange[] }, ip: ModelIp): boolean {
-  const has = (r: IpRange) => r.family === ip.family && r.first <= ip.value && ip.value <= r.last;
-  return spans.ranges.some(has) && !spans.reserved.some(has);
+function inIntervals(intervals: readonly AddressInterval[], ip: ModelIp): boolean {
+  return intervals.some((r) => r.family === ip.family && r.first <= ip.value && ip.value <= r.last);
 }
 
 function hostPrefix(ip: ModelIp): ModelPrefix {

@@ -21,7 +21,9 @@ import { formatIp } from "../../../src/net/ip.ts";
 import type { BirdModel, ModelIp, ModelPrefix, PeerModel, StaticProtocol } from "./model.ts";
 
 const STATIC_NAME_REGEXP = /^keelson_(vips[46]_p\d{1,4}|cp[46]|pods[46]_(s\d{1,4}|any))$/;
-const PEER_NAME_REGEXP = /^keelson_peer_\d{1,4}$/;
+/** `keelson_peer_` and a `BGP_NAME_REGEXP` name: at most 52 characters with `_export`, under
+ * BIRD's 64; rendered in quotes (a BIRD symbol in quotes may hold `-` and `.`). */
+const PEER_NAME_REGEXP = /^keelson_peer_[a-z0-9]([a-z0-9.-]{0,30}[a-z0-9])?$/;
 
 /**
  * Renders the BIRD configuration text of one host.
@@ -96,7 +98,7 @@ function renderPeer(peer: PeerModel, protocols: Set<string>): string[] {
   for (const e of exports) {
     if (!protocols.has(e)) throw new RangeError(`${name} exports unknown protocol ${e}`);
   }
-  const lines = [`# peer "${label}"`, `filter ${filter} {`];
+  const lines = [`# peer "${label}"`, `filter '${filter}' {`];
   if (exports.length === 0) lines.push("  reject;");
   else {
     lines.push(`  if !(${exports.map((e) => `proto = "${e}"`).join(" || ")}) then reject;`);
@@ -114,7 +116,7 @@ function renderPeer(peer: PeerModel, protocols: Set<string>): string[] {
     }
     lines.push("  accept;");
   }
-  lines.push("}", "", `protocol bgp ${name} {`);
+  lines.push("}", "", `protocol bgp '${name}' {`);
   const localAsn = int(peer.localAsn, 1, 4294967295, "local asn");
   lines.push(
     peer.localAddress
@@ -149,7 +151,7 @@ function renderPeer(peer: PeerModel, protocols: Set<string>): string[] {
     lines.push(`  password "${peer.password}";`);
   }
   for (const f of peer.families) {
-    lines.push(`  ipv${family(f)} { import none; export filter ${filter}; };`);
+    lines.push(`  ipv${family(f)} { import none; export filter '${filter}'; };`);
   }
   lines.push("}");
   return lines;

@@ -5,7 +5,8 @@
  * 0003/0004/0005) and a session to a peer that receives it is Established; or once another
  * host's heartbeat reports it so (per-rack peers the leader does not talk to). `createRoute` renders
  * and waits for that, bounded; `deleteRoute` renders (a deleted Node's routes leave the caches).
- * After a reload removed `[bgp]`, listing and creating fail, so no Node is judged (`removedError`).
+ * After a reload removed `[bgp]`, or turned `pod_cidrs` off on every peer, listing and creating fail,
+ * so no Node is judged (`notJudgedError`): the route controller runs until the restart.
  *
  * @module
  */
@@ -25,7 +26,7 @@ export interface BirdRoutesDeps {
     readonly bgpRemoved?: boolean;
     sync(reason: string): Promise<unknown>;
   };
-  sessions: { established(index: number): boolean; poll(): Promise<void> };
+  sessions: { established(peer: string): boolean; poll(): Promise<void> };
   /**
    * The routes other hosts report announced (their heartbeats, `reported_routes.ts`), so a Node
    * whose rack's peers this host does not talk to is judged too. @default none
@@ -33,8 +34,11 @@ export interface BirdRoutesDeps {
   reported?: () => Route[];
   /** How long `createRoute` waits for BIRD and a session. @default 5000 */
   waitMs?: number;
-  /** The configuration in force: only pod CIDRs inside its `[cluster] cluster_cidr` are routed. */
-  config: () => Pick<Config, "cluster">;
+  /**
+   * The configuration in force: only pod CIDRs inside its `[cluster] cluster_cidr` are routed, and
+   * only while some `[[bgp.peers]]` entry has `pod_cidrs = true`.
+   */
+  config: () => Pick<Config, "cluster" | "bgp">;
 }
 
 /** Upstream `Routes` backed by this host's BIRD. */
@@ -51,8 +55,17 @@ export class BirdRoutes implements Routes {
    * those other hosts report announced to a peer eligible for the Node.
    */
   listRoutes(_clusterName: string): Promise<Route[]> {
-    if (this.#deps.announcer.bgpRemoved) return Promise.reject(removedError());
+    const why = this.#notJudged();
+    if (why) return Promise.reject(why);
     return Promise.resolve(this.#routes());
+  }
+
+  /** Why no Node may be judged now, if so: this host announces no pod route until a restart. */
+  #notJudged(): ProviderError | undefined {
+    if (this.#deps.announcer.bgpRemoved) return notJudgedError(BGP_REMOVED);
+    const bgp = this.#deps.config().bgp;
+    if (bgp && !bgp.peers.some((p) => p.pod_cidrs)) return notJudgedError(POD_CIDRS_OFF);
+    return undefined;
   }
 
   #routes(): Route[] {
@@ -66,7 +79,8 @@ export class BirdRoutes implements Routes {
    * @throws {ProviderError} when BIRD has not announced it within the wait, saying why
    */
   async createRoute(_clusterName: string, _nameHint: string, route: Route): Promise<void> {
-    if (this.#deps.announcer.bgpRemoved) throw removedError();
+    const why = this.#notJudged();
+    if (why) throw why;
     const config = this.#deps.config();
     if (!insideClusterCidr(clusterCidrRanges(config), route.destinationCIDR)) {
       // never announced (the model skips it): say so at once instead of waiting for BIRD
@@ -99,17 +113,21 @@ export class BirdRoutes implements Routes {
   }
 }
 
+const BGP_REMOVED = "[bgp] was removed from the configuration at a reload: this host's BIRD";
+const POD_CIDRS_OFF = "no [[bgp.peers]] entry has pod_cidrs = true since a reload: BIRD";
+
 /**
- * While a reload has removed `[bgp]`, the route controller (read only at start) still runs but
- * this host announces no pod route. Failing every pass keeps it from judging Nodes: it would
- * otherwise set `NetworkUnavailable=True` on all of them (a taint), which nothing clears once a
- * restart stops the route controller, also where a CNI took over the routing.
+ * While a reload has removed `[bgp]` or turned `pod_cidrs` off on every peer, the route controller
+ * (read only at start) still runs but no host announces a pod route. Failing every pass keeps it
+ * from judging Nodes: it would otherwise set `NetworkUnavailable=True` on all of them (a taint),
+ * which nothing clears once a restart stops the route controller, also where a CNI took over the
+ * routing.
+ * @param what the cause, ending in the subject of "announces no pod routes"
  */
-function removedError(): ProviderError {
+function notJudgedError(what: string): ProviderError {
   return new ProviderError(
-    "[bgp] was removed from the configuration at a reload: this host's BIRD announces no pod " +
-      "routes, and Node conditions are left as they are; restart keelson to stop the route " +
-      "controller, or bring [bgp] back",
+    `${what} announces no pod routes, and Node conditions are left as they are; restart ` +
+      "keelson to stop the route controller, or bring the setting back",
   );
 }
 
@@ -129,12 +147,12 @@ function canonical(cidr: string): string {
  */
 export function announcedRoutes(
   model: BirdModel | undefined,
-  sessions: { established(index: number): boolean },
+  sessions: { established(peer: string): boolean },
 ): Route[] {
   if (!model) return [];
   const live = new Set<string>();
   for (const peer of model.peers) {
-    if (!sessions.established(Number(peer.name.replace("keelson_peer_", "")))) continue;
+    if (!sessions.established(peer.label)) continue;
     for (const e of peer.exports) live.add(e);
   }
   const routes: Route[] = [];
@@ -155,7 +173,7 @@ export function announcedRoutes(
 function whyNot(
   model: BirdModel | undefined,
   route: Route,
-  sessions: { established(index: number): boolean },
+  sessions: { established(peer: string): boolean },
 ): string {
   if (!model) return "BIRD has not accepted any configuration from Keelson yet";
   const protocol = model.statics.find((s) =>
@@ -167,8 +185,6 @@ function whyNot(
   if (peers.length === 0) {
     return "no [[bgp.peers]] entry with pod_cidrs = true has a subnet holding the Node's IP";
   }
-  const down = peers.filter((p) =>
-    !sessions.established(Number(p.name.replace("keelson_peer_", "")))
-  );
+  const down = peers.filter((p) => !sessions.established(p.label));
   return `no Established session to ${down.map((p) => `"${p.label}"`).join(", ")}`;
 }

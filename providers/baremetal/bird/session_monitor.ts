@@ -30,6 +30,8 @@ export class SessionMonitor {
   #up: Gauge<"peer">;
   #exported: Gauge<"peer">;
   #states = new Map<string, BirdProtocolState>();
+  /** The peer names the gauges hold a series for. */
+  #labelled = new Set<string>();
   #reachable = false;
   #log = logger("bird", "sessions");
 
@@ -55,11 +57,11 @@ export class SessionMonitor {
   }
 
   /**
-   * Whether the session of `[[bgp.peers]]` entry `index` was Established at the last poll.
-   * @param index the peer's index in the inventory
+   * Whether the session to a `[[bgp.peers]]` entry was Established at the last poll.
+   * @param peer the peer's name in the inventory
    */
-  established(index: number): boolean {
-    return this.#states.get(`keelson_peer_${index}`)?.established ?? false;
+  established(peer: string): boolean {
+    return this.#states.get(`keelson_peer_${peer}`)?.established ?? false;
   }
 
   /** Reads BIRD once and updates the gauges. */
@@ -82,9 +84,10 @@ export class SessionMonitor {
       states = [];
     }
     const next = new Map(states.map((s) => [s.name, s]));
-    for (const [index, peer] of config.bgp.peers.entries()) {
-      const state = next.get(`keelson_peer_${index}`);
-      const before = this.#states.get(`keelson_peer_${index}`);
+    const labelled = new Set<string>();
+    for (const peer of config.bgp.peers) {
+      const state = next.get(`keelson_peer_${peer.name}`);
+      const before = this.#states.get(`keelson_peer_${peer.name}`);
       if (state && before && state.established !== before.established) {
         this.#log.info("BGP session to {peer} is now {info}", {
           peer: peer.name,
@@ -98,7 +101,15 @@ export class SessionMonitor {
       }
       this.#up.set({ peer: peer.name }, state.established ? 1 : 0);
       this.#exported.set({ peer: peer.name }, state.exported);
+      labelled.add(peer.name);
     }
+    // a peer a reload removed or renamed: its series would otherwise stay at their last values
+    for (const name of this.#labelled) {
+      if (labelled.has(name)) continue;
+      this.#up.remove({ peer: name });
+      this.#exported.remove({ peer: name });
+    }
+    this.#labelled = labelled;
     this.#states = next;
     this.#options.afterPoll?.();
   }

@@ -108,24 +108,30 @@ const availability = await findAssets();
  * whose lifetimes the test manages itself.
  * @param name the test name (a sentence starting with the symbol under test)
  * @param fn the test body
+ * @param otherMissing why another binary this test needs is unavailable (treated the same way)
  */
-export function integrationTest(name: string, fn: (t: Deno.TestContext) => Promise<void>): void {
-  if (!availability.ok && !integrationRequired()) {
+export function integrationTest(
+  name: string,
+  fn: (t: Deno.TestContext) => Promise<void>,
+  otherMissing?: string,
+): void {
+  const missing = availability.ok ? otherMissing : availability.reason;
+  if (missing !== undefined && !integrationRequired()) {
     // deno-lint-ignore no-console
     console.error(
-      `\n*** SKIPPING integration test "${name}": ${availability.reason}. ` +
+      `\n*** SKIPPING integration test "${name}": ${missing}. ` +
         "Set KUBEBUILDER_ASSETS or install Go so scripts/testbin.sh can build the binaries. ***\n",
     );
   }
   Deno.test({
     name,
-    ignore: !availability.ok && !integrationRequired(),
+    ignore: missing !== undefined && !integrationRequired(),
     sanitizeOps: false,
     sanitizeResources: false,
     async fn(t) {
-      if (!availability.ok) {
+      if (missing !== undefined) {
         throw new Error(
-          `Cannot run integration test: ${availability.reason} (KEELSON_REQUIRE_INTEGRATION=1)`,
+          `Cannot run integration test: ${missing} (KEELSON_REQUIRE_INTEGRATION=1)`,
         );
       }
       await fn(t);

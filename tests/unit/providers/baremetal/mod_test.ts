@@ -160,7 +160,10 @@ Deno.test("the provider has Routes only with a pod_cidrs peer, answered by this 
     const stop = new AbortController();
     const host = await provider.startHost!({ host: "cp-1", signal: stop.signal });
     assert.deepEqual(await provider.routes.listRoutes("k"), []);
-    assert.match(await Deno.readTextFile(`${dir}/bird.conf`), /protocol bgp keelson_peer_0 \{/);
+    assert.match(
+      await Deno.readTextFile(`${dir}/bird.conf`),
+      /protocol bgp 'keelson_peer_tor' \{/,
+    );
     stop.abort();
     await host.finished;
   } finally {

@@ -38,4 +38,9 @@ Deno.test("reportOrphanedAddresses() warns once per address no pool offers any m
   assert.ok(warnings.every((e) => e.type === "Warning"));
   assert.match(warnings.map((e) => e.message).join("\n"), /192\.0\.2\.9 .*no pool contains it/);
   assert.match(warnings.map((e) => e.message).join("\n"), /192\.0\.2\.3 .*now reserved/);
+  // neither keepalived nor BIRD serves an address no pool offers: the event must not say it is up
+  for (const e of warnings) {
+    assert.match(e.message ?? "", /stays in the Service's status but is not served/);
+    assert.doesNotMatch(e.message ?? "", /stays up/);
+  }
 });

@@ -47,14 +47,14 @@ export const LINE_GRAMMAR: RegExp[] = [
   /^ {2}ipv[46];$/,
   /^ {2}route [0-9a-f.:]+\/\d{1,3} blackhole;$/,
   /^ {2}route [0-9a-f.:]+\/\d{1,3} blackhole \{ bgp_next_hop = [0-9a-f.:]+; \};$/,
-  /^filter keelson_peer_\d+_export \{$/,
+  /^filter 'keelson_peer_[a-z0-9.-]{1,32}_export' \{$/,
   /^ {2}reject;$/,
   /^ {2}accept;$/,
   /^ {2}if !\(proto = "keelson_[a-z0-9_]+"( \|\| proto = "keelson_[a-z0-9_]+")*\) then reject;$/,
   /^ {2}bgp_community\.add\(\(\d+, \d+\)\);$/,
   /^ {2}bgp_large_community\.add\(\(\d+, \d+, \d+\)\);$/,
   /^ {2}bgp_local_pref = \d+;$/,
-  /^protocol bgp keelson_peer_\d+ \{$/,
+  /^protocol bgp 'keelson_peer_[a-z0-9.-]{1,32}' \{$/,
   /^ {2}local ([0-9a-f.:]+ )?as \d+;$/,
   /^ {2}neighbor [0-9a-f.:]+ as \d+;$/,
   /^ {2}(hold|keepalive|connect retry|connect delay) time \d+;$/,
@@ -64,7 +64,7 @@ export const LINE_GRAMMAR: RegExp[] = [
   /^ {2}graceful restart (aware|on);$/,
   /^ {2}graceful restart time \d+;$/,
   /^ {2}password "[\x21\x23-\x5b\x5d-\x7e]{1,80}";$/,
-  /^ {2}ipv[46] \{ import none; export filter keelson_peer_\d+_export; \};$/,
+  /^ {2}ipv[46] \{ import none; export filter 'keelson_peer_[a-z0-9.-]{1,32}_export'; \};$/,
 ];
 
 /** The lines of `text` that match no rule of `LINE_GRAMMAR`. */

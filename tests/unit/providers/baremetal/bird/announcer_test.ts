@@ -93,7 +93,7 @@ Deno.test("drain and an unhealthy host withdraw every VIP, the control-plane VIP
   await announcer.sync("unhealthy");
   assert.deepEqual(serviceVipsInBirdFile(applier.last), []);
   assert.doesNotMatch(applier.last, /10\.0\.0\.10\/32/);
-  assert.match(applier.last, /protocol bgp keelson_peer_0/, "sessions stay");
+  assert.match(applier.last, /protocol bgp 'keelson_peer_tor-a'/, "sessions stay");
   healthy = true;
   await announcer.sync("healthy");
   assert.deepEqual(serviceVipsInBirdFile(applier.last), ["198.51.100.1"]);
@@ -134,7 +134,7 @@ Deno.test("BirdRoutes lists a pod route once BIRD accepted it and a receiving se
   let up = false;
   const routes = new BirdRoutes({
     announcer,
-    sessions: { established: (i) => up && i === 0, poll: () => Promise.resolve() },
+    sessions: { established: (peer) => up && peer === "tor-a", poll: () => Promise.resolve() },
     waitMs: 300,
     config: () => config,
   });
@@ -296,10 +296,10 @@ Deno.test("a reload removing [bgp] withdraws every route (VIPs, control-plane VI
   assert.doesNotMatch(empty, /protocol static/, `routes left:\n${empty}`);
   assert.doesNotMatch(empty, /^ *route /m);
   // the session stays, with the same protocol options (no reset), and exports nothing
-  assert.match(empty, /protocol bgp keelson_peer_0 \{/);
-  assert.match(empty, /filter keelson_peer_0_export \{\n {2}reject;\n\}/);
+  assert.match(empty, /protocol bgp 'keelson_peer_tor-a' \{/);
+  assert.match(empty, /filter 'keelson_peer_tor-a_export' \{\n {2}reject;\n\}/);
   const options = (text: string) =>
-    text.slice(text.indexOf("protocol bgp keelson_peer_0")).split("\n}")[0];
+    text.slice(text.indexOf("protocol bgp 'keelson_peer_tor-a'")).split("\n}")[0];
   assert.equal(options(empty), options(full), "the session's options are unchanged");
   assert.deepEqual(offGrammar(empty), []);
   const parsed = await birdParse(empty);
@@ -374,7 +374,7 @@ Deno.test("a machine no longer control-plane at a reload withdraws like a remove
   await announcer.sync("reload");
   assert.equal(announcer.bgpRemoved, true);
   assert.doesNotMatch(applier.last, /protocol static/);
-  assert.match(applier.last, /protocol bgp keelson_peer_0 \{/);
+  assert.match(applier.last, /protocol bgp 'keelson_peer_tor-a' \{/);
 });
 
 Deno.test("a withdrawal BIRD did not take is retried, and the old routes are still claimed meanwhile", async () => {

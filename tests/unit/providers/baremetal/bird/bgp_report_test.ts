@@ -17,7 +17,7 @@ Deno.test("bgpPeerReports(): per peer its session state and the prefixes exporte
   if ("error" in model) throw new Error(model.error);
   assert.deepEqual(bgpPeerReports(undefined, { established: () => true }), []);
   // cp-1 peers with tor-a only (rr-1 serves cp-3); tor-a receives the BGP pool and pod CIDRs
-  const reports = bgpPeerReports(model, { established: (i) => i === 0 });
+  const reports = bgpPeerReports(model, { established: (peer) => peer === "tor-a" });
   assert.deepEqual(reports, [
     { peer: "tor-a", established: true, routes: ["10.244.1.0/24", "198.51.100.1/32"] },
   ]);

@@ -9,14 +9,14 @@ import { fakeBird } from "./_fake_bird.ts";
 const SHOW = [
   "2002-Name       Proto      Table      State  Since         Info",
   "1002-device1    Device     ---        up     2026-11-24 10:30:44.574  ",
-  "1002-keelson_peer_0 BGP        ---        up     2026-11-24 10:30:44.574  Established   ",
+  "1002-keelson_peer_tor-a BGP        ---        up     2026-11-24 10:30:44.574  Established   ",
   "1006-  BGP state:          Established",
   "       Neighbor address: 10.0.0.1",
   "       Channel ipv4",
   "         Routes:         0 imported, 3 exported, 0 preferred",
   "       Channel ipv6",
   "         Routes:         0 imported, 1 exported, 0 preferred",
-  "1002-keelson_peer_1 BGP        ---        start  2026-11-24 10:30:44.574  Active        Socket: Connection refused",
+  "1002-keelson_peer_rr-1 BGP        ---        start  2026-11-24 10:30:44.574  Active        Socket: Connection refused",
   "1006-  BGP state:          Active",
   "0000 ",
   "",
@@ -33,8 +33,8 @@ Deno.test("birdCommand() reads a multi-line reply and parseProtocols() finds Kee
     assert.equal(reply.code, 0);
     const protocols = parseProtocols(reply);
     assert.deepEqual(protocols.map((p) => [p.name, p.established, p.exported]), [
-      ["keelson_peer_0", true, 4],
-      ["keelson_peer_1", false, 0],
+      ["keelson_peer_tor-a", true, 4],
+      ["keelson_peer_rr-1", false, 0],
     ]);
     assert.match(protocols[1]!.info, /Active/);
     const configure = await birdCommand(bird.path, "configure");
@@ -68,7 +68,7 @@ Deno.test("SessionMonitor exports keelson_bgp_session_up and routes per peer by 
       if (fail) return Promise.reject(new Error("down"));
       return Promise.resolve([
         {
-          name: "keelson_peer_0",
+          name: "keelson_peer_tor-a",
           state: "up",
           info: "Established",
           established: true,
@@ -78,8 +78,8 @@ Deno.test("SessionMonitor exports keelson_bgp_session_up and routes per peer by 
     },
   });
   await monitor.poll();
-  assert.ok(monitor.established(0));
-  assert.ok(!monitor.established(1));
+  assert.ok(monitor.established("tor-a"));
+  assert.ok(!monitor.established("rr-1"));
   const text = await registry.metrics();
   assert.match(text, /keelson_bgp_session_up\{peer="tor-a"\} 1/);
   assert.match(text, /keelson_bgp_routes_exported\{peer="tor-a"\} 5/);
@@ -87,6 +87,6 @@ Deno.test("SessionMonitor exports keelson_bgp_session_up and routes per peer by 
   fail = true;
   await monitor.poll();
   assert.ok(!monitor.reachable);
-  assert.ok(!monitor.established(0));
+  assert.ok(!monitor.established("tor-a"));
   assert.doesNotMatch(await registry.metrics(), /keelson_bgp_session_up\{peer="tor-a"\} 1/);
 });

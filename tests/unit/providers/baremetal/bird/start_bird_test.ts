@@ -31,7 +31,7 @@ Deno.test("hostNodeReady() withdraws only for a known Node whose Ready is not Tr
 function showProtocols(exported: number): string {
   return [
     "2002-Name       Proto      Table      State  Since         Info",
-    "1002-keelson_peer_0 BGP        ---        up     2026-11-24 10:30:44.574  Established   ",
+    "1002-keelson_peer_tor-a BGP        ---        up     2026-11-24 10:30:44.574  Established   ",
     "1006-  BGP state:          Established",
     "       Channel ipv4",
     `         Routes:         0 imported, ${exported} exported, 0 preferred`,
@@ -85,7 +85,7 @@ Deno.test("startBird after a reload removing [bgp]: BIRD gets a file announcing 
     assert.equal(bird.commands.filter((c) => c === "configure").length, configures + 1);
     const text = await Deno.readTextFile(file);
     assert.doesNotMatch(text, /protocol static/);
-    assert.match(text, /protocol bgp keelson_peer_0 \{/);
+    assert.match(text, /protocol bgp 'keelson_peer_tor-a' \{/);
     await running.sessions.poll();
     metrics = await registry.metrics();
     assert.doesNotMatch(metrics, /keelson_bgp_vip_announced\{/, "no VIP claimed");

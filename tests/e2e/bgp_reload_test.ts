@@ -1,0 +1,308 @@
+/**
+ * BGP end to end: reloads that change the peers, the machine's state and `pod_cidrs` leave nothing
+ * stale at the ToR and withdraw nothing still wanted. A ToR BIRD and one control-plane host (its
+ * own BIRD and `keelson run`) in network namespaces (`kr-*`, or `KEELSON_BGP_LAB_PREFIX`), against
+ * a real kube-apiserver:
+ * - a peer added ahead of the ToR in `[[bgp.peers]]`, then removed again, and an empty pool added
+ *   ahead of the Service's and removed: the ToR's session is the same one throughout and the VIP
+ *   never leaves the ToR (sampled every 10 ms while BIRD would have restarted the session and
+ *   paused its first UPDATE);
+ * - the machine `retired`: every route leaves the ToR over the same session (an UPDATE, no Cease);
+ *   `active` again: they return over it;
+ * - `pod_cidrs` off: the pod CIDR leaves the ToR, the VIP stays, and the route controller leaves the
+ *   Node's condition alone.
+ * Prints the figures.
+ *
+ * Needs root, bird2, iproute2 and the kube-apiserver test binaries; skipped loudly otherwise
+ * (failed with KEELSON_REQUIRE_E2E=1).
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import type { V1Node, V1Service } from "@kubernetes/client-node";
+import { findAssets } from "../integration/_harness/assets.ts";
+import { type ControlPlane, startControlPlane } from "../integration/_harness/control_plane.ts";
+import { type KeelsonProcess, startKeelson } from "../integration/_harness/keelson_process.ts";
+import { registerNode } from "../integration/_harness/kubelet.ts";
+import {
+  createLbService,
+  createNamespace,
+  ingressIps,
+} from "../integration/_harness/lb_services.ts";
+import {
+  BgpLab,
+  bgpLabUnavailable,
+  CLUSTER_CIDR,
+  CP_ASN,
+  NET,
+  POD_CIDR,
+  sameSession,
+  TOR_ASN,
+  TOR_IP,
+  WORKER_IP,
+} from "./_bgp_lab.ts";
+import { report, sleep } from "./_keepalived_lab.ts";
+
+const assets = await findAssets();
+const reason = bgpLabUnavailable() ?? (assets.ok ? undefined : assets.reason);
+if (reason) {
+  if (Deno.env.get("KEELSON_REQUIRE_E2E") === "1") {
+    throw new Error(`BGP reload e2e test cannot run (${reason}) and KEELSON_REQUIRE_E2E=1`);
+  }
+  report(`SKIPPING BGP reload e2e test: ${reason} (set KEELSON_REQUIRE_E2E=1 to fail)`);
+}
+
+const POOL = "198.51.100.0/28";
+/** Generous: a withdrawal takes milliseconds on an idle machine. */
+const BOUND_MS = 30_000;
+/** For what waits on a route controller pass (10 s). */
+const SLOW_BOUND_MS = 60_000;
+/**
+ * How long the VIP is watched after a peer change: past BIRD's 1 s connect delay and its up to
+ * 3 s pause before a fresh session's first UPDATE, which a reset session would have shown.
+ */
+const WATCH_MS = 6_000;
+
+interface Variant {
+  /** A peer that never answers, listed ahead of the ToR. */
+  peerAhead?: boolean;
+  /** An empty BGP pool listed ahead of the Service's: its static protocol is renumbered. */
+  poolAhead?: boolean;
+  state?: "active" | "retired";
+  podCidrs?: boolean;
+}
+
+function inventory(lab: BgpLab, apiserverPort: string, v: Variant = {}): string {
+  const peer = (name: string, address: string, podCidrs: boolean) => [
+    "[[bgp.peers]]",
+    `name = "${name}"`,
+    `address = "${address}"`,
+    `asn = ${TOR_ASN}`,
+    ...(podCidrs ? ["pod_cidrs = true", `subnet = "${NET}.0/24"`] : []),
+    "",
+  ];
+  return [
+    `[cluster]\nname = "e2e"\ncluster_cidr = ["${CLUSTER_CIDR}"]\n`,
+    "[keepalived]\nenabled = false\n",
+    `[control_plane]\nport = ${apiserverPort}\n`,
+    '[leader_election]\nlease_duration = "4s"\nrenew_deadline = "3s"\nretry_period = "1s"\n',
+    "[bgp]",
+    `asn = ${CP_ASN}`,
+    `config_file = "${lab.birdConf(1)}"`,
+    `socket = "${lab.birdSocket(1)}"`,
+    "hold_time = 9",
+    "keepalive_time = 3",
+    "error_wait_time = [1, 5]",
+    'families = ["ipv4"]',
+    "status_interval_ms = 500\n",
+    ...(v.peerAhead ? peer("tor-z", `${NET}.250`, false) : []),
+    ...peer("tor", TOR_IP, v.podCidrs ?? true),
+    ...(v.poolAhead
+      ? [
+        '[[pools]]\nname = "spare"\naddresses = ["198.51.100.64/28"]\nannounce = "bgp"\n' +
+        "auto_assign = false\n",
+      ]
+      : []),
+    `[[pools]]\nname = "lb"\naddresses = ["${POOL}"]\nannounce = "bgp"\n`,
+    `[[machines]]\nname = "cp-1"\nrole = "control-plane"\nstate = "${v.state ?? "active"}"\n` +
+    `internal_ips = ["${lab.cpIp(1)}"]\n`,
+    `[[machines]]\nname = "w-1"\ninternal_ips = ["${WORKER_IP}"]\n`,
+  ].join("\n");
+}
+
+/** Replaces the inventory in one rename (the reloader never reads half a file), then SIGHUP. */
+async function reload(agent: KeelsonProcess, path: string, text: string): Promise<void> {
+  await Deno.writeTextFile(`${path}.new`, text);
+  await Deno.rename(`${path}.new`, path);
+  agent.process.kill("SIGHUP");
+}
+
+async function timed<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs: number,
+  intervalMs = 10,
+): Promise<{ value: T; ms: number }> {
+  const start = performance.now();
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return { value, ms: performance.now() - start };
+    if (performance.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}
+
+const seconds = (ms: number) => (ms / 1000).toFixed(3);
+
+Deno.test({
+  name: "BGP e2e: reloads changing the peers, the machine's state and pod_cidrs at the ToR",
+  ignore: reason !== undefined,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const lab = await BgpLab.create(1, Deno.env.get("KEELSON_BGP_LAB_PREFIX") ?? "kr");
+    let cp: ControlPlane | undefined;
+    let agent: KeelsonProcess | undefined;
+    try {
+      cp = await startControlPlane();
+      const cpRef = cp;
+      const port = new URL(cp.server).port;
+      const path = `${lab.dir}/cp1/keelson.toml`;
+      await Deno.writeTextFile(path, inventory(lab, port));
+      agent = startKeelson({
+        configPath: path,
+        kubeconfig: cp.tokenKubeconfigPath,
+        host: "cp-1",
+        dir: lab.dir,
+        args: ["--controllers", "*"],
+      });
+      const keelson = agent;
+
+      await createNamespace(cp, "web");
+      await createLbService(cp, "web", "web");
+      const vip = (await timed(
+        "the VIP in the Service status",
+        async () => {
+          const svc = await cpRef.request<V1Service>("GET", "/api/v1/namespaces/web/services/web");
+          return ingressIps(svc.body as V1Service)[0];
+        },
+        60_000,
+        50,
+      )).value;
+      await registerNode(cp, "w-1", {
+        addresses: [{ type: "InternalIP", address: WORKER_IP }],
+        initialized: true,
+      });
+      await cp.requestOk("PATCH", "/api/v1/nodes/w-1", {
+        spec: { podCIDR: POD_CIDR, podCIDRs: [POD_CIDR] },
+      });
+      const at = async (prefix: string) => (await lab.torNextHops(prefix)).length > 0;
+      await timed(
+        "the VIP and the pod CIDR at the ToR",
+        async () => (await at(vip)) && (await at(POD_CIDR)) ? true : undefined,
+        60_000,
+        50,
+      );
+      const nodeCondition = async () => {
+        const node = (await cpRef.request<V1Node>("GET", "/api/v1/nodes/w-1")).body as V1Node;
+        return node.status?.conditions?.find((x) => x.type === "NetworkUnavailable");
+      };
+      await timed(
+        "NetworkUnavailable=False/RouteCreated",
+        async () => (await nodeCondition())?.reason === "RouteCreated" ? true : undefined,
+        30_000,
+        100,
+      );
+      const since = (await lab.torSessionsSince()).get("cp1");
+      assert.ok(since !== undefined, "cp1's session is up");
+      const sameAsBefore = async () =>
+        sameSession((await lab.torSessionsSince()).get("cp1"), since);
+
+      // --- a peer added ahead of the ToR, then removed, and an empty pool added ahead of the
+      // Service's (its static protocol renumbered, keelson_vips4_p0 -> _p1): the VIP never
+      // leaves, the session stays
+      const steps: { what: string; variant: Variant; marker: string; present: boolean }[] = [
+        {
+          what: "adding a peer ahead of the ToR",
+          variant: { peerAhead: true },
+          marker: "tor-z",
+          present: true,
+        },
+        { what: "removing a peer ahead of the ToR", variant: {}, marker: "tor-z", present: false },
+        {
+          what: "adding an empty pool ahead of the VIP's",
+          variant: { poolAhead: true },
+          marker: "keelson_vips4_p1",
+          present: true,
+        },
+        { what: "removing that pool", variant: {}, marker: "keelson_vips4_p1", present: false },
+      ];
+      for (const { what, variant, marker, present } of steps) {
+        await reload(keelson, path, inventory(lab, port, variant));
+        await timed(
+          `BIRD's file after ${what}`,
+          async () =>
+            (await Deno.readTextFile(lab.birdConf(1))).includes(marker) === present
+              ? true
+              : undefined,
+          BOUND_MS,
+          20,
+        );
+        const start = performance.now();
+        let missing = 0;
+        while (performance.now() - start < WATCH_MS) {
+          if (!(await at(vip))) missing++;
+          await sleep(10);
+        }
+        assert.equal(missing, 0, `the VIP left the ToR after ${what}`);
+        assert.ok(await sameAsBefore(), `the ToR's session was not reset by ${what}`);
+        report(
+          `FIGURE bgp reload ${what}: the VIP stayed at the ToR ` +
+            `(${seconds(WATCH_MS)} s sampled every 10 ms), same session`,
+        );
+      }
+
+      // --- retired: every route leaves over the same session; active again: back over it
+      await reload(keelson, path, inventory(lab, port, { state: "retired" }));
+      const gone = await timed(
+        "every route of cp1 to leave the ToR",
+        async () => {
+          if ((await at(vip)) || (await at(POD_CIDR))) return undefined;
+          const table = await lab.tor("show", "route", "protocol", "cp1");
+          return /\d+\.\d+\.\d+\.\d+\/\d+/.test(table) ? undefined : table;
+        },
+        BOUND_MS,
+      );
+      assert.ok(await sameAsBefore(), "retired: routes withdrawn by UPDATE, the session stays");
+      report(
+        `FIGURE bgp reload retiring the host: its routes gone from the ToR ${
+          seconds(gone.ms)
+        } s after the reload, same session`,
+      );
+      await reload(keelson, path, inventory(lab, port));
+      const back = await timed(
+        "the routes back at the ToR",
+        async () => (await at(vip)) && (await at(POD_CIDR)) ? true : undefined,
+        BOUND_MS,
+      );
+      assert.ok(await sameAsBefore(), "active again over the same session");
+      report(`FIGURE bgp reload back to active: routes at the ToR ${seconds(back.ms)} s after`);
+
+      // --- pod_cidrs off: the pod CIDR leaves, the VIP stays, no Node is judged
+      const errorsBefore =
+        await keelson.metric('route_controller_route_sync_total{result="error"}') ?? 0;
+      await reload(keelson, path, inventory(lab, port, { podCidrs: false }));
+      const podGone = await timed(
+        "the pod CIDR to leave the ToR",
+        async () => (await at(POD_CIDR)) ? undefined : true,
+        BOUND_MS,
+      );
+      assert.ok(await at(vip), "the VIP stays");
+      await timed(
+        "a route controller pass after pod_cidrs went off",
+        async () =>
+          (await keelson.metric('route_controller_route_sync_total{result="error"}') ?? 0) >
+              errorsBefore
+            ? true
+            : undefined,
+        SLOW_BOUND_MS,
+        200,
+      );
+      assert.equal((await nodeCondition())?.reason, "RouteCreated", "no Node tainted");
+      assert.match(await keelson.log(), /no \[\[bgp\.peers\]\] entry has pod_cidrs = true/);
+      report(
+        `FIGURE bgp reload turning pod_cidrs off: the pod CIDR gone from the ToR ${
+          seconds(podGone.ms)
+        } s after the reload; the VIP stays; the Node's condition untouched`,
+      );
+    } catch (error) {
+      if (agent) report(`--- ${agent.process.logPath}\n${(await agent.log()).slice(-4000)}`);
+      report(`--- ToR\n${await lab.tor("show", "protocols", "all").catch(() => "")}`);
+      throw error;
+    } finally {
+      await agent?.stop(10_000).catch(() => {});
+      await cp?.[Symbol.asyncDispose]().catch(() => {});
+      await lab.destroy();
+    }
+  },
+});
