@@ -100,9 +100,11 @@ export const START_ONLY_SETTINGS: readonly StartOnlySetting[] = [
   key("server", "tls_key_file"),
   ...table("controllers", ControllersSchema.shape),
   {
+    // not pinned: true -> false still needs the restart to stop keepalived's side, but the
+    // keepalived announcer sees the file's value and at once renders a file with no VRRP instance
+    // (its VIPs would no longer follow the Services, and the other hosts no longer peer with it)
     name: "keepalived on this host ([keepalived] enabled, machine role)",
     read: (config, host) => runsKeepalived(config, host),
-    pin: ["keepalived", "enabled"],
   },
   keyWhere("keepalived", "config_file", runsKeepalived),
   keyWhere("keepalived", "pid_file", runsKeepalived),

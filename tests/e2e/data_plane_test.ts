@@ -9,7 +9,8 @@
  * → the new host in `keelson status` and a `VIPHostChanged` Event on the Service (the time is
  * printed); VRRP cut between the serving host and its peers (blackhole routes inside its
  * namespace) → `VIPSplitBrain` Warning, `keelson_vip_serving_hosts` 2 and `keelson status`
- * reporting it; healed → all cleared.
+ * reporting it; healed → all cleared; a reload retiring the host serving a VIP → every VIP off it,
+ * on one other host, and `keelson status` shows no VIP and no instance on it.
  *
  * Needs root, keepalived, iproute2, curl and the kube-apiserver/etcd binaries; skipped loudly
  * otherwise (failed with KEELSON_REQUIRE_E2E=1).
@@ -479,6 +480,49 @@ Deno.test({
       const healCli = await statusCli(`${cp.dir}/admin-token.kubeconfig`);
       report(`RESULT split_brain_healed_ms=${healMs.toFixed(0)}`);
       assert.equal(healCli.code, 0, JSON.stringify(healCli.status.problems));
+
+      // 5. a reload retiring the host serving web-c's VIP: every VIP leaves it and is on one
+      // other host, and its heartbeat claims no VIP and no instance
+      const vipC = vips.get("web-c")!;
+      const retired = (await lab.holders([vipC])).get(vipC)![0]!;
+      const retiredHost = HOSTS[retired]!;
+      const retireAt = performance.now();
+      for (const node of lab.nodes) {
+        const file = `${lab.nodeDir(node)}/keelson.toml`;
+        const text = inventory(lab, node, kubeconfig).replace(
+          `name = "${retiredHost}"\n`,
+          `name = "${retiredHost}"\nstate = "retired"\n`,
+        );
+        await Deno.writeTextFile(`${file}.new`, text);
+        await Deno.rename(`${file}.new`, file);
+      }
+      await lab.waitFor(
+        `every VIP off ${retiredHost} and on one other host`,
+        (h) => allVips.every((v) => h.get(v)!.length === 1 && h.get(v)![0] !== retired),
+        allVips,
+        30_000,
+      );
+      const kernelMs = performance.now() - retireAt;
+      await until(
+        `status to show no VIP and no instance on ${retiredHost}`,
+        async () => {
+          const status = await clusterStatus(cp!);
+          return status.vips.length === allVips.length &&
+              status.vips.every((r) =>
+                r.hosts.length === 1 && r.hosts[0] !== retiredHost &&
+                r.states.every((x) => x.host !== retiredHost)
+              )
+            ? true
+            : undefined;
+        },
+        60_000,
+        async () => JSON.stringify(await clusterStatus(cp!), null, 1) + await logs(),
+      );
+      report(
+        `RESULT retired_vips_off_kernel_ms=${kernelMs.toFixed(0)} status_ms=${
+          (performance.now() - retireAt).toFixed(0)
+        } host=${retiredHost}`,
+      );
     } catch (error) {
       if (Deno.env.get("KEELSON_E2E_KEEP_LOGS") === "1") report(await logs());
       throw error;

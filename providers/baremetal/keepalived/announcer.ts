@@ -8,6 +8,12 @@
  * and renders everything else from the inventory, so the control-plane VIP comes up, and
  * follows inventory changes, before any cluster exists.
  *
+ * A reload that takes this host out of VRRP (`withdrawal.ts`: `[keepalived] enabled = false`, the
+ * machine retired, removed or given another role) gives keepalived a file with no VRRP instance,
+ * applied like any other, and waits until the VIPs have left the interface; one warning says so
+ * and what is left to do. The Service VIPs of the file before it are kept in memory, so a host
+ * that comes back before the Service cache has synced serves them again.
+ *
  * @module
  */
 import type { V1Service } from "@kubernetes/client-node";
@@ -17,8 +23,11 @@ import type { ServiceSource } from "../host_announcer.ts";
 import { logger } from "../../../src/log/logging.ts";
 import type { ApplyResult, KeepalivedApplier } from "./config_applier.ts";
 import { buildKeepalivedModel, type KeepalivedModelInput } from "./model.ts";
-import { renderKeepalivedConfig } from "./render.ts";
+import { readInterfaceAddresses } from "./interface_addresses.ts";
+import { renderKeepalivedConfig, renderWithdrawnConfig } from "./render.ts";
 import { servedServiceAddresses, type SkippedAddress } from "./served_addresses.ts";
+import { instancesInFile } from "./vrrp_state.ts";
+import { type KeepalivedWithdrawal, keepalivedWithdrawal } from "./withdrawal.ts";
 
 export type { ServiceSource } from "../host_announcer.ts";
 
@@ -39,7 +48,14 @@ export interface KeepalivedAnnouncerOptions {
   registry?: Registry;
   /** The user Keelson runs as, for keepalived's notify FIFO; absent: no FIFO. */
   notifyFifoUser?: string;
+  /** Reads an interface's addresses (the withdrawal's confirmation). @default `ip -j addr` */
+  readAddresses?: (iface: string) => Promise<string[]>;
+  /** Longest wait for withdrawn VIPs to leave the interface. @default 5000 */
+  withdrawTimeoutMs?: number;
 }
+
+/** How the last withdrawal went (`none`: this host serves). */
+type WithdrawalState = "none" | "withdrawn" | "failed";
 
 const SKIPPED_METRIC = "keelson_keepalived_skipped_addresses";
 
@@ -54,6 +70,15 @@ export class KeepalivedAnnouncer {
   /** `service value reason` of the addresses skipped by the last render, to log each once. */
   #skipped = new Set<string>();
   #skippedGauge: Gauge | undefined;
+  #withdrawal: WithdrawalState = "none";
+  /** What the log last said about the withdrawal (state and reason), to say each once. */
+  #withdrawalLogged = "";
+  /** The Service VIPs of the file a withdrawal replaced, until the Service cache has synced. */
+  #keptVips: string[] | undefined;
+  /** The interface of the last file with instances: where their VIPs are. */
+  #servedInterface: string | undefined;
+  /** VIPs a withdrawal has not yet seen leave the interface (kept across retries). */
+  #leaving = new Set<string>();
 
   /** @param options config source, host name, applier and registry */
   constructor(options: KeepalivedAnnouncerOptions) {
@@ -81,7 +106,21 @@ export class KeepalivedAnnouncer {
    * sorted and unique; undefined while the cache has not synced.
    */
   serviceVips(): string[] | undefined {
+    if (this.withdrawal()) return [];
     return this.#servedNow()?.vips;
+  }
+
+  /**
+   * Why this host serves no VIP through keepalived under the configuration in force.
+   * @returns the reason, or undefined while it is an active VRRP peer
+   */
+  withdrawal(): KeepalivedWithdrawal | undefined {
+    return keepalivedWithdrawal(this.#options.config(), this.#options.host);
+  }
+
+  /** Whether the last withdrawal is not confirmed (keepalived did not take the file, or a VIP stayed). */
+  get withdrawalFailed(): boolean {
+    return this.#withdrawal === "failed";
   }
 
   #servedNow(): { vips: string[]; skipped: SkippedAddress[] } | undefined {
@@ -110,13 +149,15 @@ export class KeepalivedAnnouncer {
 
   async #syncNow(reason: string): Promise<ApplyResult | undefined> {
     const config = this.#options.config();
+    const withdrawal = keepalivedWithdrawal(config, this.#options.host);
+    if (withdrawal) return await this.#withdraw(withdrawal, config);
     const served = this.#servedNow();
     let vips = served?.vips;
     if (vips === undefined) {
       // No synced cache (or no Kubernetes API at all): keep serving the Service VIPs the file
       // on disk holds, so inventory changes (control-plane VIP, peers, timers) still apply.
       const current = await Deno.readTextFile(this.#options.configFile).catch(() => "");
-      vips = serviceVipsInFile(current);
+      vips = this.#keptVips ?? serviceVipsInFile(current);
       this.#log.debug(
         "Rendering ({reason}) before the Service cache synced: keeping {count} VIPs",
         {
@@ -145,8 +186,113 @@ export class KeepalivedAnnouncer {
       return undefined;
     }
     this.#lastError = "";
+    if (served) this.#keptVips = undefined;
+    this.#servedInterface = config.keepalived.interface;
     this.#reportSkipped([...(served?.skipped ?? []), ...(served ? [] : rendered.skipped)]);
-    return await this.#options.applier.apply(rendered.text);
+    const result = await this.#options.applier.apply(rendered.text);
+    this.#leaving.clear();
+    if (this.#withdrawal !== "none") {
+      this.#withdrawal = "none";
+      this.#withdrawalLogged = "";
+      this.#log.info("This host serves VIPs through keepalived again ({result}: {message})", {
+        result: result.result,
+        message: result.message,
+      });
+    }
+    return result;
+  }
+
+  /**
+   * Gives keepalived a file with no VRRP instance and waits until the VIPs of the file before it
+   * have left the interface (keepalived removes them on SIGHUP).
+   */
+  async #withdraw(
+    withdrawal: KeepalivedWithdrawal,
+    config: Config,
+  ): Promise<ApplyResult | undefined> {
+    const before = await Deno.readTextFile(this.#options.configFile).catch(() => "");
+    this.#keptVips ??= serviceVipsInFile(before);
+    for (const vip of [...instancesInFile(before).values()].flat()) this.#leaving.add(vip);
+    const held = [...this.#leaving].sort();
+    let text: string;
+    try {
+      text = renderWithdrawnConfig(this.#options.host);
+    } catch (error) {
+      const message = `Cannot render keepalived: ${(error as Error).message}`;
+      if (message !== this.#lastError) this.#log.error("{error}", { error: message });
+      this.#lastError = message;
+      this.#withdrawal = "failed";
+      return undefined;
+    }
+    this.#lastError = "";
+    this.#reportSkipped([]);
+    const result = await this.#options.applier.apply(text);
+    const iface = this.#servedInterface ?? config.keepalived.interface;
+    let problem: string | undefined;
+    let gone = "";
+    if (result.result !== "success" && result.result !== "unchanged") {
+      problem = `keepalived did not take the file (${result.result}: ${result.message})`;
+    } else {
+      const wait = await this.#waitGone(held, iface);
+      if ("error" in wait) problem = wait.error;
+      else if (wait.left.length > 0) {
+        problem = `${wait.left.join(", ")} still on ${iface} after ${wait.ms} ms`;
+      } else {
+        this.#leaving.clear();
+        gone = held.length === 0
+          ? `no VIP was rendered for it`
+          : `${held.length} VIP(s) not on ${iface} ${wait.ms} ms after it`;
+      }
+    }
+    this.#withdrawal = problem ? "failed" : "withdrawn";
+    const key = `${this.#withdrawal} ${withdrawal.reason}`;
+    if (key === this.#withdrawalLogged) return result;
+    this.#withdrawalLogged = key;
+    const advice = withdrawal.restartNeeded
+      ? "Restart keelson to apply the new setting (it then no longer drives keepalived here, " +
+        "which keeps running this file), and stop keepalived if this host no longer needs it " +
+        "(systemctl disable --now keepalived)"
+      : "The file stays without instances while the machine is retired and serves again once " +
+        "it is active; stop keepalived when the machine is decommissioned " +
+        "(systemctl disable --now keepalived)";
+    if (problem) {
+      this.#log.error(
+        "This host must serve no VIP through keepalived ({why}), but {problem}; keepalived may " +
+          "still hold this host's VIPs while the other hosts serve them; retrying every 10 s",
+        { why: withdrawal.reason, problem, vips: held },
+      );
+    } else {
+      this.#log.warn(
+        "This host no longer serves VIPs through keepalived ({why}): keepalived got a file with " +
+          "no VRRP instance ({message}); {gone}; the other control-plane hosts serve them. " +
+          "{advice}",
+        { why: withdrawal.reason, message: result.message, gone, advice, vips: held },
+      );
+    }
+    return result;
+  }
+
+  /** Polls the interface until none of `vips` is on it, for at most `withdrawTimeoutMs`. */
+  async #waitGone(
+    vips: readonly string[],
+    iface: string,
+  ): Promise<{ left: string[]; ms: number } | { error: string }> {
+    const read = this.#options.readAddresses ??
+      ((name: string) => readInterfaceAddresses({ interface: name }));
+    const timeoutMs = this.#options.withdrawTimeoutMs ?? 5000;
+    const start = performance.now();
+    for (;;) {
+      let present: Set<string>;
+      try {
+        present = new Set(await read(iface));
+      } catch (error) {
+        return { error: `cannot confirm that the VIPs left ${iface}: ${String(error)}` };
+      }
+      const left = vips.filter((v) => present.has(v));
+      const ms = Math.round(performance.now() - start);
+      if (left.length === 0 || ms >= timeoutMs) return { left, ms };
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
 
   /** One log line per newly skipped address (every host), and the gauge. */

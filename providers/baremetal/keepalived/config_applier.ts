@@ -7,7 +7,9 @@
  * directory (named so a `conf.d/*.conf` include never picks it up); run the check command on it
  * (in the target network namespace when `netns` is set, since the interface check is done
  * where `-t` runs); rename it over the file (atomic); send SIGHUP to the pid in the pid file, or
- * run the configured reload command. Bursts are debounced and coalesced to the latest text.
+ * run the configured reload command. Bursts are debounced and coalesced to the latest text. A
+ * file written whose reload failed is reloaded again by the next apply of the same text (it is
+ * not "unchanged" for keepalived until keepalived has read it).
  *
  * @module
  */
@@ -67,6 +69,8 @@ export class KeepalivedApplier {
   #waiters: ((result: ApplyResult) => void)[] = [];
   #timer: Timer | undefined;
   #chain: Promise<void> = Promise.resolve();
+  /** The file was written but keepalived was not told: the same text again retries the reload. */
+  #reloadOwed = false;
 
   /**
    * @param options file paths, commands and the metrics registry
@@ -129,9 +133,10 @@ export class KeepalivedApplier {
   async #applyNow(text: string): Promise<ApplyResult> {
     const file = this.#options.configFile;
     const current = await Deno.readTextFile(file).catch(() => undefined);
-    if (current === text) {
+    if (current === text && !this.#reloadOwed) {
       return { result: "unchanged", reloaded: false, message: `${file} already up to date` };
     }
+    if (current === text) return await this.#reload(file);
     const check = await installChecked({
       file,
       text,
@@ -167,6 +172,12 @@ export class KeepalivedApplier {
   }
 
   async #reload(file: string): Promise<ApplyResult> {
+    const result = await this.#signal(file);
+    this.#reloadOwed = result.result === "error";
+    return result;
+  }
+
+  async #signal(file: string): Promise<ApplyResult> {
     if (this.#options.reloadCommand) {
       const run = await runBounded(
         this.#options.reloadCommand,

@@ -6,7 +6,10 @@
  *
  * The addresses are re-read at once after each FIFO event (and shortly after, since keepalived
  * adds the VIPs just after it reports MASTER), and every `pollMs` anyway: a VIP left behind by a
- * killed keepalived, or removed by hand, shows up within one period.
+ * killed keepalived, or removed by hand, shows up within one period. A VIP the file no longer has
+ * (a Service deleted, this host out of VRRP) is still reported while it stays on the interface:
+ * the host does serve it until keepalived has removed it, so the status shows a duplicate rather
+ * than hiding it.
  *
  * @module
  */
@@ -50,6 +53,8 @@ export class DataPlaneTracker {
   #fifoStates = new Map<string, { state: InstanceReport["state"]; since: string }>();
   #instanceVips = new Map<string, string[]>();
   #present: string[] = [];
+  /** VIPs rendered before, no longer in the file, still on the interface. */
+  #lingering = new Set<string>();
   #since = new Map<string, string>();
   #inferredSince = new Map<string, { state: InstanceReport["state"]; since: string }>();
   #listeners = new Set<() => void>();
@@ -101,7 +106,7 @@ export class DataPlaneTracker {
       this.#inferredSince.set(name, { state, since });
       instances.push({ name, state, source: "addresses", since, vips });
     }
-    const rendered = new Set([...this.#instanceVips.values()].flat());
+    const rendered = new Set([...[...this.#instanceVips.values()].flat(), ...this.#lingering]);
     const vips = this.#present.filter((v) => rendered.has(v)).map((ip) => ({
       ip,
       since: this.#since.get(ip) ?? now,
@@ -135,8 +140,13 @@ export class DataPlaneTracker {
    */
   async refresh(): Promise<void> {
     const text = await Deno.readTextFile(this.#options.configFile()).catch(() => "");
-    this.#instanceVips = instancesInFile(text);
+    const before = [...this.#instanceVips.values()].flat();
     const present = await this.#options.readAddresses(this.#options.interface());
+    this.#instanceVips = instancesInFile(text);
+    const rendered = new Set([...this.#instanceVips.values()].flat());
+    this.#lingering = new Set(
+      [...before, ...this.#lingering].filter((v) => !rendered.has(v) && present.includes(v)),
+    );
     const now = new Date(this.#now()).toISOString();
     for (const ip of present) if (!this.#since.has(ip)) this.#since.set(ip, now);
     for (const ip of [...this.#since.keys()]) if (!present.includes(ip)) this.#since.delete(ip);
@@ -186,7 +196,10 @@ export class DataPlaneTracker {
     }
     this.#servedGauge.reset();
     const served = new Set(snapshot.vips.map((v) => v.ip));
-    for (const vip of [...new Set([...this.#instanceVips.values()].flat())].sort()) {
+    for (
+      const vip of [...new Set([...[...this.#instanceVips.values()].flat(), ...this.#lingering])]
+        .sort()
+    ) {
       const services = this.#options.servicesOf(vip);
       for (const service of services.length > 0 ? services : [""]) {
         this.#servedGauge.set({ vip, service }, served.has(vip) ? 1 : 0);

@@ -199,7 +199,7 @@ Deno.test("pinStartOnly() keeps the start values of start-only keys and takes ev
         "bgp",
         'socket = "/run/bird2/bird.ctl"\nconfig_file = "/etc/bird/k.conf"\nhold_time = 30',
       ),
-      set("keepalived", 'config_file = "/etc/keepalived/k.conf"\nenabled = false'),
+      set("keepalived", 'config_file = "/etc/keepalived/k.conf"'),
       (text: string) => text.replace('interface = "eth0"', 'interface = "bond0"'),
       set("kubernetes", 'kubeconfig = "/etc/keelson/kc"'),
       set("server", 'listen = "127.0.0.1:10300"\nmetrics_token_file = "/etc/keelson/token"'),
@@ -210,7 +210,6 @@ Deno.test("pinStartOnly() keeps the start values of start-only keys and takes ev
   assert.equal(pinned.bgp?.config_file, "/etc/keelson/bird/keelson.conf");
   assert.equal(pinned.bgp?.hold_time, 30, "reloadable [bgp] keys follow the file");
   assert.equal(pinned.keepalived.config_file, "/etc/keepalived/conf.d/keelson.conf");
-  assert.equal(pinned.keepalived.enabled, true);
   assert.equal(pinned.keepalived.interface, "bond0");
   assert.equal("kubeconfig" in pinned.kubernetes, false, "an unset start value stays unset");
   assert.equal(pinned.server.listen, "127.0.0.1:10258");
@@ -218,6 +217,17 @@ Deno.test("pinStartOnly() keeps the start values of start-only keys and takes ev
   assert.equal(pinned.pools, next.pools, "unpinned tables are shared, not copied");
   assert.equal(next.bgp?.socket, "/run/bird2/bird.ctl", "the reloaded config is not modified");
   assert.deepEqual(pendingRestart(running, pinned, "cp-1"), [], "nothing left to restart for");
+});
+
+Deno.test("pinStartOnly(): [keepalived] enabled = false reaches the running parts (the announcer withdraws)", () => {
+  const pinned = pinStartOnly(config(set("keepalived", "enabled = false")), config());
+  assert.equal(pinned.keepalived.enabled, false);
+  assert.equal(pinned.keepalived.config_file, "/etc/keepalived/conf.d/keelson.conf");
+  assert.deepEqual(
+    pendingRestart(config(), pinned, "cp-1").map((p) => p.name),
+    ["keepalived on this host ([keepalived] enabled, machine role)"],
+    "still a restart: keepalived's side stops only then",
+  );
 });
 
 Deno.test("pinStartOnly(): [bgp] added or removed is left as the file has it", () => {

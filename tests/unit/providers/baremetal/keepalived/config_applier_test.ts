@@ -142,3 +142,36 @@ Deno.test("KeepalivedApplier.apply() reports a check that timed out as an error,
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("KeepalivedApplier.apply() retries the reload of a written file whose reload failed", async () => {
+  const dir = await Deno.makeTempDir();
+  const marker = `${dir}/hup`;
+  const child = new Deno.Command("sh", {
+    args: ["-c", `trap 'echo hup >> ${marker}' HUP; while :; do sleep 0.05; done`],
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  const t = await setup({ pid: "1" }); // not keepalived: written, not reloaded
+  try {
+    const failed = await t.apply("x\n");
+    assert.equal(failed.result, "error");
+    assert.equal(await Deno.readTextFile(t.file), "x\n");
+    // the pid file names the running daemon again: the same text is reloaded, not "unchanged"
+    await Deno.writeTextFile(t.pidFile, String(child.pid));
+    await new Promise((r) => setTimeout(r, 100)); // let sh install its trap
+    const retried = await t.apply("x\n");
+    assert.deepEqual([retried.result, retried.reloaded], ["success", true]);
+    for (let i = 0; i < 100 && !(await Deno.stat(marker).catch(() => false)); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal(await Deno.readTextFile(marker), "hup\n");
+    // reloaded once: from now on the same text is unchanged
+    const again = await t.apply("x\n");
+    assert.deepEqual([again.result, again.reloaded], ["unchanged", false]);
+  } finally {
+    child.kill("SIGKILL");
+    await child.status;
+    await Deno.remove(t.dir, { recursive: true });
+    await Deno.remove(dir, { recursive: true });
+  }
+});

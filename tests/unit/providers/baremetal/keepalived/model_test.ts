@@ -197,3 +197,23 @@ Deno.test("serviceGroupOf() depends only on the address and the group count", ()
   // spread: no group gets more than twice its fair share of 100
   assert.ok(Math.max(...counts) < 200 && Math.min(...counts) > 0, String(counts));
 });
+
+Deno.test("buildKeepalivedModel(): maintenance and shutdown machines stay VRRP peers; a retired one leaves", () => {
+  const base = testConfig();
+  const withState = (state: "maintenance" | "shutdown" | "retired") => ({
+    ...base,
+    machines: base.machines.map((m) => (m.name === "cp-2" ? { ...m, state } : m)),
+  });
+  for (const state of ["maintenance", "shutdown"] as const) {
+    const config = withState(state);
+    // the machine itself renders its instances, and the others keep it as a unicast peer
+    assert.ok(build({ config, host: "cp-2", serviceVips: [] }).instances.length > 0, state);
+    const peers = build({ config, host: "cp-1", serviceVips: [] }).instances[0]!.unicastPeers;
+    assert.deepEqual(peers.map((p) => formatIp(p.family, p.value)), ["10.250.0.12", "10.250.0.13"]);
+  }
+  const retired = withState("retired");
+  assert.ok("error" in buildKeepalivedModel({ config: retired, host: "cp-2", serviceVips: [] }));
+  const peers =
+    build({ config: retired, host: "cp-1", serviceVips: [] }).instances[0]!.unicastPeers;
+  assert.deepEqual(peers.map((p) => formatIp(p.family, p.value)), ["10.250.0.13"]);
+});

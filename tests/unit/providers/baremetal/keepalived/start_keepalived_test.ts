@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { Registry } from "prom-client";
+import { reset } from "@logtape/logtape";
+import { renderHostKeepalived } from "../../../../../providers/baremetal/keepalived/announcer.ts";
+import { renderWithdrawnConfig } from "../../../../../providers/baremetal/keepalived/render.ts";
 import { startKeepalived } from "../../../../../providers/baremetal/keepalived/start_keepalived.ts";
+import { captureLogs } from "../../../_fakes/captured_logs.ts";
 import { testConfig } from "../../../_fakes/test_inventory.ts";
 
 Deno.test("startKeepalived() writes the file at start-up and its loops end cleanly on abort", async () => {
@@ -32,6 +36,54 @@ Deno.test("startKeepalived() writes the file at start-up and its loops end clean
     controller.abort();
     await running.finished; // rejected before the fix: abortableSleep's AbortError escaped
   } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("startKeepalived(): a start that does not drive keepalived warns about a file Keelson left with instances", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "keelson-keepalived-test." });
+  const records = await captureLogs();
+  try {
+    const keepalived = { config_file: `${dir}/keelson.conf`, interface: "eth0" };
+    const machines = [{ name: "cp-1", role: "control-plane", internal_ips: ["10.250.0.11"] }];
+    const control_plane = { vip: ["10.250.0.100"] };
+    const active = testConfig({ keepalived, machines, control_plane });
+    const left = renderHostKeepalived({ config: active, host: "cp-1", serviceVips: [] });
+    assert.ok(!("error" in left));
+    const start = (config: typeof active) =>
+      startKeepalived({
+        config: () => config,
+        host: "cp-1",
+        registry: new Registry(),
+        signal: AbortSignal.abort(),
+      });
+    const warnings = () => records.filter((r) => r.level === "warning");
+
+    await Deno.writeTextFile(keepalived.config_file, renderWithdrawnConfig("cp-1"));
+    const off = testConfig({
+      keepalived: { ...keepalived, enabled: false },
+      machines,
+      control_plane,
+    });
+    assert.equal(await start(off), undefined);
+    assert.equal(warnings().length, 0, "a withdrawn file serves nothing: nothing to say");
+
+    await Deno.writeTextFile(keepalived.config_file, left.text);
+    assert.equal(await start(off), undefined);
+    const worker = testConfig({
+      keepalived,
+      machines: [{ ...machines[0]!, role: "worker" }],
+      control_plane,
+    });
+    assert.equal(await start(worker), undefined);
+    assert.equal(warnings().length, 2);
+    for (const warning of warnings()) {
+      assert.deepEqual(warning.properties.vips, ["10.250.0.100"]);
+      assert.match(String(warning.message.join("")), /systemctl disable --now keepalived/);
+    }
+    assert.equal(await Deno.readTextFile(keepalived.config_file), left.text, "not touched");
+  } finally {
+    await reset();
     await Deno.remove(dir, { recursive: true });
   }
 });
