@@ -50,7 +50,7 @@ export {
 } from "./keepalived/served_addresses.ts";
 export { strandedAddressIssues } from "./stranded_addresses.ts";
 export { REASON_ADDRESS_NOT_SERVED } from "./unserved_addresses.ts";
-export { USER_NAME_REGEXP } from "./keepalived/render.ts";
+export { renderWithdrawnConfig, USER_NAME_REGEXP } from "./keepalived/render.ts";
 export { type AllocationPlan, planAllocations } from "./ipam/plan_allocations.ts";
 
 /** The registry name and providerID scheme. */

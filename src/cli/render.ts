@@ -13,6 +13,7 @@ import { objectKey } from "../kube/ports.ts";
 import {
   planAllocations,
   renderHostKeepalived,
+  renderWithdrawnConfig,
   servedServiceAddresses,
   type SkippedAddress,
   USER_NAME_REGEXP,
@@ -30,7 +31,8 @@ const USAGE = `Usage: keelson render keepalived --config FILE --host NAME [--sta
 Prints the keepalived configuration file that Keelson would keep on control-plane host NAME:
 the control-plane VIP from the inventory and, with --state, the VIPs of the LoadBalancer
 Services Keelson handles (their current ingress addresses plus what "keelson plan" would
-allocate to pending ones). Nothing is written anywhere.
+allocate to pending ones). A retired control-plane machine gets a file with no VRRP instance,
+as "keelson run" gives it. Nothing is written anywhere.
 
 Flags:
   -c, --config FILE      the inventory (env KEELSON_CONFIG)
@@ -87,6 +89,15 @@ export async function renderCommand(args: string[]): Promise<number> {
   if (problem) {
     printError(problem);
     return EXIT_INVALID;
+  }
+  if (config.machines.find((m) => m.name === host)?.state === "retired") {
+    // what `keelson run` gives the keepalived of a control-plane machine retired at a reload
+    printError(
+      `Host "${host}" is retired in ${configPath}: it serves no VIP through keepalived ` +
+        `(this file has no VRRP instance); the other control-plane hosts no longer peer with it`,
+    );
+    print(renderWithdrawnConfig(host));
+    return EXIT_OK;
   }
   let services: V1Service[] = [];
   if (values.state) {

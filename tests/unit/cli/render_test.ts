@@ -158,6 +158,28 @@ Deno.test("renderCommand without --state renders the control-plane VIP only", as
   assert.equal(out, await announced(config, [], "cp-1"));
 });
 
+Deno.test("renderCommand prints the file without VRRP instances the announcer gives a retired host", async () => {
+  const { config } = await fixture([service("web", ["10.250.0.150"])]);
+  const inventory = await Deno.readTextFile(config);
+  await Deno.writeTextFile(
+    config,
+    inventory.replace(
+      'internal_ips = ["10.250.0.12"]',
+      'internal_ips = ["10.250.0.12"]\nstate = "retired"',
+    ),
+  );
+  const { code, out, err } = await runCli(["keepalived", "--config", config, "--host", "cp-2"]);
+  assert.equal(code, 0, err);
+  assert.doesNotMatch(out, /vrrp_instance|global_defs/);
+  assert.match(out, /^# No VRRP instance/m);
+  assert.match(err, /Host "cp-2" is retired .*serves no VIP through keepalived/);
+  assert.equal(out, await announced(config, [service("web", ["10.250.0.150"])], "cp-2"));
+  // the active host still renders its instances
+  const active = await runCli(["keepalived", "--config", config, "--host", "cp-1"]);
+  assert.equal(active.code, 0);
+  assert.match(active.out, /vrrp_instance keelson_cp_v4 \{/);
+});
+
 Deno.test("renderCommand exits 1 naming an unknown host, a worker and a bad snapshot", async () => {
   const { config, state } = await fixture([]);
   const unknown = await runCli(["keepalived", "-c", config, "--host", "cp-9"]);
