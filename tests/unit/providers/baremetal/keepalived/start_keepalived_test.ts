@@ -44,10 +44,11 @@ Deno.test("startKeepalived(): a start that does not drive keepalived warns about
   const dir = await Deno.makeTempDir({ prefix: "keelson-keepalived-test." });
   const records = await captureLogs();
   try {
-    const keepalived = { config_file: `${dir}/keelson.conf`, interface: "eth0" };
+    const configFile = `${dir}/keelson.conf`;
+    const keepalived = { "config_file": configFile, interface: "eth0" };
     const machines = [{ name: "cp-1", role: "control-plane", internal_ips: ["10.250.0.11"] }];
-    const control_plane = { vip: ["10.250.0.100"] };
-    const active = testConfig({ keepalived, machines, control_plane });
+    const controlPlane = { vip: ["10.250.0.100"] };
+    const active = testConfig({ keepalived, machines, "control_plane": controlPlane });
     const left = renderHostKeepalived({ config: active, host: "cp-1", serviceVips: [] });
     assert.ok(!("error" in left));
     const start = (config: typeof active) =>
@@ -59,21 +60,21 @@ Deno.test("startKeepalived(): a start that does not drive keepalived warns about
       });
     const warnings = () => records.filter((r) => r.level === "warning");
 
-    await Deno.writeTextFile(keepalived.config_file, renderWithdrawnConfig("cp-1"));
+    await Deno.writeTextFile(configFile, renderWithdrawnConfig("cp-1"));
     const off = testConfig({
       keepalived: { ...keepalived, enabled: false },
       machines,
-      control_plane,
+      "control_plane": controlPlane,
     });
     assert.equal(await start(off), undefined);
     assert.equal(warnings().length, 0, "a withdrawn file serves nothing: nothing to say");
 
-    await Deno.writeTextFile(keepalived.config_file, left.text);
+    await Deno.writeTextFile(configFile, left.text);
     assert.equal(await start(off), undefined);
     const worker = testConfig({
       keepalived,
       machines: [{ ...machines[0]!, role: "worker" }],
-      control_plane,
+      "control_plane": controlPlane,
     });
     assert.equal(await start(worker), undefined);
     assert.equal(warnings().length, 2);
@@ -81,7 +82,7 @@ Deno.test("startKeepalived(): a start that does not drive keepalived warns about
       assert.deepEqual(warning.properties.vips, ["10.250.0.100"]);
       assert.match(String(warning.message.join("")), /systemctl disable --now keepalived/);
     }
-    assert.equal(await Deno.readTextFile(keepalived.config_file), left.text, "not touched");
+    assert.equal(await Deno.readTextFile(configFile), left.text, "not touched");
   } finally {
     await reset();
     await Deno.remove(dir, { recursive: true });
