@@ -24,6 +24,7 @@ import { findAssets } from "../integration/_harness/assets.ts";
 import { type ControlPlane, startControlPlane } from "../integration/_harness/control_plane.ts";
 import { type KeelsonProcess, startKeelson } from "../integration/_harness/keelson_process.ts";
 import { registerNode } from "../integration/_harness/kubelet.ts";
+import { timedWait } from "../integration/_harness/wait.ts";
 import {
   createLbService,
   createNamespace,
@@ -110,28 +111,6 @@ function inventory(lab: BgpLab, apiserverPort: string, v: Variant = {}): string 
   ].join("\n");
 }
 
-/** Replaces the inventory in one rename (the reloader never reads half a file), then SIGHUP. */
-async function reload(agent: KeelsonProcess, path: string, text: string): Promise<void> {
-  await Deno.writeTextFile(`${path}.new`, text);
-  await Deno.rename(`${path}.new`, path);
-  agent.process.kill("SIGHUP");
-}
-
-async function timed<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  timeoutMs: number,
-  intervalMs = 10,
-): Promise<{ value: T; ms: number }> {
-  const start = performance.now();
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return { value, ms: performance.now() - start };
-    if (performance.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await sleep(intervalMs);
-  }
-}
-
 const seconds = (ms: number) => (ms / 1000).toFixed(3);
 
 Deno.test({
@@ -160,7 +139,7 @@ Deno.test({
 
       await createNamespace(cp, "web");
       await createLbService(cp, "web", "web");
-      const vip = (await timed(
+      const vip = (await timedWait(
         "the VIP in the Service status",
         async () => {
           const svc = await cpRef.request<V1Service>("GET", "/api/v1/namespaces/web/services/web");
@@ -177,7 +156,7 @@ Deno.test({
         spec: { podCIDR: POD_CIDR, podCIDRs: [POD_CIDR] },
       });
       const at = async (prefix: string) => (await lab.torNextHops(prefix)).length > 0;
-      await timed(
+      await timedWait(
         "the VIP and the pod CIDR at the ToR",
         async () => (await at(vip)) && (await at(POD_CIDR)) ? true : undefined,
         60_000,
@@ -187,7 +166,7 @@ Deno.test({
         const node = (await cpRef.request<V1Node>("GET", "/api/v1/nodes/w-1")).body as V1Node;
         return node.status?.conditions?.find((x) => x.type === "NetworkUnavailable");
       };
-      await timed(
+      await timedWait(
         "NetworkUnavailable=False/RouteCreated",
         async () => (await nodeCondition())?.reason === "RouteCreated" ? true : undefined,
         30_000,
@@ -218,8 +197,8 @@ Deno.test({
         { what: "removing that pool", variant: {}, marker: "keelson_vips4_p1", present: false },
       ];
       for (const { what, variant, marker, present } of steps) {
-        await reload(keelson, path, inventory(lab, port, variant));
-        await timed(
+        await keelson.reload(path, inventory(lab, port, variant));
+        await timedWait(
           `BIRD's file after ${what}`,
           async () =>
             (await Deno.readTextFile(lab.birdConf(1))).includes(marker) === present
@@ -243,8 +222,8 @@ Deno.test({
       }
 
       // --- retired: every route leaves over the same session; active again: back over it
-      await reload(keelson, path, inventory(lab, port, { state: "retired" }));
-      const gone = await timed(
+      await keelson.reload(path, inventory(lab, port, { state: "retired" }));
+      const gone = await timedWait(
         "every route of cp1 to leave the ToR",
         async () => {
           if ((await at(vip)) || (await at(POD_CIDR))) return undefined;
@@ -259,8 +238,8 @@ Deno.test({
           seconds(gone.ms)
         } s after the reload, same session`,
       );
-      await reload(keelson, path, inventory(lab, port));
-      const back = await timed(
+      await keelson.reload(path, inventory(lab, port));
+      const back = await timedWait(
         "the routes back at the ToR",
         async () => (await at(vip)) && (await at(POD_CIDR)) ? true : undefined,
         BOUND_MS,
@@ -271,14 +250,14 @@ Deno.test({
       // --- pod_cidrs off: the pod CIDR leaves, the VIP stays, no Node is judged
       const errorsBefore =
         await keelson.metric('route_controller_route_sync_total{result="error"}') ?? 0;
-      await reload(keelson, path, inventory(lab, port, { podCidrs: false }));
-      const podGone = await timed(
+      await keelson.reload(path, inventory(lab, port, { podCidrs: false }));
+      const podGone = await timedWait(
         "the pod CIDR to leave the ToR",
         async () => (await at(POD_CIDR)) ? undefined : true,
         BOUND_MS,
       );
       assert.ok(await at(vip), "the VIP stays");
-      await timed(
+      await timedWait(
         "a route controller pass after pod_cidrs went off",
         async () =>
           (await keelson.metric('route_controller_route_sync_total{result="error"}') ?? 0) >

@@ -23,6 +23,7 @@ import { findAssets } from "../integration/_harness/assets.ts";
 import { type ControlPlane, startControlPlane } from "../integration/_harness/control_plane.ts";
 import { type KeelsonProcess, startKeelson } from "../integration/_harness/keelson_process.ts";
 import { registerNode } from "../integration/_harness/kubelet.ts";
+import { timedWait } from "../integration/_harness/wait.ts";
 import {
   createLbService,
   createNamespace,
@@ -40,7 +41,7 @@ import {
   TOR_IP,
   WORKER_IP,
 } from "./_bgp_lab.ts";
-import { report, sleep } from "./_keepalived_lab.ts";
+import { report } from "./_keepalived_lab.ts";
 
 const assets = await findAssets();
 const reason = bgpLabUnavailable() ?? (assets.ok ? undefined : assets.reason);
@@ -92,28 +93,6 @@ function inventory(lab: BgpLab, apiserverPort: string, bgp: boolean): string {
   ].join("\n");
 }
 
-/** Replaces the inventory in one rename (the reloader never reads half a file), then SIGHUP. */
-async function reload(agent: KeelsonProcess, path: string, text: string): Promise<void> {
-  await Deno.writeTextFile(`${path}.new`, text);
-  await Deno.rename(`${path}.new`, path);
-  agent.process.kill("SIGHUP");
-}
-
-async function timed<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  timeoutMs: number,
-  intervalMs = 10,
-): Promise<{ value: T; ms: number }> {
-  const start = performance.now();
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return { value, ms: performance.now() - start };
-    if (performance.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await sleep(intervalMs);
-  }
-}
-
 /** `keelson status -o json` as a user runs it. */
 async function statusCli(kubeconfig: string): Promise<ClusterStatus> {
   const out = await new Deno.Command(Deno.execPath(), {
@@ -157,7 +136,7 @@ Deno.test({
       // --- announcing: the Service VIP, the control-plane VIP and the pod CIDR at the ToR
       await createNamespace(cp, "web");
       await createLbService(cp, "web", "web");
-      const vip = (await timed(
+      const vip = (await timedWait(
         "the VIP in the Service status",
         async () => {
           const svc = await cpRef.request<V1Service>("GET", "/api/v1/namespaces/web/services/web");
@@ -179,7 +158,7 @@ Deno.test({
         for (const p of prefixes) if ((await lab.torNextHops(p)).length > 0) found.push(p);
         return found;
       };
-      await timed(
+      await timedWait(
         "the VIP, the control-plane VIP and the pod CIDR at the ToR",
         async () => (await torRoutes()).length === prefixes.length ? true : undefined,
         60_000,
@@ -190,7 +169,7 @@ Deno.test({
         const node = (await cpRef.request<V1Node>("GET", "/api/v1/nodes/w-1")).body as V1Node;
         return node.status?.conditions?.find((x) => x.type === "NetworkUnavailable");
       };
-      await timed(
+      await timedWait(
         "NetworkUnavailable=False/RouteCreated",
         async () => (await nodeCondition())?.reason === "RouteCreated" ? true : undefined,
         30_000,
@@ -201,8 +180,8 @@ Deno.test({
 
       // --- the reload without [bgp]: every route leaves the ToR, its BIRD table included
       const removedAt = performance.now();
-      await reload(keelson, path, inventory(lab, port, false));
-      const gone = await timed(
+      await keelson.reload(path, inventory(lab, port, false));
+      const gone = await timedWait(
         "every route of cp1 to leave the ToR",
         async () => {
           if ((await torRoutes()).length > 0) return undefined;
@@ -221,7 +200,7 @@ Deno.test({
         "the session stays up (routes withdrawn by UPDATE, no Cease)",
       );
       // the log: what happened, and that a restart is still needed
-      const log = await timed(
+      const log = await timedWait(
         "the withdrawal in the log",
         async () => {
           const text = await keelson.log();
@@ -234,7 +213,7 @@ Deno.test({
       assert.match(log.value, /Restart keelson to apply the new setting/);
       assert.match(log.value, /BIRD on this host \(\[bgp\], machine role\) true -> false/);
       // the metrics claim no route; the session is really up and exports nothing
-      await timed(
+      await timedWait(
         "keelson_bgp_* to show no route",
         async () =>
           await keelson.metric(`keelson_bgp_vip_announced{vip="${vip}"}`) === undefined &&
@@ -248,7 +227,7 @@ Deno.test({
       assert.equal(await keelson.metric("keelson_config_restart_required"), 1);
       assert.equal(await keelson.metric("keelson_bgp_last_configure_success"), 1);
       // keelson status: no host announces the VIPs, the host's session carries no route
-      const status = await timed(
+      const status = await timedWait(
         "keelson status to show no BGP route",
         async () => {
           const s = await statusCli(cpRef.tokenKubeconfigPath);
@@ -267,7 +246,7 @@ Deno.test({
       assert.deepEqual(host.bgp, [{ peer: "tor", established: true, routes: 0 }]);
       assert.ok(host.reload?.restart?.includes("BIRD on this host ([bgp], machine role)"));
       // the route controller (read only at start) ran a pass, failed it, and judged no Node
-      await timed(
+      await timedWait(
         "a route controller pass after the removal",
         async () =>
           (await keelson.metric('route_controller_route_sync_total{result="error"}') ?? 0) > 0
@@ -284,8 +263,8 @@ Deno.test({
       );
 
       // --- [bgp] back with the same values: every route returns over the same session
-      await reload(keelson, path, inventory(lab, port, true));
-      const back = await timed(
+      await keelson.reload(path, inventory(lab, port, true));
+      const back = await timedWait(
         "every route back at the ToR",
         async () => (await torRoutes()).length === prefixes.length ? true : undefined,
         WITHDRAW_BOUND_MS,
@@ -300,7 +279,7 @@ Deno.test({
         sameSession((await lab.torSessionsSince()).get("cp1"), sinceBefore),
         "the same session carries them",
       );
-      await timed(
+      await timedWait(
         "the restart-required gauge back to 0",
         async () =>
           await keelson.metric("keelson_config_restart_required") === 0 ? true : undefined,

@@ -73,6 +73,17 @@ export class KeelsonProcess implements AsyncDisposable {
     return undefined;
   }
 
+  /**
+   * Replaces its inventory in one rename (the reloader never reads half a file), then SIGHUP.
+   * @param path the inventory it runs with
+   * @param text the new inventory
+   */
+  async reload(path: string, text: string): Promise<void> {
+    await Deno.writeTextFile(`${path}.new`, text);
+    await Deno.rename(`${path}.new`, path);
+    this.process.kill("SIGHUP");
+  }
+
   /** The log so far. */
   log(): Promise<string> {
     return Deno.readTextFile(this.process.logPath).catch(() => "");

@@ -46,3 +46,27 @@ export async function waitFor<T>(
       (lastError === undefined ? "" : `: last error: ${String(lastError)}`),
   );
 }
+
+/**
+ * Polls `probe` until it returns a value, and says how long that took (figures for e2e reports).
+ * @param what what is awaited, for the timeout message
+ * @param probe returns the value, or undefined while not there yet
+ * @param timeoutMs give up after this long
+ * @param intervalMs pause between attempts. @default 10
+ * @returns the value and the milliseconds until it came
+ * @throws {Error} on timeout, naming `what`
+ */
+export async function timedWait<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs: number,
+  intervalMs = 10,
+): Promise<{ value: T; ms: number }> {
+  const start = performance.now();
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return { value, ms: performance.now() - start };
+    if (performance.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
