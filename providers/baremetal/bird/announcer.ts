@@ -79,6 +79,7 @@ export class BirdAnnouncer {
   #log = logger("bird", "announcer");
   #lastError = "";
   #queued: Promise<BirdApplyResult | undefined> | undefined;
+  #previous: Promise<unknown> = Promise.resolve();
   #draining = false;
   #passwords = new Map<string, string>();
   #model: BirdModel | undefined;
@@ -143,14 +144,19 @@ export class BirdAnnouncer {
   }
 
   /**
-   * Renders and applies. Calls made in one burst share one render.
+   * Renders and applies. Calls made in one burst, or while the previous render runs, share one
+   * render; renders run one at a time in call order. A render reads the config, the machine and
+   * the caches around its awaits (password files, the file on disk), so two at once could apply
+   * an older reading last: a periodic render started before a reload retiring the host would put
+   * its VIPs back after the reload's withdrawal.
    * @param reason for the log
    */
   sync(reason: string): Promise<BirdApplyResult | undefined> {
-    this.#queued ??= Promise.resolve().then(() => {
+    this.#queued ??= this.#previous.then(() => {
       this.#queued = undefined;
       return this.#syncNow(reason);
     });
+    this.#previous = this.#queued.catch(() => undefined);
     return this.#queued;
   }
 

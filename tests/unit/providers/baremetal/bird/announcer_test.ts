@@ -252,6 +252,46 @@ Deno.test("a drain during a slower sync is applied last: the host ends withdrawn
   assert.deepEqual(serviceVipsInBirdFile(applier.last), [], `last applied: ${applier.last}`);
 });
 
+Deno.test("a reload retiring the host during a slower sync is applied last: no VIP comes back", async () => {
+  const active = await bgpConfig();
+  const retired: Config = {
+    ...active,
+    machines: active.machines.map((m) =>
+      m.name === "cp-1" ? { ...m, state: "retired" as const } : m
+    ),
+  };
+  let config = active;
+  const applier = new CapturingApplier();
+  const services = new FakeInformer<V1Service>();
+  services.upsert(service("web", "198.51.100.1"));
+  // the periodic render's password read is slow; the reload's render starts meanwhile
+  const reads: ((files: Map<string, string>) => void)[] = [];
+  const announcer = new BirdAnnouncer({
+    config: () => config,
+    configFile: active.bgp!.config_file,
+    host: "cp-1",
+    applier,
+    readPasswords: () =>
+      reads.length === 0
+        ? new Promise((resolve) => reads.push(resolve))
+        : (reads.push(() => {}), Promise.resolve(new Map())),
+  });
+  const first = announcer.setClusterSource({
+    services,
+    nodes: new FakeInformer<V1Node>(),
+    hasSynced: () => true,
+    endpointNodeNames: () => undefined,
+  });
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  config = retired;
+  const reloaded = announcer.sync("config reloaded");
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  reads[0]!(new Map());
+  await Promise.all([first, reloaded]);
+  assert.deepEqual(serviceVipsInBirdFile(applier.last), [], `last applied: ${applier.last}`);
+  assert.equal(applier.texts.length, 2, "one render each, in call order");
+});
+
 /** The inventory as a reload without `[bgp]` leaves it (the table gone, the rest unchanged). */
 function withoutBgp(config: Config): Config {
   const { bgp: _gone, ...rest } = config;
