@@ -79,6 +79,8 @@ export class KeepalivedAnnouncer {
   #servedInterface: string | undefined;
   /** VIPs a withdrawal has not yet seen leave the interface (kept across retries). */
   #leaving = new Set<string>();
+  /** Back from a withdrawal, and no file with instances applied since: to say so once it is. */
+  #returning = false;
 
   /** @param options config source, host name, applier and registry */
   constructor(options: KeepalivedAnnouncerOptions) {
@@ -118,6 +120,11 @@ export class KeepalivedAnnouncer {
     return keepalivedWithdrawal(this.#options.config(), this.#options.host);
   }
 
+  /** The VIPs a withdrawal has not yet seen leave the interface, sorted (empty once confirmed). */
+  leavingVips(): string[] {
+    return [...this.#leaving].sort();
+  }
+
   /** Whether the last withdrawal is not confirmed (keepalived did not take the file, or a VIP stayed). */
   get withdrawalFailed(): boolean {
     return this.#withdrawal === "failed";
@@ -151,6 +158,12 @@ export class KeepalivedAnnouncer {
     const config = this.#options.config();
     const withdrawal = keepalivedWithdrawal(config, this.#options.host);
     if (withdrawal) return await this.#withdraw(withdrawal, config);
+    if (this.#withdrawal !== "none") {
+      // no withdrawal to retry any more, whether or not this render and apply succeed
+      this.#withdrawal = "none";
+      this.#withdrawalLogged = "";
+      this.#returning = true;
+    }
     const served = this.#servedNow();
     let vips = served?.vips;
     if (vips === undefined) {
@@ -190,10 +203,12 @@ export class KeepalivedAnnouncer {
     this.#servedInterface = config.keepalived.interface;
     this.#reportSkipped([...(served?.skipped ?? []), ...(served ? [] : rendered.skipped)]);
     const result = await this.#options.applier.apply(rendered.text);
+    // only a file keepalived took ends what an earlier withdrawal left: a VIP it could not remove
+    // stays to be seen leaving at the next withdrawal
+    if (result.result !== "success" && result.result !== "unchanged") return result;
     this.#leaving.clear();
-    if (this.#withdrawal !== "none") {
-      this.#withdrawal = "none";
-      this.#withdrawalLogged = "";
+    if (this.#returning) {
+      this.#returning = false;
       this.#log.info("This host serves VIPs through keepalived again ({result}: {message})", {
         result: result.result,
         message: result.message,

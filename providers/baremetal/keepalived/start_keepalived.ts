@@ -146,11 +146,12 @@ async function observeRoles(announcer: KeepalivedAnnouncer, options: KeepalivedO
       await announcer.sync("retrying the withdrawal").catch(() => undefined);
     }
     // a control-plane VIP announced over BGP is BIRD's: keepalived never holds it; a host out of
-    // VRRP renders none
-    const cpVips = config.control_plane.announce === "bgp" || announcer.withdrawal()
-      ? []
-      : config.control_plane.vip;
-    const vips = [...cpVips, ...(announcer.serviceVips() ?? [])];
+    // VRRP renders none, but the VIPs a failed withdrawal has not seen leave are observed (the
+    // gauge shows them held rather than claim the host holds nothing)
+    const cpVips = config.control_plane.announce === "bgp" ? [] : config.control_plane.vip;
+    const vips = announcer.withdrawal()
+      ? announcer.leavingVips()
+      : [...cpVips, ...(announcer.serviceVips() ?? [])];
     try {
       await observeVipRoles(vips, { interface: config.keepalived.interface, gauge });
       warned = false;

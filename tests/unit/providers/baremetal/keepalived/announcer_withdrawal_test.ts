@@ -264,3 +264,48 @@ Deno.test("KeepalivedAnnouncer: a withdrawal whose VIPs stay, or that keepalived
     await Deno.remove(t.dir, { recursive: true });
   }
 });
+
+Deno.test("KeepalivedAnnouncer: back from a failed withdrawal, nothing is retried; a VIP still on the interface is watched until a file is taken", async () => {
+  const records = await captureLogs();
+  let outcome: ApplyResult["result"] = "success";
+  const t = await setup({ synced: true, withdrawTimeoutMs: 200, result: () => outcome });
+  try {
+    const active = t.state.config;
+    t.state.stuck.add(CP_VIP);
+    t.state.config = withMachine(active, { state: "retired" });
+    await t.announcer.sync("configuration reloaded");
+    assert.equal(t.announcer.withdrawalFailed, true);
+    // what the VIP-role gauge observes meanwhile (start_keepalived.ts)
+    assert.ok(t.announcer.leavingVips().includes(CP_VIP), t.announcer.leavingVips().join());
+
+    // active again, but keepalived refuses the file: no withdrawal is left to retry, and the
+    // host does not claim to serve again
+    outcome = "invalid";
+    t.state.config = active;
+    await t.announcer.sync("configuration reloaded");
+    assert.equal(t.announcer.withdrawalFailed, false);
+    const again = () => records.filter((r) => /serves VIPs through keepalived again/.test(text(r)));
+    assert.equal(again().length, 0);
+
+    // retired once more while the VIP is still stuck: the withdrawal still waits for it
+    t.state.config = withMachine(active, { state: "retired" });
+    outcome = "success";
+    await t.announcer.sync("configuration reloaded");
+    assert.equal(t.announcer.withdrawalFailed, true, "the stuck VIP is still seen");
+    assert.match(
+      records.filter((r) => r.level === "error").map(text).at(-1)!,
+      /10\.250\.0\.100 still on eth0/,
+    );
+
+    // active with a file keepalived takes: said once
+    t.state.stuck.clear();
+    t.state.config = active;
+    await t.announcer.sync("configuration reloaded");
+    assert.equal(again().length, 1);
+    assert.equal(t.announcer.withdrawalFailed, false);
+    assert.deepEqual(t.announcer.leavingVips(), []);
+  } finally {
+    await reset();
+    await Deno.remove(t.dir, { recursive: true });
+  }
+});
