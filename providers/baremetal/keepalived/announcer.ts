@@ -294,6 +294,8 @@ export class KeepalivedAnnouncer {
   ): Promise<{ left: string[]; ms: number } | { error: string }> {
     const read = this.#options.readAddresses ??
       ((name: string) => readInterfaceAddresses({ interface: name }));
+    // nothing to see leave (a withdrawn file re-applied on a Service event): no `ip` run
+    if (vips.length === 0) return { left: [], ms: 0 };
     const timeoutMs = this.#options.withdrawTimeoutMs ?? 5000;
     const start = performance.now();
     for (;;) {

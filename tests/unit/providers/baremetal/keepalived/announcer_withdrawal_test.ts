@@ -309,3 +309,22 @@ Deno.test("KeepalivedAnnouncer: back from a failed withdrawal, nothing is retrie
     await Deno.remove(t.dir, { recursive: true });
   }
 });
+
+Deno.test("KeepalivedAnnouncer: once the withdrawal is confirmed, later renders of the empty file read no addresses", async () => {
+  const records = await captureLogs();
+  const t = await setup({ synced: true });
+  try {
+    t.state.config = withMachine(t.state.config, { state: "retired" });
+    await t.announcer.sync("configuration reloaded");
+    assert.equal(t.announcer.withdrawalFailed, false);
+    const reads = t.state.reads;
+    assert.ok(reads > 0, "the first withdrawal watches the VIPs leave");
+    await t.announcer.sync("service changed");
+    await t.announcer.sync("service changed");
+    assert.equal(t.state.reads, reads, "nothing held: no `ip` run");
+    assert.equal(records.filter((r) => r.level === "warning").length, 1);
+  } finally {
+    await reset();
+    await Deno.remove(t.dir, { recursive: true });
+  }
+});
