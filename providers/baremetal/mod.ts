@@ -51,6 +51,7 @@ export {
 export { strandedAddressIssues } from "./stranded_addresses.ts";
 export { REASON_ADDRESS_NOT_SERVED } from "./unserved_addresses.ts";
 export { renderWithdrawnConfig, USER_NAME_REGEXP } from "./keepalived/render.ts";
+export { keepalivedWithdrawal } from "./keepalived/withdrawal.ts";
 export { type AllocationPlan, planAllocations } from "./ipam/plan_allocations.ts";
 
 /** The registry name and providerID scheme. */

@@ -11,6 +11,7 @@ import type { V1Service } from "@kubernetes/client-node";
 import type { Config } from "../config/types.ts";
 import { objectKey } from "../kube/ports.ts";
 import {
+  keepalivedWithdrawal,
   planAllocations,
   renderHostKeepalived,
   renderWithdrawnConfig,
@@ -90,15 +91,6 @@ export async function renderCommand(args: string[]): Promise<number> {
     printError(problem);
     return EXIT_INVALID;
   }
-  if (config.machines.find((m) => m.name === host)?.state === "retired") {
-    // what `keelson run` gives the keepalived of a control-plane machine retired at a reload
-    printError(
-      `Host "${host}" is retired in ${configPath}: it serves no VIP through keepalived ` +
-        `(this file has no VRRP instance); the other control-plane hosts no longer peer with it`,
-    );
-    print(renderWithdrawnConfig(host));
-    return EXIT_OK;
-  }
   let services: V1Service[] = [];
   if (values.state) {
     const snapshot = await readSnapshot(values.state);
@@ -108,6 +100,17 @@ export async function renderCommand(args: string[]): Promise<number> {
   const fifoUser = values["fifo-user"] ?? "keelson";
   if (!USER_NAME_REGEXP.test(fifoUser)) {
     throw new UsageError(`--fifo-user "${fifoUser}" is not a user name`);
+  }
+  // hostProblem refused the hosts that never drive keepalived; what is left is a retired one
+  const withdrawal = keepalivedWithdrawal(config, host);
+  if (withdrawal) {
+    // what `keelson run` gives the keepalived of a control-plane machine retired at a reload
+    printError(
+      `Host "${host}" serves no VIP through keepalived (${withdrawal.reason} in ${configPath}): ` +
+        `this file has no VRRP instance; the other control-plane hosts no longer peer with it`,
+    );
+    print(renderWithdrawnConfig(host));
+    return EXIT_OK;
   }
   const served = servedServiceAddresses(config, convergedServices(config, services));
   const rendered = renderHostKeepalived({
@@ -160,7 +163,8 @@ function hostProblem(config: Config, configPath: string, host: string): string |
   const machine = config.machines.find((m) => m.name === host);
   if (!config.keepalived.enabled) {
     return `Cannot render keepalived: ${configPath} sets [keepalived] enabled = false, so ` +
-      `Keelson writes no keepalived file on any host`;
+      `Keelson drives keepalived on no host (a reload that turns it off gives the keepalived ` +
+      `a running keelson drives a file with no VRRP instance)`;
   }
   if (!machine) {
     return `Cannot render keepalived for host "${host}": ${configPath} has no machine of that ` +
