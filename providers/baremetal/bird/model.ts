@@ -363,9 +363,19 @@ export function announcedVips(model: BirdModel): string[] {
 export function inBgpPool(config: Config, address: string): boolean {
   const ip = parseIp(address);
   if (!ip) return false;
-  return config.pools.some((pool) =>
-    pool.announce === "bgp" && inIntervals(poolUsableIntervals(pool), ip)
-  );
+  return inIntervals(bgpUsableIntervals(config), ip);
+}
+
+/** Per config (a reload replaces the object): asked for every VIP of every render. */
+const bgpIntervalsMemo = new WeakMap<Config, readonly AddressInterval[]>();
+
+function bgpUsableIntervals(config: Config): readonly AddressInterval[] {
+  let intervals = bgpIntervalsMemo.get(config);
+  if (!intervals) {
+    intervals = config.pools.filter((pool) => pool.announce === "bgp").flatMap(poolUsableIntervals);
+    bgpIntervalsMemo.set(config, intervals);
+  }
+  return intervals;
 }
 
 function inIntervals(intervals: readonly AddressInterval[], ip: ModelIp): boolean {
