@@ -44,6 +44,8 @@ export class RouteController {
   #deps: RouteControllerDeps;
   #options: RouteControllerOptions;
   #log = logger("controllers", "route");
+  /** The last failure logged, so a repeated one is said once. */
+  #lastError = "";
   #syncs: Counter<"result">;
   #kick: (() => void) | undefined;
   #kicked = false;
@@ -77,9 +79,18 @@ export class RouteController {
         try {
           await this.reconcile();
           this.#syncs.inc({ result: "success" });
+          this.#lastError = "";
         } catch (error) {
           this.#syncs.inc({ result: "error" });
-          this.#log.error("Route reconcile failed: {error}", { error: String(error) });
+          // the same cause every pass (e.g. [bgp] removed until a restart) is said once; the
+          // counter keeps counting every failed pass
+          const message = String(error);
+          if (message !== this.#lastError) {
+            this.#log.error("Route reconcile failed: {error}", { error: message });
+          } else {
+            this.#log.debug("Route reconcile failed again: {error}", { error: message });
+          }
+          this.#lastError = message;
         }
         if (this.#kicked) {
           await delay(this.#options.debounceMs ?? 200, signal);

@@ -3,7 +3,9 @@ import type { V1Node } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import type { Route, Routes } from "../../../../src/cloud/provider.ts";
 import { RouteController } from "../../../../src/controllers/route/route_controller.ts";
+import { reset } from "@logtape/logtape";
 import { FakeCluster } from "../../_fakes/fake_cluster.ts";
+import { captureLogs } from "../../_fakes/captured_logs.ts";
 
 function node(name: string, cidrs: string[], ip: string): V1Node {
   return {
@@ -117,4 +119,46 @@ Deno.test("the controller reconciles soon after a Node gets a pod CIDR and stops
   assert.deepEqual(routes.created, ["w-3 10.244.3.0/24"]);
   stop.abort();
   await running;
+});
+
+Deno.test("a failure that repeats every pass is logged once, counted every time, and again after a success", async () => {
+  const records = await captureLogs();
+  const cluster = new FakeCluster();
+  const routes = new FakeRoutes();
+  let failing = true;
+  routes.listRoutes = () =>
+    failing ? Promise.reject(new Error("[bgp] was removed")) : Promise.resolve([]);
+  const registry = new Registry();
+  const controller = new RouteController({
+    nodes: cluster.nodes,
+    routes,
+    writer: cluster,
+    events: cluster.events,
+    registry,
+  }, { clusterName: "kubernetes", periodMs: 20, debounceMs: 5 });
+  const errors = () => records.filter((r) => r.level === "error");
+  const passes = async (result: string) =>
+    (await registry.getSingleMetric("route_controller_route_sync_total")?.get())?.values
+      .find((v) => v.labels.result === result)?.value ?? 0;
+  const until = async (what: string, done: () => Promise<boolean> | boolean) => {
+    const deadline = Date.now() + 10_000;
+    while (!(await done())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+  const stop = new AbortController();
+  const running = controller.run(stop.signal);
+  try {
+    await until("four failed passes", async () => await passes("error") >= 4);
+    assert.equal(errors().length, 1, "the same cause is said once");
+    failing = false;
+    await until("a successful pass", async () => await passes("success") >= 1);
+    failing = true;
+    await until("the cause said again", () => errors().length === 2);
+  } finally {
+    stop.abort();
+    await running;
+    await reset();
+  }
 });
