@@ -89,8 +89,8 @@ export class BirdAnnouncer {
   #birdConfig: Config | undefined;
   /** The Service VIPs of the file BIRD started with, kept until the caches sync. */
   #startVips: string[] | undefined;
-  /** What the log last said about a `[bgp]` removed at a reload. */
-  #removalLogged: "none" | "withdrawn" | "failed" = "none";
+  /** What the log last said about a `[bgp]` removed at a reload ("returning": back, not yet taken). */
+  #removalLogged: "none" | "withdrawn" | "failed" | "returning" = "none";
 
   /** @param options config source, host, applier and health callbacks */
   constructor(options: BirdAnnouncerOptions) {
@@ -219,12 +219,14 @@ export class BirdAnnouncer {
   /** One line when a removed `[bgp]` is withdrawn (or cannot be yet), and when it is back. */
   #logRemoval(removed: boolean, model: BirdModel, result: BirdApplyResult): void {
     if (!removed) {
-      if (this.#removalLogged !== "none") {
+      // said once BIRD took a file announcing again (a refused one is logged by the applier)
+      if (this.#removalLogged === "none") return;
+      if (result.configured) {
         this.#log.info("[bgp] is back in the configuration: announcing again ({message})", {
           message: result.message,
         });
       }
-      this.#removalLogged = "none";
+      this.#removalLogged = result.configured ? "none" : "returning";
       return;
     }
     const state = result.configured ? "withdrawn" : "failed";

@@ -7,7 +7,9 @@ import { serviceVipsInBirdFile } from "../../../../../providers/baremetal/bird/h
 import { announcedVips } from "../../../../../providers/baremetal/bird/model.ts";
 import { bgpPeerReports } from "../../../../../providers/baremetal/bird/bgp_report.ts";
 import type { Config } from "../../../../../src/config/types.ts";
+import { reset } from "@logtape/logtape";
 import { FakeInformer } from "../../../_fakes/fake_cluster.ts";
+import { captureLogs } from "../../../_fakes/captured_logs.ts";
 import { bgpConfig, birdParse, offGrammar } from "./_inventory.ts";
 
 function service(name: string, ip: string, policy = "Cluster"): V1Service {
@@ -521,4 +523,48 @@ Deno.test("BirdRoutes judges no Node while [bgp] is removed", async () => {
       }),
     /Node conditions are left as they are/,
   );
+});
+
+Deno.test("'[bgp] is back' is said once BIRD took the file announcing again, not before", async () => {
+  const records = await captureLogs();
+  try {
+    const start = await bgpConfig();
+    let config = start;
+    const { applier, services } = await setup();
+    const announcer = new BirdAnnouncer({
+      config: () => config,
+      configFile: start.bgp!.config_file,
+      host: "cp-1",
+      applier,
+      readPasswords: () => Promise.resolve(new Map()),
+    });
+    services.upsert(service("web", "198.51.100.1"));
+    await announcer.setClusterSource({
+      services,
+      nodes: new FakeInformer<V1Node>(),
+      hasSynced: () => true,
+    });
+    const back = () =>
+      records.filter((r) => /is back in the configuration/.test(String(r.message.join(""))));
+    const withdrawn = () => records.filter((r) => r.level === "warning");
+    config = withoutBgp(start);
+    await announcer.sync("reload");
+    assert.equal(withdrawn().length, 1);
+    config = await bgpConfig();
+    applier.configured = false; // BIRD refused the file announcing again
+    await announcer.sync("reload");
+    assert.equal(back().length, 0);
+    // removed again before BIRD took the file announcing again: the withdrawal is said again
+    applier.configured = true;
+    config = withoutBgp(start);
+    await announcer.sync("reload");
+    assert.equal(withdrawn().length, 2);
+    config = await bgpConfig();
+    await announcer.sync("reload");
+    assert.equal(back().length, 1);
+    await announcer.sync("periodic");
+    assert.equal(back().length, 1, "said once");
+  } finally {
+    await reset();
+  }
 });
