@@ -54,8 +54,11 @@ export interface KeepalivedAnnouncerOptions {
   withdrawTimeoutMs?: number;
 }
 
-/** How the last withdrawal went (`none`: this host serves). */
-type WithdrawalState = "none" | "withdrawn" | "failed";
+/**
+ * How the last withdrawal went: `none` this host serves; `returning` back in VRRP, no file with
+ * instances taken since (said once one is).
+ */
+type WithdrawalState = "none" | "withdrawn" | "failed" | "returning";
 
 const SKIPPED_METRIC = "keelson_keepalived_skipped_addresses";
 
@@ -79,8 +82,6 @@ export class KeepalivedAnnouncer {
   #servedInterface: string | undefined;
   /** VIPs a withdrawal has not yet seen leave the interface (kept across retries). */
   #leaving = new Set<string>();
-  /** Back from a withdrawal, and no file with instances applied since: to say so once it is. */
-  #returning = false;
 
   /** @param options config source, host name, applier and registry */
   constructor(options: KeepalivedAnnouncerOptions) {
@@ -158,11 +159,10 @@ export class KeepalivedAnnouncer {
     const config = this.#options.config();
     const withdrawal = keepalivedWithdrawal(config, this.#options.host);
     if (withdrawal) return await this.#withdraw(withdrawal, config);
-    if (this.#withdrawal !== "none") {
+    if (this.#withdrawal === "withdrawn" || this.#withdrawal === "failed") {
       // no withdrawal to retry any more, whether or not this render and apply succeed
-      this.#withdrawal = "none";
+      this.#withdrawal = "returning";
       this.#withdrawalLogged = "";
-      this.#returning = true;
     }
     const served = this.#servedNow();
     let vips = served?.vips;
@@ -205,10 +205,10 @@ export class KeepalivedAnnouncer {
     const result = await this.#options.applier.apply(rendered.text);
     // only a file keepalived took ends what an earlier withdrawal left: a VIP it could not remove
     // stays to be seen leaving at the next withdrawal
-    if (result.result !== "success" && result.result !== "unchanged") return result;
+    if (!tookFile(result)) return result;
     this.#leaving.clear();
-    if (this.#returning) {
-      this.#returning = false;
+    if (this.#withdrawal === "returning") {
+      this.#withdrawal = "none";
       this.#log.info("This host serves VIPs through keepalived again ({result}: {message})", {
         result: result.result,
         message: result.message,
@@ -245,7 +245,7 @@ export class KeepalivedAnnouncer {
     const iface = this.#servedInterface ?? config.keepalived.interface;
     let problem: string | undefined;
     let gone = "";
-    if (result.result !== "success" && result.result !== "unchanged") {
+    if (!tookFile(result)) {
       problem = `keepalived did not take the file (${result.result}: ${result.message})`;
     } else {
       const wait = await this.#waitGone(held, iface);
@@ -370,22 +370,13 @@ export function renderHostKeepalived(
  * @returns the addresses, in file order
  */
 export function serviceVipsInFile(text: string): string[] {
-  const vips: string[] = [];
-  let inServiceInstance = false;
-  let inAddresses = false;
-  for (const line of text.split("\n")) {
-    const instance = line.match(/^vrrp_instance (\S+) \{$/);
-    if (instance) {
-      inServiceInstance = /^keelson_v[46]_g\d{1,3}$/.test(instance[1]!);
-      inAddresses = false;
-    } else if (/^ {4}virtual_ipaddress(_excluded)? \{$/.test(line)) {
-      inAddresses = inServiceInstance;
-    } else if (/^ {4}\}$/.test(line)) {
-      inAddresses = false;
-    } else if (inAddresses) {
-      const address = line.match(/^ {8}([0-9A-Fa-f.:]{2,45})\/\d{1,3} dev \S+$/);
-      if (address) vips.push(address[1]!);
-    }
-  }
-  return vips;
+  // the one reader of Keelson's keepalived file (vrrp_state.ts), keeping the Service groups
+  return [...instancesInFile(text)]
+    .filter(([name]) => /^keelson_v[46]_g\d{1,3}$/.test(name))
+    .flatMap(([, vips]) => vips);
+}
+
+/** Whether keepalived has the text now (written and reloaded, or already in force). */
+function tookFile(result: ApplyResult): boolean {
+  return result.result === "success" || result.result === "unchanged";
 }
