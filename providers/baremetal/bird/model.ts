@@ -309,7 +309,7 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
       : firstIp(machine, neighbor.family);
     bfd ||= peer.bfd;
     peers.push({
-      name: `keelson_peer_${peer.name}`,
+      name: peerProtocolName(peer.name),
       label: peer.name,
       neighbor,
       asn: peer.asn,
@@ -350,6 +350,15 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
 export function announcedVips(model: BirdModel): string[] {
   return model.statics.filter((s) => s.name.startsWith("keelson_vips"))
     .flatMap((s) => s.routes.map((r) => formatIp(r.prefix.family, r.prefix.value))).sort();
+}
+
+/**
+ * The BIRD protocol of a `[[bgp.peers]]` entry: named for the peer, not its place in the list
+ * (BIRD restarts a protocol whose neighbor changes, see the module's notes).
+ * @param peer the peer's name in the inventory (`BGP_NAME_REGEXP`)
+ */
+export function peerProtocolName(peer: string): string {
+  return `keelson_peer_${peer}`;
 }
 
 /**

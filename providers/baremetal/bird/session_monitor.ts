@@ -11,6 +11,7 @@ import type { Config } from "../../../src/config/types.ts";
 import { delay } from "../../../src/kube/delay.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { birdCommand, type BirdProtocolState, parseProtocols } from "./control_socket.ts";
+import { peerProtocolName } from "./model.ts";
 
 /** Options of `SessionMonitor`. */
 export interface SessionMonitorOptions {
@@ -61,7 +62,7 @@ export class SessionMonitor {
    * @param peer the peer's name in the inventory
    */
   established(peer: string): boolean {
-    return this.#states.get(`keelson_peer_${peer}`)?.established ?? false;
+    return this.#states.get(peerProtocolName(peer))?.established ?? false;
   }
 
   /** Reads BIRD once and updates the gauges. */
@@ -86,8 +87,8 @@ export class SessionMonitor {
     const next = new Map(states.map((s) => [s.name, s]));
     const labelled = new Set<string>();
     for (const peer of config.bgp.peers) {
-      const state = next.get(`keelson_peer_${peer.name}`);
-      const before = this.#states.get(`keelson_peer_${peer.name}`);
+      const state = next.get(peerProtocolName(peer.name));
+      const before = this.#states.get(peerProtocolName(peer.name));
       if (state && before && state.established !== before.established) {
         this.#log.info("BGP session to {peer} is now {info}", {
           peer: peer.name,
