@@ -36,13 +36,14 @@ async function setup(
   options: { healthy?: () => boolean; cp?: () => boolean; configFile?: string } = {},
 ) {
   const config = await bgpConfig();
+  let current = config;
   const applier = new CapturingApplier();
   const services = new FakeInformer<V1Service>();
   const nodes = new FakeInformer<V1Node>();
   const announced: string[] = [];
   const endpoints = new Map<string, string[]>();
   const announcer = new BirdAnnouncer({
-    config: () => config,
+    config: () => current,
     configFile: options.configFile ?? config.bgp!.config_file,
     host: "cp-1",
     applier,
@@ -57,7 +58,11 @@ async function setup(
     hasSynced: () => true,
     endpointNodeNames: (s: V1Service) => endpoints.get(s.metadata?.name ?? ""),
   };
-  return { config, applier, services, nodes, announcer, source, announced, endpoints };
+  /** What a reload hands the announcer from now on. */
+  const reload = (next: Config) => {
+    current = next;
+  };
+  return { config, applier, services, nodes, announcer, source, announced, endpoints, reload };
 }
 
 Deno.test("the announcer announces BGP-pool VIPs of Cluster Services and reports them once", async () => {
@@ -307,20 +312,8 @@ const POD_NODE: V1Node = {
 };
 
 Deno.test("a reload removing [bgp] withdraws every route (VIPs, control-plane VIP, pod routes) and keeps the peers", async () => {
-  const start = await bgpConfig();
-  let config = start;
-  const applier = new CapturingApplier();
-  const services = new FakeInformer<V1Service>();
-  const nodes = new FakeInformer<V1Node>();
-  const announced: string[] = [];
-  const announcer = new BirdAnnouncer({
-    config: () => config,
-    configFile: start.bgp!.config_file,
-    host: "cp-1",
-    applier,
-    readPasswords: () => Promise.resolve(new Map()),
-    controlPlaneHealthy: () => true,
-    onAnnounced: (s, vips) => announced.push(`${s.metadata?.name} ${vips.join(",")}`),
+  const { config: start, applier, services, nodes, announcer, reload } = await setup({
+    cp: () => true,
   });
   services.upsert(service("web", "198.51.100.1"));
   nodes.upsert(POD_NODE);
@@ -331,7 +324,7 @@ Deno.test("a reload removing [bgp] withdraws every route (VIPs, control-plane VI
   assert.match(full, /route 10\.244\.1\.0\/24 blackhole \{ bgp_next_hop = 10\.0\.0\.21; \};/);
   assert.equal(announcer.bgpRemoved, false);
 
-  config = withoutBgp(start);
+  reload(withoutBgp(start));
   await announcer.sync("configuration reloaded");
   const empty = applier.last;
   assert.equal(announcer.bgpRemoved, true);
@@ -362,29 +355,17 @@ Deno.test("a reload removing [bgp] withdraws every route (VIPs, control-plane VI
 });
 
 Deno.test("[bgp] back after a removal: VIPs, the control-plane VIP and pod routes return", async () => {
-  const start = await bgpConfig();
-  let config = start;
-  const applier = new CapturingApplier();
-  const services = new FakeInformer<V1Service>();
-  const nodes = new FakeInformer<V1Node>();
-  const announced: string[] = [];
-  const announcer = new BirdAnnouncer({
-    config: () => config,
-    configFile: start.bgp!.config_file,
-    host: "cp-1",
-    applier,
-    readPasswords: () => Promise.resolve(new Map()),
-    controlPlaneHealthy: () => true,
-    onAnnounced: (s, vips) => announced.push(`${s.metadata?.name} ${vips.join(",")}`),
+  const { config: start, applier, services, nodes, announcer, announced, reload } = await setup({
+    cp: () => true,
   });
   services.upsert(service("web", "198.51.100.1"));
   nodes.upsert(POD_NODE);
   await announcer.setClusterSource({ services, nodes, hasSynced: () => true });
   const full = applier.last;
-  config = withoutBgp(start);
+  reload(withoutBgp(start));
   await announcer.sync("reload without [bgp]");
   assert.deepEqual(serviceVipsInBirdFile(applier.last), []);
-  config = await bgpConfig(); // a new object with the same values, as a reload parses it
+  reload(await bgpConfig()); // a new object with the same values, as a reload parses it
   await announcer.sync("reload with [bgp]");
   assert.equal(announcer.bgpRemoved, false);
   assert.equal(applier.last, full);
@@ -392,16 +373,7 @@ Deno.test("[bgp] back after a removal: VIPs, the control-plane VIP and pod route
 });
 
 Deno.test("a machine no longer control-plane at a reload withdraws like a removed [bgp]", async () => {
-  const start = await bgpConfig();
-  let config = start;
-  const { applier, services } = await setup();
-  const announcer = new BirdAnnouncer({
-    config: () => config,
-    configFile: start.bgp!.config_file,
-    host: "cp-1",
-    applier,
-    readPasswords: () => Promise.resolve(new Map()),
-  });
+  const { config: start, applier, services, announcer, reload } = await setup();
   services.upsert(service("web", "198.51.100.1"));
   await announcer.setClusterSource({
     services,
@@ -409,10 +381,10 @@ Deno.test("a machine no longer control-plane at a reload withdraws like a remove
     hasSynced: () => true,
   });
   assert.deepEqual(serviceVipsInBirdFile(applier.last), ["198.51.100.1"]);
-  config = {
+  reload({
     ...start,
     machines: start.machines.map((m) => m.name === "cp-1" ? { ...m, role: "worker" } : m),
-  } as Config;
+  } as Config);
   await announcer.sync("reload");
   assert.equal(announcer.bgpRemoved, true);
   assert.doesNotMatch(applier.last, /protocol static/);
@@ -420,23 +392,14 @@ Deno.test("a machine no longer control-plane at a reload withdraws like a remove
 });
 
 Deno.test("a withdrawal BIRD did not take is retried, and the old routes are still claimed meanwhile", async () => {
-  const start = await bgpConfig();
-  let config = start;
-  const { applier, services } = await setup();
-  const announcer = new BirdAnnouncer({
-    config: () => config,
-    configFile: start.bgp!.config_file,
-    host: "cp-1",
-    applier,
-    readPasswords: () => Promise.resolve(new Map()),
-  });
+  const { config: start, applier, services, announcer, reload } = await setup();
   services.upsert(service("web", "198.51.100.1"));
   await announcer.setClusterSource({
     services,
     nodes: new FakeInformer<V1Node>(),
     hasSynced: () => true,
   });
-  config = withoutBgp(start);
+  reload(withoutBgp(start));
   applier.configured = false; // BIRD is down or refused configure
   await announcer.sync("reload");
   assert.deepEqual(serviceVipsInBirdFile(applier.last), []);
@@ -528,16 +491,7 @@ Deno.test("BirdRoutes judges no Node while [bgp] is removed", async () => {
 Deno.test("'[bgp] is back' is said once BIRD took the file announcing again, not before", async () => {
   const records = await captureLogs();
   try {
-    const start = await bgpConfig();
-    let config = start;
-    const { applier, services } = await setup();
-    const announcer = new BirdAnnouncer({
-      config: () => config,
-      configFile: start.bgp!.config_file,
-      host: "cp-1",
-      applier,
-      readPasswords: () => Promise.resolve(new Map()),
-    });
+    const { config: start, applier, services, announcer, reload } = await setup();
     services.upsert(service("web", "198.51.100.1"));
     await announcer.setClusterSource({
       services,
@@ -547,19 +501,19 @@ Deno.test("'[bgp] is back' is said once BIRD took the file announcing again, not
     const back = () =>
       records.filter((r) => /is back in the configuration/.test(String(r.message.join(""))));
     const withdrawn = () => records.filter((r) => r.level === "warning");
-    config = withoutBgp(start);
+    reload(withoutBgp(start));
     await announcer.sync("reload");
     assert.equal(withdrawn().length, 1);
-    config = await bgpConfig();
+    reload(await bgpConfig());
     applier.configured = false; // BIRD refused the file announcing again
     await announcer.sync("reload");
     assert.equal(back().length, 0);
     // removed again before BIRD took the file announcing again: the withdrawal is said again
     applier.configured = true;
-    config = withoutBgp(start);
+    reload(withoutBgp(start));
     await announcer.sync("reload");
     assert.equal(withdrawn().length, 2);
-    config = await bgpConfig();
+    reload(await bgpConfig());
     await announcer.sync("reload");
     assert.equal(back().length, 1);
     await announcer.sync("periodic");
