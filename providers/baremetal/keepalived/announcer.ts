@@ -21,6 +21,7 @@ import { Gauge, type Registry } from "prom-client";
 import type { Config } from "../../../src/config/types.ts";
 import type { ServiceSource } from "../host_announcer.ts";
 import { logger } from "../../../src/log/logging.ts";
+import { delay } from "../../../src/kube/delay.ts";
 import type { ApplyResult, KeepalivedApplier } from "./config_applier.ts";
 import { buildKeepalivedModel, type KeepalivedModelInput } from "./model.ts";
 import { readInterfaceAddresses } from "./interface_addresses.ts";
@@ -52,6 +53,8 @@ export interface KeepalivedAnnouncerOptions {
   readAddresses?: (iface: string) => Promise<string[]>;
   /** Longest wait for withdrawn VIPs to leave the interface. @default 5000 */
   withdrawTimeoutMs?: number;
+  /** The agent's stop: ends a wait for withdrawn VIPs at once (shutdown stays within 2 s). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -307,8 +310,10 @@ export class KeepalivedAnnouncer {
       }
       const left = vips.filter((v) => present.has(v));
       const ms = Math.round(performance.now() - start);
-      if (left.length === 0 || ms >= timeoutMs) return { left, ms };
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      if (left.length === 0 || ms >= timeoutMs || this.#options.signal?.aborted) {
+        return { left, ms };
+      }
+      await delay(50, this.#options.signal);
     }
   }
 

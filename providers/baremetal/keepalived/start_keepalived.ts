@@ -102,6 +102,7 @@ export async function startKeepalived(
       },
     },
     registry: options.registry,
+    signal: options.signal,
     ...(notifyFifoUser ? { notifyFifoUser } : {}),
   });
   await announcer.sync("startup");

@@ -48,6 +48,7 @@ async function setup(options: {
   result?: () => ApplyResult["result"];
   lingeringReads?: number;
   withdrawTimeoutMs?: number;
+  signal?: AbortSignal;
 }) {
   const dir = await Deno.makeTempDir({ prefix: "keelson-withdraw-" });
   const file = `${dir}/keelson.conf`;
@@ -67,6 +68,7 @@ async function setup(options: {
     host: "cp-1",
     registry,
     withdrawTimeoutMs: options.withdrawTimeoutMs ?? 10_000,
+    ...(options.signal ? { signal: options.signal } : {}),
     applier: {
       apply: async (text) => {
         const result = options.result?.() ?? "success";
@@ -323,6 +325,27 @@ Deno.test("KeepalivedAnnouncer: once the withdrawal is confirmed, later renders 
     await t.announcer.sync("service changed");
     assert.equal(t.state.reads, reads, "nothing held: no `ip` run");
     assert.equal(records.filter((r) => r.level === "warning").length, 1);
+  } finally {
+    await reset();
+    await Deno.remove(t.dir, { recursive: true });
+  }
+});
+
+Deno.test("KeepalivedAnnouncer: the agent's stop ends the wait for a VIP that stays", async () => {
+  const records = await captureLogs();
+  const stop = new AbortController();
+  const t = await setup({ synced: true, withdrawTimeoutMs: 60_000, signal: stop.signal });
+  try {
+    t.state.stuck.add(CP_VIP);
+    t.state.config = withMachine(t.state.config, { state: "retired" });
+    const started = performance.now();
+    const syncing = t.announcer.sync("configuration reloaded");
+    setTimeout(() => stop.abort(), 100);
+    await syncing;
+    // far below the 60 s bound: the stop ended it (generous for a loaded machine)
+    assert.ok(performance.now() - started < 30_000);
+    assert.equal(t.announcer.withdrawalFailed, true, "not confirmed: the VIP is still there");
+    assert.equal(records.filter((r) => r.level === "error").length, 1);
   } finally {
     await reset();
     await Deno.remove(t.dir, { recursive: true });
