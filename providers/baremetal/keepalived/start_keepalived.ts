@@ -84,7 +84,10 @@ export async function startKeepalived(
       intervalMs: config.control_plane.health_interval.ms,
       timeoutMs: config.control_plane.health_timeout.ms,
     });
-    loops.push(probe.run(options.signal));
+    const probing = probe.run(options.signal);
+    // observed from now on: a rejection during the first sync below is no "unhandled rejection"
+    probing.catch(() => {});
+    loops.push(probing);
   }
   const user = await currentUser();
   const notifyFifoUser = user.name;
