@@ -99,7 +99,8 @@ export async function runCommand(args: string[]): Promise<number> {
   } finally {
     for (const [signal, handler] of handlers) Deno.removeSignalListener(signal, handler);
     globalThis.removeEventListener("unhandledrejection", unhandled);
-    // every line logged so far (a fatal one included) reaches stderr before the process exits
+    // every line logged so far (a fatal one included) reaches stderr before the process exits,
+    // unless stderr takes none for FLUSH_TIMEOUT_MS (nobody reads it): the exit does not wait
     await flushLogging();
   }
 }
