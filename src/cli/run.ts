@@ -100,7 +100,7 @@ export async function runCommand(args: string[]): Promise<number> {
     for (const [signal, handler] of handlers) Deno.removeSignalListener(signal, handler);
     globalThis.removeEventListener("unhandledrejection", unhandled);
     // every line logged so far (a fatal one included) reaches stderr before the process exits,
-    // unless stderr takes none for FLUSH_TIMEOUT_MS (nobody reads it): the exit does not wait
+    // or as many as stderr takes within FLUSH_TIMEOUT_MS (a stderr nobody reads cannot hold it)
     await flushLogging();
   }
 }
