@@ -24,7 +24,8 @@ import { KubeconfigError, resolveConnectionSettings } from "../kube/kubeconfig.t
 import { LeaderElector } from "../kube/leader_election.ts";
 import { createLeaseApi } from "../kube/lease_api.ts";
 import { delay } from "../kube/delay.ts";
-import { logger } from "../log/logging.ts";
+import { droppedLogLines, logger } from "../log/logging.ts";
+import { logLineMetrics } from "../log/log_metrics.ts";
 import { createMetricsRegistry } from "../metrics/registry.ts";
 import { createServer } from "../server/create_server.ts";
 import { HealthChecks } from "../server/health_checks.ts";
@@ -68,6 +69,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   // each part stops on its own step's signal, in order, once `signal` aborts (shutdown.ts)
   const stops = new StopSequence();
   const registry = createMetricsRegistry();
+  logLineMetrics(registry, droppedLogLines);
   const health = new HealthChecks();
   let config = options.config;
   let serviceController: ServiceController | undefined;

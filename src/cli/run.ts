@@ -99,7 +99,8 @@ export async function runCommand(args: string[]): Promise<number> {
   } finally {
     for (const [signal, handler] of handlers) Deno.removeSignalListener(signal, handler);
     globalThis.removeEventListener("unhandledrejection", unhandled);
-    // every line logged so far (a fatal one included) reaches stderr before the process exits
+    // every line logged so far (a fatal one included) reaches stderr before the process exits,
+    // or as many as stderr takes within FLUSH_TIMEOUT_MS (a stderr nobody reads cannot hold it)
     await flushLogging();
   }
 }

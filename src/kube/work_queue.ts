@@ -216,11 +216,18 @@ export async function runWorkers(
       const key = await queue.get();
       if (key === undefined) return;
       let result: SyncResult;
+      const began = performance.now();
       try {
         result = await sync(key);
       } catch (error) {
         result = { kind: "failed", error, retriable: true };
       }
+      // upstream controllers log this at klog V(4): `-v 4` here
+      log.trace("Finished syncing {key} in {ms} ms: {result}", {
+        key,
+        ms: Math.round(performance.now() - began),
+        result: result.kind,
+      });
       try {
         handle(key, result);
       } finally {

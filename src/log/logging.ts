@@ -1,6 +1,8 @@
 /**
  * Logging: structured records through @logtape/logtape; JSON lines when stderr is not a terminal
- * (journald, files), readable text on a terminal.
+ * (journald, files), readable text on a terminal. Lines go to stderr through a bounded buffer
+ * (log_line_writer.ts), so an output that stalls or closes never blocks or stops the agent; in
+ * journald each line carries its level as a syslog priority (journal_stream.ts).
  *
  * @module
  */
@@ -9,14 +11,16 @@ import {
   dispose,
   getJsonLinesFormatter,
   getLogger,
-  getStreamSink,
   getTextFormatter,
   type Logger,
   type LogLevel,
   type LogRecord,
   reset,
+  type Sink,
   type TextFormatter,
 } from "@logtape/logtape";
+import { stderrIsJournal, withSyslogPrefix } from "./journal_stream.ts";
+import { type DropReason, LogLineWriter } from "./log_line_writer.ts";
 
 /** Accepted `--log-level` values, quietest last. */
 export const LOG_LEVELS = ["trace", "debug", "info", "warning", "error", "fatal"] as const;
@@ -29,6 +33,15 @@ export interface LoggingOptions {
   format?: "json" | "text" | "auto";
 }
 
+/** How long `flushLogging` waits by default for stderr to take the last lines. */
+export const FLUSH_TIMEOUT_MS = 2_000;
+
+const encoder = new TextEncoder();
+/** The formatter of the current configuration; the drop notice is written with it. */
+let formatter: TextFormatter = getTextFormatter();
+/** stderr's writer, one for the process's life (its counts feed the metrics). */
+let stderrWriter: LogLineWriter | undefined;
+
 /**
  * Configures the process-wide log sinks. Safe to call again (for example after a reload).
  * @param options level and format
@@ -36,17 +49,16 @@ export interface LoggingOptions {
 export async function setupLogging(options: LoggingOptions = {}): Promise<void> {
   const format = options.format ?? "auto";
   const json = format === "json" || (format === "auto" && !Deno.stderr.isTerminal());
+  const lines = withReadableErrors(
+    json ? getJsonLinesFormatter() : getTextFormatter({ timestamp: "date-time" }),
+  );
+  formatter = stderrIsJournal() ? withSyslogPrefix(lines) : lines;
+  // stderr, so stdout stays free for command output (check, plan, render)
+  const writer = stderrWriter ??= new LogLineWriter(Deno.stderr, { dropNotice });
   await reset();
   await configure({
     reset: true,
-    sinks: {
-      // stderr, so stdout stays free for command output (check, plan, render)
-      stderr: getStreamSink(Deno.stderr.writable, {
-        formatter: withReadableErrors(
-          json ? getJsonLinesFormatter() : getTextFormatter({ timestamp: "date-time" }),
-        ),
-      }),
-    },
+    sinks: { stderr: lineSink(writer) },
     loggers: [
       { category: ["keelson"], lowestLevel: options.level ?? "info", sinks: ["stderr"] },
       { category: ["logtape", "meta"], lowestLevel: "warning", sinks: ["stderr"] },
@@ -55,12 +67,45 @@ export async function setupLogging(options: LoggingOptions = {}): Promise<void> 
 }
 
 /**
- * Writes out every log record still buffered by the sinks (the stream sink writes
- * asynchronously) and closes them. Call it before the process exits, or a fatal line logged
- * just before `Deno.exit` is lost.
+ * Waits, at most `timeoutMs`, for stderr to take the lines still buffered, then closes the
+ * sinks. Call it before the process exits, or a fatal line logged just before `Deno.exit` is
+ * lost. A stderr that nobody reads cannot hold the exit longer than the bound.
+ * @param timeoutMs the longest wait
+ * @returns true when every line was written (or stderr had closed: nothing to wait for)
  */
-export async function flushLogging(): Promise<void> {
+export async function flushLogging(timeoutMs = FLUSH_TIMEOUT_MS): Promise<boolean> {
+  const flushed = await (stderrWriter?.flush(timeoutMs) ?? Promise.resolve(true));
   await dispose();
+  return flushed;
+}
+
+/**
+ * Log lines not written to stderr since the process started, by reason: `full` (stderr did not
+ * take them fast enough: a stalled journald, an unread pipe) and `closed` (a write failed, e.g.
+ * the reader went away, and nothing more is written).
+ * @returns the counts, zero before logging is set up
+ */
+export function droppedLogLines(): Readonly<Record<DropReason, number>> {
+  return stderrWriter?.dropped ?? { full: 0, closed: 0 };
+}
+
+/** Formats each record and queues it; a log call never waits for stderr. */
+function lineSink(writer: LogLineWriter): Sink {
+  return (record: LogRecord) => {
+    writer.write(encoder.encode(formatter(record)));
+  };
+}
+
+/** The line that says how many lines a full stderr cost, in the current format. */
+function dropNotice(dropped: number): Uint8Array {
+  return encoder.encode(formatter({
+    category: ["keelson", "log"],
+    level: "warning",
+    message: [`Dropped ${dropped} log lines: stderr did not take them fast enough`],
+    rawMessage: "Dropped {dropped} log lines: stderr did not take them fast enough",
+    timestamp: Date.now(),
+    properties: { dropped },
+  }));
 }
 
 /**
