@@ -24,6 +24,7 @@ import {
 } from "../../src/cloud/provider.ts";
 import { parseHeartbeatLease } from "../../src/status/heartbeats.ts";
 import { reportedRoutes } from "./bird/reported_routes.ts";
+import { decidePodRoutes, type PodRouteDecision } from "./bird/decide_pod_routes.ts";
 import type { ProviderRegistry } from "../../src/cloud/registry.ts";
 import type { Config } from "../../src/config/types.ts";
 import {
@@ -42,7 +43,8 @@ export { BaremetalInstances, type InventorySource, type InventoryView } from "./
 export { machineMetadata } from "./instances.ts";
 export { type MachineMatch, matchMachine, type MatchStep } from "./machine_matcher.ts";
 export { renderHostKeepalived, serviceVipsOf } from "./keepalived/announcer.ts";
-export { bgpServiceVipsOf, podRoutesOf, renderHostBird } from "./bird/host_config.ts";
+export { bgpServiceVipsOf, renderHostBird } from "./bird/host_config.ts";
+export { decidePodRoutes, type PodRouteDecision } from "./bird/decide_pod_routes.ts";
 export {
   servedAddressChecker,
   servedServiceAddresses,
@@ -128,6 +130,8 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
   let hostSide: HostSide | undefined;
   // while leading: the pod routes other hosts report announced (their heartbeats)
   let reported: (() => Route[]) | undefined;
+  /** The pod-route decision over the Node cache (why a route is refused), once connected. */
+  let decided: (() => PodRouteDecision) | undefined;
   const loadBalancer = createLoadBalancer({
     config: current,
     services: () => cluster.services,
@@ -136,7 +140,7 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
   });
   // Routes: pod CIDRs over BIRD, answered from this host's BIRD once the host side runs
   const routes = current().bgp?.peers.some((p) => p.pod_cidrs)
-    ? hostRoutes(() => hostSide?.bird?.routes, () => reported)
+    ? hostRoutes(() => hostSide?.bird?.routes, () => reported, () => decided)
     : undefined;
   const base = createBaremetalProvider(inventory, { loadBalancer, ...(routes ? { routes } : {}) });
   // the leader's Warning Events for Service addresses keepalived will not serve
@@ -181,6 +185,7 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
       events = context.events;
       reportUnserved();
       const heartbeats = context.heartbeats;
+      decided = () => decidePodRoutes({ config: current(), nodes: context.nodes.list() });
       if (heartbeats) {
         reported = () =>
           reportedRoutes({
@@ -193,6 +198,7 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
       context.signal.addEventListener("abort", () => {
         events = undefined;
         reported = undefined;
+        decided = undefined;
       }, { once: true });
       return Promise.resolve();
     },
@@ -207,11 +213,12 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
 function hostRoutes(
   bird: () => Routes | undefined,
   reported: () => (() => Route[]) | undefined,
+  decided: () => (() => PodRouteDecision) | undefined,
 ): Routes {
   const get = (): Routes => {
     const routes = bird();
     const fromHeartbeats = reported();
-    if (!routes && fromHeartbeats) return heartbeatRoutes(fromHeartbeats);
+    if (!routes && fromHeartbeats) return heartbeatRoutes(fromHeartbeats, decided());
     if (!routes) {
       throw new ProviderError(
         "BIRD does not run on this host (not a control-plane machine, or no [bgp] at start-up)",
@@ -227,20 +234,31 @@ function hostRoutes(
 }
 
 /** Routes judged only from the other hosts' heartbeats (this host renders no BIRD). */
-function heartbeatRoutes(reported: () => Route[]): Routes {
+function heartbeatRoutes(
+  reported: () => Route[],
+  decided: (() => PodRouteDecision) | undefined,
+): Routes {
   const has = (route: Route) =>
     reported().some((r) =>
       r.targetNode === route.targetNode && r.destinationCIDR === route.destinationCIDR.toLowerCase()
     );
+  const refusal = (route: Route) =>
+    decided?.().refused.find((r) => r.node === route.targetNode && r.cidr === route.destinationCIDR)
+      ?.reason;
   return {
     listRoutes: () => Promise.resolve(reported()),
-    createRoute: (_cluster, _hint, route) =>
-      has(route) ? Promise.resolve() : Promise.reject(
+    createRoute: (_cluster, _hint, route) => {
+      if (has(route)) return Promise.resolve();
+      const why = refusal(route);
+      return Promise.reject(
         new ProviderError(
-          `No host reports ${route.destinationCIDR} of Node "${route.targetNode}" announced to an ` +
-            "eligible peer, and BIRD does not run on this host",
+          why
+            ? `Not announcing ${route.destinationCIDR} for Node "${route.targetNode}": ${why}`
+            : `No host reports ${route.destinationCIDR} of Node "${route.targetNode}" announced ` +
+              "to an eligible peer, and BIRD does not run on this host",
         ),
-      ),
+      );
+    },
     // every host renders from its own caches: a deleted Node's routes leave them by themselves
     deleteRoute: () => Promise.resolve(),
   };

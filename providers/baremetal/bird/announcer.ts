@@ -36,7 +36,7 @@ import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { ingressIps } from "../ipam/status_holdings.ts";
 import type { BirdApplyResult } from "./config_applier.ts";
-import { podRoutesOf, renderHostBird, serviceVipsInBirdFile } from "./host_config.ts";
+import { renderHostBird, serviceVipsInBirdFile } from "./host_config.ts";
 import { announcedVips, type BirdModel, inBgpPool } from "./model.ts";
 
 /** Where the announcer reads Services and Nodes from, once a Kubernetes connection exists. */
@@ -191,7 +191,7 @@ export class BirdAnnouncer {
       config,
       host: this.#options.host,
       serviceVips: removed ? [] : vips,
-      podRoutes: synced && podsOn ? podRoutesOf(source!.nodes.list()) : [],
+      nodes: synced && podsOn ? source!.nodes.list() : [],
       announceServices: healthy,
       controlPlaneHealthy: healthy && (this.#options.controlPlaneHealthy?.() ?? false),
       passwords: this.#passwords,

@@ -1,0 +1,407 @@
+/**
+ * Which Nodes' pod CIDRs are announced over BGP, with which next hop, and why the others are not.
+ * A Node object is input from the API: anything that can write Nodes could otherwise have the
+ * hosts announce any prefix towards any address. Pure and deterministic; `run` (the BIRD model
+ * every host renders, the route provider, the routes judged from heartbeats), `render bird` and
+ * `plan` all decide through it.
+ *
+ * Rules, in order:
+ * - The Node's machine is in the inventory, found by `spec.providerID` or by name (hostname and
+ *   InternalIP are what a Node reports about itself: such a Node's routes wait until the
+ *   cloud-node controller has given it its providerID), the machine is not `retired`, and no
+ *   other Node resolves to the same machine (then neither gets routes).
+ * - Each CIDR parses, lies inside `[cluster] cluster_cidr` and is not the whole of it, is of a
+ *   family in `[bgp] families`, and is the Node's only one of its family.
+ * - The next hop is one of the machine's own `internal_ips` of that family (one the Node reports
+ *   as InternalIP first), never a VIP (any pool address, the control-plane VIP), a router (a
+ *   `[[bgp.peers]]` address) or an address that is not unicast (unspecified, loopback,
+ *   link-local, multicast, broadcast and reserved).
+ * - No prefix is announced for two Nodes: CIDRs of different Nodes that overlap are refused for
+ *   every one of them (the contested prefix for neither), each naming the other, so the route
+ *   controller's Warning reaches both Nodes. Only routes that pass the rules above contest: a Node
+ *   outside the inventory claiming another Node's CIDR changes nothing.
+ *
+ * @module
+ */
+import type { V1Node } from "@kubernetes/client-node";
+import { type Config, type Machine, machineId } from "../../../src/config/types.ts";
+import { clusterCidrRanges } from "../../../src/config/cluster_cidr.ts";
+import {
+  formatIp,
+  type IpFamily,
+  type IpRange,
+  nonUnicastProblem,
+  parseIp,
+  parseRange,
+} from "../../../src/net/ip.ts";
+import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
+import { matchMachine } from "../machine_matcher.ts";
+
+/** A pod route to announce: canonical CIDR and next hop, and the machine behind the Node. */
+export interface AnnouncedPodRoute {
+  node: string;
+  machine: string;
+  /** Canonical CIDR, e.g. `10.244.1.0/24`. */
+  cidr: string;
+  /** Canonical next hop, one of the machine's `internal_ips`. */
+  nextHop: string;
+}
+
+/** The kinds of refusal, for tests and tools (the reason says it in words). */
+export type PodRouteRefusal =
+  | "no-machine"
+  | "not-initialized"
+  | "machine-retired"
+  | "machine-contested"
+  | "bad-cidr"
+  | "outside-cluster-cidr"
+  | "whole-cluster-cidr"
+  | "family"
+  | "no-next-hop"
+  | "bad-next-hop"
+  | "contested";
+
+/** A pod CIDR that is not announced, and why. */
+export interface RefusedPodRoute {
+  node: string;
+  /** The CIDR as the Node wrote it. */
+  cidr: string;
+  kind: PodRouteRefusal;
+  /** A sentence without the Node's name, e.g. `it overlaps 10.244.1.0/24 of Node "w-1" …`. */
+  reason: string;
+}
+
+/** The decision for every Node. */
+export interface PodRouteDecision {
+  /** Sorted by Node name, then in the Node's order. */
+  announced: AnnouncedPodRoute[];
+  /** Sorted by Node name, then in the Node's order. */
+  refused: RefusedPodRoute[];
+}
+
+/** Inputs of `decidePodRoutes`. */
+export interface PodRouteDecisionInput {
+  config: Config;
+  /** Every Node (a lister's or a snapshot's); Nodes being deleted are left out. */
+  nodes: readonly V1Node[];
+}
+
+interface Candidate extends AnnouncedPodRoute {
+  written: string;
+  range: IpRange;
+}
+
+/**
+ * Decides every Node's pod routes.
+ * @param input the inventory in force and the Nodes
+ * @returns what is announced and what is refused, with the reason
+ */
+export function decidePodRoutes(input: PodRouteDecisionInput): PodRouteDecision {
+  const { config } = input;
+  const scheme = config.cluster.provider;
+  const refused: RefusedPodRoute[] = [];
+  const nodes = input.nodes.filter((n) => n.metadata?.name && !n.metadata.deletionTimestamp)
+    .sort((a, b) => compareCodeUnits(a.metadata!.name!, b.metadata!.name!));
+  const holders = new Map<string, string>();
+  for (const node of nodes) {
+    const id = node.spec?.providerID;
+    if (typeof id === "string" && id !== "" && !holders.has(id)) {
+      holders.set(id, node.metadata!.name!);
+    }
+  }
+
+  // each Node with pod CIDRs to its machine, or a refusal of all its CIDRs
+  const withCidrs = nodes.map((node) => ({ node, cidrs: podCidrsOf(node) }))
+    .filter(({ cidrs }) => cidrs.length > 0);
+  const machineOf = new Map<V1Node, Machine>();
+  const nodesOf = new Map<Machine, string[]>();
+  const refuseAll = (node: V1Node, cidrs: string[], kind: PodRouteRefusal, reason: string) => {
+    for (const cidr of cidrs) refused.push({ node: node.metadata!.name!, cidr, kind, reason });
+  };
+  for (const { node, cidrs } of withCidrs) {
+    const match = matchMachine(node, config.machines, scheme, (id) => holders.get(id));
+    const found = machineRefusal(match, scheme);
+    if ("kind" in found) {
+      refuseAll(node, cidrs, found.kind, found.reason);
+      continue;
+    }
+    machineOf.set(node, found.machine);
+    nodesOf.set(found.machine, [...nodesOf.get(found.machine) ?? [], node.metadata!.name!]);
+  }
+
+  const families = new Set<IpFamily>(
+    (config.bgp?.families ?? []).map((f) => (f === "ipv4" ? 4 : 6)),
+  );
+  const clusterRanges = clusterCidrRanges(config);
+  const forbidden = nextHopProblems(config);
+  const candidates: Candidate[] = [];
+  for (const { node, cidrs } of withCidrs) {
+    const machine = machineOf.get(node);
+    if (!machine) continue;
+    const name = node.metadata!.name!;
+    const others = nodesOf.get(machine)!.filter((n) => n !== name);
+    if (others.length > 0) {
+      refuseAll(
+        node,
+        cidrs,
+        "machine-contested",
+        `machine "${machine.name}" is claimed by Node${others.length > 1 ? "s" : ""} ` +
+          `${others.map((n) => `"${n}"`).join(", ")} too; the pod routes of such a machine are ` +
+          "announced for none of its Nodes until only one remains",
+      );
+      continue;
+    }
+    const seenFamilies = new Set<IpFamily>();
+    for (const cidr of cidrs) {
+      const refuse = (kind: PodRouteRefusal, reason: string) =>
+        refused.push({ node: name, cidr, kind, reason });
+      const range = parseRange(cidr);
+      if ("error" in range || range.prefix === undefined || !cidr.includes("/")) {
+        refuse("bad-cidr", `"${cidr}" is not a CIDR${"error" in range ? `: ${range.error}` : ""}`);
+        continue;
+      }
+      if (seenFamilies.has(range.family)) {
+        refuse(
+          "bad-cidr",
+          `it is a second IPv${range.family} pod CIDR of the Node; a Node has one per family`,
+        );
+        continue;
+      }
+      seenFamilies.add(range.family);
+      const inside = clusterRanges.find((r) =>
+        r.family === range.family && r.first <= range.first && range.last <= r.last
+      );
+      if (!inside) {
+        refuse(
+          "outside-cluster-cidr",
+          `its pod CIDR is outside [cluster] cluster_cidr (${
+            config.cluster.cluster_cidr.join(", ") || "none set"
+          }); only pod CIDRs inside it are announced`,
+        );
+        continue;
+      }
+      if (inside.first === range.first && inside.last === range.last) {
+        refuse(
+          "whole-cluster-cidr",
+          `it is the whole of [cluster] cluster_cidr "${inside.source}"; a Node's pod CIDR is ` +
+            "one part of the pods' range, and this one would take every other Node's pods",
+        );
+        continue;
+      }
+      if (!families.has(range.family)) {
+        refuse("family", `IPv${range.family} is not in [bgp] families`);
+        continue;
+      }
+      const hop = chooseNextHop(node, machine, range.family, forbidden);
+      if ("kind" in hop) {
+        refuse(hop.kind, hop.reason);
+        continue;
+      }
+      candidates.push({
+        node: name,
+        machine: machine.name,
+        cidr: `${formatIp(range.family, range.first)}/${range.prefix}`,
+        nextHop: hop.nextHop,
+        written: cidr,
+        range,
+      });
+    }
+  }
+
+  const { announced, contested } = settleOverlaps(candidates);
+  refused.push(...contested);
+  const byNode = (a: { node: string }, b: { node: string }) => compareCodeUnits(a.node, b.node);
+  // stable sorts: within a Node, the Node's own order
+  return { announced: announced.sort(byNode), refused: refused.sort(byNode) };
+}
+
+/** The Node's pod CIDRs as written (`spec.podCIDRs`, else `spec.podCIDR`); strings only. */
+function podCidrsOf(node: V1Node): string[] {
+  const list = node.spec?.podCIDRs ?? (node.spec?.podCIDR ? [node.spec.podCIDR] : []);
+  return Array.isArray(list) ? list.filter((c): c is string => typeof c === "string") : [];
+}
+
+function machineRefusal(
+  match: ReturnType<typeof matchMachine>,
+  scheme: string,
+): { machine: Machine } | { kind: PodRouteRefusal; reason: string } {
+  switch (match.kind) {
+    case "absent":
+      return {
+        kind: "no-machine",
+        reason: `its machine is not in the inventory (${match.tried}); pod routes are ` +
+          "announced only for Nodes of inventory machines",
+      };
+    case "foreign":
+      return {
+        kind: "no-machine",
+        reason: `its providerID "${match.providerID}" does not start with "${scheme}://", so ` +
+          "no inventory machine is behind it",
+      };
+    case "claimed":
+      return {
+        kind: "no-machine",
+        reason: `machine "${match.machine.name}" (matched by ${match.step}) belongs to Node ` +
+          `"${match.holder}", which holds its providerID`,
+      };
+    case "ambiguous":
+      return {
+        kind: "no-machine",
+        reason: `machines "${match.machines[0].name}" and "${match.machines[1].name}" both ` +
+          `match it by ${match.step}`,
+      };
+    case "matched":
+      if (match.step === "hostname" || match.step === "internalIP") {
+        return {
+          kind: "not-initialized",
+          reason:
+            `it matches machine "${match.machine.name}" only by ${
+              match.step === "hostname" ? "a hostname" : "an InternalIP"
+            } it reports itself; its pod routes wait until it is initialized (spec.providerID ` +
+            `${scheme}://${machineId(match.machine)})`,
+        };
+      }
+      if (match.machine.state === "retired") {
+        return { kind: "machine-retired", reason: `machine "${match.machine.name}" is retired` };
+      }
+      return { machine: match.machine };
+  }
+}
+
+/** Canonical address -> why it is never a next hop (VIPs, routers). */
+function nextHopProblems(config: Config): {
+  exact: Map<string, string>;
+  pools: { name: string; range: IpRange }[];
+} {
+  const exact = new Map<string, string>();
+  for (const peer of config.bgp?.peers ?? []) {
+    const ip = parseIp(peer.address);
+    if (ip) {
+      exact.set(
+        formatIp(ip.family, ip.value),
+        `is the address of [[bgp.peers]] "${peer.name}" (the router itself)`,
+      );
+    }
+  }
+  for (const vip of config.control_plane.vip) {
+    const ip = parseIp(vip);
+    if (ip) exact.set(formatIp(ip.family, ip.value), "is the control-plane VIP");
+  }
+  const pools = config.pools.flatMap((pool) =>
+    pool.addresses.flatMap((text) => {
+      const range = parseRange(text);
+      return "error" in range ? [] : [{ name: pool.name, range }];
+    })
+  );
+  return { exact, pools };
+}
+
+/**
+ * The next hop of a pod CIDR: the machine's first `internal_ips` entry of the family that may be
+ * one, those the Node reports as InternalIP first.
+ */
+function chooseNextHop(
+  node: V1Node,
+  machine: Machine,
+  family: IpFamily,
+  forbidden: ReturnType<typeof nextHopProblems>,
+): { nextHop: string } | { kind: PodRouteRefusal; reason: string } {
+  const own = machine.internal_ips.flatMap((text) => {
+    const ip = parseIp(text);
+    return ip && ip.family === family ? [ip] : [];
+  });
+  if (own.length === 0) {
+    return {
+      kind: "no-next-hop",
+      reason: `machine "${machine.name}" has no IPv${family} address in internal_ips for a ` +
+        "next hop",
+    };
+  }
+  const reported = new Set(
+    (node.status?.addresses ?? []).filter((a) => a?.type === "InternalIP").flatMap((a) => {
+      const ip = typeof a.address === "string" ? parseIp(a.address) : undefined;
+      return ip ? [`${ip.family}/${ip.value}`] : [];
+    }),
+  );
+  const ordered = [
+    ...own.filter((ip) => reported.has(`${ip.family}/${ip.value}`)),
+    ...own.filter((ip) => !reported.has(`${ip.family}/${ip.value}`)),
+  ];
+  let first: string | undefined;
+  for (const ip of ordered) {
+    const text = formatIp(ip.family, ip.value);
+    const special = nonUnicastProblem({ family: ip.family, first: ip.value, last: ip.value });
+    const problem = (special && `is not a unicast host address (${special})`) ??
+      forbidden.exact.get(text) ?? poolProblem(forbidden.pools, ip);
+    if (problem === undefined) return { nextHop: text };
+    first ??= `its next hop would be ${text} (machine "${machine.name}"), which ${problem}; a ` +
+      "next hop is a unicast address of the Node's own machine, never a VIP or a router";
+  }
+  return { kind: "bad-next-hop", reason: first! };
+}
+
+function poolProblem(
+  pools: readonly { name: string; range: IpRange }[],
+  ip: { family: IpFamily; value: bigint },
+): string | undefined {
+  const holder = pools.find(({ range }) =>
+    range.family === ip.family && range.first <= ip.value && ip.value <= range.last
+  );
+  return holder && `lies in pool "${holder.name}" ("${holder.range.source}"): a VIP`;
+}
+
+/**
+ * Splits the candidates into those announced and those contested: CIDRs of different Nodes that
+ * overlap are all refused. CIDRs nest or are disjoint, so one sweep in address order finds each
+ * group of overlapping ones.
+ */
+function settleOverlaps(candidates: readonly Candidate[]): {
+  announced: AnnouncedPodRoute[];
+  contested: RefusedPodRoute[];
+} {
+  const sorted = [...candidates].sort((a, b) =>
+    a.range.family - b.range.family ||
+    (a.range.first < b.range.first ? -1 : a.range.first > b.range.first ? 1 : 0) ||
+    (a.range.last > b.range.last ? -1 : a.range.last < b.range.last ? 1 : 0) ||
+    compareCodeUnits(a.node, b.node)
+  );
+  const announced: AnnouncedPodRoute[] = [];
+  const contested: RefusedPodRoute[] = [];
+  const settle = (group: Candidate[]) => {
+    const nodes = new Set(group.map((c) => c.node));
+    if (nodes.size <= 1) {
+      for (const c of group) {
+        announced.push({ node: c.node, machine: c.machine, cidr: c.cidr, nextHop: c.nextHop });
+      }
+      return;
+    }
+    for (const c of group) {
+      const others = group.filter((o) =>
+        o.node !== c.node && o.range.first <= c.range.last && c.range.first <= o.range.last
+      );
+      const named = others.slice(0, 3).map((o) => `${o.cidr} of Node "${o.node}"`).join(", ") +
+        (others.length > 3 ? ` and ${others.length - 3} more` : "");
+      contested.push({
+        node: c.node,
+        cidr: c.written,
+        kind: "contested",
+        reason: `it overlaps ${named}; a contested pod CIDR is announced for none of the Nodes ` +
+          "claiming it until only one does",
+      });
+    }
+  };
+  let group: Candidate[] = [];
+  let reach = -1n;
+  for (const c of sorted) {
+    if (group.length > 0 && c.range.family === group[0]!.range.family && c.range.first <= reach) {
+      group.push(c);
+      if (c.range.last > reach) reach = c.range.last;
+      continue;
+    }
+    if (group.length > 0) settle(group);
+    group = [c];
+    reach = c.range.last;
+  }
+  if (group.length > 0) settle(group);
+  return { announced, contested };
+}
