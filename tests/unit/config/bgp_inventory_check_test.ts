@@ -204,3 +204,27 @@ Deno.test("a zone id in any BGP address is a ConfigError with a line, never a Ty
     });
   }
 });
+
+Deno.test("check and render bird name the file and line of a peer written fe80::1%eth0 (both crashed)", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = `${dir}/keelson.toml`;
+    const text = variant([TOR_A, 'address = "fe80::1%eth0"']);
+    await Deno.writeTextFile(path, text);
+    const main = new URL("../../../main.ts", import.meta.url).pathname;
+    for (const args of [["check"], ["render", "bird", "--host", "cp-1"]]) {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: ["run", "--allow-all", main, ...args, "--config", path],
+        stdout: "piped",
+        stderr: "piped",
+        env: { NO_COLOR: "1" },
+      }).output();
+      const all = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+      assert.equal(out.code, 1, all);
+      assert.ok(all.includes(`${path}:${lineOf(text, 'address = "fe80::1%eth0"')}:`), all);
+      assert.ok(!all.includes("Cannot read properties"), all);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
