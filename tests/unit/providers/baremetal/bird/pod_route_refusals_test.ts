@@ -13,6 +13,8 @@ import { BirdAnnouncer } from "../../../../../providers/baremetal/bird/announcer
 import type { BirdApplyResult } from "../../../../../providers/baremetal/bird/config_applier.ts";
 import { BirdRoutes } from "../../../../../providers/baremetal/bird/routes.ts";
 import { RouteController } from "../../../../../src/controllers/route/route_controller.ts";
+import { reset } from "@logtape/logtape";
+import { captureLogs } from "../../../_fakes/captured_logs.ts";
 import { FakeCluster, FakeInformer } from "../../../_fakes/fake_cluster.ts";
 import { bgpConfig } from "./_inventory.ts";
 
@@ -104,4 +106,23 @@ Deno.test("route controller over BIRD: refused Nodes get a FailedToCreateRoute W
   }
   // tor-a's subnet (10.0.0.0/24) does not hold cp-3's address: cp-1 exports it to no peer
   assert.match(failed("cp-3")[0] ?? "", /no \[\[bgp\.peers\]\] entry with pod_cidrs/);
+});
+
+Deno.test("the announcer logs a refused pod CIDR once while it lasts, not at every render", async () => {
+  const records = await captureLogs();
+  try {
+    const { cluster, controller } = await setup();
+    cluster.addNode(node("intruder", ["10.244.1.0/24"], ["10.0.0.2"]));
+    await controller.reconcile();
+    await controller.reconcile();
+    const said = () =>
+      records.filter((r) => r.level === "warning" && /intruder/.test(JSON.stringify(r.properties)))
+        .length;
+    assert.equal(said(), 1);
+    cluster.updateNode("intruder", (n) => n.spec = { podCIDRs: ["10.244.2.0/24"] });
+    await controller.reconcile();
+    assert.equal(said(), 2, "a changed refusal is said again");
+  } finally {
+    await reset();
+  }
 });
