@@ -7,7 +7,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import type { V1Node, V1Service } from "@kubernetes/client-node";
+import type { V1Lease, V1Node, V1Service } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import { BirdAnnouncer } from "../../../../../providers/baremetal/bird/announcer.ts";
 import type { BirdApplyResult } from "../../../../../providers/baremetal/bird/config_applier.ts";
@@ -124,5 +124,35 @@ Deno.test("the announcer logs a refused pod CIDR once while it lasts, not at eve
     assert.equal(said(), 2, "a changed refusal is said again");
   } finally {
     await reset();
+  }
+});
+
+Deno.test("a leader that runs no BIRD (routes judged from heartbeats) refuses a route with the decision's reason", async () => {
+  const { ProviderRegistry } = await import("../../../../../src/cloud/registry.ts");
+  const { registerBaremetal } = await import("../../../../../providers/baremetal/mod.ts");
+  const config = await bgpConfig();
+  const registry = new ProviderRegistry();
+  registerBaremetal(registry);
+  const provider = registry.create(config);
+  const nodes = new FakeInformer<V1Node>();
+  nodes.upsert(node("intruder", ["10.244.1.0/24"], ["10.0.0.2"]));
+  const stop = new AbortController();
+  await provider.initialize!({
+    nodes,
+    services: new FakeInformer<V1Service>(),
+    heartbeats: new FakeInformer<V1Lease>(),
+    signal: stop.signal,
+  });
+  try {
+    await assert.rejects(
+      provider.routes!.createRoute("kubernetes", "uid", {
+        name: "",
+        targetNode: "intruder",
+        destinationCIDR: "10.244.1.0/24",
+      }),
+      /Not announcing 10\.244\.1\.0\/24 for Node "intruder": its machine is not in the inventory/,
+    );
+  } finally {
+    stop.abort();
   }
 });
