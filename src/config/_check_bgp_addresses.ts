@@ -256,6 +256,24 @@ function checkAnnouncedFamilies(bgp: BgpConfig, view: BgpAddressView): RawIssue[
     `(nor source_address): BIRD would have no IPv${family} next hop there and announce none ` +
     `of these routes; add one, or keep such hosts from the peers that receive it`;
   const families = new Set(bgp.families.map((f) => (f === "ipv4" ? 4 : 6)));
+  // the session itself: a host opens it from an address of the peer's family
+  for (const [i, peer] of bgp.peers.entries()) {
+    const ip = parseIp(peer.address);
+    if (!ip) continue;
+    const hosts = lacking([peer], ip.family);
+    if (hosts.length > 0) {
+      issues.push({
+        path: ["bgp", "peers", i, "address"],
+        message:
+          `"${peer.address}" is IPv${ip.family}, but ${hosts.length === 1 ? "host" : "hosts"} ${
+            hosts.map((h) => `"${h}"`).join(", ")
+          } peering with it ${
+            hosts.length === 1 ? "has" : "have"
+          } no IPv${ip.family} address in internal_ips (nor source_address), so the session ` +
+          `could not come up; add one, or limit the peer with hosts or zones`,
+      });
+    }
+  }
   for (const [i, pool] of view.pools.entries()) {
     if (pool?.announce !== "bgp") continue;
     const receivers = bgp.peers.filter((p) => p.pools.length === 0 || p.pools.includes(pool.name));

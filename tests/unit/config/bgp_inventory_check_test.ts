@@ -164,6 +164,16 @@ const CASES: [string, [string, string][], string, string, string][] = [
     "control_plane = true",
   ],
   [
+    "an IPv6 peer of a host without IPv6",
+    [rr1("fd00:9::1"), [
+      'internal_ips = ["10.0.1.13", "fd00:1::13"]',
+      'internal_ips = ["10.0.1.13"]',
+    ]],
+    'address = "fd00:9::1"',
+    "bgp.peers[1].address",
+    'host "cp-3" peering with it has no IPv6 address',
+  ],
+  [
     "an IPv6 BGP pool on a host without IPv6",
     [['internal_ips = ["10.0.0.11", "fd00::11"]', 'internal_ips = ["10.0.0.11"]']],
     '"2001:db8:100::/124"',
