@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type { V1Service } from "@kubernetes/client-node";
+import type { V1Node, V1Service } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import {
   type CloudProvider,
@@ -31,6 +31,7 @@ import {
   type EventRecorder,
   type Informer,
   type InformerEvent,
+  type Lister,
   objectKey,
 } from "../../src/kube/ports.ts";
 import { type HostSide, startHostSide } from "./host_side.ts";
@@ -130,8 +131,24 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
   let hostSide: HostSide | undefined;
   // while leading: the pod routes other hosts report announced (their heartbeats)
   let reported: (() => Route[]) | undefined;
-  /** The pod-route decision over the Node cache (why a route is refused), once connected. */
+  /** The pod-route decision over the Node cache (why a route is refused), once leading. */
   let decided: (() => PodRouteDecision) | undefined;
+  // the decision is asked at every poll of every route waiting for a heartbeat: kept until a Node
+  // event or a reload changes its inputs (only once connected, when the events are seen)
+  let nodesVersion: number | undefined;
+  let decisionMemo: { config: Config; version: number; decision: PodRouteDecision } | undefined;
+  const podDecision = (nodes: Lister<V1Node>): PodRouteDecision => {
+    const config = current();
+    const version = nodesVersion;
+    if (
+      version !== undefined && decisionMemo?.config === config && decisionMemo.version === version
+    ) {
+      return decisionMemo.decision;
+    }
+    const decision = decidePodRoutes({ config, nodes: nodes.list() });
+    decisionMemo = version === undefined ? undefined : { config, version, decision };
+    return decision;
+  };
   const loadBalancer = createLoadBalancer({
     config: current,
     services: () => cluster.services,
@@ -168,8 +185,15 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
       cluster.services = services;
       // the Nodes tell which machines are taken (machine identity)
       base.instancesV2.useNodes(() => nodes.list(), { notifies: true });
-      const nodesChanged = nodes.subscribe((event) => base.instancesV2.nodesChanged(event));
-      signal.addEventListener("abort", nodesChanged, { once: true });
+      nodesVersion = 0;
+      const nodesChanged = nodes.subscribe((event) => {
+        nodesVersion = (nodesVersion ?? 0) + 1;
+        base.instancesV2.nodesChanged(event);
+      });
+      signal.addEventListener("abort", () => {
+        nodesChanged();
+        nodesVersion = undefined;
+      }, { once: true });
       hostSide?.connect(context);
       const unsubscribe = services.subscribe(reportUnserved);
       signal.addEventListener("abort", unsubscribe, { once: true });
@@ -185,13 +209,14 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
       events = context.events;
       reportUnserved();
       const heartbeats = context.heartbeats;
-      decided = () => decidePodRoutes({ config: current(), nodes: context.nodes.list() });
+      decided = () => podDecision(context.nodes);
       if (heartbeats) {
         reported = () =>
           reportedRoutes({
             config: current(),
             heartbeats: heartbeats.list().map(parseHeartbeatLease).filter((h) => h !== undefined),
             nodes: context.nodes.list(),
+            decision: podDecision(context.nodes),
             nowMs: Date.now(),
           });
       }

@@ -98,7 +98,7 @@ interface Candidate extends AnnouncedPodRoute {
  */
 export function decidePodRoutes(input: PodRouteDecisionInput): PodRouteDecision {
   const { config } = input;
-  const scheme = config.cluster.provider;
+  const view = routeInventory(config);
   const refused: RefusedPodRoute[] = [];
   const nodes = input.nodes.filter((n) => n.metadata?.name && !n.metadata.deletionTimestamp)
     .sort((a, b) => compareCodeUnits(a.metadata!.name!, b.metadata!.name!));
@@ -111,38 +111,33 @@ export function decidePodRoutes(input: PodRouteDecisionInput): PodRouteDecision 
   }
 
   // each Node with pod CIDRs to its machine, or a refusal of all its CIDRs
-  const withCidrs = nodes.map((node) => ({ node, cidrs: podCidrsOf(node) }))
-    .filter(({ cidrs }) => cidrs.length > 0);
-  const machineOf = new Map<V1Node, Machine>();
+  const withCidrs: { node: V1Node; name: string; cidrs: string[]; machine?: Machine }[] = [];
   const nodesOf = new Map<Machine, string[]>();
-  const refuseAll = (node: V1Node, cidrs: string[], kind: PodRouteRefusal, reason: string) => {
-    for (const cidr of cidrs) refused.push({ node: node.metadata!.name!, cidr, kind, reason });
+  const refuseAll = (name: string, cidrs: string[], kind: PodRouteRefusal, reason: string) => {
+    for (const cidr of cidrs) refused.push({ node: name, cidr, kind, reason });
   };
-  for (const { node, cidrs } of withCidrs) {
-    const match = matchMachine(node, config.machines, scheme, (id) => holders.get(id));
-    const found = machineRefusal(match, scheme);
+  for (const node of nodes) {
+    const cidrs = podCidrsOf(node);
+    if (cidrs.length === 0) continue;
+    const name = node.metadata!.name!;
+    const found = findMachine(node, config, view, holders);
     if ("kind" in found) {
-      refuseAll(node, cidrs, found.kind, found.reason);
+      refuseAll(name, cidrs, found.kind, found.reason);
       continue;
     }
-    machineOf.set(node, found.machine);
-    nodesOf.set(found.machine, [...nodesOf.get(found.machine) ?? [], node.metadata!.name!]);
+    withCidrs.push({ node, name, cidrs, machine: found.machine });
+    const names = nodesOf.get(found.machine);
+    if (names) names.push(name);
+    else nodesOf.set(found.machine, [name]);
   }
 
-  const families = new Set<IpFamily>(
-    (config.bgp?.families ?? []).map((f) => (f === "ipv4" ? 4 : 6)),
-  );
-  const clusterRanges = clusterCidrRanges(config);
-  const forbidden = nextHopProblems(config);
   const candidates: Candidate[] = [];
-  for (const { node, cidrs } of withCidrs) {
-    const machine = machineOf.get(node);
+  for (const { node, name, cidrs, machine } of withCidrs) {
     if (!machine) continue;
-    const name = node.metadata!.name!;
     const others = nodesOf.get(machine)!.filter((n) => n !== name);
     if (others.length > 0) {
       refuseAll(
-        node,
+        name,
         cidrs,
         "machine-contested",
         `machine "${machine.name}" is claimed by Node${others.length > 1 ? "s" : ""} ` +
@@ -168,7 +163,7 @@ export function decidePodRoutes(input: PodRouteDecisionInput): PodRouteDecision 
         continue;
       }
       seenFamilies.add(range.family);
-      const inside = clusterRanges.find((r) =>
+      const inside = view.clusterRanges.find((r) =>
         r.family === range.family && r.first <= range.first && range.last <= r.last
       );
       if (!inside) {
@@ -188,11 +183,11 @@ export function decidePodRoutes(input: PodRouteDecisionInput): PodRouteDecision 
         );
         continue;
       }
-      if (!families.has(range.family)) {
+      if (!view.families.has(range.family)) {
         refuse("family", `IPv${range.family} is not in [bgp] families`);
         continue;
       }
-      const hop = chooseNextHop(node, machine, range.family, forbidden);
+      const hop = chooseNextHop(node, machine, range.family, view);
       if ("kind" in hop) {
         refuse(hop.kind, hop.reason);
         continue;
@@ -215,10 +210,114 @@ export function decidePodRoutes(input: PodRouteDecisionInput): PodRouteDecision 
   return { announced: announced.sort(byNode), refused: refused.sort(byNode) };
 }
 
+/** One of a machine's `internal_ips` as a next hop: canonical text, and why not, if so. */
+interface HopCandidate {
+  text: string;
+  key: string;
+  problem: string | undefined;
+}
+
+/** What the decision reads from one inventory, derived once per configuration. */
+interface RouteInventory {
+  byId: Map<string, Machine>;
+  byName: Map<string, Machine>;
+  /** Per machine: its providerID. */
+  providerIds: Map<Machine, string>;
+  /** Per machine and family: its `internal_ips` as next-hop candidates, in inventory order. */
+  hops: Map<Machine, Map<IpFamily, { all: HopCandidate[]; allowed: HopCandidate[] }>>;
+  families: Set<IpFamily>;
+  clusterRanges: IpRange[];
+}
+
+// a parsed configuration is never changed (a reload parses a new one): one view per object, so a
+// decision over thousands of Nodes parses each machine's addresses once, not once per Node
+const VIEWS = new WeakMap<Config, RouteInventory>();
+
+function routeInventory(config: Config): RouteInventory {
+  const known = VIEWS.get(config);
+  if (known) return known;
+  const forbidden = nextHopProblems(config);
+  const byId = new Map<string, Machine>();
+  const byName = new Map<string, Machine>();
+  const hops: RouteInventory["hops"] = new Map();
+  const providerIds = new Map<Machine, string>();
+  for (const machine of config.machines) {
+    if (!byId.has(machineId(machine))) byId.set(machineId(machine), machine);
+    if (!byName.has(machine.name)) byName.set(machine.name, machine);
+    providerIds.set(machine, `${config.cluster.provider}://${machineId(machine)}`);
+    const byFamily = new Map<IpFamily, { all: HopCandidate[]; allowed: HopCandidate[] }>();
+    for (const address of machine.internal_ips) {
+      const ip = parseIp(address);
+      if (!ip) continue;
+      const text = formatIp(ip.family, ip.value);
+      const special = nonUnicastProblem({ family: ip.family, first: ip.value, last: ip.value });
+      const problem = (special && `is not a unicast host address (${special})`) ??
+        forbidden.exact.get(text) ?? poolProblem(forbidden.pools, ip);
+      const lists = byFamily.get(ip.family) ?? { all: [], allowed: [] };
+      const candidate = { text, key: `${ip.family}/${ip.value}`, problem };
+      lists.all.push(candidate);
+      if (problem === undefined) lists.allowed.push(candidate);
+      byFamily.set(ip.family, lists);
+    }
+    hops.set(machine, byFamily);
+  }
+  const view: RouteInventory = {
+    byId,
+    byName,
+    providerIds,
+    hops,
+    families: new Set((config.bgp?.families ?? []).map((f) => (f === "ipv4" ? 4 : 6))),
+    clusterRanges: clusterCidrRanges(config),
+  };
+  VIEWS.set(config, view);
+  return view;
+}
+
 /** The Node's pod CIDRs as written (`spec.podCIDRs`, else `spec.podCIDR`); strings only. */
 function podCidrsOf(node: V1Node): string[] {
   const list = node.spec?.podCIDRs ?? (node.spec?.podCIDR ? [node.spec.podCIDR] : []);
   return Array.isArray(list) ? list.filter((c): c is string => typeof c === "string") : [];
+}
+
+/**
+ * The Node's machine, found by `spec.providerID` or by name (a machine whose providerID another
+ * Node holds is not found by name); otherwise the matcher's answer says why there is none.
+ */
+function findMachine(
+  node: V1Node,
+  config: Config,
+  view: RouteInventory,
+  holders: Map<string, string>,
+): { machine: Machine } | { kind: PodRouteRefusal; reason: string } {
+  const scheme = config.cluster.provider;
+  const name = node.metadata!.name!;
+  const providerID = node.spec?.providerID;
+  let machine: Machine | undefined;
+  if (typeof providerID === "string" && providerID !== "") {
+    if (providerID.startsWith(`${scheme}://`)) {
+      machine = view.byId.get(providerID.slice(scheme.length + 3));
+    }
+  } else {
+    machine = view.byName.get(name);
+    const holder = machine && holders.get(view.providerIds.get(machine)!);
+    if (holder !== undefined && holder !== name) machine = undefined;
+  }
+  if (machine) return usable(machine);
+  // not found by providerID or name: the matcher says why (absent, foreign, claimed, or found
+  // only by what the Node reports)
+  return machineRefusal(
+    matchMachine(node, config.machines, scheme, (id) => holders.get(id)),
+    scheme,
+  );
+}
+
+function usable(
+  machine: Machine,
+): { machine: Machine } | { kind: PodRouteRefusal; reason: string } {
+  if (machine.state === "retired") {
+    return { kind: "machine-retired", reason: `machine "${machine.name}" is retired` };
+  }
+  return { machine };
 }
 
 function machineRefusal(
@@ -261,10 +360,7 @@ function machineRefusal(
             `${scheme}://${machineId(match.machine)})`,
         };
       }
-      if (match.machine.state === "retired") {
-        return { kind: "machine-retired", reason: `machine "${match.machine.name}" is retired` };
-      }
-      return { machine: match.machine };
+      return usable(match.machine);
   }
 }
 
@@ -298,18 +394,15 @@ function nextHopProblems(config: Config): {
 
 /**
  * The next hop of a pod CIDR: the machine's first `internal_ips` entry of the family that may be
- * one, those the Node reports as InternalIP first.
+ * one, one the Node reports as InternalIP first.
  */
 function chooseNextHop(
   node: V1Node,
   machine: Machine,
   family: IpFamily,
-  forbidden: ReturnType<typeof nextHopProblems>,
+  view: RouteInventory,
 ): { nextHop: string } | { kind: PodRouteRefusal; reason: string } {
-  const own = machine.internal_ips.flatMap((text) => {
-    const ip = parseIp(text);
-    return ip && ip.family === family ? [ip] : [];
-  });
+  const { all: own, allowed } = view.hops.get(machine)?.get(family) ?? { all: [], allowed: [] };
   if (own.length === 0) {
     return {
       kind: "no-next-hop",
@@ -317,27 +410,23 @@ function chooseNextHop(
         "next hop",
     };
   }
+  if (allowed.length === 0) {
+    return {
+      kind: "bad-next-hop",
+      reason: `its next hop would be ${own[0]!.text} (machine "${machine.name}"), which ` +
+        `${own[0]!.problem}; a next hop is a unicast address of the Node's own machine, never a ` +
+        "VIP or a router",
+    };
+  }
+  if (allowed.length === 1) return { nextHop: allowed[0]!.text };
+  // several: the one the Node uses, if it reports one of them
   const reported = new Set(
     (node.status?.addresses ?? []).filter((a) => a?.type === "InternalIP").flatMap((a) => {
       const ip = typeof a.address === "string" ? parseIp(a.address) : undefined;
       return ip ? [`${ip.family}/${ip.value}`] : [];
     }),
   );
-  const ordered = [
-    ...own.filter((ip) => reported.has(`${ip.family}/${ip.value}`)),
-    ...own.filter((ip) => !reported.has(`${ip.family}/${ip.value}`)),
-  ];
-  let first: string | undefined;
-  for (const ip of ordered) {
-    const text = formatIp(ip.family, ip.value);
-    const special = nonUnicastProblem({ family: ip.family, first: ip.value, last: ip.value });
-    const problem = (special && `is not a unicast host address (${special})`) ??
-      forbidden.exact.get(text) ?? poolProblem(forbidden.pools, ip);
-    if (problem === undefined) return { nextHop: text };
-    first ??= `its next hop would be ${text} (machine "${machine.name}"), which ${problem}; a ` +
-      "next hop is a unicast address of the Node's own machine, never a VIP or a router";
-  }
-  return { kind: "bad-next-hop", reason: first! };
+  return { nextHop: (allowed.find((c) => reported.has(c.key)) ?? allowed[0]!).text };
 }
 
 function poolProblem(

@@ -15,7 +15,7 @@ import type { Route } from "../../../src/cloud/provider.ts";
 import type { Config } from "../../../src/config/types.ts";
 import { parseIp } from "../../../src/net/ip.ts";
 import { type Heartbeat, isFresh } from "../../../src/status/heartbeats.ts";
-import { decidePodRoutes } from "./decide_pod_routes.ts";
+import { decidePodRoutes, type PodRouteDecision } from "./decide_pod_routes.ts";
 import { parsePrefix } from "./model.ts";
 
 type BgpPeer = NonNullable<Config["bgp"]>["peers"][number];
@@ -26,6 +26,8 @@ export interface ReportedRoutesInput {
   heartbeats: readonly Heartbeat[];
   nodes: readonly V1Node[];
   nowMs: number;
+  /** `decidePodRoutes` over these Nodes, when the caller keeps one. @default decided here */
+  decision?: PodRouteDecision;
 }
 
 /**
@@ -47,7 +49,9 @@ export function reportedRoutes(input: ReportedRoutesInput): Route[] {
     }
   }
   const routes: Route[] = [];
-  for (const pod of decidePodRoutes({ config: input.config, nodes: input.nodes }).announced) {
+  const decision = input.decision ??
+    decidePodRoutes({ config: input.config, nodes: input.nodes });
+  for (const pod of decision.announced) {
     const cidr = pod.cidr;
     const routed = peers.some((peer) =>
       eligible(peer, pod.nextHop) && (live.get(peer.name)?.has(cidr) ?? false)

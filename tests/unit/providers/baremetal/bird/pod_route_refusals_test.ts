@@ -127,7 +127,7 @@ Deno.test("the announcer logs a refused pod CIDR once while it lasts, not at eve
   }
 });
 
-Deno.test("a leader that runs no BIRD (routes judged from heartbeats) refuses a route with the decision's reason", async () => {
+Deno.test("a leader that runs no BIRD (routes judged from heartbeats) refuses a route with the decision's reason, kept current by Node events", async () => {
   const { ProviderRegistry } = await import("../../../../../src/cloud/registry.ts");
   const { registerBaremetal } = await import("../../../../../providers/baremetal/mod.ts");
   const config = await bgpConfig();
@@ -135,23 +135,32 @@ Deno.test("a leader that runs no BIRD (routes judged from heartbeats) refuses a 
   registerBaremetal(registry);
   const provider = registry.create(config);
   const nodes = new FakeInformer<V1Node>();
+  const services = new FakeInformer<V1Service>();
   nodes.upsert(node("intruder", ["10.244.1.0/24"], ["10.0.0.2"]));
+  nodes.upsert(node("w-1", ["10.244.2.0/24"], ["10.0.0.21"]));
+  nodes.upsert(node("w-b", ["10.244.2.0/24"], ["10.0.1.21"]));
   const stop = new AbortController();
+  provider.connect!({ nodes, services, signal: stop.signal });
   await provider.initialize!({
     nodes,
-    services: new FakeInformer<V1Service>(),
+    services,
     heartbeats: new FakeInformer<V1Lease>(),
     signal: stop.signal,
   });
+  const create = (targetNode: string, destinationCIDR: string) =>
+    provider.routes!.createRoute("kubernetes", "uid", { name: "", targetNode, destinationCIDR });
   try {
     await assert.rejects(
-      provider.routes!.createRoute("kubernetes", "uid", {
-        name: "",
-        targetNode: "intruder",
-        destinationCIDR: "10.244.1.0/24",
-      }),
+      create("intruder", "10.244.1.0/24"),
       /Not announcing 10\.244\.1\.0\/24 for Node "intruder": its machine is not in the inventory/,
     );
+    await assert.rejects(
+      create("w-1", "10.244.2.0/24"),
+      /overlaps 10\.244\.2\.0\/24 of Node "w-b"/,
+    );
+    // w-b gives the prefix up: w-1's route is no longer refused, only not yet reported
+    nodes.upsert(node("w-b", ["10.244.3.0/24"], ["10.0.1.21"]));
+    await assert.rejects(create("w-1", "10.244.2.0/24"), /No host reports 10\.244\.2\.0\/24/);
   } finally {
     stop.abort();
   }
