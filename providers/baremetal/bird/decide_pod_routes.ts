@@ -73,9 +73,9 @@ export interface RefusedPodRoute {
 
 /** The decision for every Node. */
 export interface PodRouteDecision {
-  /** Sorted by Node name, then in the Node's order. */
+  /** Sorted by Node name. */
   announced: AnnouncedPodRoute[];
-  /** Sorted by Node name, then in the Node's order. */
+  /** Sorted by Node name. */
   refused: RefusedPodRoute[];
 }
 
@@ -111,7 +111,7 @@ export function decidePodRoutes(input: PodRouteDecisionInput): PodRouteDecision 
   }
 
   // each Node with pod CIDRs to its machine, or a refusal of all its CIDRs
-  const withCidrs: { node: V1Node; name: string; cidrs: string[]; machine?: Machine }[] = [];
+  const withCidrs: { node: V1Node; name: string; cidrs: string[]; machine: Machine }[] = [];
   const nodesOf = new Map<Machine, string[]>();
   const refuseAll = (name: string, cidrs: string[], kind: PodRouteRefusal, reason: string) => {
     for (const cidr of cidrs) refused.push({ node: name, cidr, kind, reason });
@@ -133,7 +133,6 @@ export function decidePodRoutes(input: PodRouteDecisionInput): PodRouteDecision 
 
   const candidates: Candidate[] = [];
   for (const { node, name, cidrs, machine } of withCidrs) {
-    if (!machine) continue;
     const others = nodesOf.get(machine)!.filter((n) => n !== name);
     if (others.length > 0) {
       refuseAll(
@@ -206,7 +205,6 @@ export function decidePodRoutes(input: PodRouteDecisionInput): PodRouteDecision 
   const { announced, contested } = settleOverlaps(candidates);
   refused.push(...contested);
   const byNode = (a: { node: string }, b: { node: string }) => compareCodeUnits(a.node, b.node);
-  // stable sorts: within a Node, the Node's own order
   return { announced: announced.sort(byNode), refused: refused.sort(byNode) };
 }
 
