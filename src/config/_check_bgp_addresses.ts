@@ -42,7 +42,10 @@ function addressBook(view: BgpAddressView): AddressBook {
   const machineOf = new Map<string, { machine: Machine; index: number }>();
   for (const [index, machine] of view.machines.entries()) {
     if (!machine) continue;
-    for (const text of [...machine.internal_ips, ...machine.external_ips]) {
+    const source = machine.bgp?.source_address;
+    for (
+      const text of [...machine.internal_ips, ...machine.external_ips, ...(source ? [source] : [])]
+    ) {
       const key = canonicalIp(text);
       if (key !== undefined && !machineOf.has(key)) machineOf.set(key, { machine, index });
     }

@@ -88,6 +88,16 @@ const CASES: [string, [string, string][], string, string, string][] = [
     'an address of machine "w-1"',
   ],
   [
+    "a host's source address",
+    [
+      ['source_address = "10.0.0.12"', 'source_address = "192.168.50.2"'],
+      rr1("192.168.50.2"),
+    ],
+    'address = "192.168.50.2"',
+    "bgp.peers[1].address",
+    'an address of machine "cp-2"',
+  ],
+  [
     "the control-plane VIP",
     [rr1("10.0.0.10")],
     'address = "10.0.0.10"',
