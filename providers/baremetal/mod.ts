@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type { V1Service } from "@kubernetes/client-node";
+import type { V1Node, V1Service } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import {
   type CloudProvider,
@@ -24,12 +24,14 @@ import {
 } from "../../src/cloud/provider.ts";
 import { parseHeartbeatLease } from "../../src/status/heartbeats.ts";
 import { reportedRoutes } from "./bird/reported_routes.ts";
+import { decidePodRoutes, type PodRouteDecision } from "./bird/decide_pod_routes.ts";
 import type { ProviderRegistry } from "../../src/cloud/registry.ts";
 import type { Config } from "../../src/config/types.ts";
 import {
   type EventRecorder,
   type Informer,
   type InformerEvent,
+  type Lister,
   objectKey,
 } from "../../src/kube/ports.ts";
 import { type HostSide, startHostSide } from "./host_side.ts";
@@ -42,7 +44,8 @@ export { BaremetalInstances, type InventorySource, type InventoryView } from "./
 export { machineMetadata } from "./instances.ts";
 export { type MachineMatch, matchMachine, type MatchStep } from "./machine_matcher.ts";
 export { renderHostKeepalived, serviceVipsOf } from "./keepalived/announcer.ts";
-export { bgpServiceVipsOf, podRoutesOf, renderHostBird } from "./bird/host_config.ts";
+export { bgpServiceVipsOf, renderHostBird } from "./bird/host_config.ts";
+export { decidePodRoutes, type PodRouteDecision } from "./bird/decide_pod_routes.ts";
 export {
   servedAddressChecker,
   servedServiceAddresses,
@@ -128,6 +131,24 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
   let hostSide: HostSide | undefined;
   // while leading: the pod routes other hosts report announced (their heartbeats)
   let reported: (() => Route[]) | undefined;
+  /** The pod-route decision over the Node cache (why a route is refused), once leading. */
+  let decided: (() => PodRouteDecision) | undefined;
+  // the decision is asked at every poll of every route waiting for a heartbeat: kept until a Node
+  // event or a reload changes its inputs (only once connected, when the events are seen)
+  let nodesVersion: number | undefined;
+  let decisionMemo: { config: Config; version: number; decision: PodRouteDecision } | undefined;
+  const podDecision = (nodes: Lister<V1Node>): PodRouteDecision => {
+    const config = current();
+    const version = nodesVersion;
+    if (
+      version !== undefined && decisionMemo?.config === config && decisionMemo.version === version
+    ) {
+      return decisionMemo.decision;
+    }
+    const decision = decidePodRoutes({ config, nodes: nodes.list() });
+    decisionMemo = version === undefined ? undefined : { config, version, decision };
+    return decision;
+  };
   const loadBalancer = createLoadBalancer({
     config: current,
     services: () => cluster.services,
@@ -136,7 +157,7 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
   });
   // Routes: pod CIDRs over BIRD, answered from this host's BIRD once the host side runs
   const routes = current().bgp?.peers.some((p) => p.pod_cidrs)
-    ? hostRoutes(() => hostSide?.bird?.routes, () => reported)
+    ? hostRoutes(() => hostSide?.bird?.routes, () => reported, () => decided)
     : undefined;
   const base = createBaremetalProvider(inventory, { loadBalancer, ...(routes ? { routes } : {}) });
   // the leader's Warning Events for Service addresses keepalived will not serve
@@ -164,8 +185,15 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
       cluster.services = services;
       // the Nodes tell which machines are taken (machine identity)
       base.instancesV2.useNodes(() => nodes.list(), { notifies: true });
-      const nodesChanged = nodes.subscribe((event) => base.instancesV2.nodesChanged(event));
-      signal.addEventListener("abort", nodesChanged, { once: true });
+      nodesVersion = 0;
+      const nodesChanged = nodes.subscribe((event) => {
+        nodesVersion = (nodesVersion ?? 0) + 1;
+        base.instancesV2.nodesChanged(event);
+      });
+      signal.addEventListener("abort", () => {
+        nodesChanged();
+        nodesVersion = undefined;
+      }, { once: true });
       hostSide?.connect(context);
       const unsubscribe = services.subscribe(reportUnserved);
       signal.addEventListener("abort", unsubscribe, { once: true });
@@ -181,18 +209,21 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
       events = context.events;
       reportUnserved();
       const heartbeats = context.heartbeats;
+      decided = () => podDecision(context.nodes);
       if (heartbeats) {
         reported = () =>
           reportedRoutes({
             config: current(),
             heartbeats: heartbeats.list().map(parseHeartbeatLease).filter((h) => h !== undefined),
             nodes: context.nodes.list(),
+            decision: podDecision(context.nodes),
             nowMs: Date.now(),
           });
       }
       context.signal.addEventListener("abort", () => {
         events = undefined;
         reported = undefined;
+        decided = undefined;
       }, { once: true });
       return Promise.resolve();
     },
@@ -207,11 +238,12 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
 function hostRoutes(
   bird: () => Routes | undefined,
   reported: () => (() => Route[]) | undefined,
+  decided: () => (() => PodRouteDecision) | undefined,
 ): Routes {
   const get = (): Routes => {
     const routes = bird();
     const fromHeartbeats = reported();
-    if (!routes && fromHeartbeats) return heartbeatRoutes(fromHeartbeats);
+    if (!routes && fromHeartbeats) return heartbeatRoutes(fromHeartbeats, decided());
     if (!routes) {
       throw new ProviderError(
         "BIRD does not run on this host (not a control-plane machine, or no [bgp] at start-up)",
@@ -227,20 +259,31 @@ function hostRoutes(
 }
 
 /** Routes judged only from the other hosts' heartbeats (this host renders no BIRD). */
-function heartbeatRoutes(reported: () => Route[]): Routes {
+function heartbeatRoutes(
+  reported: () => Route[],
+  decided: (() => PodRouteDecision) | undefined,
+): Routes {
   const has = (route: Route) =>
     reported().some((r) =>
       r.targetNode === route.targetNode && r.destinationCIDR === route.destinationCIDR.toLowerCase()
     );
+  const refusal = (route: Route) =>
+    decided?.().refused.find((r) => r.node === route.targetNode && r.cidr === route.destinationCIDR)
+      ?.reason;
   return {
     listRoutes: () => Promise.resolve(reported()),
-    createRoute: (_cluster, _hint, route) =>
-      has(route) ? Promise.resolve() : Promise.reject(
+    createRoute: (_cluster, _hint, route) => {
+      if (has(route)) return Promise.resolve();
+      const why = refusal(route);
+      return Promise.reject(
         new ProviderError(
-          `No host reports ${route.destinationCIDR} of Node "${route.targetNode}" announced to an ` +
-            "eligible peer, and BIRD does not run on this host",
+          why
+            ? `Not announcing ${route.destinationCIDR} for Node "${route.targetNode}": ${why}`
+            : `No host reports ${route.destinationCIDR} of Node "${route.targetNode}" announced ` +
+              "to an eligible peer, and BIRD does not run on this host",
         ),
-      ),
+      );
+    },
     // every host renders from its own caches: a deleted Node's routes leave them by themselves
     deleteRoute: () => Promise.resolve(),
   };

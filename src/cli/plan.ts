@@ -1,14 +1,22 @@
 /**
  * `keelson plan`: reads an inventory and a cluster snapshot and prints what the controllers would
- * do: each Node (initialize, stay tainted and why, delete, taint) and each LoadBalancer Service
- * (which VIP from which pool, or why pending). Offline: it talks to no cluster.
+ * do: each Node (initialize, stay tainted and why, delete, taint; its pod CIDRs announced over
+ * BGP, or refused and why) and each LoadBalancer Service (which VIP from which pool, or why
+ * pending). Offline: it talks to no cluster.
  *
  * @module
  */
 import { policyFromConfig } from "../controllers/node_lifecycle/node_lifecycle_controller.ts";
 import { formatPlan } from "../plan/format_plan.ts";
 import { planNodes } from "../plan/plan_nodes.ts";
-import { createBaremetalProvider, planAllocations } from "../../providers/baremetal/mod.ts";
+import {
+  createBaremetalProvider,
+  decidePodRoutes,
+  planAllocations,
+} from "../../providers/baremetal/mod.ts";
+import type { NodePlan } from "../plan/plan_nodes.ts";
+import type { Config } from "../config/types.ts";
+import type { V1Node } from "@kubernetes/client-node";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
@@ -19,8 +27,10 @@ import { readInventory, readSnapshot } from "./command_inputs.ts";
 const USAGE = `Usage: keelson plan --config FILE --state SNAPSHOT [--output text|json]
 
 Prints what Keelson would do to a cluster: for each Node, whether it would be initialized (with
-which providerID, labels and addresses), left tainted and why, deleted, or tainted; for each
-LoadBalancer Service, which address it would get. Nothing is written anywhere.
+which providerID, labels and addresses), left tainted and why, deleted, or tainted, and, when a
+[[bgp.peers]] entry has pod_cidrs = true, which of its pod CIDRs would be announced (via which
+next hop) or refused and why; for each LoadBalancer Service, which address it would get.
+Nothing is written anywhere.
 
 Flags:
   -c, --config FILE      the inventory (env KEELSON_CONFIG)
@@ -65,6 +75,7 @@ export async function planCommand(args: string[]): Promise<number> {
   const nodes = await planNodes(snapshot.nodes, provider.instancesV2, {
     policy: policyFromConfig(config),
   });
+  addPodRoutes(nodes, config, snapshot.nodes);
   const services = planAllocations(config, snapshot.services);
   if (values.output === "json") {
     print(
@@ -80,4 +91,28 @@ export async function planCommand(args: string[]): Promise<number> {
     print(formatPlan(nodes, services).trimEnd());
   }
   return EXIT_OK;
+}
+
+/**
+ * Adds each Node's pod routes to its plan, as the route controller and BIRD would have them:
+ * only when some peer receives pod CIDRs (otherwise the provider has no Routes).
+ */
+function addPodRoutes(plans: NodePlan[], config: Config, nodes: readonly V1Node[]): void {
+  if (!config.bgp?.peers.some((p) => p.pod_cidrs)) return;
+  const decision = decidePodRoutes({ config, nodes });
+  const byNode = new Map(plans.map((p) => [p.node, p]));
+  for (const route of decision.announced) {
+    byNode.get(route.node)?.actions.push({
+      action: "announce-route",
+      cidr: route.cidr,
+      nextHop: route.nextHop,
+    });
+  }
+  for (const route of decision.refused) {
+    byNode.get(route.node)?.actions.push({
+      action: "refuse-route",
+      cidr: route.cidr,
+      reason: route.reason,
+    });
+  }
 }

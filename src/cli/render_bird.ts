@@ -11,7 +11,7 @@
 import type { V1Node, V1Service } from "@kubernetes/client-node";
 import { readBgpSecrets } from "../config/bgp_secrets.ts";
 import type { Config } from "../config/types.ts";
-import { bgpServiceVipsOf, podRoutesOf, renderHostBird } from "../../providers/baremetal/mod.ts";
+import { bgpServiceVipsOf, renderHostBird } from "../../providers/baremetal/mod.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
@@ -82,7 +82,7 @@ export async function renderBirdCommand(args: string[]): Promise<number> {
     config,
     host,
     serviceVips: bgpServiceVipsOf(config, convergedServices(config, services)),
-    podRoutes: podRoutesOf(nodes),
+    nodes,
     controlPlaneHealthy: true,
     passwords,
   });

@@ -9,6 +9,7 @@
 import { parseIp, parseRange } from "../net/ip.ts";
 import type { RawIssue } from "./_schema_issues.ts";
 import { duplicateName } from "./_duplicate_name.ts";
+import { checkBgpAddresses } from "./_check_bgp_addresses.ts";
 import type { BgpConfig } from "./bgp_schema.ts";
 import {
   parseCommunity,
@@ -72,9 +73,31 @@ export function checkBgp(view: BgpView): RawIssue[] {
       issues.push({ path: ["bgp", "communities", alias], message: parsed.error });
     }
   }
+  for (const [j, family] of bgp.families.entries()) {
+    if (bgp.families.indexOf(family) < j) {
+      issues.push({
+        path: ["bgp", "families", j],
+        message: `"${family}" is listed twice; list each family once (BIRD refuses a second ` +
+          "channel of one family)",
+      });
+    }
+  }
+  if (
+    view.controlPlane?.announce === "bgp" && view.controlPlane.vip.length > 0 &&
+    bgp.peers.length > 0 &&
+    !bgp.peers.some((p) => p.control_plane && peerHosts(p, view.machines).length > 0)
+  ) {
+    issues.push({
+      path: ["control_plane", "announce"],
+      message: "the control-plane VIP is announced over BGP but no [[bgp.peers]] entry that a " +
+        "control-plane host peers with has control_plane = true, so no router would learn it; " +
+        'set control_plane = true on the routers that should carry it, or use announce = "vrrp"',
+    });
+  }
   issues.push(...checkPeers(bgp, view));
   issues.push(...checkHosts(bgp, view));
   issues.push(...checkFamilies(bgp, view));
+  issues.push(...checkBgpAddresses(bgp, view));
   return issues;
 }
 
@@ -118,7 +141,8 @@ function checkPeers(bgp: BgpConfig, view: BgpView): RawIssue[] {
     const at = (...rest: (string | number)[]) => ["bgp", "peers", i, ...rest];
     const dupName = duplicateName(names, ["bgp", "peers"], "peer", peer.name, i);
     if (dupName) issues.push(dupName.issue);
-    const ip = parseIp(peer.address)!;
+    const ip = parseIp(peer.address);
+    if (!ip) continue; // the schema refused it (a zone id, junk)
     const key = `${ip.family}/${ip.value}`;
     const other = addresses.get(key);
     if (other !== undefined) {

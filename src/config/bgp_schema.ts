@@ -8,6 +8,7 @@
  */
 import { z } from "zod";
 import { isIP } from "node:net";
+import { parseIp } from "../net/ip.ts";
 
 /**
  * Peer names and community aliases, from a fixed alphabet: a peer's name also names its BIRD
@@ -20,8 +21,14 @@ const bgpName = z.string().regex(
   "must be lower-case letters, digits, '.' and '-', starting and ending with a letter or digit (at most 32)",
 );
 
-const ip = z.string().refine((v) => isIP(v) !== 0, { message: "is not an IP address" });
-const ipv4 = z.string().refine((v) => isIP(v) === 4, { message: "is not an IPv4 address" });
+// parseIp, not isIP alone: isIP takes a zone id ("fe80::1%eth0"), which BIRD would need as an
+// interface and every later reader of the value refuses
+const ip = z.string().refine((v) => parseIp(v) !== undefined, {
+  message: "is not an IP address (one address, no zone id, no spaces)",
+});
+const ipv4 = z.string().refine((v) => isIP(v) === 4 && parseIp(v) !== undefined, {
+  message: "is not an IPv4 address",
+});
 
 /** 16-bit ASN 23456 (AS_TRANS) only stands in for 4-byte ASNs on the wire (RFC 6793). */
 export const AS_TRANS = 23456;

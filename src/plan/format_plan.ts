@@ -115,5 +115,9 @@ function describe(action: PlannedNodeAction): string[] {
       return [`remove taint ${action.taints.join(", ")}`];
     case "skip":
       return [`skip: ${action.reason}`];
+    case "announce-route":
+      return [`announce pod CIDR ${action.cidr} via ${action.nextHop}`];
+    case "refuse-route":
+      return [`refuse pod CIDR ${action.cidr}: ${action.reason}`];
   }
 }

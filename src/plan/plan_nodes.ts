@@ -31,7 +31,11 @@ export type PlannedNodeAction =
   | { action: "keep"; reason: string }
   | { action: "taint"; taints: string[] }
   | { action: "untaint"; taints: string[] }
-  | { action: "skip"; reason: string };
+  | { action: "skip"; reason: string }
+  /** A pod CIDR announced over BGP (route controller), towards the machine's address. */
+  | { action: "announce-route"; cidr: string; nextHop: string }
+  /** A pod CIDR that is not announced, and why. */
+  | { action: "refuse-route"; cidr: string; reason: string };
 
 /** The plan for one Node; `actions` empty means nothing to do. */
 export interface NodePlan {

@@ -8,6 +8,8 @@
  * - a host's link dies: its path leaves the ToR (BFD 100 ms x 3);
  * - a Node with a pod CIDR gets a ToR route via its InternalIP, a ping to a "pod" address goes
  *   through, and NetworkUnavailable=False/RouteCreated is set;
+ * - a Node in no inventory claiming that Node's pod CIDR changes nothing at the ToR (it gets a
+ *   FailedToCreateRoute Warning);
  * - no session is re-established by these route changes.
  *
  * Needs root, bird2, iproute2 and the kube-apiserver test binaries; skipped loudly otherwise
@@ -58,6 +60,8 @@ const CP_VIP = `${NET}.100`;
 /** A second worker, whose Node claims a pod CIDR outside the cluster CIDR. */
 const OTHER_WORKER_IP = `${NET}.22`;
 const OUTSIDE_CIDR = "198.18.0.0/24";
+/** A Node in no inventory; its address sorts before w-1's (the lower next hop won before). */
+const INTRUDER_IP = `${NET}.5`;
 
 function inventory(lab: BgpLab, host: number, apiserverPort: string): string {
   const machines = Array.from(
@@ -277,6 +281,46 @@ Deno.test({
       );
       assert.match(refused.value ?? "", /outside \[cluster\] cluster_cidr \(10\.244\.0\.0\/16\)/);
       assert.deepEqual(await lab.torNextHops(OUTSIDE_CIDR), [], "announced all the same");
+
+      // --- a Node in no inventory claiming w-1's pod CIDR: nothing changes at the ToR
+      await registerNode(cp, "intruder", {
+        addresses: [{ type: "InternalIP", address: INTRUDER_IP }],
+        initialized: true,
+      });
+      const seenHops = new Set<string>();
+      const watchTor = async () => seenHops.add((await lab.torNextHops(POD_CIDR)).join(","));
+      await cp.requestOk("PATCH", "/api/v1/nodes/intruder", {
+        spec: { podCIDR: POD_CIDR, podCIDRs: [POD_CIDR] },
+      });
+      const intruded = await timed(
+        "FailedToCreateRoute for the Node in no inventory",
+        async () => {
+          await watchTor();
+          const events = (await eventsOf(cpRef, "default", "intruder"))
+            .filter((e) => e.reason === "FailedToCreateRoute");
+          return events.length > 0 ? events[0]!.message : undefined;
+        },
+        30_000,
+        50,
+      );
+      assert.match(intruded.value ?? "", /its machine is not in the inventory/);
+      // every host renders on the Node event: watch a while longer than a render takes
+      const watchUntil = performance.now() + 3_000;
+      while (performance.now() < watchUntil) {
+        await watchTor();
+        await sleep(50);
+      }
+      assert.deepEqual([...seenHops], [WORKER_IP], "the ToR's route for w-1's CIDR changed");
+      const w1 = (await cpRef.request<V1Node>("GET", "/api/v1/nodes/w-1")).body as V1Node;
+      assert.equal(
+        w1.status?.conditions?.find((x) => x.type === "NetworkUnavailable")?.reason,
+        "RouteCreated",
+      );
+      report(
+        `FIGURE bgp a Node in no inventory claiming ${POD_CIDR}: FailedToCreateRoute after ` +
+          `${seconds(intruded.ms)} s; the ToR kept ${WORKER_IP} as its only next hop ` +
+          `(${seenHops.size} distinct reading(s) over ${seconds(intruded.ms + 3_000)} s)`,
+      );
 
       // every host's heartbeat Lease reports its session Established and what it exports
       const reports = await timed(

@@ -36,7 +36,7 @@ import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { ingressIps } from "../ipam/status_holdings.ts";
 import type { BirdApplyResult } from "./config_applier.ts";
-import { podRoutesOf, renderHostBird, serviceVipsInBirdFile } from "./host_config.ts";
+import { renderHostBird, serviceVipsInBirdFile } from "./host_config.ts";
 import { announcedVips, type BirdModel, inBgpPool } from "./model.ts";
 
 /** Where the announcer reads Services and Nodes from, once a Kubernetes connection exists. */
@@ -89,6 +89,8 @@ export class BirdAnnouncer {
   #birdConfig: Config | undefined;
   /** The Service VIPs of the file BIRD started with, kept until the caches sync. */
   #startVips: string[] | undefined;
+  /** The skipped values (`value reason`) the log has named and that are still skipped. */
+  #skippedLogged = new Set<string>();
   /** What the log last said about a `[bgp]` removed at a reload ("returning": back, not yet taken). */
   #removalLogged: "none" | "withdrawn" | "failed" | "returning" = "none";
 
@@ -191,7 +193,7 @@ export class BirdAnnouncer {
       config,
       host: this.#options.host,
       serviceVips: removed ? [] : vips,
-      podRoutes: synced && podsOn ? podRoutesOf(source!.nodes.list()) : [],
+      nodes: synced && podsOn ? source!.nodes.list() : [],
       announceServices: healthy,
       controlPlaneHealthy: healthy && (this.#options.controlPlaneHealthy?.() ?? false),
       passwords: this.#passwords,
@@ -202,9 +204,17 @@ export class BirdAnnouncer {
       return undefined;
     }
     this.#lastError = "";
-    for (const skipped of rendered.skipped) {
-      this.#log.warn("Not announcing {value}: {reason}", { ...skipped });
+    // each once while it lasts: a refused Node's CIDR is skipped again at every render (every
+    // Node event, every 30 s), and its Node's FailedToCreateRoute Events repeat it already
+    const skipped = new Set<string>();
+    for (const entry of rendered.skipped) {
+      const key = `${entry.value}\n${entry.reason}`;
+      skipped.add(key);
+      if (!this.#skippedLogged.has(key)) {
+        this.#log.warn("Not announcing {value}: {reason}", { ...entry });
+      }
     }
+    this.#skippedLogged = skipped;
     this.#log.debug("Rendering BIRD ({reason})", { reason });
     this.#model = rendered.model;
     const result = await this.#options.applier.apply(rendered.text);

@@ -1,24 +1,16 @@
 /**
  * One host's BIRD file from its inputs: what the announcer applies and what `keelson render bird`
- * prints. Also the two readers of cluster state the BIRD side needs: Nodes' pod CIDRs with their
- * InternalIPs, and the VIPs a file already on disk announces (kept until the caches sync).
+ * prints. Also the reader of the VIPs a file already on disk announces (kept until the caches
+ * sync); the Nodes' pod CIDRs are judged by `decide_pod_routes.ts`.
  *
  * @module
  */
-import type { V1Node, V1Service } from "@kubernetes/client-node";
+import type { V1Service } from "@kubernetes/client-node";
 import type { Config } from "../../../src/config/types.ts";
 import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
-import { parseIp } from "../../../src/net/ip.ts";
 import { ingressIps } from "../ipam/status_holdings.ts";
-import {
-  type BirdModel,
-  type BirdModelInput,
-  buildBirdModel,
-  inBgpPool,
-  type PodRoute,
-} from "./model.ts";
+import { type BirdModel, type BirdModelInput, buildBirdModel, inBgpPool } from "./model.ts";
 import { renderBirdConfig } from "./render.ts";
-import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
 
 /** The text of one host's BIRD file, with what was left out. */
 export interface RenderedBird {
@@ -52,33 +44,6 @@ export function bgpServiceVipsOf(config: Config, services: readonly V1Service[])
     for (const ip of ingressIps(service)) if (inBgpPool(config, ip)) vips.add(ip);
   }
   return [...vips].sort();
-}
-
-/**
- * The pod routes of the Nodes: each `spec.podCIDRs` entry with the Node's first InternalIP of
- * the same family as next hop. Nodes being deleted and CIDRs without such an address are left
- * out (the model parses every value again). Sorted by Node name.
- * @param nodes every Node (a lister's snapshot)
- * @returns the routes
- */
-export function podRoutesOf(nodes: readonly V1Node[]): PodRoute[] {
-  const routes: PodRoute[] = [];
-  const sorted = [...nodes].sort((a, b) =>
-    compareCodeUnits(a.metadata?.name ?? "", b.metadata?.name ?? "")
-  );
-  for (const node of sorted) {
-    const name = node.metadata?.name;
-    if (!name || node.metadata?.deletionTimestamp) continue;
-    const cidrs = node.spec?.podCIDRs ?? (node.spec?.podCIDR ? [node.spec.podCIDR] : []);
-    const internal = (node.status?.addresses ?? []).filter((a) => a.type === "InternalIP")
-      .map((a) => a.address);
-    for (const cidr of cidrs) {
-      const family = cidr.includes(":") ? 6 : 4;
-      const nextHop = internal.find((a) => parseIp(a)?.family === family);
-      if (nextHop) routes.push({ node: name, cidr, nextHop });
-    }
-  }
-  return routes;
 }
 
 /**

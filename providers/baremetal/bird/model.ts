@@ -15,6 +15,9 @@
  * - Every route is a `blackhole` static route: BIRD never programs the host's kernel (there is no
  *   `protocol kernel`), and the routers see the session's address (VIPs) or the Node's
  *   InternalIP (`bgp_next_hop`, pod CIDRs) as next hop.
+ * - Which pod CIDRs are announced, with which next hop, is `decidePodRoutes`'s decision (the
+ *   Node's machine in the inventory, the next hop one of its addresses, no prefix for two Nodes);
+ *   the model renders what it accepts and keeps the refusals for the route provider and logs.
  * - Pod CIDRs are grouped into one static protocol per peer subnet that holds the Node's IP, so a
  *   directly connected router only gets next hops it can reach, and adding a Node changes a
  *   protocol's routes, never a filter (a filter change re-sends every route).
@@ -33,10 +36,11 @@ import {
   routerIdOf,
 } from "../../../src/config/bgp_values.ts";
 import type { Config, Machine } from "../../../src/config/types.ts";
-import { clusterCidrRanges, insideClusterCidr } from "../../../src/config/cluster_cidr.ts";
 import { formatIp, type IpFamily, parseIp, parseRange } from "../../../src/net/ip.ts";
 import { type AddressInterval, poolUsableIntervals } from "../../../src/config/pool_size.ts";
 import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
+import type { V1Node } from "@kubernetes/client-node";
+import { decidePodRoutes, type PodRouteDecision } from "./decide_pod_routes.ts";
 
 /** One parsed address. */
 export interface ModelIp {
@@ -47,19 +51,6 @@ export interface ModelIp {
 /** One parsed prefix (network bits only). */
 export interface ModelPrefix extends ModelIp {
   length: number;
-}
-
-/**
- * Why a Node's pod CIDR is not announced: it lies outside `[cluster] cluster_cidr`.
- * @param node the Node's name
- * @param config the configuration in force
- * @returns the reason, naming the ranges
- */
-export function outsideClusterCidr(node: string, config: Pick<Config, "cluster">): string {
-  const ranges = config.cluster.cluster_cidr;
-  return `Node "${node}": its pod CIDR is outside [cluster] cluster_cidr (` +
-    (ranges.length > 0 ? ranges.join(", ") : "none set") +
-    "); only pod CIDRs inside it are announced";
 }
 
 /** One static route: a blackhole, with a third-party next hop for pod CIDRs. */
@@ -116,13 +107,11 @@ export interface BirdModel {
   peers: PeerModel[];
   /** Values left out, with the reason (never rendered; for logs). */
   skipped: { value: string; reason: string }[];
-}
-
-/** A Node's pod CIDR with the Node's InternalIP, from the Node cache. */
-export interface PodRoute {
-  node: string;
-  cidr: string;
-  nextHop: string;
+  /**
+   * The pod-route decision the statics follow (never rendered; for the route provider); absent
+   * when this host announces no pod routes (no peer receives them, retired, or no Nodes given).
+   */
+  podRoutes?: PodRouteDecision;
 }
 
 /** Input of `buildBirdModel`. */
@@ -132,8 +121,11 @@ export interface BirdModelInput {
   host: string;
   /** Ingress IPs of the Services Keelson handles; only those of BGP pools are kept. */
   serviceVips: readonly string[];
-  /** Pod CIDRs to announce (route controller); empty when it is off. */
-  podRoutes?: readonly PodRoute[];
+  /**
+   * Every Node, whose pod CIDRs `decidePodRoutes` judges (route controller); absent or empty
+   * when it is off.
+   */
+  nodes?: readonly V1Node[];
   /** false while draining or unhealthy: no Service VIPs. @default true */
   announceServices?: boolean;
   /** The local kube-apiserver answers /readyz: announce the control-plane VIP. @default false */
@@ -238,26 +230,17 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
   );
   const podStatics = new Map<string, StaticProtocol>();
   const anyPodPeer = hostPeers.some(({ peer }) => peer.pod_cidrs);
-  const clusterRanges = clusterCidrRanges(config);
-  for (const route of anyPodPeer && !retired ? input.podRoutes ?? [] : []) {
+  const decision = anyPodPeer && !retired && (input.nodes?.length ?? 0) > 0
+    ? decidePodRoutes({ config, nodes: input.nodes! })
+    : undefined;
+  for (const refused of decision?.refused ?? []) {
+    skipped.push({ value: refused.cidr, reason: `Node "${refused.node}": ${refused.reason}` });
+  }
+  for (const route of decision?.announced ?? []) {
+    // parsed again (defence in depth): only numbers reach the file
     const prefix = parsePrefix(route.cidr);
     const nextHop = parseIp(route.nextHop);
-    if (!prefix || !nextHop) {
-      skipped.push({ value: route.cidr, reason: `Node "${route.node}": not a CIDR or next hop` });
-      continue;
-    }
-    if (!insideClusterCidr(clusterRanges, route.cidr)) {
-      skipped.push({ value: route.cidr, reason: outsideClusterCidr(route.node, config) });
-      continue;
-    }
-    if (prefix.family !== nextHop.family) {
-      skipped.push({
-        value: route.cidr,
-        reason: `Node "${route.node}" has no IPv${prefix.family} InternalIP for a next hop`,
-      });
-      continue;
-    }
-    if (!families.includes(prefix.family)) continue;
+    if (!prefix || !nextHop || prefix.family !== nextHop.family) continue;
     const subnet = mostSpecific(subnets, nextHop);
     const name = `keelson_pods${prefix.family}_${subnet === undefined ? "any" : `s${subnet}`}`;
     const protocol = podStatics.get(name) ??
@@ -339,6 +322,7 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
     statics,
     peers,
     skipped,
+    ...(decision ? { podRoutes: decision } : {}),
   };
 }
 
@@ -459,7 +443,8 @@ function dedupe(ips: ModelIp[]): ModelIp[] {
 }
 
 function dedupeRoutes(routes: StaticRoute[]): StaticRoute[] {
-  // one route per prefix: two Nodes claiming one CIDR keep the lowest next hop, deterministically
+  // in address order, one route per prefix (decidePodRoutes gives no prefix to two Nodes; this
+  // stays a guard: the file must never announce one prefix towards two next hops)
   const sorted = [...routes].sort((a, b) =>
     compareIp(a.prefix, b.prefix) || a.prefix.length - b.prefix.length ||
     compareIp(a.nextHop!, b.nextHop!)

@@ -4,16 +4,18 @@
  * A Node's pod CIDR counts as routed when a host with a fresh heartbeat reports it exported over
  * an Established session to a peer eligible for that Node: the peer receives pod CIDRs
  * (`pod_cidrs = true`) and its `subnet` holds the Node's InternalIP, or it is multihop (it
- * resolves next hops recursively; the model exports every pod route to it).
+ * resolves next hops recursively; the model exports every pod route to it). Only what
+ * `decidePodRoutes` accepts counts: a Node outside the inventory claiming a CIDR another host
+ * reports is never judged routed.
  *
  * @module
  */
 import type { V1Node } from "@kubernetes/client-node";
 import type { Route } from "../../../src/cloud/provider.ts";
 import type { Config } from "../../../src/config/types.ts";
-import { formatIp, parseIp } from "../../../src/net/ip.ts";
+import { parseIp } from "../../../src/net/ip.ts";
 import { type Heartbeat, isFresh } from "../../../src/status/heartbeats.ts";
-import { podRoutesOf } from "./host_config.ts";
+import { decidePodRoutes, type PodRouteDecision } from "./decide_pod_routes.ts";
 import { parsePrefix } from "./model.ts";
 
 type BgpPeer = NonNullable<Config["bgp"]>["peers"][number];
@@ -24,6 +26,8 @@ export interface ReportedRoutesInput {
   heartbeats: readonly Heartbeat[];
   nodes: readonly V1Node[];
   nowMs: number;
+  /** `decidePodRoutes` over these Nodes, when the caller keeps one. @default decided here */
+  decision?: PodRouteDecision;
 }
 
 /**
@@ -45,10 +49,10 @@ export function reportedRoutes(input: ReportedRoutesInput): Route[] {
     }
   }
   const routes: Route[] = [];
-  for (const pod of podRoutesOf(input.nodes)) {
-    const prefix = parsePrefix(pod.cidr);
-    if (!prefix) continue;
-    const cidr = `${formatIp(prefix.family, prefix.value)}/${prefix.length}`;
+  const decision = input.decision ??
+    decidePodRoutes({ config: input.config, nodes: input.nodes });
+  for (const pod of decision.announced) {
+    const cidr = pod.cidr;
     const routed = peers.some((peer) =>
       eligible(peer, pod.nextHop) && (live.get(peer.name)?.has(cidr) ?? false)
     );

@@ -14,14 +14,15 @@ import type { Route, Routes } from "../../../src/cloud/provider.ts";
 import { ProviderError } from "../../../src/cloud/provider.ts";
 import { formatIp } from "../../../src/net/ip.ts";
 import { delay } from "../../../src/kube/delay.ts";
-import { type BirdModel, outsideClusterCidr, parsePrefix } from "./model.ts";
-import { clusterCidrRanges, insideClusterCidr } from "../../../src/config/cluster_cidr.ts";
+import { type BirdModel, parsePrefix } from "./model.ts";
 import type { Config } from "../../../src/config/types.ts";
 
 /** What `BirdRoutes` reads. */
 export interface BirdRoutesDeps {
   announcer: {
     readonly configuredModel: BirdModel | undefined;
+    /** The model of the last render (its pod-route decision names the refused routes). */
+    readonly model?: BirdModel | undefined;
     /** A reload removed `[bgp]`: this host announces nothing (`announcer.ts`). @default false */
     readonly bgpRemoved?: boolean;
     sync(reason: string): Promise<unknown>;
@@ -35,8 +36,8 @@ export interface BirdRoutesDeps {
   /** How long `createRoute` waits for BIRD and a session. @default 5000 */
   waitMs?: number;
   /**
-   * The configuration in force: only pod CIDRs inside its `[cluster] cluster_cidr` are routed, and
-   * only while some `[[bgp.peers]]` entry has `pod_cidrs = true`.
+   * The configuration in force: pod CIDRs are routed only while some `[[bgp.peers]]` entry has
+   * `pod_cidrs = true`.
    */
   config: () => Pick<Config, "cluster" | "bgp">;
 }
@@ -81,14 +82,14 @@ export class BirdRoutes implements Routes {
   async createRoute(_clusterName: string, _nameHint: string, route: Route): Promise<void> {
     const why = this.#notJudged();
     if (why) throw why;
-    const config = this.#deps.config();
-    if (!insideClusterCidr(clusterCidrRanges(config), route.destinationCIDR)) {
-      // never announced (the model skips it): say so at once instead of waiting for BIRD
+    await this.#deps.announcer.sync(`route for ${route.targetNode}`);
+    // refused by decidePodRoutes (the render just made): say why at once instead of waiting
+    const refused = refusalOf(this.#deps.announcer.model, route);
+    if (refused) {
       throw new ProviderError(
-        `Not announcing ${route.destinationCIDR}: ${outsideClusterCidr(route.targetNode, config)}`,
+        `Not announcing ${route.destinationCIDR} for Node "${route.targetNode}": ${refused}`,
       );
     }
-    await this.#deps.announcer.sync(`route for ${route.targetNode}`);
     const deadline = Date.now() + (this.#deps.waitMs ?? 5000);
     while (true) {
       await this.#deps.sessions.poll();
@@ -129,6 +130,14 @@ function notJudgedError(what: string): ProviderError {
     `${what} announces no pod routes, and Node conditions are left as they are; restart ` +
       "keelson to stop the route controller, or bring the setting back",
   );
+}
+
+/** Why the model's pod-route decision refused `route`, if it did. */
+function refusalOf(model: BirdModel | undefined, route: Route): string | undefined {
+  const cidr = canonical(route.destinationCIDR);
+  return model?.podRoutes?.refused.find((r) =>
+    r.node === route.targetNode && (r.cidr === route.destinationCIDR || canonical(r.cidr) === cidr)
+  )?.reason;
 }
 
 function sameRoute(a: Route, b: Route): boolean {
@@ -180,7 +189,10 @@ function whyNot(
     s.name.startsWith("keelson_pods") &&
     s.routes.some((r) => r.node === route.targetNode)
   );
-  if (!protocol) return "no route for it in the configuration (no InternalIP of its family?)";
+  if (!protocol) {
+    return "no route for it in the configuration (no [[bgp.peers]] entry with pod_cidrs = true " +
+      "peers with this host, or the Nodes were not read yet)";
+  }
   const peers = model.peers.filter((p) => p.exports.includes(protocol.name));
   if (peers.length === 0) {
     return "no [[bgp.peers]] entry with pod_cidrs = true has a subnet holding the Node's IP";

@@ -4,7 +4,11 @@ import { buildBirdModel } from "../../../../../providers/baremetal/bird/model.ts
 import { HostReportSchema } from "../../../../../src/status/host_report.ts";
 import { bgpConfig } from "./_inventory.ts";
 
-const PODS = [{ node: "w-1", cidr: "10.244.1.0/24", nextHop: "10.0.0.21" }];
+const NODES = [{
+  metadata: { name: "w-1" },
+  spec: { podCIDRs: ["10.244.1.0/24"] },
+  status: { addresses: [{ type: "InternalIP", address: "10.0.0.21" }] },
+}];
 
 Deno.test("bgpPeerReports(): per peer its session state and the prefixes exported to it", async () => {
   const config = await bgpConfig();
@@ -12,7 +16,7 @@ Deno.test("bgpPeerReports(): per peer its session state and the prefixes exporte
     config,
     host: "cp-1",
     serviceVips: ["198.51.100.1"],
-    podRoutes: PODS,
+    nodes: NODES,
   });
   if ("error" in model) throw new Error(model.error);
   assert.deepEqual(bgpPeerReports(undefined, { established: () => true }), []);

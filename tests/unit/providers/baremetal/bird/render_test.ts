@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { announcedVips, buildBirdModel } from "../../../../../providers/baremetal/bird/model.ts";
+import type { V1Node } from "@kubernetes/client-node";
 import {
-  podRoutesOf,
   renderHostBird,
   serviceVipsInBirdFile,
 } from "../../../../../providers/baremetal/bird/host_config.ts";
@@ -12,10 +12,18 @@ const TESTDATA = new URL("./testdata/", import.meta.url);
 const UPDATE = Deno.env.get("UPDATE_GOLDEN") === "1";
 
 const VIPS = ["198.51.100.1", "198.51.100.3", "192.0.2.3", "2001:db8:100::5", "10.0.0.10"];
-const PODS = [
-  { node: "w-1", cidr: "10.244.1.0/24", nextHop: "10.0.0.21" },
-  { node: "far", cidr: "10.244.2.0/24", nextHop: "10.0.7.21" },
-  { node: "w-1", cidr: "fd00:244:1::/64", nextHop: "fd00::21" },
+/** A Node of the base inventory (matched by name) with its pod CIDRs and InternalIPs. */
+function node(name: string, cidrs: string[], ips: string[]): V1Node {
+  return {
+    metadata: { name },
+    spec: { podCIDRs: cidrs },
+    status: { addresses: ips.map((address) => ({ type: "InternalIP", address })) },
+  };
+}
+
+const NODES = [
+  node("w-1", ["10.244.1.0/24", "fd00:244:1::/64"], ["10.0.0.21", "fd00::21"]),
+  node("far", ["10.244.2.0/24"], ["10.0.7.21"]),
 ];
 
 for (const host of ["cp-1", "cp-2", "cp-3"]) {
@@ -25,7 +33,7 @@ for (const host of ["cp-1", "cp-2", "cp-3"]) {
       config,
       host,
       serviceVips: VIPS,
-      podRoutes: PODS,
+      nodes: NODES,
       controlPlaneHealthy: true,
     });
     if ("error" in rendered) throw new Error(rendered.error);
@@ -67,8 +75,8 @@ Deno.test("pod CIDRs go only to peers whose subnet holds the Node's IP; multihop
   const config = await bgpConfig((t) =>
     t.replace("multihop = 2\n", "multihop = 2\npod_cidrs = true\n")
   );
-  const cp1 = buildBirdModel({ config, host: "cp-1", serviceVips: [], podRoutes: PODS });
-  const cp3 = buildBirdModel({ config, host: "cp-3", serviceVips: [], podRoutes: PODS });
+  const cp1 = buildBirdModel({ config, host: "cp-1", serviceVips: [], nodes: NODES });
+  const cp3 = buildBirdModel({ config, host: "cp-3", serviceVips: [], nodes: NODES });
   if ("error" in cp1 || "error" in cp3) throw new Error("model");
   assert.deepEqual(cp1.peers[0]!.exports, ["keelson_pods4_s0"]);
   assert.deepEqual(cp3.peers[0]!.exports, ["keelson_pods4_any", "keelson_pods6_any"]);
@@ -76,12 +84,12 @@ Deno.test("pod CIDRs go only to peers whose subnet holds the Node's IP; multihop
 
 Deno.test("rendering is deterministic whatever the input order", async () => {
   const config = await bgpConfig();
-  const a = renderHostBird({ config, host: "cp-1", serviceVips: VIPS, podRoutes: PODS });
+  const a = renderHostBird({ config, host: "cp-1", serviceVips: VIPS, nodes: NODES });
   const b = renderHostBird({
     config,
     host: "cp-1",
     serviceVips: [...VIPS].reverse(),
-    podRoutes: [...PODS].reverse(),
+    nodes: [...NODES].reverse(),
   });
   assert.ok(!("error" in a) && !("error" in b));
   assert.equal(a.text, b.text);
@@ -89,37 +97,12 @@ Deno.test("rendering is deterministic whatever the input order", async () => {
 
 Deno.test("serviceVipsInBirdFile() reads back what was rendered", async () => {
   const config = await bgpConfig();
-  const rendered = renderHostBird({ config, host: "cp-1", serviceVips: VIPS, podRoutes: PODS });
+  const rendered = renderHostBird({ config, host: "cp-1", serviceVips: VIPS, nodes: NODES });
   if ("error" in rendered) throw new Error(rendered.error);
   assert.deepEqual(
     serviceVipsInBirdFile(rendered.text).sort(),
     ["198.51.100.1", "198.51.100.3", "2001:db8:100::5"],
   );
-});
-
-Deno.test("podRoutesOf() pairs each pod CIDR with the Node's InternalIP of its family", () => {
-  const routes = podRoutesOf([
-    {
-      metadata: { name: "n2" },
-      spec: { podCIDRs: ["10.244.2.0/24", "fd00:244:2::/64"] },
-      status: { addresses: [{ type: "InternalIP", address: "10.0.0.22" }] },
-    },
-    {
-      metadata: { name: "n1" },
-      spec: { podCIDRs: ["10.244.1.0/24"] },
-      status: {
-        addresses: [
-          { type: "ExternalIP", address: "203.0.113.1" },
-          { type: "InternalIP", address: "10.0.0.21" },
-        ],
-      },
-    },
-    { metadata: { name: "n0" }, spec: {}, status: {} },
-  ]);
-  assert.deepEqual(routes, [
-    { node: "n1", cidr: "10.244.1.0/24", nextHop: "10.0.0.21" },
-    { node: "n2", cidr: "10.244.2.0/24", nextHop: "10.0.0.22" },
-  ]);
 });
 
 const HOSTILE = [
@@ -139,11 +122,11 @@ Deno.test("hostile Service ingress values and Node fields never reach the BIRD f
     config,
     host: "cp-1",
     serviceVips: [...HOSTILE, "198.51.100.2"],
-    podRoutes: [
-      { node: 'x"; }', cidr: "10.244.9.0/24; }; protocol bgp evil {", nextHop: "10.0.0.21" },
-      { node: "y", cidr: "10.244.9.0/24", nextHop: "10.0.0.21; }" },
-      { node: "z", cidr: "10.244.9.1/24", nextHop: "10.0.0.21" },
-      { node: "v6", cidr: "fd00:244::/64", nextHop: "10.0.0.21" },
+    nodes: [
+      node('x"; }', ["10.244.9.0/24; }; protocol bgp evil {"], ["10.0.0.21"]),
+      node("w-1", ["10.244.9.0/24; }"], ["10.0.0.21; }"]),
+      node("far", ["10.244.9.1/24"], ["10.0.7.21"]),
+      node("w-b", ["fd00:244::/64"], ["10.0.1.21"]),
     ],
     controlPlaneHealthy: true,
   });
@@ -234,16 +217,20 @@ Deno.test("random Service and Node values: every rendered line is in the grammar
   const sampled: string[] = [];
   for (let round = 0; round < 200; round++) {
     const vips = Array.from({ length: 5 }, () => mutate(`198.51.100.${next() % 16}`));
-    const pods = Array.from({ length: 3 }, (_, i) => ({
-      node: mutate(`w-${i}`),
-      cidr: mutate(`10.244.${next() % 256}.0/24`),
-      nextHop: mutate(`10.0.0.${next() % 256}`),
-    }));
+    const pods = Array.from(
+      { length: 3 },
+      (_, i) =>
+        node(
+          mutate(["w-1", "w-b", "far"][i]!),
+          [mutate(`10.244.${next() % 256}.0/24`)],
+          [mutate(`10.0.0.${next() % 256}`)],
+        ),
+    );
     const rendered = renderHostBird({
       config,
       host: pick(["cp-1", "cp-2", "cp-3"]),
       serviceVips: vips,
-      podRoutes: pods,
+      nodes: pods,
       controlPlaneHealthy: next() % 2 === 0,
     });
     if ("error" in rendered) throw new Error(rendered.error);
@@ -297,11 +284,11 @@ Deno.test("pod CIDRs outside [cluster] cluster_cidr are never announced, each sk
     config,
     host: "cp-1",
     serviceVips: [],
-    podRoutes: [
-      { node: "w-1", cidr: "10.244.1.0/24", nextHop: "10.0.0.21" },
-      { node: "wide", cidr: "0.0.0.0/1", nextHop: "10.0.0.22" },
-      { node: "vip", cidr: "198.51.100.0/27", nextHop: "10.0.0.23" },
-      { node: "edge", cidr: "10.244.0.0/15", nextHop: "10.0.0.24" },
+    nodes: [
+      node("w-1", ["10.244.1.0/24"], ["10.0.0.21"]),
+      node("w-b", ["0.0.0.0/1"], ["10.0.1.21"]),
+      node("far", ["198.51.100.0/27"], ["10.0.7.21"]),
+      node("cp-2", ["10.244.0.0/15"], ["10.0.0.12"]),
     ],
     controlPlaneHealthy: true,
   });
@@ -311,11 +298,11 @@ Deno.test("pod CIDRs outside [cluster] cluster_cidr are never announced, each sk
     assert.ok(!rendered.text.includes(cidr), `${cidr} rendered`);
   }
   assert.deepEqual(
-    rendered.skipped.filter((s) => /cluster_cidr/.test(s.reason)).map((s) => s.value),
-    ["0.0.0.0/1", "198.51.100.0/27", "10.244.0.0/15"],
+    rendered.skipped.filter((s) => /cluster_cidr/.test(s.reason)).map((s) => s.value).sort(),
+    ["0.0.0.0/1", "10.244.0.0/15", "198.51.100.0/27"],
   );
   assert.match(
     rendered.skipped.find((s) => s.value === "0.0.0.0/1")!.reason,
-    /Node "wide": its pod CIDR is outside \[cluster\] cluster_cidr \(10\.244\.0\.0\/16, fd00:244::\/32\)/,
+    /Node "w-b": its pod CIDR is outside \[cluster\] cluster_cidr \(10\.244\.0\.0\/16, fd00:244::\/32\)/,
   );
 });

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";
 import { bgpPeerReports } from "../../../../../providers/baremetal/bird/bgp_report.ts";
-import { podRoutesOf } from "../../../../../providers/baremetal/bird/host_config.ts";
 import { buildBirdModel } from "../../../../../providers/baremetal/bird/model.ts";
 import { reportedRoutes } from "../../../../../providers/baremetal/bird/reported_routes.ts";
 import type { BgpPeerReport } from "../../../../../src/status/host_report.ts";
@@ -27,7 +26,7 @@ function node(name: string, ip: string, cidr: string): V1Node {
   };
 }
 
-const NODE_A = node("w-a", "10.0.0.21", "10.244.1.0/24");
+const NODE_A = node("w-1", "10.0.0.21", "10.244.1.0/24");
 const NODE_B = node("w-b", "10.0.1.21", "10.244.2.0/24");
 const NODES = [NODE_A, NODE_B];
 
@@ -38,7 +37,7 @@ async function hostBgp(host: string, up: boolean): Promise<BgpPeerReport[]> {
     config,
     host,
     serviceVips: [],
-    podRoutes: podRoutesOf(NODES),
+    nodes: NODES,
   });
   if ("error" in model) throw new Error(model.error);
   return bgpPeerReports(model, { established: () => up });
@@ -63,15 +62,15 @@ Deno.test("reportedRoutes(): per-rack peers — a Node's route counts only when 
 
   const cases: [string, [string, BgpPeerReport[], number][], string[]][] = [
     ["rack B's host reports w-b's route", [["cp-1", cp1, 1000], ["cp-3", cp3Up, 1000]], [
-      "w-a 10.244.1.0/24",
+      "w-1 10.244.1.0/24",
       "w-b 10.244.2.0/24",
     ]],
-    ["nobody reports w-b's route", [["cp-1", cp1, 1000]], ["w-a 10.244.1.0/24"]],
+    ["nobody reports w-b's route", [["cp-1", cp1, 1000]], ["w-1 10.244.1.0/24"]],
     ["rack B's heartbeat is stale", [["cp-1", cp1, 1000], ["cp-3", cp3Up, 20_000]], [
-      "w-a 10.244.1.0/24",
+      "w-1 10.244.1.0/24",
     ]],
     ["rack B's sessions are down", [["cp-1", cp1, 1000], ["cp-3", cp3Down, 1000]], [
-      "w-a 10.244.1.0/24",
+      "w-1 10.244.1.0/24",
     ]],
     ["a peer not eligible for the Node's subnet does not count", [
       ["cp-1", [{ peer: "tor-a", established: true, routes: ["10.244.2.0/24"] }], 1000],
@@ -79,4 +78,19 @@ Deno.test("reportedRoutes(): per-rack peers — a Node's route counts only when 
     ["no heartbeat at all", [], []],
   ];
   for (const [what, leases, expected] of cases) assert.deepEqual(judge(leases), expected, what);
+});
+
+Deno.test("reportedRoutes(): a Node outside the inventory claiming a reported CIDR is never judged routed", async () => {
+  const config = await perRack();
+  const cp1 = await hostBgp("cp-1", true);
+  const intruder = node("intruder", "10.0.0.2", "10.244.1.0/24");
+  const routes = reportedRoutes({
+    config,
+    nodes: [...NODES, intruder],
+    nowMs: NOW,
+    heartbeats: [
+      parseHeartbeatLease(heartbeatLease("cp-1", { ...report("cp-1", []), bgp: cp1 }, 1000))!,
+    ],
+  }).map((r) => `${r.targetNode} ${r.destinationCIDR}`);
+  assert.deepEqual(routes, ["w-1 10.244.1.0/24"]);
 });
