@@ -33,6 +33,11 @@ export interface ConfigReloaderOptions {
   validate?: (next: Config, current: Config) => ConfigIssue[];
   /** Clock for the success timestamp, in ms since the epoch. @default Date.now */
   now?: () => number;
+  /**
+   * The command-line overrides the caller applies: a file a flag replaces is not read as the
+   * inventory's (every other file the inventory names is, as `check` reads it).
+   */
+  apply?: (config: Config) => Config;
 }
 
 const SUCCESS_NAME = "keelson_config_last_reload_successful";
@@ -189,7 +194,12 @@ export class ConfigReloader {
   async #reload(reason: string): Promise<boolean> {
     let next: Config;
     try {
-      next = await loadConfigFile(this.#path);
+      // every file the inventory names is read too, each bounded in size and time: a reload
+      // that cannot read one is rejected with the reason and never holds up the next
+      next = await loadConfigFile(this.#path, {
+        namedFiles: true,
+        ...(this.#options.apply ? { apply: this.#options.apply } : {}),
+      });
       const issues = this.#options.validate?.(next, this.#config) ?? [];
       if (issues.length > 0) throw new ConfigError(issues);
     } catch (error) {
