@@ -1,0 +1,165 @@
+/**
+ * `keelson run` as it ships (the bundle with the baked permission and V8 flags) keeps working when
+ * a file the operator named turns hostile under it: the metrics token file becomes a FIFO, then a
+ * link to /dev/zero; a reload names a FIFO as a BGP password. No Kubernetes API is needed (the agent
+ * retries its connection meanwhile, as on a new cluster).
+ *
+ * Before: the first /metrics request after the token file became a FIFO froze the whole process
+ * (a synchronous read in the request handler): /healthz stopped answering and SIGTERM was ignored;
+ * the FIFO password reload never finished, and every later reload queued behind it.
+ *
+ * Runs as root with the baked flags, not as the unit's unprivileged user: the harness has no user
+ * switch yet (the unprivileged EACCES message is tested in tests/unit/config/read_input_file_test.ts).
+ */
+import assert from "node:assert/strict";
+import { bundleKeelson } from "../bench/_bundle.ts";
+import { compilePermissions } from "./_harness/permissions.ts";
+import { startKeelson } from "./_harness/keelson_process.ts";
+import { figure } from "./_harness/lb_services.ts";
+
+const TOKEN = "s3cret-t0ken";
+/** The token file is re-read at most every 10 s. */
+const REREAD_WAIT_MS = 11_000;
+/** The unit's TimeoutStopSec is 20 s; the agent stops in far less. */
+const STOP_BOUND_MS = 10_000;
+
+function inventory(dir: string, passwordFile?: string, name = "it"): string {
+  return `[cluster]
+name = "${name}"
+
+[server]
+metrics_token_file = "${dir}/token"
+
+[keepalived]
+enabled = false
+
+[bgp]
+asn = 64513
+
+[[bgp.peers]]
+name = "tor"
+address = "10.0.0.1"
+asn = 64512
+${passwordFile ? `password_file = "${passwordFile}"\n` : ""}
+[[machines]]
+name = "w-1"
+internal_ips = ["10.0.0.21"]
+`;
+}
+
+async function get(
+  url: string,
+  token?: string,
+): Promise<{ status: number; body: string } | undefined> {
+  try {
+    const response = await fetch(url, {
+      signal: AbortSignal.timeout(5_000),
+      ...(token ? { headers: { Authorization: `Bearer ${token}` } } : {}),
+    });
+    return { status: response.status, body: await response.text() };
+  } catch {
+    return undefined;
+  }
+}
+
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+async function mkfifo(path: string): Promise<void> {
+  assert.ok((await new Deno.Command("mkfifo", { args: [path] }).output()).success, "mkfifo");
+}
+
+function rssKib(pid: number): number {
+  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  return Number(status.match(/^VmRSS:\s+(\d+) kB/m)?.[1]);
+}
+
+Deno.test("the shipped agent survives a metrics token file and a BGP password that turn into a FIFO or /dev/zero", async () => {
+  await using bundle = await bundleKeelson();
+  const dir = await Deno.makeTempDir({ prefix: "keelson-operator-files-" });
+  const configPath = `${dir}/keelson.toml`;
+  await Deno.writeTextFile(`${dir}/token`, `${TOKEN}\n`);
+  await Deno.writeTextFile(configPath, inventory(dir));
+  const keelson = startKeelson({
+    configPath,
+    dir,
+    host: "w-1",
+    entry: bundle.path,
+    permissions: await compilePermissions(),
+  });
+  try {
+    await until(
+      "/healthz",
+      async () => (await get(`${keelson.url}/healthz`))?.status === 200 || undefined,
+    );
+    const reloadGauge = async () => {
+      const metrics = await get(`${keelson.url}/metrics`, TOKEN);
+      const line = metrics?.body.match(/^keelson_config_last_reload_successful (\d)$/m);
+      return line ? Number(line[1]) : undefined;
+    };
+    assert.equal(await reloadGauge(), 1);
+
+    // a reload naming a FIFO as a password is rejected at once; the next reload still works
+    const fifoPassword = `${dir}/password.fifo`;
+    await mkfifo(fifoPassword);
+    await keelson.reload(configPath, inventory(dir, fifoPassword));
+    await until(
+      "the FIFO reload rejected",
+      async () => (await reloadGauge()) === 0 || undefined,
+      10_000,
+    );
+    const rejected = await keelson.log();
+    assert.match(rejected, /cannot read \\?"[^"]*password\.fifo\\?": is not a regular file/);
+    await keelson.reload(configPath, inventory(dir, undefined, "it-2"));
+    await until(
+      "the next reload accepted",
+      async () => (await reloadGauge()) === 1 || undefined,
+      10_000,
+    );
+    assert.match(await keelson.log(), /Configuration reloaded/);
+
+    // the token file becomes a FIFO: /metrics refuses, health answers, nothing freezes
+    await Deno.remove(`${dir}/token`);
+    await mkfifo(`${dir}/token`);
+    await new Promise((r) => setTimeout(r, REREAD_WAIT_MS));
+    const refused = await get(`${keelson.url}/metrics`, TOKEN);
+    assert.equal(refused?.status, 401, "a FIFO token file closes /metrics");
+    assert.equal((await get(`${keelson.url}/healthz`))?.status, 200, "health still answers");
+    assert.match(
+      await keelson.log(),
+      /Cannot use \[server\] metrics_token_file .*is not a regular file/,
+    );
+
+    // then a link to /dev/zero: refused before it is read, memory stays put
+    const pid = keelson.process.pid!;
+    const before = rssKib(pid);
+    await Deno.remove(`${dir}/token`);
+    await Deno.symlink("/dev/zero", `${dir}/token`);
+    await new Promise((r) => setTimeout(r, REREAD_WAIT_MS));
+    assert.equal((await get(`${keelson.url}/metrics`, TOKEN))?.status, 401);
+    assert.equal((await get(`${keelson.url}/healthz`))?.status, 200);
+    const grown = rssKib(pid) - before;
+    figure(`RSS growth after a /dev/zero token file: ${grown} KiB`);
+    assert.ok(grown < 64 * 1024, `RSS grew by ${grown} KiB`);
+
+    // SIGTERM still ends it
+    const started = Date.now();
+    const killed = await keelson.process.stop(STOP_BOUND_MS);
+    assert.equal(killed, false, `SIGTERM ignored; log:\n${await keelson.process.logTail()}`);
+    figure(`stopped ${Date.now() - started} ms after SIGTERM`);
+  } finally {
+    await keelson.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
