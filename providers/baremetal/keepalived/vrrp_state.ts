@@ -21,6 +21,7 @@ import { canonicalIp } from "../../../src/net/ip.ts";
 import type { InstanceReport } from "../../../src/status/host_report.ts";
 import { type NotifyEvent, readNotifyFifo, VRRP_STATES } from "./notify_fifo.ts";
 import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
+import { readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
 
 /** Metric names (also read by the monitoring tests). */
 export const VRRP_INSTANCE_STATE_METRIC = "keelson_vrrp_instance_state";
@@ -139,7 +140,7 @@ export class DataPlaneTracker {
    * @throws {Error} when the addresses cannot be read
    */
   async refresh(): Promise<void> {
-    const text = await Deno.readTextFile(this.#options.configFile()).catch(() => "");
+    const text = await readInputFile(this.#options.configFile(), RENDERED_FILE).catch(() => "");
     const before = [...this.#instanceVips.values()].flat();
     const present = await this.#options.readAddresses(this.#options.interface());
     this.#instanceVips = instancesInFile(text);
