@@ -5,8 +5,10 @@
  * reload ask this, so a file the agent could not use is an error of the inventory, with its line,
  * before the agent depends on it. `plan`, `render` and `status` work on other machines and do not.
  *
- * A kubeconfig that does not exist yet is no error: on a new cluster it is written after the
- * control-plane VIP is up, and the agent retries its connection until then.
+ * A kubeconfig or metrics token file that does not exist yet is no error: on a new cluster the
+ * kubeconfig is written after the control-plane VIP is up (the agent retries its connection until
+ * then), and a missing token keeps /metrics closed until it appears (fail closed, logged). Any other
+ * problem is one.
  *
  * @module
  */
@@ -39,7 +41,7 @@ export async function namedFileIssues(
   const { server, kubernetes } = config;
   const token = server.metrics_token_file;
   if (token !== undefined && token === applied.server.metrics_token_file) {
-    const problem = await fileProblem(token, TOKEN_FILE, bearerTokenProblem);
+    const problem = await fileProblem(token, TOKEN_FILE, bearerTokenProblem, { missingOk: true });
     if (problem) issues.push({ path: ["server", "metrics_token_file"], message: problem });
   }
   for (const field of ["tls_cert_file", "tls_key_file"] as const) {
@@ -67,11 +69,15 @@ async function fileProblem(
   file: string,
   kind: FileKind,
   contentProblem: (text: string) => string | undefined,
+  options: { missingOk?: boolean } = {},
 ): Promise<string | undefined> {
   let text: string;
   try {
     text = await readInputFile(file, kind);
   } catch (error) {
+    if (options.missingOk && error instanceof InputFileError && error.problem === "not-found") {
+      return undefined;
+    }
     return `cannot read "${file}": ${readProblem(error)}`;
   }
   const problem = contentProblem(text);
