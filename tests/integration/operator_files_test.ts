@@ -8,8 +8,8 @@
  * (a synchronous read in the request handler): /healthz stopped answering and SIGTERM was ignored;
  * the FIFO password reload never finished, and every later reload queued behind it.
  *
- * Runs as root with the baked flags, not as the unit's unprivileged user: the harness has no user
- * switch yet (the unprivileged EACCES message is tested in tests/unit/config/read_input_file_test.ts).
+ * The agent runs as root with the baked flags (the harness has no user switch yet); `check` runs
+ * as an unprivileged user (uid 65534), to see the message naming the user that cannot read a file.
  */
 import assert from "node:assert/strict";
 import { bundleKeelson } from "../bench/_bundle.ts";
@@ -162,4 +162,74 @@ Deno.test("the shipped agent survives a metrics token file and a BGP password th
     await keelson.stop();
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test({
+  name:
+    "the shipped check, run as an unprivileged user, names that user and the fix for a file it cannot read",
+  ignore: Deno.uid() !== 0,
+  async fn() {
+    await using bundle = await bundleKeelson();
+    const dir = await Deno.makeTempDir({ prefix: "keelson-operator-files-" });
+    try {
+      await Deno.chmod(dir, 0o755);
+      const program = `${dir}/keelson.js`;
+      await Deno.copyFile(bundle.path, program);
+      await Deno.chmod(program, 0o644);
+      const denoDir = `${dir}/deno`;
+      await Deno.mkdir(denoDir);
+      await Deno.chown(denoDir, 65534, 65534);
+      await Deno.writeTextFile(`${dir}/token`, `${TOKEN}\n`, { mode: 0o600 });
+      const inventoryPath = `${dir}/keelson.toml`;
+      await Deno.writeTextFile(inventoryPath, inventory(dir), { mode: 0o644 });
+      await Deno.writeTextFile(`${dir}/private.toml`, inventory(dir), { mode: 0o600 });
+      const check = async (path: string) => {
+        const output = await new Deno.Command("setpriv", {
+          args: [
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            Deno.execPath(),
+            "run",
+            "--no-config",
+            "--cached-only",
+            "--no-prompt",
+            ...await compilePermissions(),
+            program,
+            "check",
+            "--config",
+            path,
+          ],
+          env: { DENO_DIR: denoDir, HOME: denoDir, NO_COLOR: "1" },
+          clearEnv: true,
+        }).output();
+        const decode = (b: Uint8Array) => new TextDecoder().decode(b);
+        return { code: output.code, out: decode(output.stdout) + decode(output.stderr) };
+      };
+      const user = (await Deno.readTextFile("/etc/passwd")).match(/^([^:]+):[^:]*:65534:/m)?.[1];
+      const group = (await Deno.readTextFile("/etc/group")).match(/^([^:]+):[^:]*:65534:/m)?.[1];
+      assert.ok(user && group, "this test needs uid and gid 65534 in /etc/passwd and /etc/group");
+
+      const token = await check(inventoryPath);
+      assert.equal(token.code, 1, token.out);
+      assert.ok(
+        token.out.includes(
+          `${inventoryPath}:5: server.metrics_token_file: cannot read "${dir}/token": is not readable ` +
+            `by user ${user} (uid 65534): chown root:${group} ${dir}/token && chmod 0640 ${dir}/token`,
+        ),
+        token.out,
+      );
+      const config = await check(`${dir}/private.toml`);
+      assert.equal(config.code, 1, config.out);
+      assert.ok(
+        config.out.includes(
+          `Cannot read the configuration file: is not readable by user ${user} (uid 65534): ` +
+            `chown root:${group} ${dir}/private.toml && chmod 0640 ${dir}/private.toml`,
+        ),
+        config.out,
+      );
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
 });
