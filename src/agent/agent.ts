@@ -87,6 +87,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   let caches: ClusterCaches | undefined;
   const reloader = new ConfigReloader(options.configPath, options.config, {
     registry,
+    apply: options.applyFlags,
     // the file with the flags applied must validate, and no served address may be stranded
     validate: (next) => {
       try {
@@ -260,7 +261,7 @@ interface ServeHealthOptions {
   config: Config;
   registry: Registry;
   health: HealthChecks;
-  metricsToken: () => string | undefined;
+  metricsToken: () => Promise<string | undefined>;
   ready: () => { ok: boolean; reasons: string[] };
   signal: AbortSignal;
 }
@@ -287,7 +288,7 @@ async function serveHealth(options: ServeHealthOptions) {
   } catch (error) {
     log.fatal("Cannot serve health and metrics on {listen}: {error}", {
       listen: server.listen,
-      error: String(error),
+      error: errorMessage(error),
     });
     return undefined;
   }

@@ -49,7 +49,8 @@ export async function checkCommand(args: string[]): Promise<number> {
   }
   const path = requiredFlag(values.config, "--config FILE", CONFIG_ENV);
   try {
-    const config = await loadConfigFile(path);
+    // the files the agent will read are read now too: a FIFO or /dev/zero is refused here
+    const config = await loadConfigFile(path, { namedFiles: true });
     print(`${path}: OK\n${summarizeConfig(config)}`);
     return EXIT_OK;
   } catch (error) {

@@ -35,7 +35,9 @@ export async function runCommand(args: string[]): Promise<number> {
   try {
     // the flags override the file; the result passes the same validation as the file
     config = validateConfig(
-      flags.apply(await loadConfigFile(flags.configPath)),
+      flags.apply(
+        await loadConfigFile(flags.configPath, { namedFiles: true, apply: flags.apply }),
+      ),
       `${flags.configPath} with the command-line flags`,
     );
   } catch (error) {

@@ -8,6 +8,7 @@
  * @module
  */
 import type { RawIssue } from "./_schema_issues.ts";
+import { InputFileError, osReason, PASSWORD_FILE, readInputFile } from "./read_input_file.ts";
 import type { Config } from "./types.ts";
 
 /** The kernel's TCP-MD5 key limit (TCP_MD5SIG_MAXKEYLEN). */
@@ -66,13 +67,15 @@ export async function readBgpSecrets(config: Config): Promise<BgpSecrets> {
     let problem = failed.get(file);
     if (problem === undefined && !passwords.has(file)) {
       try {
-        const text = (await Deno.readTextFile(file)).replace(/\r?\n$/, "");
+        // a regular file of at most 4 KiB, within a deadline: a FIFO or /dev/zero here once hung
+        // every reload behind it or filled memory
+        const text = (await readInputFile(file, PASSWORD_FILE)).replace(/\r?\n$/, "");
         problem = passwordProblem(text) ?? modeProblem((await Deno.stat(file)).mode);
         if (problem === undefined) passwords.set(file, text);
         else problem = `the password in "${file}" ${problem}`;
       } catch (error) {
         problem = `cannot read "${file}": ${
-          error instanceof Error ? error.message.replace(/\): .*$/s, ")") : String(error)
+          error instanceof InputFileError ? error.message : osReason(error)
         }`;
       }
       if (problem !== undefined) failed.set(file, problem);

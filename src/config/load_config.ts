@@ -1,33 +1,53 @@
 /**
- * Reading the configuration file from disk. The only I/O in src/config besides the reloader.
+ * Reading the configuration file from disk, and the files it names.
  *
  * @module
  */
 import { writePathIssues } from "./baked_permissions.ts";
 import { readBgpSecrets } from "./bgp_secrets.ts";
 import { ConfigError } from "./config_error.ts";
+import { namedFileIssues } from "./named_files.ts";
 import { formatPath, indexLines, locateLine } from "./source_lines.ts";
 import { parseConfig } from "./parse_config.ts";
 import { readInputFile } from "./read_input_file.ts";
 import type { Config } from "./types.ts";
 
+/** Options of `loadConfigFile`. */
+export interface LoadConfigOptions {
+  /**
+   * Also read every file the agent reads besides the inventory (`named_files.ts`): `check`,
+   * `run` and reloads. `plan`, `render` and `status` may run where those files are not.
+   */
+  namedFiles?: boolean;
+  /** `run`'s command-line overrides: a file a flag replaces is not checked as the inventory's. */
+  apply?: (config: Config) => Config;
+}
+
 /**
  * Reads and validates a configuration file: the text (`parseConfig`), the paths Keelson would
  * write (`baked_permissions.ts`) and the BGP password files.
  * @param path the file, as the user named it (issues quote it unchanged)
+ * @param options whether to read the files the agent reads too
  * @returns the validated config
- * @throws {ConfigError} when the file cannot be read (naming the OS reason) or does not validate
+ * @throws {ConfigError} when the file cannot be read (naming the OS reason) or does not validate,
+ *   or a file it names cannot be used
  * @example
  * ```ts
  * const config = await loadConfigFile("deploy/examples/keelson.toml");
  * ```
  */
-export async function loadConfigFile(path: string): Promise<Config> {
+export async function loadConfigFile(
+  path: string,
+  options: LoadConfigOptions = {},
+): Promise<Config> {
   const text = await readConfigText(path);
   const config = parseConfig(text, path);
   // secrets live in their own files; a file that cannot be rendered fails the load like a bad key;
   // a path the binary may not write would fail only on the host, at the first write
   const issues = [...writePathIssues(config), ...(await readBgpSecrets(config)).issues];
+  if (options.namedFiles) {
+    issues.push(...await namedFileIssues(config, options.apply?.(config) ?? config));
+  }
   if (issues.length > 0) {
     const index = indexLines(text);
     const located = issues.map((issue) => {

@@ -16,13 +16,16 @@ import { ConfigError, type ConfigIssue, formatIssue } from "./config_error.ts";
 import { loadConfigFile } from "./load_config.ts";
 import type { Config } from "./types.ts";
 import { declareOnce } from "../metrics/registry.ts";
+import { delay } from "../kube/delay.ts";
 
 /** Options of `ConfigReloader`. */
 export interface ConfigReloaderOptions {
   /** Where the reload gauges are registered. */
   registry: Registry;
-  /** Quiet time after the last file event before reloading, in ms. @default 500 */
+  /** Quiet time after a change is seen before reloading, in ms. @default 500 */
   debounceMs?: number;
+  /** How often the file is looked at (stat) for a change, in ms. @default 1000 */
+  pollMs?: number;
   /** Called with the new and previous config after a valid file with different content. */
   onChange: (config: Config, previous: Config) => void | Promise<void>;
   /**
@@ -33,6 +36,11 @@ export interface ConfigReloaderOptions {
   validate?: (next: Config, current: Config) => ConfigIssue[];
   /** Clock for the success timestamp, in ms since the epoch. @default Date.now */
   now?: () => number;
+  /**
+   * The command-line overrides the caller applies: a file a flag replaces is not read as the
+   * inventory's (every other file the inventory names is, as `check` reads it).
+   */
+  apply?: (config: Config) => Config;
 }
 
 const SUCCESS_NAME = "keelson_config_last_reload_successful";
@@ -111,8 +119,12 @@ export class ConfigReloader {
   }
 
   /**
-   * Reloads on SIGHUP and on changes to the file until `signal` aborts. Watches the file's
-   * directory because editors and config management replace files by rename. Never throws.
+   * Reloads on SIGHUP and on changes to the file until `signal` aborts. A change is seen by
+   * stat(2) every `pollMs` (a new inode when editors and config management replace the file by
+   * rename, a new size or time when it is written in place). Not `Deno.watchFs`: its inotify
+   * thread opens each file created in the watched directory, so a FIFO put next to the inventory
+   * (a token or password file) blocked that thread for good, later changes went unseen and closing
+   * the watcher never returned, so SIGTERM never ended the process. Never throws.
    * @param signal stops watching
    */
   async run(signal: AbortSignal): Promise<void> {
@@ -139,40 +151,22 @@ export class ConfigReloader {
   }
 
   async #watch(signal: AbortSignal): Promise<void> {
-    const { dir, base } = splitPath(this.#path);
-    let watcher: Deno.FsWatcher;
-    try {
-      watcher = Deno.watchFs(dir, { recursive: false });
-    } catch (error) {
-      this.#log.error("Cannot watch {dir} for changes to {file}; reload with SIGHUP: {error}", {
-        dir,
-        file: this.#path,
-        error: String(error),
-      });
-      return;
-    }
+    // stat(2) only: nothing here opens a file, and the loop ends on the signal
+    const pollMs = this.#options.pollMs ?? 1000;
+    let seen = await fileIdentity(this.#path);
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const close = (): void => {
-      clearTimeout(timer);
-      watcher.close();
-    };
-    signal.addEventListener("abort", close, { once: true });
     try {
-      for await (const event of watcher) {
-        if (!event.paths.some((p) => splitPath(p).base === base)) continue;
+      while (!signal.aborted) {
+        await delay(pollMs, signal);
+        if (signal.aborted) break;
+        const now = await fileIdentity(this.#path);
+        if (now === seen) continue;
+        seen = now;
         clearTimeout(timer);
         timer = setTimeout(() => void this.reload("file changed"), this.#options.debounceMs ?? 500);
       }
-    } catch (error) {
-      if (!signal.aborted) {
-        this.#log.error("Stopped watching {file}: {error}", {
-          file: this.#path,
-          error: String(error),
-        });
-      }
     } finally {
       clearTimeout(timer);
-      signal.removeEventListener("abort", close);
     }
   }
 
@@ -189,7 +183,12 @@ export class ConfigReloader {
   async #reload(reason: string): Promise<boolean> {
     let next: Config;
     try {
-      next = await loadConfigFile(this.#path);
+      // every file the inventory names is read too, each bounded in size and time: a reload
+      // that cannot read one is rejected with the reason and never holds up the next
+      next = await loadConfigFile(this.#path, {
+        namedFiles: true,
+        ...(this.#options.apply ? { apply: this.#options.apply } : {}),
+      });
       const issues = this.#options.validate?.(next, this.#config) ?? [];
       if (issues.length > 0) throw new ConfigError(issues);
     } catch (error) {
@@ -250,9 +249,13 @@ function fingerprint(value: unknown): string {
   );
 }
 
-function splitPath(path: string): { dir: string; base: string } {
-  const cut = path.lastIndexOf("/");
-  return cut < 0
-    ? { dir: ".", base: path }
-    : { dir: path.slice(0, cut) || "/", base: path.slice(cut + 1) };
+/** What tells one version of the file from the next, without opening it. */
+async function fileIdentity(path: string): Promise<string> {
+  try {
+    const info = await Deno.stat(path);
+    return [info.dev, info.ino, info.size, info.mtime?.getTime(), info.ctime?.getTime()].join(":");
+  } catch (error) {
+    // a missing file is a state too: its return is a change
+    return error instanceof Error ? error.name : "unreadable";
+  }
 }

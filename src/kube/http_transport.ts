@@ -17,6 +17,7 @@
  * @module
  */
 import { Counter, Histogram, type Registry } from "prom-client";
+import { readInputFile, TOKEN_FILE } from "../config/read_input_file.ts";
 import { logger } from "../log/logging.ts";
 import { guardBody, readAll } from "./abortable_body.ts";
 import { ApiConnection, type ReplaceReason, RequestTimeoutError } from "./connection.ts";
@@ -371,7 +372,7 @@ function tokenSource(
       if (settings.tokenFile) {
         if (cached === undefined || now() - readAt >= TOKEN_FILE_REFRESH_MS) {
           try {
-            const token = (await Deno.readTextFile(settings.tokenFile)).trim();
+            const token = (await readInputFile(settings.tokenFile, TOKEN_FILE)).trim();
             if (token) cached = token;
             readAt = now();
           } catch (error) {

@@ -5,12 +5,23 @@
  * (`KUBERNETES_SERVICE_HOST`/`_PORT` and the mounted ServiceAccount).
  *
  * Only forms the transport can honour are accepted; everything else fails with a
- * `KubeconfigError` naming the file, context and field. Secrets never appear in messages.
+ * `KubeconfigError` naming the file, context and field. Secrets never appear in messages. Every
+ * file (the kubeconfig, the files it names, the ServiceAccount's) is read as a regular file of
+ * bounded size within a deadline (`readInputFile`); a `tokenFile` is read once here too, so a
+ * token file that cannot work fails now, naming the field, rather than at the first request.
  *
  * @module
  */
 import { dirname, isAbsolute, join } from "node:path";
 import { parse as parseYaml } from "yaml";
+import {
+  type FileKind,
+  InputFileError,
+  KUBECONFIG_FILE,
+  PEM_FILE,
+  readInputFile,
+  TOKEN_FILE,
+} from "../config/read_input_file.ts";
 import { errorMessage } from "../log/error_message.ts";
 
 /** Everything the transport needs to reach and authenticate to the API server. */
@@ -60,6 +71,11 @@ export class KubeconfigError extends Error {
 /** Where the ServiceAccount is mounted in a pod. */
 export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 
+/** Reads one file: a regular file of at most `kind.maxBytes`, within a deadline. */
+export type ReadKubeFile = (path: string, kind: FileKind) => Promise<string>;
+
+const readBounded: ReadKubeFile = (path, kind) => readInputFile(path, kind);
+
 /** Options for `resolveConnectionSettings`. */
 export interface ResolveOptions {
   /** Explicit kubeconfig path (flag or TOML); wins over everything else. */
@@ -68,8 +84,8 @@ export interface ResolveOptions {
   context?: string;
   /** Environment lookup. @default Deno.env.get */
   getEnv?: (name: string) => string | undefined;
-  /** File reader. @default Deno.readTextFile */
-  readTextFile?: (path: string) => Promise<string>;
+  /** File reader. @default readInputFile (bounded) */
+  readTextFile?: ReadKubeFile;
   /** ServiceAccount mount. @default SERVICE_ACCOUNT_DIR */
   serviceAccountDir?: string;
 }
@@ -84,14 +100,14 @@ export async function resolveConnectionSettings(
   options: ResolveOptions = {},
 ): Promise<ConnectionSettings> {
   const getEnv = options.getEnv ?? ((name: string) => Deno.env.get(name));
-  const read = options.readTextFile ?? ((path: string) => Deno.readTextFile(path));
+  const read = options.readTextFile ?? readBounded;
   let path = options.kubeconfig;
   if (!path) {
     const list = getEnv("KUBECONFIG");
     path = list?.split(":").find((entry) => entry !== "");
   }
   if (path) {
-    const text = await readFile(read, path, `Cannot read kubeconfig "${path}"`);
+    const text = await readFile(read, path, KUBECONFIG_FILE, "Cannot read kubeconfig");
     return await parseKubeconfig(text, path, { context: options.context, readTextFile: read });
   }
   const host = getEnv("KUBERNETES_SERVICE_HOST");
@@ -122,9 +138,9 @@ export async function resolveConnectionSettings(
 export async function parseKubeconfig(
   text: string,
   path: string,
-  options: { context?: string | undefined; readTextFile?: (path: string) => Promise<string> } = {},
+  options: { context?: string | undefined; readTextFile?: ReadKubeFile } = {},
 ): Promise<ConnectionSettings> {
-  const read = options.readTextFile ?? ((p: string) => Deno.readTextFile(p));
+  const read = options.readTextFile ?? readBounded;
   const where = `kubeconfig "${path}"`;
   let doc: unknown;
   try {
@@ -205,7 +221,15 @@ export async function parseKubeconfig(
   const token = str(user["token"]);
   if (token) settings.token = token;
   const tokenFile = str(user["tokenFile"]);
-  if (tokenFile) settings.tokenFile = isAbsolute(tokenFile) ? tokenFile : join(base, tokenFile);
+  if (tokenFile) {
+    settings.tokenFile = isAbsolute(tokenFile) ? tokenFile : join(base, tokenFile);
+    await readFile(
+      read,
+      settings.tokenFile,
+      TOKEN_FILE,
+      `Cannot use ${userAt}: cannot read tokenFile`,
+    );
+  }
   const username = str(user["username"]);
   if (username) {
     settings.username = username;
@@ -218,14 +242,20 @@ async function inClusterSettings(
   host: string,
   port: string,
   dir: string,
-  read: (path: string) => Promise<string>,
+  read: ReadKubeFile,
 ): Promise<ConnectionSettings> {
   const hostPart = host.includes(":") ? `[${host}]` : host;
   const tokenFile = join(dir, "token");
-  await readFile(read, tokenFile, "Cannot use the in-cluster ServiceAccount: cannot read token");
+  await readFile(
+    read,
+    tokenFile,
+    TOKEN_FILE,
+    "Cannot use the in-cluster ServiceAccount: cannot read token",
+  );
   const caPem = await readFile(
     read,
     join(dir, "ca.crt"),
+    PEM_FILE,
     "Cannot use the in-cluster ServiceAccount: cannot read ca.crt",
   );
   const settings: ConnectionSettings = {
@@ -235,7 +265,7 @@ async function inClusterSettings(
     source: "in-cluster",
   };
   try {
-    const namespace = (await read(join(dir, "namespace"))).trim();
+    const namespace = (await read(join(dir, "namespace"), TOKEN_FILE)).trim();
     if (namespace) settings.namespace = namespace;
   } catch {
     // the namespace file is optional; leader election has its own configured namespace
@@ -244,15 +274,20 @@ async function inClusterSettings(
 }
 
 async function readFile(
-  read: (path: string) => Promise<string>,
+  read: ReadKubeFile,
   path: string,
+  kind: FileKind,
   prefix: string,
 ): Promise<string> {
   try {
-    return await read(path);
+    return await read(path, kind);
   } catch (error) {
-    const detail = error instanceof Deno.errors.NotFound
+    const notFound = error instanceof Deno.errors.NotFound ||
+      (error instanceof InputFileError && error.problem === "not-found");
+    const detail = notFound
       ? "the file does not exist"
+      : error instanceof InputFileError
+      ? error.message
       : error instanceof Deno.errors.PermissionDenied || error instanceof Deno.errors.NotCapable
       ? "permission denied"
       : error instanceof Error
@@ -298,7 +333,7 @@ async function pem(
   field: string,
   base: string,
   at: string,
-  read: (path: string) => Promise<string>,
+  read: ReadKubeFile,
 ): Promise<string | undefined> {
   const data = str(section[`${field}-data`]);
   if (data) {
@@ -319,7 +354,7 @@ async function pem(
   const file = str(section[field]);
   if (!file) return undefined;
   const full = isAbsolute(file) ? file : join(base, file);
-  return await readFile(read, full, `Cannot use ${at}: cannot read ${field}`);
+  return await readFile(read, full, PEM_FILE, `Cannot use ${at}: cannot read ${field}`);
 }
 
 function serverUrl(value: unknown, at: string): string {

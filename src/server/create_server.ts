@@ -21,7 +21,7 @@ export interface ServerDeps {
   /** Readiness beyond health: caches synced, configuration loaded; reasons are logged only. */
   ready: ReadyFn;
   /** The bearer token /metrics requires; absent or returning undefined: no authentication. */
-  metricsToken?: () => string | undefined;
+  metricsToken?: () => string | undefined | Promise<string | undefined>;
 }
 
 /**

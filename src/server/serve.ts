@@ -5,6 +5,7 @@
  * @module
  */
 import type { Hono } from "hono";
+import { PEM_FILE, readInputFile } from "../config/read_input_file.ts";
 import { logger } from "../log/logging.ts";
 
 /** Options of `serve`. */
@@ -35,7 +36,8 @@ export interface Serving {
  * @param options address, TLS files, stop signal
  * @returns the bound address and a promise of the end
  * @throws {TypeError} when `listen` is not host:port, or only one of certFile and keyFile is set
- * @throws {Deno.errors.NotFound} when a TLS file does not exist
+ * @throws {Error} naming `[server] tls_cert_file` or `tls_key_file` when it cannot be read (not
+ *   found, not a regular file, too large, not readable, not read within its deadline)
  * @throws {Deno.errors.AddrInUse} when the port is taken
  */
 export async function serve(app: Hono, options: ServeOptions): Promise<Serving> {
@@ -50,8 +52,8 @@ export async function serve(app: Hono, options: ServeOptions): Promise<Serving> 
   }
   const tls = options.certFile && options.keyFile
     ? {
-      cert: await Deno.readTextFile(options.certFile),
-      key: await Deno.readTextFile(options.keyFile),
+      cert: await readTlsFile(options.certFile, "tls_cert_file"),
+      key: await readTlsFile(options.keyFile, "tls_key_file"),
     }
     : undefined;
   const log = logger("server");
@@ -67,6 +69,14 @@ export async function serve(app: Hono, options: ServeOptions): Promise<Serving> 
   const url = `${tls ? "https" : "http"}://${host}:${addr.port}`;
   log.info("Serving health and metrics on {url}", { url });
   return { addr, url, finished: server.finished };
+}
+
+async function readTlsFile(path: string, field: string): Promise<string> {
+  try {
+    return await readInputFile(path, PEM_FILE);
+  } catch (error) {
+    throw new Error(`[server] ${field} "${path}" ${(error as Error).message}`, { cause: error });
+  }
 }
 
 /**

@@ -38,6 +38,7 @@ import { ingressIps } from "../ipam/status_holdings.ts";
 import type { BirdApplyResult } from "./config_applier.ts";
 import { renderHostBird, serviceVipsInBirdFile } from "./host_config.ts";
 import { announcedVips, type BirdModel, inBgpPool } from "./model.ts";
+import { readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
 
 /** Where the announcer reads Services and Nodes from, once a Kubernetes connection exists. */
 export interface BirdClusterSource {
@@ -178,7 +179,7 @@ export class BirdAnnouncer {
       } else {
         // read once: a later file may have none (a withdrawal) and must not lose them for good
         this.#startVips ??= serviceVipsInBirdFile(
-          await Deno.readTextFile(this.#options.configFile).catch(() => ""),
+          await readInputFile(this.#options.configFile, RENDERED_FILE).catch(() => ""),
         );
         vips = this.#startVips;
       }

@@ -15,6 +15,7 @@ import { Counter, Gauge, type Registry } from "prom-client";
 import { logger } from "../../../src/log/logging.ts";
 import { birdCommand, BirdSocketError } from "./control_socket.ts";
 import { installChecked } from "../checked_install.ts";
+import { readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
 
 /** Outcome of one apply, also the `result` label of the configure counter. */
 export type BirdApplyOutcome = "success" | "invalid" | "error" | "unchanged";
@@ -117,7 +118,7 @@ export class BirdApplier {
 
   async #applyNow(text: string): Promise<BirdApplyResult> {
     const file = this.#options.configFile;
-    const current = await Deno.readTextFile(file).catch(() => undefined);
+    const current = await readInputFile(file, RENDERED_FILE).catch(() => undefined);
     if (current === text && this.#configuredText === text) {
       return { result: "unchanged", configured: true, message: `${file} already in force` };
     }

@@ -27,6 +27,7 @@ import { type Clock, systemClock } from "../../../src/kube/clock.ts";
 import { errorMessage } from "../../../src/log/error_message.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { writingHostFile } from "../host_file_error.ts";
+import { PEM_FILE, readInputFile } from "../../../src/config/read_input_file.ts";
 
 /** Options of `ApiserverProbe`. */
 export interface ApiserverProbeOptions {
@@ -150,7 +151,9 @@ export class ApiserverProbe {
 
   async #httpCheck(signal: AbortSignal): Promise<boolean> {
     const url = new URL(this.#options.url ?? "https://127.0.0.1:6443/readyz");
-    const ca = this.#options.caFile ? await Deno.readTextFile(this.#options.caFile) : undefined;
+    const ca = this.#options.caFile
+      ? await readInputFile(this.#options.caFile, PEM_FILE)
+      : undefined;
     const module = url.protocol === "http:" ? http : https;
     return await new Promise<boolean>((resolve) => {
       // an abort ends the wait here, whether or not node:https notices it

@@ -29,6 +29,7 @@ import { renderKeepalivedConfig, renderWithdrawnConfig } from "./render.ts";
 import { servedServiceAddresses, type SkippedAddress } from "./served_addresses.ts";
 import { instancesInFile } from "./vrrp_state.ts";
 import { type KeepalivedWithdrawal, keepalivedWithdrawal } from "./withdrawal.ts";
+import { readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
 
 export type { ServiceSource } from "../host_announcer.ts";
 
@@ -172,7 +173,7 @@ export class KeepalivedAnnouncer {
     if (vips === undefined) {
       // No synced cache (or no Kubernetes API at all): keep serving the Service VIPs the file
       // on disk holds, so inventory changes (control-plane VIP, peers, timers) still apply.
-      const current = await Deno.readTextFile(this.#options.configFile).catch(() => "");
+      const current = await readInputFile(this.#options.configFile, RENDERED_FILE).catch(() => "");
       vips = this.#keptVips ?? serviceVipsInFile(current);
       this.#log.debug(
         "Rendering ({reason}) before the Service cache synced: keeping {count} VIPs",
@@ -228,7 +229,7 @@ export class KeepalivedAnnouncer {
     withdrawal: KeepalivedWithdrawal,
     config: Config,
   ): Promise<ApplyResult | undefined> {
-    const before = await Deno.readTextFile(this.#options.configFile).catch(() => "");
+    const before = await readInputFile(this.#options.configFile, RENDERED_FILE).catch(() => "");
     this.#keptVips ??= serviceVipsInFile(before);
     for (const vip of [...instancesInFile(before).values()].flat()) this.#leaving.add(vip);
     const held = [...this.#leaving].sort();

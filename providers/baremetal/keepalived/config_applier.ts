@@ -20,6 +20,7 @@ import { declareOnce } from "../../../src/metrics/registry.ts";
 import { installChecked } from "../checked_install.ts";
 import { runBounded } from "../run_bounded.ts";
 import { processComm } from "./process_comm.ts";
+import { PID_FILE, readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
 
 /** Outcome of one apply, also the `result` label of the reload counter. */
 export type ApplyOutcome = "success" | "invalid" | "error" | "unchanged";
@@ -133,7 +134,7 @@ export class KeepalivedApplier {
 
   async #applyNow(text: string): Promise<ApplyResult> {
     const file = this.#options.configFile;
-    const current = await Deno.readTextFile(file).catch(() => undefined);
+    const current = await readInputFile(file, RENDERED_FILE).catch(() => undefined);
     if (current === text && !this.#reloadOwed) {
       return { result: "unchanged", reloaded: false, message: `${file} already up to date` };
     }
@@ -193,7 +194,7 @@ export class KeepalivedApplier {
         };
     }
     const pidFile = this.#options.pidFile;
-    const pidText = await Deno.readTextFile(pidFile).catch(() => undefined);
+    const pidText = await readInputFile(pidFile, PID_FILE).catch(() => undefined);
     if (pidText === undefined) {
       // keepalived may not be running yet; it reads the file when it starts
       return {

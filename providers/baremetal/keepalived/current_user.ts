@@ -6,14 +6,11 @@
  *
  * @module
  */
-import { osReason, readInputFile } from "../../../src/config/read_input_file.ts";
+import { ACCOUNTS_FILE, osReason, readInputFile } from "../../../src/config/read_input_file.ts";
 import { USER_NAME_REGEXP } from "./render.ts";
 
 /** The passwd file read. */
 export const PASSWD_FILE = "/etc/passwd";
-
-/** A passwd file larger than this is not read (a host's is a few KiB). */
-const MAX_PASSWD_BYTES = 4 * 1024 * 1024;
 
 /**
  * Finds a uid's name in passwd text.
@@ -53,7 +50,7 @@ export async function currentUser(
   if (uid === null) return { problem: "this platform has no uid" };
   let passwd: string;
   try {
-    passwd = await readInputFile(file, MAX_PASSWD_BYTES);
+    passwd = await readInputFile(file, ACCOUNTS_FILE);
   } catch (error) {
     return { problem: `cannot read ${file}: ${(error as Error).message}` };
   }

@@ -10,8 +10,9 @@
  * still names the FIFO it holds open, and reopens it otherwise. keepalived opens the FIFO
  * non-blocking (checked on 2.2.7: O_RDWR|O_NONBLOCK), so a Keelson that stopped reading never
  * stalls VRRP: once the pipe is full keepalived's writes fail, and the lines kept are read in
- * order when Keelson starts again. Nothing read here is trusted: a line
- * that is not exactly of the documented shape is counted and dropped.
+ * order when Keelson starts again. Nothing read here is trusted: a line that is not exactly of the
+ * documented shape is dropped, and a line longer than any keepalived writes is dropped whole, up
+ * to its newline (its tail, read later, is never taken for a line of its own).
  *
  * @module
  */
@@ -128,6 +129,8 @@ async function readLines(file: Deno.FsFile, options: ReadNotifyFifoOptions): Pro
   const decoder = new TextDecoder();
   const buffer = new Uint8Array(4096);
   let pending = "";
+  // true while the rest of an over-long line is still to come: junk up to the next newline
+  let discarding = false;
   try {
     while (!options.signal.aborted) {
       let n: number | null;
@@ -141,8 +144,15 @@ async function readLines(file: Deno.FsFile, options: ReadNotifyFifoOptions): Pro
       pending += decoder.decode(buffer.subarray(0, n), { stream: true });
       const lines = pending.split("\n");
       pending = lines.pop() ?? "";
-      // a line longer than any keepalived writes is garbage: drop it
-      if (pending.length > MAX_LINE) pending = "";
+      if (discarding && lines.length > 0) {
+        lines.shift();
+        discarding = false;
+      }
+      // a line longer than any keepalived writes is garbage: drop it, its tail included
+      if (pending.length > MAX_LINE) {
+        pending = "";
+        discarding = true;
+      }
       for (const line of lines) {
         const event = parseNotifyLine(line);
         if (event) options.onEvent(event);

@@ -20,6 +20,7 @@ import { APISERVER_TRACK_FILE } from "./model.ts";
 import { GENERATED_HEADER } from "./render.ts";
 import { instancesInFile } from "./vrrp_state.ts";
 import { createVipRoleGauge, observeVipRoles } from "./vip_roles.ts";
+import { readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
 
 /** Options of `startKeepalived`. */
 export interface KeepalivedOptions {
@@ -133,7 +134,7 @@ export async function startKeepalived(
  * nothing updating it: say so.
  */
 async function warnLeftInstances(file: string): Promise<void> {
-  const text = await Deno.readTextFile(file).catch(() => "");
+  const text = await readInputFile(file, RENDERED_FILE).catch(() => "");
   if (!text.startsWith(GENERATED_HEADER)) return;
   const instances = instancesInFile(text);
   if (instances.size === 0) return;

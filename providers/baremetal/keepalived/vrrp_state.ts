@@ -21,6 +21,16 @@ import { canonicalIp } from "../../../src/net/ip.ts";
 import type { InstanceReport } from "../../../src/status/host_report.ts";
 import { type NotifyEvent, readNotifyFifo, VRRP_STATES } from "./notify_fifo.ts";
 import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
+import { readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
+
+/**
+ * States kept for instance names the rendered file does not hold (yet: keepalived may report an
+ * instance of a file written after the last refresh read it). Beyond this, the oldest such state is
+ * forgotten: whatever is written to the FIFO, the map stays bounded.
+ */
+export const MAX_UNRENDERED_STATES = 64;
+/** At most one debug line a minute about forgotten states. */
+const FORGOTTEN_LOG_MS = 60_000;
 
 /** Metric names (also read by the monitoring tests). */
 export const VRRP_INSTANCE_STATE_METRIC = "keelson_vrrp_instance_state";
@@ -63,6 +73,8 @@ export class DataPlaneTracker {
   #servedGauge: Gauge<"vip" | "service">;
   #lastKey = "";
   #warned = "";
+  /** States forgotten since the last debug line about them, and when that was. */
+  #forgotten = { count: 0, loggedAt: -Infinity };
 
   /** @param options registry, interface, FIFO, file, Service lookup, address reader */
   constructor(options: DataPlaneTrackerOptions) {
@@ -85,6 +97,11 @@ export class DataPlaneTracker {
   subscribe(listener: () => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  /** @returns how many instance states from the FIFO are kept (bounded; for tests) */
+  get fifoStateCount(): number {
+    return this.#fifoStates.size;
   }
 
   /** @returns the data plane now */
@@ -124,11 +141,14 @@ export class DataPlaneTracker {
     } else {
       const previous = this.#fifoStates.get(event.instance);
       if (previous?.state !== event.state) {
+        // a flood of names nobody rendered is summed up by #boundUnrendered, not logged per line
+        const flooded = !previous && !this.#instanceVips.has(event.instance) &&
+          this.#boundUnrendered(1);
         this.#fifoStates.set(event.instance, {
           state: event.state,
           since: new Date(this.#now()).toISOString(),
         });
-        this.#log.info("VRRP instance {instance} is {state}", { ...event });
+        if (!flooded) this.#log.info("VRRP instance {instance} is {state}", { ...event });
       }
     }
     this.#wakeable.wake();
@@ -139,10 +159,14 @@ export class DataPlaneTracker {
    * @throws {Error} when the addresses cannot be read
    */
   async refresh(): Promise<void> {
-    const text = await Deno.readTextFile(this.#options.configFile()).catch(() => "");
+    const text = await readInputFile(this.#options.configFile(), RENDERED_FILE).catch(() => "");
     const before = [...this.#instanceVips.values()].flat();
     const present = await this.#options.readAddresses(this.#options.interface());
     this.#instanceVips = instancesInFile(text);
+    this.#boundUnrendered(0);
+    for (const name of [...this.#inferredSince.keys()]) {
+      if (!this.#instanceVips.has(name)) this.#inferredSince.delete(name);
+    }
     const rendered = new Set([...this.#instanceVips.values()].flat());
     this.#lingering = new Set(
       [...before, ...this.#lingering].filter((v) => !rendered.has(v) && present.includes(v)),
@@ -218,6 +242,30 @@ export class DataPlaneTracker {
         this.#log.error("Data-plane listener failed: {error}", { error: String(error) });
       }
     }
+  }
+
+  /**
+   * Forgets the oldest states of names the file does not hold until `room` more fit under
+   * `MAX_UNRENDERED_STATES`.
+   * @returns whether any was forgotten
+   */
+  #boundUnrendered(room: number): boolean {
+    const unrendered = [...this.#fifoStates.keys()].filter((n) => !this.#instanceVips.has(n));
+    const excess = unrendered.length + room - MAX_UNRENDERED_STATES;
+    if (excess <= 0) return false;
+    // a Map iterates in insertion order: the first are the oldest
+    for (const name of unrendered.slice(0, excess)) this.#fifoStates.delete(name);
+    this.#forgotten.count += excess;
+    const now = this.#now();
+    if (now - this.#forgotten.loggedAt >= FORGOTTEN_LOG_MS) {
+      this.#log.debug(
+        "The notify FIFO named {count} instance(s) Keelson did not render; forgot the oldest " +
+          "(at most {max} such states are kept)",
+        { count: this.#forgotten.count, max: MAX_UNRENDERED_STATES },
+      );
+      this.#forgotten = { count: 0, loggedAt: now };
+    }
+    return true;
   }
 
   #now(): number {

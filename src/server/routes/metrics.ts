@@ -23,11 +23,11 @@ const refusal = { wwwAuthenticateHeader: CHALLENGE, message: "Unauthorized\n" };
 export function metricsRoute(
   app: Hono,
   registry: Registry,
-  token: () => string | undefined,
+  token: () => string | undefined | Promise<string | undefined>,
 ): void {
   const auth = bearerAuth({
     verifyToken: async (presented) => {
-      const expected = token();
+      const expected = await token();
       return expected !== undefined && await timingSafeEqual(expected, presented);
     },
     noAuthenticationHeader: refusal,
@@ -38,8 +38,8 @@ export function metricsRoute(
       message: () => new Response("Unauthorized\n", { status: 401 }),
     },
   });
-  const requireToken: MiddlewareHandler = (c, next) =>
-    token() === undefined ? next() : auth(c, next);
+  const requireToken: MiddlewareHandler = async (c, next) =>
+    (await token()) === undefined ? await next() : await auth(c, next);
   app.get("/metrics", requireToken, async (c) => {
     const body = await registry.metrics();
     return c.body(body, 200, { "Content-Type": registry.contentType });

@@ -211,3 +211,48 @@ Deno.test("ConfigReloader.reload() refuses an emptied file: the inventory lists 
   assert.equal(f.reloader.current().machines.length, 1);
   assert.ok(messages(f.records).some((m) => m.includes("the inventory lists no machines")));
 });
+
+Deno.test("ConfigReloader.reload() rejects a password_file that is a FIFO at once, and the next reload works", async () => {
+  await using f = await fixture();
+  const fifo = `${f.path}.fifo`;
+  assert.ok((await new Deno.Command("mkfifo", { args: [fifo] }).output()).success, "mkfifo");
+  const base = await Deno.readTextFile(new URL("./bgp/base.toml", import.meta.url));
+  await Deno.writeTextFile(
+    f.path,
+    base.replace("bfd = true", `bfd = true\npassword_file = "${fifo}"`),
+  );
+  // before: this reload never finished, and every later one queued behind it
+  const started = performance.now();
+  assert.equal(await f.reloader.reload("test"), false);
+  assert.ok(performance.now() - started < 4_000, "rejected at once, not at a deadline");
+  assert.ok(
+    messages(f.records).some((m) => m.includes(`cannot read "${fifo}": is not a regular file`)),
+    messages(f.records).join("\n"),
+  );
+  assert.equal(await gauge(f.registry, "keelson_config_last_reload_successful"), 0);
+  await Deno.writeTextFile(f.path, VALID_B);
+  assert.equal(await f.reloader.reload("test"), true);
+  assert.equal(f.reloader.current().cluster.name, "b");
+});
+
+Deno.test("ConfigReloader.run() still sees changes and stops with a FIFO next to the inventory", async () => {
+  await using f = await fixture({ debounceMs: 50 });
+  const controller = new AbortController();
+  const running = f.reloader.run(controller.signal);
+  await new Promise((r) => setTimeout(r, 100));
+  // a token or password file that is a FIFO, in the inventory's directory
+  const fifo = `${f.path}.token`;
+  assert.ok((await new Deno.Command("mkfifo", { args: [fifo] }).output()).success, "mkfifo");
+  await new Promise((r) => setTimeout(r, 100));
+  await Deno.writeTextFile(`${f.path}.swp`, VALID_B);
+  await Deno.rename(`${f.path}.swp`, f.path);
+  // before: the watcher's thread blocked opening the FIFO, so this change was never seen
+  await until(() => f.changes.length === 1, "onChange after the rename");
+  controller.abort();
+  // before: run() never returned, so SIGTERM never ended the agent
+  const stopped = await Promise.race([
+    running.then(() => true),
+    new Promise<boolean>((r) => setTimeout(() => r(false), 5_000)),
+  ]);
+  assert.ok(stopped, "run() did not return after the abort");
+});

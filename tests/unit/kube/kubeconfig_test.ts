@@ -189,3 +189,85 @@ Deno.test("parseKubeconfig() refuses a server that is not http(s)", async () => 
   ].join("\n");
   await rejectsWith(parseKubeconfig(text, "inline.yaml"), 'cluster.server "ftp://h"');
 });
+
+/** A kubeconfig in `dir` whose user and cluster name the given files. */
+async function kubeconfigNaming(
+  dir: string,
+  files: { ca?: string; cert?: string; key?: string; tokenFile?: string },
+): Promise<string> {
+  const path = `${dir}/kubeconfig`;
+  await Deno.writeTextFile(
+    path,
+    [
+      "current-context: x",
+      "contexts: [{name: x, context: {cluster: c, user: u}}]",
+      `clusters: [{name: c, cluster: {server: 'https://10.0.0.10:6443', certificate-authority: ${
+        JSON.stringify(files.ca ?? fixture("ca.crt"))
+      }}}]`,
+      `users: [{name: u, user: {${
+        [
+          files.cert ? `client-certificate: ${JSON.stringify(files.cert)}` : "",
+          files.key ? `client-key: ${JSON.stringify(files.key)}` : "",
+          files.tokenFile ? `tokenFile: ${JSON.stringify(files.tokenFile)}` : "",
+        ].filter((l) => l).join(", ")
+      }}}]`,
+    ].join("\n"),
+  );
+  return path;
+}
+
+Deno.test("resolveConnectionSettings() refuses a kubeconfig, token, CA, certificate or key that is not a regular file", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const fifo = `${dir}/fifo`;
+    assert.ok((await new Deno.Command("mkfifo", { args: [fifo] }).output()).success);
+    for (const special of ["/dev/zero", fifo]) {
+      // before: /dev/zero grew the process by about 1.5 GB a second; a FIFO never answered
+      await rejectsWith(
+        resolveConnectionSettings({ kubeconfig: special, getEnv: noEnv }),
+        `Cannot read kubeconfig "${special}": is not a regular file`,
+      );
+      const cases: [keyof Parameters<typeof kubeconfigNaming>[1], string][] = [
+        ["tokenFile", "tokenFile"],
+        ["ca", "certificate-authority"],
+        ["cert", "client-certificate"],
+        ["key", "client-key"],
+      ];
+      for (const [what, field] of cases) {
+        const files = what === "cert" || what === "key"
+          ? { cert: fixture("client.crt"), key: fixture("client.key"), [what]: special }
+          : { [what]: special };
+        const kubeconfig = await kubeconfigNaming(dir, files);
+        await rejectsWith(
+          resolveConnectionSettings({ kubeconfig, getEnv: noEnv }),
+          `cannot read ${field} "${special}": is not a regular file`,
+        );
+      }
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("resolveConnectionSettings() refuses a kubeconfig over 1 MiB and a token file over 64 KiB", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const big = `${dir}/big`;
+    await Deno.writeFile(big, new Uint8Array(1024 * 1024 + 1).fill(0x20));
+    await rejectsWith(
+      resolveConnectionSettings({ kubeconfig: big, getEnv: noEnv }),
+      "is larger than 1 MiB",
+    );
+    const token = `${dir}/token`;
+    await Deno.writeFile(token, new Uint8Array(64 * 1024 + 1).fill(0x61));
+    await rejectsWith(
+      resolveConnectionSettings({
+        kubeconfig: await kubeconfigNaming(dir, { tokenFile: token }),
+        getEnv: noEnv,
+      }),
+      `cannot read tokenFile "${token}": is larger than 64 KiB`,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -124,3 +124,45 @@ Deno.test("readNotifyFifo() refuses a regular file in place of the FIFO and ends
   assert.deepEqual(events, []);
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test({
+  name:
+    "readNotifyFifo() drops an over-long line whole: its tail is never taken for a state change",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    const path = `${dir}/keepalived-notify.fifo`;
+    await mkfifo(path);
+    const events: NotifyEvent[] = [];
+    let opens = 0;
+    const controller = new AbortController();
+    const reading = readNotifyFifo({
+      path,
+      onEvent: (e) => events.push(e),
+      onOpen: () => opens++,
+      signal: controller.signal,
+      retryMs: 50,
+    });
+    try {
+      await until(() => opens === 1, "the open");
+      // 600 junk bytes, a pause (the reader has dropped them), then what looks like a line
+      await writeFifo(path, "x".repeat(600));
+      await new Promise((r) => setTimeout(r, 200));
+      await writeFifo(path, 'INSTANCE "a" MASTER 100\n');
+      // one 4,132-byte write: more than one read of the reader's 4 KiB buffer
+      const line = 'INSTANCE "b" MASTER 100\n';
+      await writeFifo(path, "y".repeat(4132 - line.length) + line);
+      // a real line after them is read: the reader is back in step
+      await writeFifo(path, 'INSTANCE "c" BACKUP 100\n');
+      await until(() => events.length > 0, "the line after the junk");
+      await new Promise((r) => setTimeout(r, 100));
+      // before: "a" and "b" became MASTER
+      assert.deepEqual(events, [{ kind: "state", instance: "c", state: "BACKUP", priority: 100 }]);
+    } finally {
+      controller.abort();
+      await reading;
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
