@@ -375,6 +375,23 @@ Deno.test({
           ok(await unitCheck(host), "the unit's check with the BGP drop-in");
         });
 
+        await t.step("the unit's pre-start makes a directory that went since boot", async () => {
+          const settings = await serviceSettings(host);
+          const asRoot = settings.filter(([k, v]) => k === "ExecStartPre" && v.startsWith("+"))
+            .map(([, v]) => v.slice(1));
+          assert.ok(asRoot.length > 0, "keelson.service has a '+' ExecStartPre");
+          const gone = ["/run/keelson", "/etc/keepalived/conf.d"];
+          if (!noBird) gone.push("/etc/keelson/bird", "/run/bird");
+          const before = await Promise.all(gone.map((path) => statIn(host, path)));
+          const script = `rm -rf ${gone.join(" ")} && chmod 0755 /etc/keelson\n${
+            asRoot.join("\n")
+          }`;
+          ok(await host.run(script), "the unit's '+' ExecStartPre lines");
+          assert.deepEqual(await Promise.all(gone.map((path) => statIn(host, path))), before);
+          assert.equal((await statIn(host, "/etc/keelson")).mode, 0o2750);
+          ok(await unitCheck(host), "the unit's check after them");
+        });
+
         await t.step(
           "systemd-analyze verify: the installed units, no error or warning",
           async () => {
