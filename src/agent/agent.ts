@@ -37,6 +37,7 @@ import { managedControllersGauge, runLeaderControllers } from "./leader_controll
 import type { ServiceController } from "../controllers/service/service_controller.ts";
 import { errorMessage } from "../log/error_message.ts";
 import { StopSequence } from "./shutdown.ts";
+import { declareStartupMetrics } from "./startup_metrics.ts";
 
 /** Inputs of `runAgent`, already parsed by `keelson run`. */
 export interface AgentOptions {
@@ -118,6 +119,8 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     log.fatal("{error}", { error: errorMessage(error) });
     return 1;
   }
+  // leader, API client and work-queue series exist from the first scrape, connected or not
+  declareStartupMetrics(registry, config, provider);
 
   // 2. the host side (keepalived, BIRD): every host, before and without any Kubernetes connection
   const hostSide = await provider.startHost?.({
