@@ -116,17 +116,17 @@ Deno.test({
         ];
       });
       const test = {
-        rule_files: [`${MONITORING}keelson-rules.yaml`],
-        evaluation_interval: "15s",
+        "rule_files": [`${MONITORING}keelson-rules.yaml`],
+        "evaluation_interval": "15s",
         tests: [{
           interval: "15s",
-          input_series: inputSeries,
-          alert_rule_test: [{
-            eval_time: "2m",
+          "input_series": inputSeries,
+          "alert_rule_test": [{
+            "eval_time": "2m",
             alertname: "KeelsonNoLeader",
-            exp_alerts: [{
-              exp_labels: { severity: "critical" },
-              exp_annotations: rule.annotations,
+            "exp_alerts": [{
+              "exp_labels": { severity: "critical" },
+              "exp_annotations": rule.annotations,
             }],
           }],
         }],
