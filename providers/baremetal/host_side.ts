@@ -162,6 +162,7 @@ function trackDataPlane(
       return keys.sort();
     },
     readAddresses: (iface) => readInterfaceAddresses({ interface: iface }),
+    onKeepalivedStarted: () => keepalived.onStarted(),
   });
   return {
     dataPlane: {

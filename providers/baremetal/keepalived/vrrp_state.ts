@@ -11,6 +11,12 @@
  * the host does serve it until keepalived has removed it, so the status shows a duplicate rather
  * than hiding it.
  *
+ * A state is reported only as keepalived said it, since it last started: an instance with no FIFO
+ * line yet (Keelson restarted, or keepalived never loaded it) is MASTER when it holds every VIP
+ * and UNKNOWN otherwise, and every instance is UNKNOWN while no keepalived runs (its FIFO is gone:
+ * keepalived deletes it on stop, `notify_fifo.ts`). Its earlier states are forgotten then, as a
+ * keepalived starting again reports each instance afresh.
+ *
  * @module
  */
 import { Gauge, type Registry } from "prom-client";
@@ -44,6 +50,8 @@ export interface DataPlaneTrackerOptions {
   pollMs?: number;
   /** Current time. @default Date.now */
   now?: () => number;
+  /** keepalived opened its FIFO: it (re)started, or reloaded (a new FIFO each time). */
+  onKeepalivedStarted?: () => void;
 }
 
 /** Tracks this host's VRRP states and served VIPs. */
@@ -58,6 +66,8 @@ export class DataPlaneTracker {
   #since = new Map<string, string>();
   #inferredSince = new Map<string, { state: InstanceReport["state"]; since: string }>();
   #listeners = new Set<() => void>();
+  /** keepalived's FIFO is gone (no keepalived runs); false while open or not yet looked at. */
+  #keepalivedGone = false;
   #wakeable = new Wakeable();
   #stateGauge: Gauge<"instance" | "state">;
   #servedGauge: Gauge<"vip" | "service">;
@@ -97,14 +107,15 @@ export class DataPlaneTracker {
         instances.push({ name, state: known.state, source: "fifo", since: known.since, vips });
         continue;
       }
-      // no FIFO line yet (Keelson started after keepalived): holding every VIP means MASTER
-      const state = vips.length > 0 && vips.every((v) => this.#present.includes(v))
-        ? "MASTER"
-        : "BACKUP";
+      // no keepalived: UNKNOWN. No FIFO line since keepalived started (Keelson started after it,
+      // or keepalived never loaded the instance): holding every VIP means MASTER, else UNKNOWN
+      const holds = vips.length > 0 && vips.every((v) => this.#present.includes(v));
+      const state = !this.#keepalivedGone && holds ? "MASTER" : "UNKNOWN";
+      const source = this.#keepalivedGone ? "fifo" : "addresses";
       const previous = this.#inferredSince.get(name);
       const since = previous?.state === state ? previous.since : now;
       this.#inferredSince.set(name, { state, since });
-      instances.push({ name, state, source: "addresses", since, vips });
+      instances.push({ name, state, source, since, vips });
     }
     const rendered = new Set([...[...this.#instanceVips.values()].flat(), ...this.#lingering]);
     const vips = this.#present.filter((v) => rendered.has(v)).map((ip) => ({
@@ -132,6 +143,30 @@ export class DataPlaneTracker {
       }
     }
     this.#wakeable.wake();
+  }
+
+  /**
+   * Records that keepalived's FIFO is gone: no keepalived runs, every state is unknown and the
+   * states it reported are forgotten (exposed for tests; `run` feeds it).
+   */
+  onKeepalivedGone(): void {
+    if (!this.#keepalivedGone) {
+      this.#log.info(
+        "keepalived is not running (its notify FIFO {path} does not exist): VRRP states are " +
+          "UNKNOWN until it reports them",
+        { path: this.#options.fifoPath ?? "" },
+      );
+    }
+    this.#keepalivedGone = true;
+    this.#fifoStates.clear();
+    this.#wakeable.wake();
+  }
+
+  /** Records that keepalived's FIFO is open (again): keepalived runs (exposed for tests). */
+  onKeepalivedRunning(): void {
+    this.#keepalivedGone = false;
+    this.#wakeable.wake();
+    this.#options.onKeepalivedStarted?.();
   }
 
   /**
@@ -163,6 +198,8 @@ export class DataPlaneTracker {
       ? readNotifyFifo({
         path: this.#options.fifoPath,
         onEvent: (event) => this.onNotify(event),
+        onOpen: () => this.onKeepalivedRunning(),
+        onGone: () => this.onKeepalivedGone(),
         signal,
       })
       : Promise.resolve();
