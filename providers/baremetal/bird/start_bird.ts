@@ -169,14 +169,30 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
       ...(options.reportedRoutes ? { reported: options.reportedRoutes, waitMs: 8000 } : {}),
     })
     : undefined;
-  // drain before exit: withdraw, wait for BIRD to have the file, then stop polling
+  // drain before exit: withdraw, wait for BIRD to have the file, then stop polling; the log says
+  // "withdrew" only when BIRD accepted the file announcing no VIP
   const drained = new Promise<void>((resolve) => {
     const drain = async () => {
       try {
         const result = await announcer.drain();
-        log.info("Withdrew every VIP before stopping: {message}", {
-          message: result?.message ?? "nothing rendered",
-        });
+        if (result?.configured) {
+          log.info(
+            "Withdrew every VIP before stopping: BIRD accepted a file announcing none ({message})",
+            { message: result.message },
+          );
+        } else if (result) {
+          log.error(
+            "Could not withdraw the VIPs before stopping: BIRD did not take the file announcing " +
+              "none ({result}: {message}); the routers keep this host's paths until BIRD's " +
+              "sessions close or BIRD takes the file",
+            { result: result.result, message: result.message },
+          );
+        } else {
+          log.error(
+            "Could not withdraw the VIPs before stopping: no BIRD file could be rendered (see " +
+              "the error above); BIRD keeps announcing what it was last given",
+          );
+        }
       } catch (error) {
         log.error("Could not withdraw the VIPs: {error}", { error: String(error) });
       } finally {
