@@ -11,11 +11,11 @@
  * the host does serve it until keepalived has removed it, so the status shows a duplicate rather
  * than hiding it.
  *
- * A state is reported only as keepalived said it, since it last started: an instance with no FIFO
- * line yet (Keelson restarted, or keepalived never loaded it) is MASTER when it holds every VIP
- * and UNKNOWN otherwise, and every instance is UNKNOWN while no keepalived runs (its FIFO is gone:
- * keepalived deletes it on stop, `notify_fifo.ts`). Its earlier states are forgotten then, as a
- * keepalived starting again reports each instance afresh.
+ * A state is reported only as keepalived said it through the FIFO it holds now: an instance with
+ * no FIFO line (Keelson restarted after keepalived, keepalived never loaded it, or no FIFO) is
+ * MASTER when this host holds every VIP of it and UNKNOWN otherwise, never a guessed BACKUP. When
+ * the FIFO is gone (keepalived deletes it when it stops, `notify_fifo.ts`, or runs a file without
+ * it) the states it reported are forgotten: a keepalived starting again reports each afresh.
  *
  * @module
  */
@@ -66,8 +66,8 @@ export class DataPlaneTracker {
   #since = new Map<string, string>();
   #inferredSince = new Map<string, { state: InstanceReport["state"]; since: string }>();
   #listeners = new Set<() => void>();
-  /** keepalived's FIFO is gone (no keepalived runs); false while open or not yet looked at. */
-  #keepalivedGone = false;
+  /** keepalived's FIFO is gone; false while open or not yet looked at. */
+  #fifoGone = false;
   #wakeable = new Wakeable();
   #stateGauge: Gauge<"instance" | "state">;
   #servedGauge: Gauge<"vip" | "service">;
@@ -107,15 +107,14 @@ export class DataPlaneTracker {
         instances.push({ name, state: known.state, source: "fifo", since: known.since, vips });
         continue;
       }
-      // no keepalived: UNKNOWN. No FIFO line since keepalived started (Keelson started after it,
-      // or keepalived never loaded the instance): holding every VIP means MASTER, else UNKNOWN
+      // no FIFO line (Keelson started after keepalived, keepalived never loaded the instance,
+      // or no FIFO): holding every VIP means MASTER; not holding them says nothing (UNKNOWN)
       const holds = vips.length > 0 && vips.every((v) => this.#present.includes(v));
-      const state = !this.#keepalivedGone && holds ? "MASTER" : "UNKNOWN";
-      const source = this.#keepalivedGone ? "fifo" : "addresses";
+      const state = holds ? "MASTER" : "UNKNOWN";
       const previous = this.#inferredSince.get(name);
       const since = previous?.state === state ? previous.since : now;
       this.#inferredSince.set(name, { state, since });
-      instances.push({ name, state, source, since, vips });
+      instances.push({ name, state, source: "addresses", since, vips });
     }
     const rendered = new Set([...[...this.#instanceVips.values()].flat(), ...this.#lingering]);
     const vips = this.#present.filter((v) => rendered.has(v)).map((ip) => ({
@@ -146,25 +145,25 @@ export class DataPlaneTracker {
   }
 
   /**
-   * Records that keepalived's FIFO is gone: no keepalived runs, every state is unknown and the
-   * states it reported are forgotten (exposed for tests; `run` feeds it).
+   * Records that keepalived's FIFO is gone: keepalived stopped (or never started, or runs a file
+   * without the FIFO), so the states it reported are forgotten (exposed for tests; `run` feeds it).
    */
-  onKeepalivedGone(): void {
-    if (!this.#keepalivedGone) {
+  onFifoGone(): void {
+    if (!this.#fifoGone) {
       this.#log.info(
-        "keepalived is not running (its notify FIFO {path} does not exist): VRRP states are " +
-          "UNKNOWN until it reports them",
+        "keepalived's notify FIFO {path} does not exist (keepalived is not running, or runs a " +
+          "file without it): VRRP states are UNKNOWN until it reports them",
         { path: this.#options.fifoPath ?? "" },
       );
     }
-    this.#keepalivedGone = true;
+    this.#fifoGone = true;
     this.#fifoStates.clear();
     this.#wakeable.wake();
   }
 
   /** Records that keepalived's FIFO is open (again): keepalived runs (exposed for tests). */
-  onKeepalivedRunning(): void {
-    this.#keepalivedGone = false;
+  onFifoOpen(): void {
+    this.#fifoGone = false;
     this.#wakeable.wake();
     this.#options.onKeepalivedStarted?.();
   }
@@ -198,8 +197,8 @@ export class DataPlaneTracker {
       ? readNotifyFifo({
         path: this.#options.fifoPath,
         onEvent: (event) => this.onNotify(event),
-        onOpen: () => this.onKeepalivedRunning(),
-        onGone: () => this.onKeepalivedGone(),
+        onOpen: () => this.onFifoOpen(),
+        onGone: () => this.onFifoGone(),
         signal,
       })
       : Promise.resolve();

@@ -121,19 +121,19 @@ Deno.test("DataPlaneTracker: states from the FIFO, served VIPs from the interfac
   }
 });
 
-Deno.test("DataPlaneTracker: while no keepalived runs every instance is UNKNOWN, never BACKUP, and what it said before is forgotten", async () => {
+Deno.test("DataPlaneTracker: while no keepalived runs (no FIFO) an instance not holding its VIPs is UNKNOWN, never BACKUP, and what keepalived said before is forgotten", async () => {
   const present = ["10.0.0.11"];
   const { t, registry, cleanup } = await tracker(() => present);
   let changes = 0;
   t.subscribe(() => changes++);
   try {
     // keepalived has not created its FIFO (not started): nothing said, nothing held
-    t.onKeepalivedGone();
+    t.onFifoGone();
     await t.refresh();
     const states = () => t.snapshot().instances.map((i) => [i.name, i.state, i.source]);
     assert.deepEqual(states(), [
-      ["keelson_cp_v4", "UNKNOWN", "fifo"],
-      ["keelson_v4_g1", "UNKNOWN", "fifo"],
+      ["keelson_cp_v4", "UNKNOWN", "addresses"],
+      ["keelson_v4_g1", "UNKNOWN", "addresses"],
     ]);
     let text = await registry.metrics();
     assert.match(text, /keelson_vrrp_instance_state\{instance="keelson_cp_v4",state="UNKNOWN"\} 1/);
@@ -141,7 +141,7 @@ Deno.test("DataPlaneTracker: while no keepalived runs every instance is UNKNOWN,
     assert.doesNotMatch(text, /state="(MASTER|BACKUP|FAULT|STOP)"\} 1/);
 
     // keepalived starts: its FIFO opens and it reports each instance
-    t.onKeepalivedRunning();
+    t.onFifoOpen();
     t.onNotify({ kind: "state", instance: "keelson_cp_v4", state: "BACKUP", priority: 100 });
     t.onNotify({ kind: "state", instance: "keelson_v4_g1", state: "BACKUP", priority: 100 });
     await t.refresh();
@@ -153,11 +153,11 @@ Deno.test("DataPlaneTracker: while no keepalived runs every instance is UNKNOWN,
 
     // keepalived stops (it says STOP, then deletes its FIFO): unknown again, the heartbeat told
     t.onNotify({ kind: "state", instance: "keelson_cp_v4", state: "STOP", priority: 100 });
-    t.onKeepalivedGone();
+    t.onFifoGone();
     await t.refresh();
     assert.deepEqual(states(), [
-      ["keelson_cp_v4", "UNKNOWN", "fifo"],
-      ["keelson_v4_g1", "UNKNOWN", "fifo"],
+      ["keelson_cp_v4", "UNKNOWN", "addresses"],
+      ["keelson_v4_g1", "UNKNOWN", "addresses"],
     ]);
     assert.ok(changes > before, "listeners (the heartbeat) hear of it");
     text = await registry.metrics();
@@ -165,7 +165,7 @@ Deno.test("DataPlaneTracker: while no keepalived runs every instance is UNKNOWN,
     assert.match(text, /keelson_vrrp_instance_state\{instance="keelson_v4_g1",state="BACKUP"\} 0/);
 
     // started again, before any line: the old states do not come back
-    t.onKeepalivedRunning();
+    t.onFifoOpen();
     await t.refresh();
     assert.deepEqual(states().map(([, state]) => state), ["UNKNOWN", "UNKNOWN"]);
   } finally {
