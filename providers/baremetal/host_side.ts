@@ -163,8 +163,12 @@ function composeDataPlane(
       ...(vrrp?.snapshot() ?? { instances: [], vips: [] }),
       bgp: bgpPeerReports(bird.announcer.configuredModel, bird.sessions),
     }),
-    // the heartbeat renews every few seconds, which carries session changes too
-    subscribe: (listener) => vrrp?.subscribe(listener) ?? (() => {}),
+    // VRRP changes and a change of what BIRD announces (accepted by BIRD, or a session that went
+    // up or down) each ask for a heartbeat write at once
+    subscribe: (listener) => {
+      const offs = [vrrp?.subscribe(listener), bird.subscribe(listener)];
+      return () => offs.forEach((off) => off?.());
+    },
     lastApply: () => vrrp?.lastApply() ?? "none",
   };
 }
@@ -199,6 +203,7 @@ function trackDataPlane(
       return keys.sort();
     },
     readAddresses: (iface) => readInterfaceAddresses({ interface: iface }),
+    onKeepalivedStarted: () => keepalived.onStarted(),
   });
   return {
     dataPlane: {

@@ -39,6 +39,7 @@ import type { ServiceController } from "../controllers/service/service_controlle
 import { errorMessage } from "../log/error_message.ts";
 import { watchHostSide } from "./host_side_failure.ts";
 import { StopSequence } from "./shutdown.ts";
+import { declareStartupMetrics } from "./startup_metrics.ts";
 
 /** Inputs of `runAgent`, already parsed by `keelson run`. */
 export interface AgentOptions {
@@ -124,6 +125,8 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     log.fatal("{error}", { error: errorMessage(error) });
     return 1;
   }
+  // leader, API client and work-queue series exist from the first scrape, connected or not
+  declareStartupMetrics(registry, config, provider);
 
   // 2. the host side (keepalived, BIRD): every host, before and without any Kubernetes connection
   const hostSide = await provider.startHost?.({

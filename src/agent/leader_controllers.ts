@@ -14,13 +14,16 @@ import {
   type ControllerName,
   resolveControllers,
 } from "../config/controller_names.ts";
-import { NodeController } from "../controllers/node/node_controller.ts";
+import { NODE_QUEUE_NAME, NodeController } from "../controllers/node/node_controller.ts";
 import type { DeletionGuard } from "../controllers/node_lifecycle/deletion_guards.ts";
 import {
   NodeLifecycleController,
   policyFromConfig,
 } from "../controllers/node_lifecycle/node_lifecycle_controller.ts";
-import { PvLabelsController } from "../controllers/pv_labels/pv_labels_controller.ts";
+import {
+  PV_LABELS_QUEUE_NAME,
+  PvLabelsController,
+} from "../controllers/pv_labels/pv_labels_controller.ts";
 import {
   ROUTE_CONTROLLER_EVENT_COMPONENT,
   RouteController,
@@ -28,6 +31,8 @@ import {
 import { handlesService } from "../cloud/load_balancer_class.ts";
 import {
   SERVICE_CONTROLLER_EVENT_COMPONENT,
+  SERVICE_NODES_QUEUE_NAME,
+  SERVICE_QUEUE_NAME,
   ServiceController,
 } from "../controllers/service/service_controller.ts";
 import { CLIENT_NAMES, type ClientFactory } from "../kube/client_factory.ts";
@@ -72,6 +77,38 @@ export function managedControllersGauge(registry: Registry): Gauge<"name" | "man
       labelNames: ["name", "manager"],
       registers: [registry],
     }));
+}
+
+/** The work queues each controller runs: the `name` label of its workqueue metrics. */
+export const CONTROLLER_QUEUES: Readonly<Record<ControllerName, readonly string[]>> = {
+  "cloud-node": [NODE_QUEUE_NAME],
+  "cloud-node-lifecycle": [],
+  "service": [SERVICE_QUEUE_NAME, SERVICE_NODES_QUEUE_NAME],
+  "route": [],
+  "pv-labels": [PV_LABELS_QUEUE_NAME],
+};
+
+/**
+ * The controllers `runLeaderControllers` starts under `config`: the enabled ones whose capability
+ * the provider has (upstream skips a controller whose cloud interface is missing).
+ * @param config the configuration in force
+ * @param provider the provider's capabilities
+ * @returns the controllers it starts when leading
+ */
+export function startableControllers(
+  config: Config,
+  provider: Pick<CloudProvider, "instancesV2" | "loadBalancer" | "routes">,
+): Set<ControllerName> {
+  const resolved = resolveControllers(config.controllers.enabled);
+  const enabled = "enabled" in resolved ? resolved.enabled : new Set<ControllerName>();
+  const available: Record<ControllerName, boolean> = {
+    "cloud-node": provider.instancesV2 !== undefined,
+    "cloud-node-lifecycle": provider.instancesV2 !== undefined,
+    "service": provider.loadBalancer !== undefined,
+    "route": provider.routes !== undefined,
+    "pv-labels": true,
+  };
+  return new Set([...enabled].filter((name) => available[name]));
 }
 
 /**

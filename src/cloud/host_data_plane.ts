@@ -16,8 +16,11 @@ export interface DataPlaneSnapshot {
   bgp?: BgpPeerReport[];
 }
 
-/** Outcome of the last config apply of the host's daemon (`none` before the first). */
-export type ApplyState = "success" | "invalid" | "error" | "unchanged" | "none";
+/**
+ * Outcome of the last config apply of the host's daemon (`none` before the first; `not_running`:
+ * written, but no daemon runs to load it).
+ */
+export type ApplyState = "success" | "invalid" | "error" | "unchanged" | "not_running" | "none";
 
 /** This host's data plane, as the host side observes it. */
 export interface HostDataPlane {

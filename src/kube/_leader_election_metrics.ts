@@ -44,6 +44,19 @@ function metricSet(registry: Registry): MetricSet {
 }
 
 /**
+ * Makes the series of one Lease exist (status 0, no slow path yet) before any elector runs: at the
+ * agent's start, so `leader_election_master_status` says "not leading" from the first scrape, also
+ * while no API server can be reached. A value already set stays.
+ * @param registry the process's registry
+ * @param name the Lease name (the `name` label)
+ */
+export function declareElectionMetrics(registry: Registry, name: string): void {
+  const set = metricSet(registry);
+  set.status.inc({ name }, 0);
+  set.slowpath.inc({ name }, 0);
+}
+
+/**
  * The metrics of one elector; a no-op without a registry.
  * @param registry where the metrics live, if anywhere
  * @param name the Lease name (the `name` label)

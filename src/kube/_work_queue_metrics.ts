@@ -179,6 +179,27 @@ class QueueMetricsImpl implements QueueMetrics {
   }
 }
 
+/**
+ * Makes the series of a queue that does not exist yet appear at zero (every family, as upstream
+ * exposes them from a queue's creation), so alerts and dashboards see the queue of every enabled
+ * controller from the agent's start, before any API connection and on hosts that do not lead.
+ * A queue already running keeps its values.
+ * @param registry the process's registry
+ * @param name the queue name, the `name` label
+ */
+export function declareQueueMetrics(registry: Registry, name: string): void {
+  const set = metricSet(registry);
+  if ([...set.live].some((q) => q.name === name)) return;
+  const labels = { name };
+  set.depth.set(labels, 0);
+  set.adds.inc(labels, 0);
+  set.retries.inc(labels, 0);
+  set.queueDuration.zero(labels);
+  set.workDuration.zero(labels);
+  set.unfinished.set(labels, 0);
+  set.longest.set(labels, 0);
+}
+
 const NOOP: QueueMetrics = {
   add: () => {},
   get: () => {},

@@ -402,6 +402,15 @@ interface TransportMetrics {
   rateLimiter: Histogram<"verb" | "host">;
 }
 
+/**
+ * Declares the `rest_client_*` families (HELP and TYPE; their series appear with the first
+ * request, as upstream's), so they exist from the agent's start, before any kubeconfig resolves.
+ * @param registry the process's registry
+ */
+export function declareRestClientMetrics(registry: Registry): void {
+  transportMetrics(registry);
+}
+
 /** The upstream client-go metric names; shared by every client on one registry. */
 function transportMetrics(registry: Registry): TransportMetrics {
   return {

@@ -27,6 +27,7 @@ import type { LeaseApi } from "./lease_api.ts";
 import { isConflict } from "./ports.ts";
 
 export type { LeaseApi } from "./lease_api.ts";
+export { declareElectionMetrics } from "./_leader_election_metrics.ts";
 
 /** Options of a `LeaderElector`. Durations are milliseconds. */
 export interface LeaderElectorOptions {

@@ -20,6 +20,7 @@ import { defaultControllerRateLimiter, type RateLimiter } from "./queue_rate_lim
 import { type QueueMetrics, queueMetrics } from "./_work_queue_metrics.ts";
 
 export type { RateLimiter } from "./queue_rate_limiters.ts";
+export { declareQueueMetrics } from "./_work_queue_metrics.ts";
 
 /** Options of `WorkQueue`. */
 export interface WorkQueueOptions {

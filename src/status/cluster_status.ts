@@ -203,6 +203,11 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
     if (h.reload && (h.reload.keepalived === "invalid" || h.reload.keepalived === "error")) {
       problems.push(`host ${h.host}: the last keepalived config apply was ${h.reload.keepalived}`);
     }
+    if (!h.silent && h.reload?.keepalived === "not_running") {
+      problems.push(
+        `host ${h.host}: keepalived is not running (its last config was written, not loaded)`,
+      );
+    }
   }
 
   // VIPs: of Services (status), and of every instance a fresh host reports

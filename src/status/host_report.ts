@@ -67,8 +67,11 @@ export const HostReportSchema = z.strictObject({
     ok: z.boolean(),
     /** Last successful load of the inventory. */
     at: isoTime.optional(),
-    /** Last keepalived apply outcome. */
-    keepalived: z.enum(["success", "invalid", "error", "unchanged", "none"]),
+    /**
+     * Last keepalived apply outcome; `not_running`: the file was written but no keepalived runs
+     * to load it (readers before it refuse such a report as unreadable).
+     */
+    keepalived: z.enum(["success", "invalid", "error", "unchanged", "not_running", "none"]),
     /**
      * Start-only settings the file changed since the host started (`restart_settings.ts`
      * names them): they apply after a restart. Absent when none (and in older reports).

@@ -230,12 +230,13 @@ Deno.test({
           ]),
         );
       }
+      // keepalived is not running yet: the file is written and not reloaded ("not_running")
       for (const node of lab.nodes) {
         await until(
-          `${node}'s keelson to apply its keepalived file`,
+          `${node}'s keelson to write its keepalived file`,
           async () =>
             (await logLines(log(node))).some((l) =>
-                /^keepalived config "(success|unchanged)"/.test(l.message)
+                /^keepalived config "not_running"/.test(l.message)
               )
               ? true
               : undefined,

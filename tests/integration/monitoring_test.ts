@@ -4,9 +4,13 @@
  * and the Grafana dashboard use is one Keelson defines (its name appears as a metric name in
  * src/ or providers/). promtool comes from Debian's `prometheus` package (.ci/run installs it);
  * without it the promtool test is skipped loudly, unless KEELSON_REQUIRE_INTEGRATION=1.
+ *
+ * One test runs `keelson run` with no API server to reach and evaluates KeelsonNoLeader with
+ * promtool on the series its real /metrics exports (three such agents: "all up, none connected").
  */
 import assert from "node:assert/strict";
-import { parse } from "yaml";
+import { parse, stringify } from "yaml";
+import { startKeelson } from "./_harness/keelson_process.ts";
 
 const MONITORING = new URL("../../deploy/monitoring/", import.meta.url).pathname;
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -29,11 +33,14 @@ if (!promtool && !required) {
   );
 }
 
-async function promtoolRun(args: string[]): Promise<{ code: number; output: string }> {
+async function promtoolRun(
+  args: string[],
+  cwd = MONITORING,
+): Promise<{ code: number; output: string }> {
   if (!promtool) throw new Error("promtool is not installed (KEELSON_REQUIRE_INTEGRATION=1)");
   const out = await new Deno.Command(promtool, {
     args,
-    cwd: MONITORING,
+    cwd,
     stdout: "piped",
     stderr: "piped",
   })
@@ -55,8 +62,85 @@ Deno.test({
 });
 
 interface RuleFile {
-  groups: { rules: { alert?: string; expr: string }[] }[];
+  groups: {
+    rules: { alert?: string; expr: string; annotations?: Record<string, string> }[];
+  }[];
 }
+
+Deno.test({
+  name: "KeelsonNoLeader fires on the real /metrics of agents that cannot reach any API server",
+  ignore: !promtool && !required,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "keelson-monitoring-" });
+    const configPath = `${dir}/keelson.toml`;
+    await Deno.writeTextFile(
+      configPath,
+      `[cluster]\nname = "it"\n\n[keepalived]\nenabled = false\n\n` +
+        `[[machines]]\nname = "cp-1"\nrole = "control-plane"\n`,
+    );
+    // a kubeconfig that does not exist: no client, no request, the agent retries every 10 s
+    const agent = startKeelson({
+      configPath,
+      kubeconfig: `${dir}/missing-kubeconfig`,
+      host: "cp-1",
+      dir,
+    });
+    try {
+      let metrics = "";
+      for (let i = 0; i < 300 && metrics === ""; i++) {
+        const response = await agent.get("/metrics");
+        if (response?.status === 200) metrics = response.body;
+        else await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.notEqual(metrics, "", `/metrics never answered; log:\n${await agent.log()}`);
+      const leaderLines = metrics.split("\n").filter((l) =>
+        l.startsWith("leader_election_master_status{")
+      );
+      assert.deepEqual(leaderLines, ['leader_election_master_status{name="keelson"} 0']);
+      assert.ok(
+        metrics.includes('workqueue_depth{name="Nodes"} 0'),
+        "the Nodes queue exists before any connection",
+      );
+
+      // promtool input: that scrape, as Prometheus stores it for three such agents
+      const rules = parse(await Deno.readTextFile(`${MONITORING}keelson-rules.yaml`)) as RuleFile;
+      const rule = rules.groups.flatMap((g) => g.rules).find((r) => r.alert === "KeelsonNoLeader")!;
+      const inputSeries = ["cp-1", "cp-2", "cp-3"].flatMap((host) => {
+        const target = `job="keelson",instance="${host}:10258"`;
+        return [
+          { series: `up{${target}}`, values: "1x20" },
+          ...leaderLines.map((line) => {
+            const [series, value] = line.split(" ");
+            return { series: series!.replace("}", `,${target}}`), values: `${value}x20` };
+          }),
+        ];
+      });
+      const test = {
+        "rule_files": [`${MONITORING}keelson-rules.yaml`],
+        "evaluation_interval": "15s",
+        tests: [{
+          interval: "15s",
+          "input_series": inputSeries,
+          "alert_rule_test": [{
+            "eval_time": "2m",
+            alertname: "KeelsonNoLeader",
+            "exp_alerts": [{
+              "exp_labels": { severity: "critical" },
+              "exp_annotations": rule.annotations,
+            }],
+          }],
+        }],
+      };
+      await Deno.writeTextFile(`${dir}/none-connected.test.yaml`, stringify(test));
+      const run = await promtoolRun(["test", "rules", "none-connected.test.yaml"], dir);
+      assert.equal(run.code, 0, run.output);
+      assert.match(run.output, /SUCCESS/);
+    } finally {
+      await agent.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
 interface RuleTests {
   tests: { alert_rule_test?: { alertname: string; exp_alerts: unknown[] }[] }[];
 }
@@ -68,7 +152,8 @@ Deno.test("every alert has a firing and a silent case in keelson-rules.test.yaml
   const alerts = rules.groups.flatMap((g) => g.rules).map((r) => r.alert).filter((a) =>
     a !== undefined
   );
-  assert.ok(alerts.length >= 9);
+  assert.ok(alerts.length >= 10);
+  assert.ok(alerts.includes("KeelsonDown"), "the alert KeelsonNoLeader's comment relies on");
   for (const alert of alerts) {
     const mine = cases.filter((c) => c.alertname === alert);
     assert.ok(mine.some((c) => c.exp_alerts.length > 0), `${alert} has no firing case`);

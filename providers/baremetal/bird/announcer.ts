@@ -71,6 +71,8 @@ export interface BirdAnnouncerOptions {
   readPasswords?: (config: Config) => Promise<ReadonlyMap<string, string>>;
   /** Told of each Service whose VIPs this host starts announcing. */
   onAnnounced?: (service: V1Service, vips: string[]) => void;
+  /** Told after every render BIRD accepted (`configure` answered, or the text already in force). */
+  onConfigured?: () => void;
 }
 
 /** Renders and applies this host's BIRD file whenever its inputs change. */
@@ -222,6 +224,7 @@ export class BirdAnnouncer {
     if (result.configured) {
       this.#configuredModel = rendered.model;
       this.#reportAnnounced(config, services, rendered.model);
+      this.#options.onConfigured?.();
     }
     this.#logRemoval(removed, rendered.model, result);
     return result;

@@ -57,6 +57,12 @@ export interface RunningBird {
   sync(reason: string): Promise<unknown>;
   /** Feeds the announcer from the caches. */
   connect(context: BirdClusterContext): void;
+  /**
+   * Calls `listener` when this host's BGP report (`bgp_report.ts`) changes: BIRD accepted a file
+   * announcing another set, or a session went up or down at a poll.
+   * @returns unsubscribe
+   */
+  subscribe(listener: () => void): () => void;
   /** Resolves once the VIPs are withdrawn after the stop signal and every loop has stopped. */
   finished: Promise<void>;
 }
@@ -107,6 +113,24 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
   let probe: ApiserverProbe | undefined;
   let nodes: Lister<V1Node> & { hasSynced(): boolean } | undefined;
   let events: EventRecorder | undefined;
+  // the heartbeat hears of a change of what BIRD announces at once, as of a VRRP change, instead
+  // of at its next renewal (5 s, past the leader's 3 s grace for a new VIP)
+  const listeners = new Set<() => void>();
+  let reported = "";
+  let sessionsReady = false; // `sessions` below exists (a render may come first)
+  const reportChanged = () => {
+    if (!sessionsReady) return;
+    const now = JSON.stringify(bgpPeerReports(announcer.configuredModel, sessions));
+    if (now === reported) return;
+    reported = now;
+    for (const listener of listeners) {
+      try {
+        listener();
+      } catch (error) {
+        log.error("BGP report listener failed: {error}", { error: String(error) });
+      }
+    }
+  };
   // [bgp] config_file and socket are read only here: BIRD runs with these paths until restarted
   const announcer = new BirdAnnouncer({
     config: options.config,
@@ -122,6 +146,7 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
         ANNOUNCED_BY_BGP_REASON,
         `Host ${options.host} announces ${vips.join(", ")} over BGP`,
       ),
+    onConfigured: () => reportChanged(),
   });
   const cp = config.control_plane;
   if (cp.announce === "bgp" && cp.vip.length > 0) {
@@ -147,8 +172,10 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
       ) {
         announcedGauge.set({ vip }, 1);
       }
+      reportChanged();
     },
   });
+  sessionsReady = true;
   const stop = new AbortController();
   loops.push(sessions.run(stop.signal));
   // a periodic render: picks up rotated password files and re-sends configure to a BIRD that
@@ -169,14 +196,30 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
       ...(options.reportedRoutes ? { reported: options.reportedRoutes, waitMs: 8000 } : {}),
     })
     : undefined;
-  // drain before exit: withdraw, wait for BIRD to have the file, then stop polling
+  // drain before exit: withdraw, wait for BIRD to have the file, then stop polling; the log says
+  // "withdrew" only when BIRD accepted the file announcing no VIP
   const drained = new Promise<void>((resolve) => {
     const drain = async () => {
       try {
         const result = await announcer.drain();
-        log.info("Withdrew every VIP before stopping: {message}", {
-          message: result?.message ?? "nothing rendered",
-        });
+        if (result?.configured) {
+          log.info(
+            "Withdrew every VIP before stopping: BIRD accepted a file announcing none ({message})",
+            { message: result.message },
+          );
+        } else if (result) {
+          log.error(
+            "Could not withdraw the VIPs before stopping: BIRD did not take the file announcing " +
+              "none ({result}: {message}); the routers keep this host's paths until BIRD's " +
+              "sessions close or BIRD takes the file",
+            { result: result.result, message: result.message },
+          );
+        } else {
+          log.error(
+            "Could not withdraw the VIPs before stopping: no BIRD file could be rendered (see " +
+              "the error above); BIRD keeps announcing what it was last given",
+          );
+        }
       } catch (error) {
         log.error("Could not withdraw the VIPs: {error}", { error: String(error) });
       } finally {
@@ -197,6 +240,10 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
       nodes = context.nodes;
       events = context.events;
       wireCaches(announcer, context, options.host);
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
     },
     finished: Promise.all([drained, ...loops]).then(() => undefined),
   };

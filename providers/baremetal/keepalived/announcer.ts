@@ -249,7 +249,9 @@ export class KeepalivedAnnouncer {
     const iface = this.#servedInterface ?? config.keepalived.interface;
     let problem: string | undefined;
     let gone = "";
-    if (!tookFile(result)) {
+    // no keepalived running holds no instance: the interface still says whether VIPs stayed
+    // (a killed keepalived leaves them), and a keepalived started later reads this file
+    if (!tookFile(result) && result.result !== "not_running") {
       problem = `keepalived did not take the file (${result.result}: ${result.message})`;
     } else {
       const wait = await this.#waitGone(held, iface);
@@ -282,7 +284,7 @@ export class KeepalivedAnnouncer {
       );
     } else {
       this.#log.warn(
-        "This host no longer serves VIPs through keepalived ({why}): keepalived got a file with " +
+        "This host no longer serves VIPs through keepalived ({why}): its keepalived file has " +
           "no VRRP instance ({message}); {gone}; the other control-plane hosts serve them. " +
           "{advice}",
         { why: withdrawal.reason, message: result.message, gone, advice, vips: held },
@@ -382,7 +384,10 @@ export function serviceVipsInFile(text: string): string[] {
     .flatMap(([, vips]) => vips);
 }
 
-/** Whether keepalived has the text now (written and reloaded, or already in force). */
+/**
+ * Whether keepalived has the text now (written and reloaded, or already in force); not when no
+ * keepalived runs to read it (`not_running`).
+ */
 function tookFile(result: ApplyResult): boolean {
   return result.result === "success" || result.result === "unchanged";
 }

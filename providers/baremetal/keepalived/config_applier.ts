@@ -8,8 +8,9 @@
  * (in the target network namespace when `netns` is set, since the interface check is done
  * where `-t` runs); rename it over the file (atomic); send SIGHUP to the pid in the pid file, or
  * run the configured reload command. Bursts are debounced and coalesced to the latest text. A
- * file written whose reload failed is reloaded again by the next apply of the same text (it is
- * not "unchanged" for keepalived until keepalived has read it).
+ * file written whose reload failed, or that no running keepalived was there to read
+ * (`not_running`), is reloaded again by the next apply of the same text (it is not "unchanged"
+ * for keepalived until keepalived has read it).
  *
  * @module
  */
@@ -22,8 +23,13 @@ import { runBounded } from "../run_bounded.ts";
 import { processComm } from "./process_comm.ts";
 import { PID_FILE, readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
 
-/** Outcome of one apply, also the `result` label of the reload counter. */
-export type ApplyOutcome = "success" | "invalid" | "error" | "unchanged";
+/**
+ * Outcome of one apply, also the `result` label of the reload counter: `success` written and
+ * keepalived told (SIGHUP sent, or the reload command ran); `not_running` written but nobody told,
+ * as no keepalived runs (it reads the file when it starts); `invalid` refused by the check;
+ * `error` not applied or not reloaded for another reason; `unchanged` already in force.
+ */
+export type ApplyOutcome = "success" | "invalid" | "error" | "unchanged" | "not_running";
 
 /** What `KeepalivedApplier.apply` did. */
 export interface ApplyResult {
@@ -73,6 +79,8 @@ export class KeepalivedApplier {
   #chain: Promise<void> = Promise.resolve();
   /** The file was written but keepalived was not told: the same text again retries the reload. */
   #reloadOwed = false;
+  /** The last outcome and message logged, so a repeated `not_running` is said once. */
+  #lastLogged = "";
 
   /**
    * @param options file paths, commands and the metrics registry
@@ -82,7 +90,8 @@ export class KeepalivedApplier {
     this.#reloads = declareOnce(options.registry, RELOADS_METRIC, () =>
       new Counter({
         name: RELOADS_METRIC,
-        help: "keepalived config applies by result (success, invalid, error, unchanged).",
+        help: "keepalived config applies by result (success, invalid, error, unchanged, " +
+          "not_running: written, but no keepalived runs to reload it).",
         labelNames: ["result"],
         registers: [options.registry],
       }));
@@ -124,9 +133,15 @@ export class KeepalivedApplier {
         result = { result: "error", reloaded: false, message: String(error) };
       }
       this.#reloads.inc({ result: result.result });
-      const level = result.result === "success" || result.result === "unchanged"
-        ? "info"
-        : "warning";
+      // not_running is the normal first apply at boot (keelson starts before keepalived), and
+      // is retried every 10 s until keepalived runs: said once
+      const key = `${result.result} ${result.message}`;
+      const level = result.result === "invalid" || result.result === "error"
+        ? "warning"
+        : result.result === "not_running" && key === this.#lastLogged
+        ? "debug"
+        : "info";
+      this.#lastLogged = key;
       this.#log[level]("keepalived config {result}: {message}", { ...result });
       for (const w of waiters) w(result);
     });
@@ -175,7 +190,7 @@ export class KeepalivedApplier {
 
   async #reload(file: string): Promise<ApplyResult> {
     const result = await this.#signal(file);
-    this.#reloadOwed = result.result === "error";
+    this.#reloadOwed = result.result === "error" || result.result === "not_running";
     return result;
   }
 
@@ -196,11 +211,12 @@ export class KeepalivedApplier {
     const pidFile = this.#options.pidFile;
     const pidText = await readInputFile(pidFile, PID_FILE).catch(() => undefined);
     if (pidText === undefined) {
-      // keepalived may not be running yet; it reads the file when it starts
+      // keepalived removes its pid file when it stops: none runs now; it reads the file at start
       return {
-        result: "success",
+        result: "not_running",
         reloaded: false,
-        message: `${file} written; not reloaded because pid file ${pidFile} does not exist`,
+        message: `${file} written; not reloaded: keepalived is not running (pid file ${pidFile} ` +
+          `does not exist); it reads the file when it starts`,
       };
     }
     const pid = Number(pidText.trim());

@@ -6,8 +6,11 @@
  *
  * The reader opens the FIFO read-write: it never sees end-of-file while keepalived reloads, and
  * opening never blocks waiting for a writer. keepalived deletes a FIFO it created when it stops
- * and makes a new one when it starts again, so the reader checks every `retryMs` that the path
- * still names the FIFO it holds open, and reopens it otherwise. keepalived opens the FIFO
+ * (after writing `STOP` for each instance) and makes a new one when it starts again, and on every
+ * reload too (2.2.7: a new inode, no line for an unchanged state), so the reader checks every
+ * `retryMs` that the path still names the FIFO it holds open, and reopens it otherwise. A path
+ * that names nothing `retryMs` after the FIFO closed (never created, or deleted and not
+ * recreated: not a reload) means no keepalived runs: `onGone` says so. keepalived opens the FIFO
  * non-blocking (checked on 2.2.7: O_RDWR|O_NONBLOCK), so a Keelson that stopped reading never
  * stalls VRRP: once the pipe is full keepalived's writes fail, and the lines kept are read in
  * order when Keelson starts again. Nothing read here is trusted: a line that is not exactly of the
@@ -60,6 +63,11 @@ export interface ReadNotifyFifoOptions {
   onEvent: (event: NotifyEvent) => void;
   /** Called once the FIFO is open (again). */
   onOpen?: () => void;
+  /**
+   * Called when the path names nothing: at the start (keepalived has not created it) and once
+   * after a FIFO that was open is gone. keepalived is not running then.
+   */
+  onGone?: () => void;
   /** Stops reading. */
   signal: AbortSignal;
   /** Retry period while the FIFO does not exist yet (keepalived creates it). @default 1000 */
@@ -77,10 +85,18 @@ export async function readNotifyFifo(options: ReadNotifyFifoOptions): Promise<vo
   const log = logger("keepalived", "notify-fifo");
   const retryMs = options.retryMs ?? 1000;
   let lastError = "";
+  let gone = false;
   while (!options.signal.aborted) {
     let file: Deno.FsFile | undefined;
     try {
-      const info = await Deno.lstat(options.path);
+      const info = await Deno.lstat(options.path).catch((error) => {
+        if (error instanceof Deno.errors.NotFound && !gone) {
+          gone = true;
+          options.onGone?.();
+        }
+        throw error;
+      });
+      gone = false;
       if (!info.isFifo) throw new Error(`${options.path} is not a FIFO`);
       file = await Deno.open(options.path, { read: true, write: true });
       lastError = "";

@@ -37,6 +37,11 @@ export interface RunningKeepalived extends HostAnnouncer {
   notifyFifo: boolean;
   /** Outcome of the last apply ("none" before the first). */
   lastApply: () => ApplyOutcome | "none";
+  /**
+   * keepalived opened its notify FIFO (it started, or reloaded): a file written while no
+   * keepalived ran is reloaded now, so the outcome stops saying `not_running`.
+   */
+  onStarted: () => void;
 }
 
 const VIP_ROLE_PERIOD_MS = 10_000;
@@ -115,13 +120,18 @@ export async function startKeepalived(
     ...(notifyFifoUser ? { notifyFifoUser } : {}),
   });
   await announcer.sync("startup");
-  loops.push(observeRoles(announcer, options));
+  loops.push(observeRoles(announcer, () => lastApply, options));
   options.signal.addEventListener("abort", () => applier.close(), { once: true });
   return {
     name: "keepalived",
     announcer,
     notifyFifo: notifyFifoUser !== undefined,
     lastApply: () => lastApply,
+    onStarted: () => {
+      if (lastApply === "not_running") {
+        announcer.sync("keepalived started").catch(() => undefined);
+      }
+    },
     sync: (reason) => announcer.sync(reason),
     setServiceSource: (source) => announcer.setServiceSource(source),
     finished: Promise.all(loops).then(() => undefined),
@@ -146,15 +156,22 @@ async function warnLeftInstances(file: string): Promise<void> {
   );
 }
 
-async function observeRoles(announcer: KeepalivedAnnouncer, options: KeepalivedOptions) {
+async function observeRoles(
+  announcer: KeepalivedAnnouncer,
+  lastApply: () => ApplyOutcome | "none",
+  options: KeepalivedOptions,
+) {
   const gauge = createVipRoleGauge(options.registry);
   const log = logger("keepalived");
   let warned = false;
   while (!options.signal.aborted) {
     const config = options.config();
-    // a withdrawal that keepalived did not take, or whose VIPs stayed, is tried again
+    // a withdrawal that keepalived did not take, or whose VIPs stayed, is tried again; a file
+    // written while no keepalived ran is reloaded once one runs, so the outcome stops saying so
     if (announcer.withdrawalFailed) {
       await announcer.sync("retrying the withdrawal").catch(() => undefined);
+    } else if (lastApply() === "not_running") {
+      await announcer.sync("keepalived was not running").catch(() => undefined);
     }
     // a control-plane VIP announced over BGP is BIRD's: keepalived never holds it; a host out of
     // VRRP renders none, but the VIPs a failed withdrawal has not seen leave are observed (the

@@ -11,6 +11,12 @@
  * the host does serve it until keepalived has removed it, so the status shows a duplicate rather
  * than hiding it.
  *
+ * A state is reported only as keepalived said it through the FIFO it holds now: an instance with
+ * no FIFO line (Keelson restarted after keepalived, keepalived never loaded it, or no FIFO) is
+ * MASTER when this host holds every VIP of it and UNKNOWN otherwise, never a guessed BACKUP. When
+ * the FIFO is gone (keepalived deletes it when it stops, `notify_fifo.ts`, or runs a file without
+ * it) the states it reported are forgotten: a keepalived starting again reports each afresh.
+ *
  * @module
  */
 import { Gauge, type Registry } from "prom-client";
@@ -54,6 +60,8 @@ export interface DataPlaneTrackerOptions {
   pollMs?: number;
   /** Current time. @default Date.now */
   now?: () => number;
+  /** keepalived opened its FIFO: it (re)started, or reloaded (a new FIFO each time). */
+  onKeepalivedStarted?: () => void;
 }
 
 /** Tracks this host's VRRP states and served VIPs. */
@@ -68,6 +76,8 @@ export class DataPlaneTracker {
   #since = new Map<string, string>();
   #inferredSince = new Map<string, { state: InstanceReport["state"]; since: string }>();
   #listeners = new Set<() => void>();
+  /** keepalived's FIFO is gone; false while open or not yet looked at. */
+  #fifoGone = false;
   #wakeable = new Wakeable();
   #stateGauge: Gauge<"instance" | "state">;
   #servedGauge: Gauge<"vip" | "service">;
@@ -114,10 +124,10 @@ export class DataPlaneTracker {
         instances.push({ name, state: known.state, source: "fifo", since: known.since, vips });
         continue;
       }
-      // no FIFO line yet (Keelson started after keepalived): holding every VIP means MASTER
-      const state = vips.length > 0 && vips.every((v) => this.#present.includes(v))
-        ? "MASTER"
-        : "BACKUP";
+      // no FIFO line (Keelson started after keepalived, keepalived never loaded the instance,
+      // or no FIFO): holding every VIP means MASTER; not holding them says nothing (UNKNOWN)
+      const holds = vips.length > 0 && vips.every((v) => this.#present.includes(v));
+      const state = holds ? "MASTER" : "UNKNOWN";
       const previous = this.#inferredSince.get(name);
       const since = previous?.state === state ? previous.since : now;
       this.#inferredSince.set(name, { state, since });
@@ -155,6 +165,30 @@ export class DataPlaneTracker {
   }
 
   /**
+   * Records that keepalived's FIFO is gone: keepalived stopped (or never started, or runs a file
+   * without the FIFO), so the states it reported are forgotten (exposed for tests; `run` feeds it).
+   */
+  onFifoGone(): void {
+    if (!this.#fifoGone) {
+      this.#log.info(
+        "keepalived's notify FIFO {path} does not exist (keepalived is not running, or runs a " +
+          "file without it): VRRP states are UNKNOWN until it reports them",
+        { path: this.#options.fifoPath ?? "" },
+      );
+    }
+    this.#fifoGone = true;
+    this.#fifoStates.clear();
+    this.#wakeable.wake();
+  }
+
+  /** Records that keepalived's FIFO is open (again): keepalived runs (exposed for tests). */
+  onFifoOpen(): void {
+    this.#fifoGone = false;
+    this.#wakeable.wake();
+    this.#options.onKeepalivedStarted?.();
+  }
+
+  /**
    * Reads the rendered file and the interface once, updates the metrics and notifies on change.
    * @throws {Error} when the addresses cannot be read
    */
@@ -187,6 +221,8 @@ export class DataPlaneTracker {
       ? readNotifyFifo({
         path: this.#options.fifoPath,
         onEvent: (event) => this.onNotify(event),
+        onOpen: () => this.onFifoOpen(),
+        onGone: () => this.onFifoGone(),
         signal,
       })
       : Promise.resolve();

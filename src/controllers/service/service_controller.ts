@@ -69,6 +69,11 @@ export const SERVICE_CONTROLLER_EVENT_COMPONENT = "service-controller";
 /** How long a Service whose request cannot be met (e.g. a taken IP) waits before a new try. */
 export const PENDING_RETRY_MS = 300_000;
 
+/** The queue of Service keys (the `name` label of the workqueue metrics). */
+export const SERVICE_QUEUE_NAME = "service";
+/** The queue of Node-set changes, which re-sync every LoadBalancer Service. */
+export const SERVICE_NODES_QUEUE_NAME = "service-nodes";
+
 const NODE_SYNC_KEY = "nodes";
 const NO_NODES_MESSAGE = "There are no available nodes for LoadBalancer";
 
@@ -146,13 +151,13 @@ export class ServiceController {
     this.#options = options;
     this.#clock = options.clock ?? systemClock();
     this.#serviceQueue = new WorkQueue({
-      name: "service",
+      name: SERVICE_QUEUE_NAME,
       rateLimiter: options.rateLimiter ?? serviceRateLimiter(),
       registry: deps.registry,
       clock: this.#clock,
     });
     this.#nodeQueue = new WorkQueue({
-      name: "service-nodes",
+      name: SERVICE_NODES_QUEUE_NAME,
       rateLimiter: options.rateLimiter ?? serviceRateLimiter(),
       registry: deps.registry,
       clock: this.#clock,

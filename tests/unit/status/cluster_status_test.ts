@@ -217,3 +217,25 @@ Deno.test("buildClusterStatus(): a host removed from the inventory but still ren
   assert.deepEqual(status.retired, []);
   assert.equal(status.vips[0]!.problem, "split-brain");
 });
+
+Deno.test("buildClusterStatus(): a host whose keepalived file was written while keepalived was not running is a problem, with its instances UNKNOWN", () => {
+  const down = report("cp-2", [], { all: ALL });
+  down.reload.keepalived = "not_running";
+  down.instances = down.instances.map((i) => ({ ...i, state: "UNKNOWN" }));
+  const status = buildClusterStatus({
+    services: [lbService("shop", "web", ["10.0.0.150"]), lbService("shop", "api", ["10.0.0.151"])],
+    leases: [
+      heartbeatLease("cp-1", report("cp-1", ALL, { all: ALL })),
+      heartbeatLease("cp-2", down),
+    ],
+    leaderLease: leaderLease("cp-1_abc"),
+    nowMs: NOW,
+  });
+  assert.deepEqual(status.problems, [
+    "host cp-2: keepalived is not running (its last config was written, not loaded)",
+  ]);
+  assert.deepEqual(status.vips[0]!.states, [
+    { host: "cp-1", instance: "keelson_v4_g0", state: "MASTER" },
+    { host: "cp-2", instance: "keelson_v4_g0", state: "UNKNOWN" },
+  ]);
+});

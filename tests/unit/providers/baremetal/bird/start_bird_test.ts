@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
 import type { V1Node } from "@kubernetes/client-node";
+import { type LogRecord, reset } from "@logtape/logtape";
 import { Registry } from "prom-client";
 import { bgpPeerReports } from "../../../../../providers/baremetal/bird/bgp_report.ts";
 import { hostNodeReady, startBird } from "../../../../../providers/baremetal/bird/start_bird.ts";
 import type { Config } from "../../../../../src/config/types.ts";
 import { fakeBird } from "./_fake_bird.ts";
+import { captureLogs } from "../../../_fakes/captured_logs.ts";
 import { bgpConfig } from "./_inventory.ts";
 
 function cache(nodes: V1Node[], synced = true) {
@@ -115,4 +117,76 @@ Deno.test("startBird without [bgp] at start starts nothing: a [bgp] added later 
   });
   assert.equal(running, undefined);
   assert.doesNotMatch(await registry.metrics(), /keelson_bgp_/, "no BGP series at all");
+});
+
+function text(record: LogRecord): string {
+  return record.message.map((part) => String(part)).join("");
+}
+
+Deno.test("startBird on stop says it withdrew the VIPs only when BIRD accepted the file announcing none", async () => {
+  // how BIRD answers the stop's configure: accepted, refused, or not listening any more
+  const cases: [
+    string,
+    (replies: Record<string, string>, close: () => Promise<void>) => unknown,
+  ][] = [
+    ["accepted", () => {}],
+    ["refused", (replies) => replies["configure"] = "8002 Configuration error\n"],
+    ["not running", (_replies, close) => close()],
+  ];
+  for (const [name, atStop] of cases) {
+    const records = await captureLogs();
+    const dir = await Deno.makeTempDir();
+    const replies: Record<string, string> = {
+      "configure": "0002-Reading configuration\n0003 Reconfigured\n",
+      "show protocols all": showProtocols(1),
+    };
+    const bird = fakeBird(dir, replies);
+    const file = `${dir}/keelson.conf`;
+    await Deno.writeTextFile(
+      file,
+      "protocol static keelson_vips4_p1 {\n  ipv4;\n  route 198.51.100.7/32 blackhole;\n}\n",
+    );
+    const config = await bgpConfig((t) =>
+      t.replace(
+        "[bgp]\n",
+        `[bgp]\nconfig_file = "${file}"\nsocket = "${bird.path}"\n` +
+          'check_command = ["true"]\nstatus_interval_ms = 200\n',
+      )
+    );
+    const stop = new AbortController();
+    const running = await startBird({
+      config: () => config,
+      host: "cp-1",
+      registry: new Registry(),
+      signal: stop.signal,
+    });
+    assert.ok(running);
+    let closed = false;
+    try {
+      assert.match(await Deno.readTextFile(file), /198\.51\.100\.7/, name);
+      await atStop(replies, async () => {
+        closed = true;
+        await bird.close();
+      });
+      stop.abort();
+      await running.finished;
+      assert.doesNotMatch(await Deno.readTextFile(file), /198\.51\.100\.7/, `${name}: written`);
+      const said = records.filter((r) => /withdr/i.test(text(r)));
+      assert.equal(said.length, 1, `${name}: ${said.map(text).join("\n")}`);
+      if (name === "accepted") {
+        assert.equal(said[0]!.level, "info");
+        assert.match(text(said[0]!), /^Withdrew every VIP before stopping: BIRD accepted/);
+      } else {
+        assert.equal(said[0]!.level, "error", name);
+        assert.match(text(said[0]!), /^Could not withdraw the VIPs before stopping/, name);
+        assert.doesNotMatch(text(said[0]!), /Withdrew/, name);
+      }
+    } finally {
+      stop.abort();
+      await running.finished;
+      if (!closed) await bird.close();
+      await reset();
+      await Deno.remove(dir, { recursive: true });
+    }
+  }
 });

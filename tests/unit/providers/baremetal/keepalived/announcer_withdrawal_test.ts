@@ -72,6 +72,11 @@ async function setup(options: {
     applier: {
       apply: async (text) => {
         const result = options.result?.() ?? "success";
+        // not_running: written, but no keepalived reads it (the interface stays as it is)
+        if (result === "not_running") {
+          await Deno.writeTextFile(file, text);
+          applied.push(text);
+        }
         if (result === "success") {
           await Deno.writeTextFile(file, text);
           applied.push(text);
@@ -346,6 +351,45 @@ Deno.test("KeepalivedAnnouncer: the agent's stop ends the wait for a VIP that st
     assert.ok(performance.now() - started < 30_000);
     assert.equal(t.announcer.withdrawalFailed, true, "not confirmed: the VIP is still there");
     assert.equal(records.filter((r) => r.level === "error").length, 1);
+  } finally {
+    await reset();
+    await Deno.remove(t.dir, { recursive: true });
+  }
+});
+
+Deno.test("KeepalivedAnnouncer: with no keepalived running, a withdrawal is confirmed by the interface alone, and a file written then does not count as served again", async () => {
+  const records = await captureLogs();
+  let outcome: ApplyResult["result"] = "success";
+  const t = await setup({ synced: true, withdrawTimeoutMs: 200, result: () => outcome });
+  try {
+    const active = t.state.config;
+    // keepalived stopped: its VIPs left with it, except one a killed keepalived left behind
+    outcome = "not_running";
+    t.state.onInterface.clear();
+    t.state.stuck.add(CP_VIP);
+    t.state.config = withMachine(active, { state: "retired" });
+    await t.announcer.sync("configuration reloaded");
+    assert.equal(instancesInFile(await Deno.readTextFile(t.file)).size, 0, "the file is written");
+    assert.equal(t.announcer.withdrawalFailed, true, "a VIP is still on the interface");
+    assert.match(
+      records.filter((r) => r.level === "error").map(text).at(-1)!,
+      /10\.250\.0\.100 still on eth0/,
+    );
+    t.state.stuck.clear();
+    await t.announcer.sync("retrying the withdrawal");
+    assert.equal(t.announcer.withdrawalFailed, false, "nothing left on the interface");
+    const warning = records.filter((r) => r.level === "warning").map(text).at(-1)!;
+    assert.match(warning, /its keepalived file has no VRRP instance \(fake not_running\)/);
+
+    // active again while keepalived still does not run: written, not served
+    t.state.config = active;
+    await t.announcer.sync("configuration reloaded");
+    assert.equal(instancesInFile(await Deno.readTextFile(t.file)).size > 0, true);
+    const again = () => records.filter((r) => /serves VIPs through keepalived again/.test(text(r)));
+    assert.equal(again().length, 0, "no keepalived runs: it serves nothing");
+    outcome = "success";
+    await t.announcer.sync("keepalived was not running");
+    assert.equal(again().length, 1);
   } finally {
     await reset();
     await Deno.remove(t.dir, { recursive: true });

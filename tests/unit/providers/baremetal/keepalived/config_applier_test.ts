@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
+import { type LogRecord, reset } from "@logtape/logtape";
 import { Registry } from "prom-client";
 import { KeepalivedApplier } from "../../../../../providers/baremetal/keepalived/config_applier.ts";
 import { FakeClock } from "../../../_fakes/fake_clock.ts";
+import { captureLogs } from "../../../_fakes/captured_logs.ts";
 
 // a stand-in for `keepalived -t -f`: rejects a file containing "bogus" with rc 5 and a message
 const CHECK = [
@@ -39,12 +41,23 @@ async function setup(extra: { pid?: string } = {}) {
 Deno.test("KeepalivedApplier.apply() writes a valid file and skips unchanged text", async () => {
   const t = await setup();
   try {
-    const first = await t.apply("vrrp_instance a {}\n");
-    assert.equal(first.result, "success");
-    assert.equal(first.reloaded, false); // no pid file: written, keepalived reads it on start
-    assert.match(first.message, /pid file .* does not exist/);
+    const written = await t.apply("vrrp_instance a {}\n");
+    assert.equal(written.result, "not_running"); // no pid file: written, keepalived reads it on start
     assert.equal(await Deno.readTextFile(t.file), "vrrp_instance a {}\n");
-    assert.equal((await t.apply("vrrp_instance a {}\n")).result, "unchanged");
+    const hup = new Deno.Command("sh", {
+      args: ["-c", "trap '' HUP; while :; do sleep 0.05; done"],
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    try {
+      await Deno.writeTextFile(t.pidFile, String(hup.pid));
+      await new Promise((r) => setTimeout(r, 100)); // let sh install its trap
+      assert.equal((await t.apply("vrrp_instance a {}\n")).result, "success");
+      assert.equal((await t.apply("vrrp_instance a {}\n")).result, "unchanged");
+    } finally {
+      hup.kill("SIGKILL");
+      await hup.status;
+    }
     assert.equal(await t.metric("success"), 1);
     assert.equal(await t.metric("unchanged"), 1);
     assert.deepEqual([...Deno.readDirSync(`${t.dir}/conf.d`)].map((e) => e.name), ["keelson.conf"]);
@@ -74,9 +87,9 @@ Deno.test("KeepalivedApplier.apply() coalesces a burst to the latest text", asyn
     const results = ["one\n", "two\n", "three\n"].map((text) => t.applier.apply(text));
     t.clock.advance(100);
     const settled = await Promise.all(results);
-    assert.deepEqual(settled.map((r) => r.result), ["success", "success", "success"]);
+    assert.deepEqual(settled.map((r) => r.result), ["not_running", "not_running", "not_running"]);
     assert.equal(await Deno.readTextFile(t.file), "three\n");
-    assert.equal(await t.metric("success"), 1);
+    assert.equal(await t.metric("not_running"), 1);
   } finally {
     await Deno.remove(t.dir, { recursive: true });
   }
@@ -171,6 +184,56 @@ Deno.test("KeepalivedApplier.apply() retries the reload of a written file whose 
   } finally {
     child.kill("SIGKILL");
     await child.status;
+    await Deno.remove(t.dir, { recursive: true });
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+function text(record: LogRecord): string {
+  return record.message.map((part) => String(part)).join("");
+}
+
+Deno.test("KeepalivedApplier.apply(): a file written while no keepalived runs is not_running, not success, in the result, the metric and the log; reloaded once keepalived runs", async () => {
+  const records = await captureLogs();
+  const dir = await Deno.makeTempDir();
+  const marker = `${dir}/hup`;
+  const t = await setup(); // no pid file: keepalived is not running
+  let child: Deno.ChildProcess | undefined;
+  try {
+    const result = await t.apply("vrrp_instance a {}\n");
+    assert.deepEqual([result.result, result.reloaded], ["not_running", false]);
+    assert.match(result.message, /written; not reloaded: keepalived is not running/);
+    assert.equal(await Deno.readTextFile(t.file), "vrrp_instance a {}\n", "the file is on disk");
+    assert.equal(await t.metric("not_running"), 1);
+    assert.equal(await t.metric("success"), 0);
+    const lines = records.filter((r) => r.category.includes("applier")).map(text);
+    assert.equal(lines.length, 1, lines.join("\n"));
+    assert.match(lines[0]!, /^keepalived config not_running: .*written; not reloaded/);
+    assert.doesNotMatch(lines.join("\n"), /success/);
+    // still not running: the same outcome again, logged once
+    assert.equal((await t.apply("vrrp_instance a {}\n")).result, "not_running");
+    const info = records.filter((r) => r.category.includes("applier") && r.level === "info");
+    assert.equal(info.length, 1);
+
+    // keepalived runs now: the same text is reloaded (SIGHUP), not "unchanged"
+    child = new Deno.Command("sh", {
+      args: ["-c", `trap 'echo hup >> ${marker}' HUP; while :; do sleep 0.05; done`],
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    await Deno.writeTextFile(t.pidFile, String(child.pid));
+    await new Promise((r) => setTimeout(r, 100)); // let sh install its trap
+    const reloaded = await t.apply("vrrp_instance a {}\n");
+    assert.deepEqual([reloaded.result, reloaded.reloaded], ["success", true]);
+    for (let i = 0; i < 100 && !(await Deno.stat(marker).catch(() => false)); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal(await Deno.readTextFile(marker), "hup\n");
+    assert.equal(await t.metric("success"), 1);
+  } finally {
+    child?.kill("SIGKILL");
+    await child?.status;
+    await reset();
     await Deno.remove(t.dir, { recursive: true });
     await Deno.remove(dir, { recursive: true });
   }

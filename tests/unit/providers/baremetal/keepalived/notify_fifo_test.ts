@@ -106,6 +106,51 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name:
+    "readNotifyFifo() says the FIFO is gone (no keepalived) at the start and after a stop, once each, not when a reload replaced it",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    const path = `${dir}/keepalived-notify.fifo`;
+    let opens = 0;
+    let gones = 0;
+    const controller = new AbortController();
+    const reading = readNotifyFifo({
+      path,
+      onEvent: () => {},
+      onOpen: () => opens++,
+      onGone: () => gones++,
+      signal: controller.signal,
+      retryMs: 50,
+    });
+    try {
+      await until(() => gones === 1, "gone at the start: keepalived has not created it");
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(gones, 1, "said once while it stays absent");
+      await mkfifo(path);
+      await until(() => opens === 1, "the first open");
+      // a reload: keepalived puts a new FIFO at the path at once
+      await mkfifo(`${dir}/next.fifo`);
+      await Deno.rename(`${dir}/next.fifo`, path);
+      await until(() => opens === 2, "the reopen after the reload");
+      assert.equal(gones, 1, "a reload is not a stop");
+      // a stop: keepalived deletes its FIFO
+      await Deno.remove(path);
+      await until(() => gones === 2, "gone after the stop");
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(gones, 2);
+      await mkfifo(path);
+      await until(() => opens === 3, "the open after keepalived started again");
+    } finally {
+      controller.abort();
+      await reading;
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
 Deno.test("readNotifyFifo() refuses a regular file in place of the FIFO and ends on abort", async () => {
   const dir = await Deno.makeTempDir();
   const path = `${dir}/fifo`;

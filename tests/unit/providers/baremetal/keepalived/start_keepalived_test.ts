@@ -88,3 +88,49 @@ Deno.test("startKeepalived(): a start that does not drive keepalived warns about
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("startKeepalived(): a file written while keepalived was not running is reloaded once keepalived starts (its FIFO opens)", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "keelson-keepalived-test." });
+  const controller = new AbortController();
+  let fake: Deno.ChildProcess | undefined;
+  try {
+    const config = testConfig({
+      keepalived: {
+        config_file: `${dir}/keelson.conf`,
+        pid_file: `${dir}/keepalived.pid`,
+        check_command: ["true"],
+        track_file_dir: dir,
+        interface: "eth0",
+      },
+      machines: [{ name: "cp-1", role: "control-plane", internal_ips: ["10.250.0.11"] }],
+    });
+    const running = await startKeepalived({
+      config: () => config,
+      host: "cp-1",
+      registry: new Registry(),
+      signal: controller.signal,
+    });
+    assert.ok(running);
+    assert.equal(running.lastApply(), "not_running", "no pid file: written, nobody told");
+    // "keepalived" starts (a process of that name) and writes its pid file
+    await Deno.copyFile("/bin/sleep", `${dir}/keepalived`);
+    await Deno.chmod(`${dir}/keepalived`, 0o755);
+    fake = new Deno.Command(`${dir}/keepalived`, { args: ["60"] }).spawn();
+    await Deno.writeTextFile(`${dir}/keepalived.pid`, `${fake.pid}\n`);
+    running.onStarted();
+    for (let i = 0; i < 200 && running.lastApply() !== "success"; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    assert.equal(running.lastApply(), "success");
+    const status = await fake.status; // SIGHUP ends sleep: it was signalled
+    assert.equal(status.signal, "SIGHUP");
+    fake = undefined;
+    controller.abort();
+    await running.finished;
+  } finally {
+    controller.abort();
+    fake?.kill("SIGKILL");
+    await fake?.status;
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -72,10 +72,10 @@ Deno.test("DataPlaneTracker: states from the FIFO, served VIPs from the interfac
   t.subscribe(() => changes++);
   try {
     await t.refresh();
-    // no FIFO line yet: the instance holding all its VIPs is inferred MASTER
+    // no FIFO line yet: the instance holding all its VIPs is inferred MASTER, the other unknown
     let snap = t.snapshot();
     assert.deepEqual(snap.instances.map((i) => [i.name, i.state, i.source]), [
-      ["keelson_cp_v4", "BACKUP", "addresses"],
+      ["keelson_cp_v4", "UNKNOWN", "addresses"],
       ["keelson_v4_g1", "MASTER", "addresses"],
     ]);
     assert.deepEqual(snap.vips.map((v) => v.ip), ["10.0.0.150", "10.0.0.151", "10.0.0.152"]);
@@ -117,6 +117,58 @@ Deno.test("DataPlaneTracker: states from the FIFO, served VIPs from the interfac
     // an instance removed on reload forgets its FIFO state
     t.onNotify({ kind: "deleted", instance: "keelson_cp_v4" });
     assert.equal(t.snapshot().instances[0]!.source, "addresses");
+  } finally {
+    await cleanup();
+  }
+});
+
+Deno.test("DataPlaneTracker: while no keepalived runs (no FIFO) an instance not holding its VIPs is UNKNOWN, never BACKUP, and what keepalived said before is forgotten", async () => {
+  const present = ["10.0.0.11"];
+  const { t, registry, cleanup } = await tracker(() => present);
+  let changes = 0;
+  t.subscribe(() => changes++);
+  try {
+    // keepalived has not created its FIFO (not started): nothing said, nothing held
+    t.onFifoGone();
+    await t.refresh();
+    const states = () => t.snapshot().instances.map((i) => [i.name, i.state, i.source]);
+    assert.deepEqual(states(), [
+      ["keelson_cp_v4", "UNKNOWN", "addresses"],
+      ["keelson_v4_g1", "UNKNOWN", "addresses"],
+    ]);
+    let text = await registry.metrics();
+    assert.match(text, /keelson_vrrp_instance_state\{instance="keelson_cp_v4",state="UNKNOWN"\} 1/);
+    assert.match(text, /keelson_vrrp_instance_state\{instance="keelson_cp_v4",state="BACKUP"\} 0/);
+    assert.doesNotMatch(text, /state="(MASTER|BACKUP|FAULT|STOP)"\} 1/);
+
+    // keepalived starts: its FIFO opens and it reports each instance
+    t.onFifoOpen();
+    t.onNotify({ kind: "state", instance: "keelson_cp_v4", state: "BACKUP", priority: 100 });
+    t.onNotify({ kind: "state", instance: "keelson_v4_g1", state: "BACKUP", priority: 100 });
+    await t.refresh();
+    assert.deepEqual(states(), [
+      ["keelson_cp_v4", "BACKUP", "fifo"],
+      ["keelson_v4_g1", "BACKUP", "fifo"],
+    ]);
+    const before = changes;
+
+    // keepalived stops (it says STOP, then deletes its FIFO): unknown again, the heartbeat told
+    t.onNotify({ kind: "state", instance: "keelson_cp_v4", state: "STOP", priority: 100 });
+    t.onFifoGone();
+    await t.refresh();
+    assert.deepEqual(states(), [
+      ["keelson_cp_v4", "UNKNOWN", "addresses"],
+      ["keelson_v4_g1", "UNKNOWN", "addresses"],
+    ]);
+    assert.ok(changes > before, "listeners (the heartbeat) hear of it");
+    text = await registry.metrics();
+    assert.match(text, /keelson_vrrp_instance_state\{instance="keelson_v4_g1",state="UNKNOWN"\} 1/);
+    assert.match(text, /keelson_vrrp_instance_state\{instance="keelson_v4_g1",state="BACKUP"\} 0/);
+
+    // started again, before any line: the old states do not come back
+    t.onFifoOpen();
+    await t.refresh();
+    assert.deepEqual(states().map(([, state]) => state), ["UNKNOWN", "UNKNOWN"]);
   } finally {
     await cleanup();
   }
