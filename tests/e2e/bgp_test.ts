@@ -10,6 +10,9 @@
  *   through, and NetworkUnavailable=False/RouteCreated is set;
  * - no session is re-established by these route changes.
  *
+ * Keelson runs as it ships (`shipped_keelson.ts`: the bundle with the baked flags, unprivileged with
+ * only CAP_KILL; the compiled binary itself cannot be built here, denort cannot be downloaded).
+ *
  * Needs root, bird2, iproute2 and the kube-apiserver test binaries; skipped loudly otherwise
  * (failed with KEELSON_REQUIRE_E2E=1).
  *
@@ -21,6 +24,7 @@ import { decodeHostReport, HOST_REPORT_ANNOTATION } from "../../src/status/host_
 import { findAssets } from "../integration/_harness/assets.ts";
 import { type ControlPlane, startControlPlane } from "../integration/_harness/control_plane.ts";
 import { type KeelsonProcess, startKeelson } from "../integration/_harness/keelson_process.ts";
+import { readableByTestUser } from "../integration/_harness/shipped_keelson.ts";
 import { registerNode } from "../integration/_harness/kubelet.ts";
 import {
   createLbService,
@@ -127,13 +131,17 @@ Deno.test({
       for (let i = 1; i <= HOSTS; i++) {
         const path = `${lab.dir}/cp${i}/keelson.toml`;
         await Deno.writeTextFile(path, inventory(lab, i, new URL(cp.server).port));
-        agents.push(startKeelson({
-          configPath: path,
-          kubeconfig: cp.tokenKubeconfigPath,
-          host: `cp-${i}`,
-          dir: lab.dir,
-          args: ["--controllers", "*"],
-        }));
+        await readableByTestUser(path, cp.tokenKubeconfigPath);
+        agents.push(
+          await startKeelson({
+            configPath: path,
+            kubeconfig: cp.tokenKubeconfigPath,
+            host: `cp-${i}`,
+            dir: lab.dir,
+            args: ["--controllers", "*"],
+            unprivileged: true,
+          }),
+        );
       }
       // sessions up: every host rendered its file and BIRD connected to the ToR
       const established = await timed(
