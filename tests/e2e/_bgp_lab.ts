@@ -78,6 +78,14 @@ export class BgpLab {
     return `${this.#dirs(i).birdSocket}/bird.ctl`;
   }
 
+  /**
+   * `[keepalived] track_file_dir` of host `i`: with keepalived disabled, Keelson still writes the
+   * control-plane VIP's apiserver health there (under the baked write paths, owned by the user).
+   */
+  trackDir(i: number): string {
+    return this.#dirs(i).track;
+  }
+
   #dirs(i: number): ShippedDirs {
     const dirs = this.#shipped.get(i);
     if (!dirs) throw new Error(`No control-plane host ${i} in this lab`);

@@ -88,7 +88,7 @@ function inventory(lab: BgpLab, apiserverPort: string, v: Variant = {}): string 
   ];
   return [
     `[cluster]\nname = "e2e"\ncluster_cidr = ["${CLUSTER_CIDR}"]\n`,
-    "[keepalived]\nenabled = false\n",
+    `[keepalived]\nenabled = false\ntrack_file_dir = "${lab.trackDir(1)}"\n`,
     `[control_plane]\nport = ${apiserverPort}\n`,
     '[leader_election]\nlease_duration = "4s"\nrenew_deadline = "3s"\nretry_period = "1s"\n',
     "[bgp]",

@@ -72,7 +72,7 @@ function inventory(lab: BgpLab, host: number, apiserverPort: string): string {
   );
   return [
     `[cluster]\nname = "e2e"\ncluster_cidr = ["${CLUSTER_CIDR}"]\n`,
-    "[keepalived]\nenabled = false\n",
+    `[keepalived]\nenabled = false\ntrack_file_dir = "${lab.trackDir(host)}"\n`,
     // the control-plane VIP over BGP, gated by this host's probe of the apiserver's /readyz
     `[control_plane]\nvip = ["${CP_VIP}"]\nannounce = "bgp"\nport = ${apiserverPort}\n`,
     '[leader_election]\nlease_duration = "4s"\nrenew_deadline = "3s"\nretry_period = "1s"\n',

@@ -23,6 +23,9 @@ const MAIN = `${ROOT}main.ts`;
 /** The unprivileged user the tests run Keelson as (a system user, created when absent). */
 export const TEST_USER = "keelson-test";
 
+/** The PATH systemd gives a system service (keelson.service sets no Environment=). */
+const SERVICE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
 /** Where Keelson writes, by purpose; each must be inside the baked `--allow-write` set. */
 const WRITE_DIRS = {
   /** The directory of the default `[keepalived] config_file`. */
@@ -183,7 +186,8 @@ function testUserHome(): Promise<string> {
 export interface KeelsonCommandOptions {
   /**
    * As the unprivileged test user with only CAP_KILL (needs root), as
-   * deploy/systemd/keelson.service runs it. @default false
+   * deploy/systemd/keelson.service runs it, and with a service's environment: PATH, plus HOME and
+   * DENO_DIR for `deno run` (nothing of the test's, such as NODE_EXTRA_CA_CERTS). @default false
    */
   unprivileged?: boolean;
   /**
@@ -203,7 +207,7 @@ export interface KeelsonCommandOptions {
  * The argv that runs Keelson with `args`, executable first.
  * @param args Keelson's own arguments, e.g. `["run", "--config", path]`
  * @param options who runs what, and with which flags
- * @returns e.g. `["setpriv", ..., "--", "env", "DENO_DIR=...", "/usr/bin/deno", "run", ...]`
+ * @returns e.g. `["setpriv", ..., "--", "env", "-i", "PATH=...", ..., "/usr/bin/deno", "run", ...]`
  */
 export async function keelsonCommand(
   args: readonly string[],
@@ -235,6 +239,8 @@ export async function keelsonCommand(
     "--ambient-caps=-all,+kill",
     "--",
     "env",
+    "-i",
+    `PATH=${SERVICE_PATH}`,
     `HOME=${home}`,
     `DENO_DIR=${home}/deno`,
     ...deno,
