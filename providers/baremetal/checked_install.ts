@@ -6,6 +6,7 @@
  * @module
  */
 import { basename, dirname } from "node:path";
+import { writingHostFile } from "./host_file_error.ts";
 import { type BoundedRun, runBounded } from "./run_bounded.ts";
 
 /** What to install and how to check it. */
@@ -31,6 +32,7 @@ let sequence = 0;
  * it up.
  * @param install the file, text, mode and check
  * @returns undefined when the file now holds the text, else the failed check
+ * @throws {HostFileError} when the directory, the temp file or the rename cannot be written
  * @example
  * ```ts
  * const failed = await installChecked({
@@ -42,12 +44,12 @@ let sequence = 0;
 export async function installChecked(install: CheckedInstall): Promise<BoundedRun | undefined> {
   const { file, text, mode } = install;
   const temp = `${dirname(file)}/.${basename(file)}.${Deno.pid}.${++sequence}.tmp`;
-  await Deno.mkdir(dirname(file), { recursive: true });
+  await writingHostFile(dirname(file), () => Deno.mkdir(dirname(file), { recursive: true }));
   try {
-    await writeSynced(temp, text, mode);
+    await writingHostFile(temp, () => writeSynced(temp, text, mode));
     const check = await runBounded(install.checkCommand(temp), install.timeoutMs);
     if (check.timedOut || check.code !== 0) return check;
-    await Deno.rename(temp, file);
+    await writingHostFile(file, () => Deno.rename(temp, file));
     return undefined;
   } finally {
     await Deno.remove(temp).catch(() => {});

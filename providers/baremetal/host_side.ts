@@ -9,6 +9,7 @@ import type { V1Service } from "@kubernetes/client-node";
 import type { Registry } from "prom-client";
 import type { Config } from "../../src/config/types.ts";
 import type { Informer } from "../../src/kube/ports.ts";
+import { errorMessage } from "../../src/log/error_message.ts";
 import { logger } from "../../src/log/logging.ts";
 import { bgpPeerReports } from "./bird/bgp_report.ts";
 import { type BirdClusterContext, type RunningBird, startBird } from "./bird/start_bird.ts";
@@ -53,6 +54,8 @@ export interface HostSide {
   readonly dataPlane?: HostDataPlane;
   /** Resolves when every announcer's loops have stopped. */
   readonly finished: Promise<void>;
+  /** Resolves with what happened when a part stopped before the stop signal. */
+  readonly stopped: Promise<Error>;
 }
 
 /**
@@ -107,7 +110,41 @@ export async function startHostSide(options: HostSideOptions): Promise<HostSide>
     ]).then(
       () => undefined,
     ),
+    stopped: firstEarlyStop([
+      ...announcers.map((a) => [`${a.name} side`, a.finished] as const),
+      ["VRRP state tracker (notify FIFO, interface addresses)", tracked?.finished],
+      ["BIRD side", bird?.finished],
+    ], options.signal),
   };
+}
+
+/**
+ * The first part that ends before `signal` aborts: its loops returned or one of them threw.
+ * @param parts each part's name and the promise that settles when its loops have stopped
+ * @param signal the host side's stop signal
+ * @returns resolves with an Error naming the part (never resolves when every part waits for
+ *   the signal)
+ */
+export function firstEarlyStop(
+  parts: readonly (readonly [string, Promise<unknown> | undefined])[],
+  signal: AbortSignal,
+): Promise<Error> {
+  return new Promise((resolve) => {
+    for (const [name, finished] of parts) {
+      finished?.then(
+        () => {
+          if (!signal.aborted) resolve(new Error(`Keelson's ${name} stopped on its own`));
+        },
+        (error: unknown) => {
+          if (!signal.aborted) {
+            resolve(
+              new Error(`Keelson's ${name} stopped: ${errorMessage(error)}`, { cause: error }),
+            );
+          }
+        },
+      );
+    }
+  });
 }
 
 /**

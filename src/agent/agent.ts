@@ -36,6 +36,7 @@ import { createHeartbeatInformer, runVipHostController, startHeartbeat } from ".
 import { managedControllersGauge, runLeaderControllers } from "./leader_controllers.ts";
 import type { ServiceController } from "../controllers/service/service_controller.ts";
 import { errorMessage } from "../log/error_message.ts";
+import { watchHostSide } from "./host_side_failure.ts";
 import { StopSequence } from "./shutdown.ts";
 
 /** Inputs of `runAgent`, already parsed by `keelson run`. */
@@ -51,6 +52,8 @@ export interface AgentOptions {
   signal: AbortSignal;
   /** Cuts the stop short (a second SIGTERM/SIGINT): every part told at once, a short bound. */
   hurry?: AbortSignal;
+  /** Builds the provider instead of the registry (tests). @default the `[cluster] provider` */
+  provider?: (config: Config) => CloudProvider;
 }
 
 const KUBE_RETRY_MS = 10_000;
@@ -113,7 +116,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   });
   let provider: CloudProvider;
   try {
-    provider = providers.create(config);
+    provider = options.provider?.(config) ?? providers.create(config);
   } catch (error) {
     log.fatal("{error}", { error: errorMessage(error) });
     return 1;
@@ -126,6 +129,9 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   });
   // BIRD withdraws this host's VIPs when this step's signal aborts, before the process exits
   stops.track("background", "host side (keepalived, BIRD)", hostSide?.finished);
+  // a host side that stopped on its own leaves keepalived and BIRD unmanaged: stop, exit 1
+  const broken = watchHostSide(hostSide?.stopped, signal, health);
+  const stopping = AbortSignal.any([signal, broken.signal]);
   const reloads = reloader.run(stops.signal("background"));
   stops.track("background", "configuration reloader", reloads);
 
@@ -147,8 +153,8 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   stops.track("server", "health server", serving.finished);
 
   // 4. the Kubernetes connection and its caches (every host: the host side reads Services)
-  const client = await connect(() => config, registry, signal);
-  if (!client) return await stopAll(stops, options.hurry);
+  const client = await connect(() => config, registry, stopping);
+  if (!client) return broken.code(await stopAll(stops, options.hurry));
   // one rate limit per named client, as upstream's ClientBuilder (--kube-api-qps/burst each)
   const { qps, burst } = config.kubernetes;
   const clients = createClientFactory(client, { qps, burst });
@@ -229,11 +235,11 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     log.info("Leader election is off: starting controllers now");
     stops.track("controllers", "controllers", lead(controllersSignal));
   }
-  if (!signal.aborted) {
-    await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+  if (!stopping.aborted) {
+    await new Promise((resolve) => stopping.addEventListener("abort", resolve, { once: true }));
   }
   try {
-    return await stopAll(stops, options.hurry);
+    return broken.code(await stopAll(stops, options.hurry));
   } finally {
     client.close();
   }

@@ -129,6 +129,11 @@ export interface HostContext {
 export interface RunningHostSide {
   /** Resolves when every loop of the host side has stopped. */
   readonly finished: Promise<void>;
+  /**
+   * Resolves, with what happened, when a loop of the host side stopped before the stop signal
+   * (keepalived or BIRD would no longer be updated); never resolves otherwise.
+   */
+  readonly stopped?: Promise<Error>;
   /** This host's data plane, when the host side announces anything (Keelson extension). */
   readonly dataPlane?: HostDataPlane;
 }

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { writePathIssues } from "./baked_permissions.ts";
 import { readBgpSecrets } from "./bgp_secrets.ts";
 import { ConfigError } from "./config_error.ts";
 import { formatPath, indexLines, locateLine } from "./source_lines.ts";
@@ -11,7 +12,8 @@ import { readInputFile } from "./read_input_file.ts";
 import type { Config } from "./types.ts";
 
 /**
- * Reads and validates a configuration file.
+ * Reads and validates a configuration file: the text (`parseConfig`), the paths Keelson would
+ * write (`baked_permissions.ts`) and the BGP password files.
  * @param path the file, as the user named it (issues quote it unchanged)
  * @returns the validated config
  * @throws {ConfigError} when the file cannot be read (naming the OS reason) or does not validate
@@ -23,11 +25,12 @@ import type { Config } from "./types.ts";
 export async function loadConfigFile(path: string): Promise<Config> {
   const text = await readConfigText(path);
   const config = parseConfig(text, path);
-  // secrets live in their own files; a file that cannot be rendered fails the load like a bad key
-  const { issues } = await readBgpSecrets(config);
+  // secrets live in their own files; a file that cannot be rendered fails the load like a bad key;
+  // a path the binary may not write would fail only on the host, at the first write
+  const issues = [...writePathIssues(config), ...(await readBgpSecrets(config)).issues];
   if (issues.length > 0) {
     const index = indexLines(text);
-    throw new ConfigError(issues.map((issue) => {
+    const located = issues.map((issue) => {
       const line = locateLine(index, issue.path);
       return {
         file: path,
@@ -35,7 +38,10 @@ export async function loadConfigFile(path: string): Promise<Config> {
         path: formatPath(issue.path),
         message: issue.message,
       };
-    }));
+    });
+    // file order, as parseConfig lists its issues
+    located.sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
+    throw new ConfigError(located);
   }
   return config;
 }

@@ -7,12 +7,9 @@
  */
 import { Gauge, type Metric, Registry } from "prom-client";
 // prom-client's default metrics one by one (its collectDefaultMetrics has no way to leave one
-// out), all but its event-loop histogram: see DEFAULT_METRICS
+// out), all but its event-loop histogram and the ones that read /proc: see DEFAULT_METRICS
 import processCpuTotal from "prom-client/lib/metrics/processCpuTotal.js";
 import processStartTime from "prom-client/lib/metrics/processStartTime.js";
-import osMemoryHeap from "prom-client/lib/metrics/osMemoryHeap.js";
-import processOpenFileDescriptors from "prom-client/lib/metrics/processOpenFileDescriptors.js";
-import processMaxFileDescriptors from "prom-client/lib/metrics/processMaxFileDescriptors.js";
 import processHandles from "prom-client/lib/metrics/processHandles.js";
 import processRequests from "prom-client/lib/metrics/processRequests.js";
 import heapSizeAndUsed from "prom-client/lib/metrics/heapSizeAndUsed.js";
@@ -25,7 +22,14 @@ import { VERSION } from "../version.ts";
 type DefaultMetric = (registry: Registry, config: Record<string, unknown>) => void;
 
 /**
- * prom-client's default metrics without `eventLoopLag`: that one keeps a
+ * prom-client's default metrics without `eventLoopLag` and without the three that read /proc
+ * (`osMemoryHeap`, `processOpenFileDescriptors`, `processMaxFileDescriptors`): Deno refuses /proc
+ * without `--allow-all`, so in the compiled binary they reported 0 bytes of memory and 0 open
+ * files, or nothing. `process_resident_memory_bytes` comes from `Deno.memoryUsage()` instead
+ * (residentMemoryGauge); virtual memory, the data segment and file descriptors have no source
+ * and are not exported.
+ *
+ * `eventLoopLag` keeps a
  * `perf_hooks.monitorEventLoopDelay` histogram for the process's whole life, whose buffer under
  * Deno is 2 MB at creation and grows to 4-9 MB with the delays of start-up (a zero-filled block
  * found in the agent's memory map). `nodejs_eventloop_lag_seconds` is measured as prom-client
@@ -35,9 +39,6 @@ type DefaultMetric = (registry: Registry, config: Record<string, unknown>) => vo
 const DEFAULT_METRICS = [
   processCpuTotal,
   processStartTime,
-  osMemoryHeap,
-  processOpenFileDescriptors,
-  processMaxFileDescriptors,
   processHandles,
   processRequests,
   heapSizeAndUsed,
@@ -54,6 +55,7 @@ export function createMetricsRegistry(): Registry {
   const registry = new Registry();
   for (const metric of DEFAULT_METRICS) metric(registry, {});
   eventLoopLagGauge(registry);
+  residentMemoryGauge(registry);
   const build = new Gauge({
     name: "keelson_build_info",
     help: "Keelson build information; the value is always 1.",
@@ -78,6 +80,22 @@ function eventLoopLagGauge(registry: Registry): void {
     collect() {
       const start = performance.now();
       setTimeout(() => gauge.set((performance.now() - start) / 1000), 0);
+    },
+  });
+}
+
+/**
+ * `process_resident_memory_bytes` from `Deno.memoryUsage().rss`, which needs no permission (as
+ * prom-client measures it where there is no /proc).
+ * @param registry where it registers
+ */
+function residentMemoryGauge(registry: Registry): void {
+  new Gauge({
+    name: "process_resident_memory_bytes",
+    help: "Resident memory size in bytes.",
+    registers: [registry],
+    collect() {
+      this.set(Deno.memoryUsage().rss);
     },
   });
 }

@@ -24,7 +24,9 @@ import http from "node:http";
 import https from "node:https";
 import { dirname } from "node:path";
 import { type Clock, systemClock } from "../../../src/kube/clock.ts";
+import { errorMessage } from "../../../src/log/error_message.ts";
 import { logger } from "../../../src/log/logging.ts";
+import { writingHostFile } from "../host_file_error.ts";
 
 /** Options of `ApiserverProbe`. */
 export interface ApiserverProbeOptions {
@@ -59,6 +61,8 @@ export class ApiserverProbe {
   #state: ApiserverHealth = "unknown";
   #successes = 0;
   #failures = 0;
+  /** The last failed write of the track file, logged once until it changes. */
+  #writeProblem: string | undefined;
   #log = logger("control_plane", "apiserver_probe");
 
   /** @param options URL, track file, timing and thresholds */
@@ -91,7 +95,21 @@ export class ApiserverProbe {
     if (ok && this.#successes >= (this.#options.rise ?? 2)) next = "healthy";
     if (!ok && this.#failures >= (this.#options.fall ?? 2)) next = "unhealthy";
     if (next !== this.#state) {
-      await writeAtomically(this.#options.trackFile, next === "healthy" ? "0\n" : "1\n");
+      try {
+        await writeAtomically(this.#options.trackFile, next === "healthy" ? "0\n" : "1\n");
+        this.#writeProblem = undefined;
+      } catch (error) {
+        // the state stays as keepalived last read it, so the next probe writes again
+        const problem = errorMessage(error);
+        if (problem !== this.#writeProblem) {
+          this.#log.error(
+            "kube-apiserver is {state}, but keepalived is not told: {error}; retrying",
+            { state: next, error: problem, file: this.#options.trackFile },
+          );
+        }
+        this.#writeProblem = problem;
+        return this.#state;
+      }
       this.#log.info("kube-apiserver is now {state} (was {previous}); wrote {file}", {
         state: next,
         previous: this.#state,
@@ -153,8 +171,8 @@ export class ApiserverProbe {
 }
 
 async function writeAtomically(path: string, text: string): Promise<void> {
-  await Deno.mkdir(dirname(path), { recursive: true });
+  await writingHostFile(dirname(path), () => Deno.mkdir(dirname(path), { recursive: true }));
   const temp = `${path}.${Deno.pid}.tmp`;
-  await Deno.writeTextFile(temp, text, { mode: 0o644 });
-  await Deno.rename(temp, path);
+  await writingHostFile(temp, () => Deno.writeTextFile(temp, text, { mode: 0o644 }));
+  await writingHostFile(path, () => Deno.rename(temp, path));
 }

@@ -19,6 +19,7 @@ import { logger } from "../../../src/log/logging.ts";
 import { declareOnce } from "../../../src/metrics/registry.ts";
 import { installChecked } from "../checked_install.ts";
 import { runBounded } from "../run_bounded.ts";
+import { processComm } from "./process_comm.ts";
 
 /** Outcome of one apply, also the `result` label of the reload counter. */
 export type ApplyOutcome = "success" | "invalid" | "error" | "unchanged";
@@ -202,9 +203,7 @@ export class KeepalivedApplier {
       };
     }
     const pid = Number(pidText.trim());
-    const comm = Number.isInteger(pid) && pid > 1
-      ? await Deno.readTextFile(`/proc/${pid}/comm`).catch(() => undefined)
-      : undefined;
+    const comm = Number.isInteger(pid) && pid > 1 ? await processComm(pid) : undefined;
     if (comm?.trim() !== (this.#options.processName ?? "keepalived")) {
       return {
         result: "error",

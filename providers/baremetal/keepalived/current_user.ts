@@ -1,11 +1,19 @@
 /**
  * The name of the user this process runs as, for keepalived's `vrrp_notify_fifo ... <user>`
- * (keepalived wants a name; an unknown one makes it drop the FIFO). Read from `/proc/self/status`
- * and `/etc/passwd`, which needs no `--allow-sys=uid` in the compiled binary.
+ * (keepalived wants a name; an unknown one makes it drop the FIFO): `Deno.uid()` (the binary has
+ * `--allow-sys=uid`) looked up in `/etc/passwd`. Not `/proc/self/status`: Deno refuses every
+ * `/proc` read without `--allow-all`.
  *
  * @module
  */
+import { osReason, readInputFile } from "../../../src/config/read_input_file.ts";
 import { USER_NAME_REGEXP } from "./render.ts";
+
+/** The passwd file read. */
+export const PASSWD_FILE = "/etc/passwd";
+
+/** A passwd file larger than this is not read (a host's is a few KiB). */
+const MAX_PASSWD_BYTES = 4 * 1024 * 1024;
 
 /**
  * Finds a uid's name in passwd text.
@@ -24,17 +32,33 @@ export function userNameOf(passwd: string, uid: number): string | undefined {
   return undefined;
 }
 
+/** The user's name, or why it is unknown. */
+export type CurrentUser = { name: string } | { name?: undefined; problem: string };
+
 /**
- * The effective user's name of this process.
- * @returns the name, or undefined when it cannot be found
+ * This process's user.
+ * @param options the uid and passwd file to use. @default Deno.uid() and /etc/passwd
+ * @returns the name, or a sentence saying why it cannot be found
  */
-export function currentUserName(): string | undefined {
+export async function currentUser(
+  options: { uid?: () => number | null; passwdFile?: string } = {},
+): Promise<CurrentUser> {
+  const file = options.passwdFile ?? PASSWD_FILE;
+  let uid: number | null;
   try {
-    const status = Deno.readTextFileSync("/proc/self/status");
-    const uid = status.match(/^Uid:\s+\d+\s+(\d+)/m)?.[1];
-    if (uid === undefined) return undefined;
-    return userNameOf(Deno.readTextFileSync("/etc/passwd"), Number(uid));
-  } catch {
-    return undefined;
+    uid = (options.uid ?? Deno.uid)();
+  } catch (error) {
+    return { problem: `cannot read this process's uid: ${osReason(error)}` };
   }
+  if (uid === null) return { problem: "this platform has no uid" };
+  let passwd: string;
+  try {
+    passwd = await readInputFile(file, MAX_PASSWD_BYTES);
+  } catch (error) {
+    return { problem: `cannot read ${file}: ${(error as Error).message}` };
+  }
+  const name = userNameOf(passwd, uid);
+  return name === undefined
+    ? { problem: `uid ${uid} has no entry in ${file} with a portable user name` }
+    : { name };
 }

@@ -15,7 +15,7 @@ import type { HostAnnouncer } from "../host_announcer.ts";
 import { ApiserverProbe } from "../control_plane/apiserver_probe.ts";
 import { KeepalivedAnnouncer } from "./announcer.ts";
 import { type ApplyOutcome, KeepalivedApplier } from "./config_applier.ts";
-import { currentUserName } from "./current_user.ts";
+import { currentUser } from "./current_user.ts";
 import { APISERVER_TRACK_FILE } from "./model.ts";
 import { GENERATED_HEADER } from "./render.ts";
 import { instancesInFile } from "./vrrp_state.ts";
@@ -84,10 +84,18 @@ export async function startKeepalived(
       intervalMs: config.control_plane.health_interval.ms,
       timeoutMs: config.control_plane.health_timeout.ms,
     });
-    loops.push(probe.run(options.signal));
+    const probing = probe.run(options.signal);
+    // observed from now on: a rejection during the first sync below is no "unhandled rejection"
+    probing.catch(() => {});
+    loops.push(probing);
   }
-  const notifyFifoUser = currentUserName();
-  if (!notifyFifoUser) log.warn("Cannot find this process's user name: no keepalived notify FIFO");
+  const user = await currentUser();
+  const notifyFifoUser = user.name;
+  if (user.name === undefined) {
+    log.warn("Cannot find this process's user name ({problem}): no keepalived notify FIFO", {
+      problem: user.problem,
+    });
+  }
   let lastApply: ApplyOutcome | "none" = "none";
   const announcer = new KeepalivedAnnouncer({
     config: options.config,

@@ -86,3 +86,41 @@ Deno.test("keelson check falls back to KEELSON_CONFIG and exits 2 with no file a
   assert.match(none.stderr, /--config FILE is required/);
   assertNoStackTrace(none.stderr);
 });
+
+Deno.test("keelson check refuses paths the binary may not write, naming file, line and the allowed directories", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const file = `${dir}/keelson.toml`;
+    await Deno.writeTextFile(
+      file,
+      `[keepalived]
+interface = "eth0"
+config_file = "/etc/keepalived/keelson.conf"
+
+[bgp]
+asn = 64512
+socket = "/var/run/bird.ctl"
+
+[[machines]]
+name = "cp-1"
+role = "control-plane"
+internal_ips = ["10.0.0.11"]
+`,
+    );
+    const result = await runCli(["-c", file]);
+    assert.equal(result.code, 1);
+    const allowed = "is outside the directories the keelson binary may write: only under " +
+      "/etc/keepalived/conf.d, /run/keelson, /etc/keelson/bird, /run/bird (its permissions are " +
+      "fixed when it is built, scripts/compile_permissions.txt); use a path under one of them " +
+      '(README "Permissions")';
+    assert.equal(
+      result.stdout,
+      `${file}:3: keepalived.config_file: "/etc/keepalived/keelson.conf" ${allowed}\n` +
+        `${file}:7: bgp.socket: "/var/run/bird.ctl" ${allowed}\n` +
+        `${file}: 2 problems found\n`,
+    );
+    assertNoStackTrace(result.stdout + result.stderr);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

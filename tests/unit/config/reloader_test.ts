@@ -90,6 +90,21 @@ Deno.test("ConfigReloader.reload() keeps the last good config when the file turn
   );
 });
 
+Deno.test("ConfigReloader.reload() rejects a file naming a path the binary may not write", async () => {
+  await using f = await fixture();
+  await Deno.writeTextFile(f.path, `[keepalived]\nconfig_file = "/tmp/keelson.conf"\n${VALID_B}`);
+  assert.equal(await f.reloader.reload("test"), false);
+  assert.equal(f.reloader.current().cluster.name, "a");
+  assert.equal(await gauge(f.registry, "keelson_config_last_reload_successful"), 0);
+  assert.deepEqual(f.changes, []);
+  assert.ok(
+    messages(f.records).some((m) =>
+      m.startsWith(`${f.path}:2: keepalived.config_file: "/tmp/keelson.conf" is outside the `)
+    ),
+    messages(f.records).join("\n"),
+  );
+});
+
 Deno.test("ConfigReloader.reload() applies a fixed file, calls onChange and sets the metric to 1", async () => {
   await using f = await fixture();
   await Deno.writeTextFile(f.path, INVALID);

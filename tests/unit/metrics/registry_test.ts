@@ -7,6 +7,7 @@ import { PvLabelsController } from "../../../src/controllers/pv_labels/pv_labels
 import { FakeCluster } from "../_fakes/fake_cluster.ts";
 import { BaremetalInstances } from "../../../providers/baremetal/instances.ts";
 import { sampleConfig } from "../_fakes/test_inventory.ts";
+import { ROOT_URL, runAsShipped } from "../_fakes/run_as_shipped.ts";
 
 Deno.test("declareOnce() returns the registered metric instead of registering it twice", () => {
   const registry = createMetricsRegistry();
@@ -56,7 +57,6 @@ Deno.test("createMetricsRegistry exports the process metrics and the event-loop 
       "process_cpu_seconds_total",
       "process_resident_memory_bytes",
       "process_start_time_seconds",
-      "process_open_fds",
       "nodejs_heap_size_used_bytes",
       "nodejs_eventloop_lag_seconds",
       "keelson_build_info",
@@ -73,4 +73,20 @@ Deno.test("createMetricsRegistry exports the process metrics and the event-loop 
   );
   assert.ok(lag >= 0 && lag < 5, `lag ${lag}`);
   registry.clear();
+});
+
+Deno.test("createMetricsRegistry measures memory with the compiled binary's permissions and exports no /proc series", async () => {
+  // Deno refuses /proc without --allow-all: prom-client's /proc collectors reported 0 there
+  const run = await runAsShipped(`
+import { createMetricsRegistry } from "${ROOT_URL}src/metrics/registry.ts";
+console.log(await createMetricsRegistry().metrics());
+`);
+  assert.equal(run.code, 0, run.stderr);
+  const rss = Number(/^process_resident_memory_bytes (\S+)$/m.exec(run.stdout)?.[1]);
+  assert.ok(rss > 10 * 1024 * 1024 && rss < 4 * 1024 ** 3, `rss ${rss}`);
+  assert.doesNotMatch(
+    run.stdout,
+    /^process_(virtual_memory_bytes|heap_bytes|open_fds|max_fds)[ {]/m,
+    "series without a source under the baked permissions",
+  );
 });

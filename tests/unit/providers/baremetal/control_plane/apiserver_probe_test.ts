@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { ApiserverProbe } from "../../../../../providers/baremetal/control_plane/apiserver_probe.ts";
 import { FakeClock } from "../../../_fakes/fake_clock.ts";
+import { captureLogs } from "../../../_fakes/captured_logs.ts";
+import { reset } from "@logtape/logtape";
 
 Deno.test("ApiserverProbe.tick() changes state only after rise/fall and writes on change", async () => {
   const dir = await Deno.makeTempDir();
@@ -62,6 +64,35 @@ Deno.test("ApiserverProbe.tick() does not rewrite the file while the state holds
     assert.ok(first);
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("ApiserverProbe.tick() survives a track file it cannot write: logs it once, keeps the state, writes at the next probe", async () => {
+  const records = await captureLogs();
+  const dir = await Deno.makeTempDir();
+  const blocker = `${dir}/blocker`;
+  const file = `${blocker}/apiserver-health`;
+  await Deno.writeTextFile(blocker, "a file where the directory should be");
+  const probe = new ApiserverProbe({
+    trackFile: file,
+    rise: 1,
+    check: () => Promise.resolve(true),
+  });
+  try {
+    assert.equal(await probe.tick(), "unknown");
+    assert.equal(await probe.tick(), "unknown");
+    const errors = records.filter((r) => r.level === "error");
+    assert.equal(errors.length, 1, "logged once while the reason holds");
+    assert.match(
+      String(errors[0]!.properties.error),
+      new RegExp(`^Cannot write ${blocker}: `),
+    );
+    await Deno.remove(blocker);
+    assert.equal(await probe.tick(), "healthy");
+    assert.equal(await Deno.readTextFile(file), "0\n");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+    await reset();
   }
 });
 

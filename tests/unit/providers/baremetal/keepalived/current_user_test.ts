@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import {
-  currentUserName,
+  currentUser,
   userNameOf,
 } from "../../../../../providers/baremetal/keepalived/current_user.ts";
+import { ROOT_URL, runAsShipped } from "../../../_fakes/run_as_shipped.ts";
 
 const PASSWD = [
   "root:x:0:0:root:/root:/bin/bash",
@@ -19,8 +20,38 @@ Deno.test("userNameOf() finds a uid's name and refuses names keepalived's file m
   assert.equal(userNameOf(PASSWD, 4242), undefined);
 });
 
-Deno.test("currentUserName() names this process's user", () => {
-  const name = currentUserName();
-  if (name !== undefined) assert.match(name, /^[a-z_][a-z0-9_-]{0,31}$/);
-  if (Deno.uid() === 0) assert.equal(name, "root");
+Deno.test("currentUser() names this process's user", async () => {
+  const user = await currentUser();
+  assert.equal(user.name, userNameOf(await Deno.readTextFile("/etc/passwd"), Deno.uid()!));
+  if (Deno.uid() === 0) assert.equal(user.name, "root");
+});
+
+Deno.test("currentUser() says why a user has no name: unknown uid, unreadable passwd file", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/passwd`, PASSWD);
+    assert.deepEqual(await currentUser({ uid: () => 998, passwdFile: `${dir}/passwd` }), {
+      name: "keelson",
+    });
+    assert.deepEqual(await currentUser({ uid: () => 4242, passwdFile: `${dir}/passwd` }), {
+      problem: `uid 4242 has no entry in ${dir}/passwd with a portable user name`,
+    });
+    const missing = await currentUser({ uid: () => 0, passwdFile: `${dir}/absent` });
+    assert.match(missing.name ?? missing.problem, /^cannot read .*absent: no such file/);
+    const fifo = await currentUser({ uid: () => 0, passwdFile: dir });
+    assert.match(fifo.name ?? fifo.problem, /is a directory/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("currentUser() works with the compiled binary's permissions (no /proc, --allow-sys=uid)", async () => {
+  const run = await runAsShipped(`
+import { currentUser } from "${ROOT_URL}providers/baremetal/keepalived/current_user.ts";
+console.log(JSON.stringify(await currentUser()));
+`);
+  assert.equal(run.code, 0, run.stderr);
+  const expected = userNameOf(await Deno.readTextFile("/etc/passwd"), Deno.uid()!);
+  assert.ok(expected, "this test's user has a name");
+  assert.deepEqual(JSON.parse(run.stdout), { name: expected });
 });

@@ -1,0 +1,70 @@
+/**
+ * What the compiled binary may write: the `--allow-write` list scripts/compile.sh bakes into it
+ * from scripts/compile_permissions.txt (a unit test keeps the two equal). Deno refuses any other
+ * write or unix-socket connect at run time (`NotCapable`), so an inventory that points a path
+ * Keelson writes elsewhere is refused by `check`, at start and at a reload, naming the key,
+ * instead of failing on the host later.
+ *
+ * @module
+ */
+import { dirname, resolve } from "node:path";
+import type { RawIssue } from "./_schema_issues.ts";
+import type { Config } from "./types.ts";
+
+/**
+ * The directories the compiled binary may write into (and below): keepalived's include
+ * directory, the track files and notify FIFO, BIRD's file and BIRD's control socket.
+ */
+export const BAKED_WRITE_DIRS: readonly string[] = [
+  "/etc/keepalived/conf.d",
+  "/run/keelson",
+  "/etc/keelson/bird",
+  "/run/bird",
+];
+
+/**
+ * Whether the binary may write `path` (the directory itself or anything below it).
+ * @param path an absolute or relative path (relative: to the working directory, as Deno reads it)
+ * @param dirs the allowed directories. @default BAKED_WRITE_DIRS
+ * @returns true when the path is at or under one of them
+ */
+export function mayWrite(path: string, dirs: readonly string[] = BAKED_WRITE_DIRS): boolean {
+  const absolute = resolve(path);
+  return dirs.some((dir) => absolute === dir || absolute.startsWith(`${dir}/`));
+}
+
+/**
+ * One issue per path the configuration makes Keelson write (or connect to) that the binary may
+ * not: `[keepalived] config_file` (a temp file is written next to it) and `track_file_dir`, and
+ * `[bgp] config_file` and `socket`. Sections Keelson does not run (`[keepalived] enabled =
+ * false`, no `[bgp]`) are not checked.
+ * @param config a validated configuration
+ * @returns the issues, at the offending keys
+ */
+export function writePathIssues(config: Config): RawIssue[] {
+  const issues: RawIssue[] = [];
+  const check = (path: string, key: string[], what: "file" | "dir") => {
+    // a file is written as a temp file in its directory, then renamed
+    if (mayWrite(what === "file" ? dirname(resolve(path)) : path)) return;
+    issues.push({ path: key, message: outsideMessage(path) });
+  };
+  const ka = config.keepalived;
+  if (ka.enabled) check(ka.config_file, ["keepalived", "config_file"], "file");
+  if (ka.enabled || config.bgp) check(ka.track_file_dir, ["keepalived", "track_file_dir"], "dir");
+  if (config.bgp) {
+    check(config.bgp.config_file, ["bgp", "config_file"], "file");
+    check(config.bgp.socket, ["bgp", "socket"], "file");
+  }
+  return issues;
+}
+
+/**
+ * The sentence `check` gives for a path outside the baked write set.
+ * @param path the path as the inventory wrote it
+ * @returns the message
+ */
+export function outsideMessage(path: string): string {
+  return `${JSON.stringify(path)} is outside the directories the keelson binary may write: ` +
+    `only under ${BAKED_WRITE_DIRS.join(", ")} (its permissions are fixed when it is built, ` +
+    `scripts/compile_permissions.txt); use a path under one of them (README "Permissions")`;
+}

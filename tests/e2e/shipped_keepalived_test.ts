@@ -1,0 +1,293 @@
+/**
+ * Keelson as it ships, against a real keepalived: the bundle (`deno bundle`, what
+ * scripts/compile.sh compiles; `deno compile` cannot fetch its runtime here) run with exactly the
+ * baked permission and V8 flags, as the unprivileged user `keelson-test` with only `CAP_KILL`
+ * (setpriv, as the systemd unit's `User=keelson` + `AmbientCapabilities=CAP_KILL`), with its
+ * files where the baked `--allow-write` lets it write (a scratch directory under
+ * /etc/keepalived/conf.d and under /run/keelson, owned by that user). In one network namespace
+ * with a veth eth0 and a keepalived started by hand:
+ * - `keelson check` refuses a config_file outside the baked write set, naming it;
+ * - `keelson run` writes keepalived's file with the notify FIFO block for its own user, and the
+ *   apiserver track file;
+ * - once keepalived runs, the FIFO reports VRRP states;
+ * - an inventory change and a SIGHUP to keelson make keelson SIGHUP keepalived, and keepalived
+ *   reloads the new file;
+ * - no "Unhandled rejection" and no `NotCapable` in keelson's log.
+ *
+ * On main 6b61af5 (before the fixes) keepalived was never signalled ("which is not a running
+ * keepalived": /proc/<pid>/comm refused) and the file had no FIFO block.
+ *
+ * Needs root, keepalived, iproute2, setpriv and the user keelson-test; skipped loudly otherwise
+ * (failed with KEELSON_REQUIRE_E2E=1). Run under the heavy lock (tests/README or COMMON rules).
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { compiledRuntimeFlags, compilePermissions } from "../integration/_harness/permissions.ts";
+import { e2eUnavailable, report, run, sleep } from "./_keepalived_lab.ts";
+
+const USER = "keelson-test";
+const ROOT = new URL("../../", import.meta.url).pathname;
+const TAG = `keelson-shipped-${Deno.pid}`;
+const NS = `kship${Deno.pid}`;
+/** Under the baked --allow-write directories (scripts/compile_permissions.txt). */
+const CONF_DIR = `/etc/keepalived/conf.d/${TAG}`;
+const TRACK_DIR = `/run/keelson/${TAG}`;
+const SUBNET = "10.250.77";
+const BOUND_MS = 90_000;
+
+function unavailable(): string | undefined {
+  const base = e2eUnavailable(["keepalived", "ip", "setpriv"]);
+  if (base) return base;
+  try {
+    const passwd = Deno.readTextFileSync("/etc/passwd");
+    if (!passwd.split("\n").some((l) => l.startsWith(`${USER}:`))) return `no user ${USER}`;
+  } catch {
+    return "cannot read /etc/passwd";
+  }
+  return undefined;
+}
+
+const reason = unavailable();
+if (reason) {
+  if (Deno.env.get("KEELSON_REQUIRE_E2E") === "1") {
+    throw new Error(`shipped keepalived e2e test cannot run (${reason}) and KEELSON_REQUIRE_E2E=1`);
+  }
+  report(`SKIPPING shipped keepalived e2e test: ${reason} (set KEELSON_REQUIRE_E2E=1 to fail)`);
+}
+
+/** setpriv as the unit runs Keelson: that user, no capability but CAP_KILL. */
+const AS_USER = [
+  "setpriv",
+  `--reuid=${USER}`,
+  `--regid=${USER}`,
+  "--init-groups",
+  "--no-new-privs",
+  "--bounding-set=-all,+kill",
+  "--inh-caps=-all,+kill",
+  "--ambient-caps=-all,+kill",
+];
+
+function inventory(configFile: string, work: string, garp: number): string {
+  return [
+    '[cluster]\nname = "shipped"\n',
+    `[kubernetes]\nkubeconfig = "${work}/no-kubeconfig"\n`,
+    '[server]\nlisten = "127.0.0.1:0"\n',
+    "[keepalived]",
+    `config_file = "${configFile}"`,
+    `pid_file = "${work}/keepalived.pid"`,
+    `track_file_dir = "${TRACK_DIR}"`,
+    'interface = "eth0"',
+    `garp_master_refresh = ${garp}\n`,
+    `[control_plane]\nvip = ["${SUBNET}.100"]\n`,
+    `[[machines]]\nname = "cp-1"\nrole = "control-plane"\ninternal_ips = ["${SUBNET}.11"]\n`,
+    `[[machines]]\nname = "cp-2"\nrole = "control-plane"\ninternal_ips = ["${SUBNET}.12"]\n`,
+  ].join("\n");
+}
+
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  context: () => Promise<string>,
+): Promise<{ value: T; ms: number }> {
+  const start = performance.now();
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return { value, ms: performance.now() - start };
+    if (performance.now() - start > BOUND_MS) {
+      throw new Error(`timed out waiting for ${what}\n${await context()}`);
+    }
+    await sleep(50);
+  }
+}
+
+const read = (path: string) => Deno.readTextFile(path).catch(() => "");
+
+Deno.test({
+  name:
+    "the shipped bundle, as an unprivileged user with CAP_KILL, renders the notify FIFO and reloads a real keepalived",
+  ignore: reason !== undefined,
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async (t) => {
+  const created: string[] = [];
+  const children: Deno.ChildProcess[] = [];
+  const work = await Deno.makeTempDir({ prefix: "keelson-shipped-" });
+  let namespace = false;
+  try {
+    await Deno.chmod(work, 0o755);
+    for (const dir of ["/etc/keepalived/conf.d", "/run/keelson", CONF_DIR, TRACK_DIR]) {
+      if (await Deno.stat(dir).then(() => false, () => true)) {
+        await Deno.mkdir(dir, { mode: 0o755 });
+        created.unshift(dir);
+      }
+    }
+    await run("chown", [USER, CONF_DIR, TRACK_DIR]);
+    await Deno.mkdir(`${work}/deno`);
+    await run("chown", [USER, `${work}/deno`]);
+    await run(Deno.execPath(), [
+      "bundle",
+      "--quiet",
+      "--output",
+      `${work}/keelson.js`,
+      `${ROOT}main.ts`,
+    ]);
+    await Deno.chmod(`${work}/keelson.js`, 0o644);
+    await run("ip", ["netns", "add", NS]);
+    namespace = true;
+    await run("ip", ["-n", NS, "link", "set", "lo", "up"]);
+    // a veth pair inside the namespace (this kernel has no dummy interfaces)
+    await run("ip", ["-n", NS, "link", "add", "eth0", "type", "veth", "peer", "name", "eth0p"]);
+    await run("ip", ["-n", NS, "link", "set", "eth0p", "up"]);
+    await run("ip", ["-n", NS, "addr", "add", `${SUBNET}.11/24`, "dev", "eth0"]);
+    await run("ip", ["-n", NS, "link", "set", "eth0", "up"]);
+
+    const flags = [...compiledRuntimeFlags(), ...(await compilePermissions())];
+    const env = [
+      "env",
+      "-i",
+      "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+      `DENO_DIR=${work}/deno`,
+      "NO_COLOR=1",
+    ];
+    const keelson = [
+      ...AS_USER,
+      ...env,
+      Deno.execPath(),
+      "run",
+      "--no-config",
+      ...flags,
+      `${work}/keelson.js`,
+    ];
+    const configFile = `${CONF_DIR}/keelson.conf`;
+    const invPath = `${work}/keelson.toml`;
+    const keelsonLog = `${work}/keelson.log`;
+    const keepalivedLog = `${work}/keepalived.log`;
+    const context = async () =>
+      `--- keelson.log\n${(await read(keelsonLog)).slice(-4000)}\n--- keepalived.log\n${
+        (await read(keepalivedLog)).slice(-2000)
+      }`;
+
+    await t.step("check refuses a config_file outside the baked write set", async () => {
+      const outside = `${work}/outside.toml`;
+      const text = inventory(`${work}/keelson.conf`, work, 60);
+      await Deno.writeTextFile(outside, text, { mode: 0o644 });
+      const line = text.split("\n").findIndex((l) => l.startsWith("config_file =")) + 1;
+      const out = await new Deno.Command(keelson[0]!, {
+        args: [...keelson.slice(1), "check", "--config", outside],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const stdout = new TextDecoder().decode(out.stdout);
+      assert.equal(out.code, 1, stdout + new TextDecoder().decode(out.stderr));
+      assert.ok(
+        stdout.includes(
+          `${outside}:${line}: keepalived.config_file: "${work}/keelson.conf" is outside the ` +
+            "directories the keelson binary may write: only under /etc/keepalived/conf.d, " +
+            "/run/keelson, /etc/keelson/bird, /run/bird",
+        ),
+        stdout,
+      );
+    });
+
+    await Deno.writeTextFile(invPath, inventory(configFile, work, 60), { mode: 0o644 });
+    const started = new Deno.Command("sh", {
+      args: [
+        "-c",
+        `exec ip netns exec ${NS} ${keelson.join(" ")} run --config ${invPath} --host cp-1 ` +
+        `--log-format json >> ${keelsonLog} 2>&1`,
+      ],
+    }).spawn();
+    children.push(started);
+
+    await t.step("run writes keepalived's file with the FIFO block for its own user", async () => {
+      const { ms } = await until(
+        "keepalived's file",
+        async () => (await read(configFile)).includes("vrrp_instance") ? true : undefined,
+        context,
+      );
+      report(`keelson wrote ${configFile} ${Math.round(ms)} ms after start`);
+      const text = await read(configFile);
+      assert.ok(
+        text.includes(`vrrp_notify_fifo "${TRACK_DIR}/keepalived-notify.fifo" ${USER}`),
+        `no FIFO block for ${USER}:\n${text}\n${await context()}`,
+      );
+      assert.match(text, /garp_master_refresh 60/);
+      await until(
+        "the apiserver track file",
+        async () => (await read(`${TRACK_DIR}/apiserver-health`)) !== "" ? true : undefined,
+        context,
+      );
+    });
+
+    const keepalived = new Deno.Command("sh", {
+      args: [
+        "-c",
+        `printf 'include ${CONF_DIR}/*.conf\\n' > ${work}/keepalived.conf && ` +
+        `exec ip netns exec ${NS} keepalived -n -l -D -G -P -f ${work}/keepalived.conf ` +
+        `-p ${work}/keepalived.pid -r ${work}/vrrp.pid -c ${work}/checker.pid ` +
+        `>> ${keepalivedLog} 2>&1`,
+      ],
+    }).spawn();
+    children.push(keepalived);
+
+    await t.step("the notify FIFO reports VRRP states to keelson", async () => {
+      const { ms } = await until(
+        "a VRRP state from the FIFO",
+        async () => /VRRP instance .* is /.test(await read(keelsonLog)) ? true : undefined,
+        context,
+      );
+      report(`first VRRP state from the FIFO ${Math.round(ms)} ms after keepalived started`);
+    });
+
+    await t.step(
+      "an inventory change and SIGHUP to keelson make keelson SIGHUP keepalived",
+      async () => {
+        const pid = Number((await read(`${work}/keepalived.pid`)).trim());
+        assert.ok(pid > 1, "keepalived wrote its pid file");
+        assert.equal(pid, keepalived.pid, "the pid file names the keepalived started here");
+        const reloadsBefore = (await read(keepalivedLog)).match(/Reloading/g)?.length ?? 0;
+        await Deno.writeTextFile(invPath, inventory(configFile, work, 30), { mode: 0o644 });
+        Deno.kill(started.pid, "SIGHUP");
+        const { ms } = await until(
+          `"SIGHUP sent to ${pid}" in keelson's log`,
+          async () => (await read(keelsonLog)).includes(`SIGHUP sent to ${pid}`) ? true : undefined,
+          context,
+        );
+        report(`keelson sent SIGHUP to keepalived ${Math.round(ms)} ms after its own SIGHUP`);
+        assert.match(await read(configFile), /garp_master_refresh 30/);
+        await until(
+          "keepalived to reload",
+          async () =>
+            ((await read(keepalivedLog)).match(/Reloading/g)?.length ?? 0) > reloadsBefore
+              ? true
+              : undefined,
+          context,
+        );
+      },
+    );
+
+    await t.step(
+      "keelson stops cleanly, with no unhandled rejection or refused permission",
+      async () => {
+        Deno.kill(started.pid, "SIGTERM");
+        const status = await started.status;
+        const log = await read(keelsonLog);
+        assert.equal(status.code, 0, await context());
+        assert.doesNotMatch(log, /Unhandled rejection|NotCapable|--allow-/);
+      },
+    );
+  } finally {
+    for (const child of children) {
+      try {
+        child.kill("SIGTERM");
+      } catch { /* already gone */ }
+      await child.status;
+    }
+    if (namespace) await run("ip", ["netns", "delete", NS]).catch(() => {});
+    await Deno.remove(CONF_DIR, { recursive: true }).catch(() => {});
+    await Deno.remove(TRACK_DIR, { recursive: true }).catch(() => {});
+    for (const dir of created) await Deno.remove(dir).catch(() => {});
+    await Deno.remove(work, { recursive: true });
+  }
+});
