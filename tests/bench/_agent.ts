@@ -163,12 +163,14 @@ export async function startAgentBed(options: AgentBedOptions): Promise<AgentBed>
     if (options.limit.burst !== undefined) {
       args.push("--kube-api-burst", String(options.limit.burst));
     }
-    agent = startKeelson({
+    agent = await startKeelson({
       configPath,
       kubeconfig: cp.tokenKubeconfigPath,
       host: "bench",
       dir,
       args,
+      source: true,
+      permissions: ["--allow-all"],
     });
     const running = agent;
     await waitFor(

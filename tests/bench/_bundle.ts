@@ -5,10 +5,8 @@
  *
  * @module
  */
-import { fileURLToPath } from "node:url";
 import { compiledRuntimeFlags } from "../integration/_harness/permissions.ts";
-
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+import { buildBundle } from "../integration/_harness/shipped_keelson.ts";
 
 /** A bundle in a temporary directory, removed on dispose. */
 export interface Bundle extends AsyncDisposable {
@@ -26,15 +24,11 @@ export interface Bundle extends AsyncDisposable {
 export async function bundleKeelson(): Promise<Bundle> {
   const dir = await Deno.makeTempDir({ prefix: "keelson-bundle-" });
   const path = `${dir}/keelson.js`;
-  const bundled = await new Deno.Command(Deno.execPath(), {
-    args: ["bundle", "--quiet", "--output", path, `${ROOT}main.ts`],
-    cwd: ROOT,
-    stdout: "null",
-    stderr: "piped",
-  }).output();
-  if (!bundled.success) {
+  try {
+    await buildBundle(path);
+  } catch (error) {
     await Deno.remove(dir, { recursive: true });
-    throw new Error(`deno bundle failed: ${new TextDecoder().decode(bundled.stderr)}`);
+    throw error;
   }
   await new Deno.Command(Deno.execPath(), {
     args: ["run", "--no-config", "--allow-all", path, "version"],

@@ -261,13 +261,15 @@ async function profileRun(options: {
   const config = `${dir}/keelson.toml`;
   await Deno.writeTextFile(config, withServices ? servicesInventory() : nodesInventory(n));
   const [port] = freePorts(1);
-  await using agent = startKeelson({
+  await using agent = await startKeelson({
     configPath: config,
     kubeconfig: cp.tokenKubeconfigPath,
     host: "bench",
     dir,
     runtimeFlags: [...(options.denoFlags ?? compiledRuntimeFlags()), `--inspect=127.0.0.1:${port}`],
-    ...(options.entry ? { entry: options.entry } : {}),
+    // a profile of what it names: main.ts unless --entry gives a bundle
+    ...(options.entry ? { entry: options.entry } : { source: true }),
+    permissions: ["--allow-all"],
     args: [
       "--leader-elect=false",
       `--kube-api-qps=${options.qps}`,

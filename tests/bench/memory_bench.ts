@@ -280,7 +280,7 @@ export async function runMemoryRun(
 
     const began = performance.now();
     const beganWall = Date.now();
-    await using agent = startKeelson({
+    await using agent = await startKeelson({
       configPath,
       kubeconfig: cp.tokenKubeconfigPath,
       host: "bench",
@@ -288,7 +288,8 @@ export async function runMemoryRun(
       args: ["--leader-elect=false", ...args],
       // --deno-flag=... replaces the compiled binary's runtime flags
       ...(denoFlags.length > 0 ? { runtimeFlags: denoFlags.filter((f) => f !== "none") } : {}),
-      ...(entry ? { entry } : {}),
+      ...(entry ? { entry } : { source: true }),
+      permissions: ["--allow-all"],
     });
     const pid = agent.process.pid!;
     // RSS every 100 ms: where the peak is reached (start-up, the burst, or steadily)

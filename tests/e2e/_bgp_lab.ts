@@ -5,9 +5,19 @@
  * from a file Keelson owns) and a worker (`kb-w1`) with a "pod" address on lo. No default route
  * anywhere: traffic cannot leave the namespaces.
  *
+ * Keelson runs as it ships (`shipped_keelson.ts`), unprivileged: each host's BIRD file and control
+ * socket are in directories under the binary's baked write paths, owned by the test user, and
+ * each host's BIRD runs with the test user's group, so its socket (root:group 0660) is one that
+ * user may use, as keelson.service's user is in group `bird` on a real host.
+ *
  * @module
  */
 import { ManagedProcess } from "../integration/_harness/process.ts";
+import {
+  type ShippedDirs,
+  shippedDirs,
+  TEST_USER,
+} from "../integration/_harness/shipped_keelson.ts";
 import { e2eUnavailable, run, sleep } from "./_keepalived_lab.ts";
 
 /** The lab's addresses. */
@@ -39,6 +49,8 @@ export class BgpLab {
   readonly prefix: string;
   #namespaces: string[] = [];
   #birds = new Map<string, ManagedProcess>();
+  /** Keelson's directories per control-plane host (1-based). */
+  #shipped = new Map<number, ShippedDirs>();
 
   private constructor(dir: string, hosts: number, prefix: string) {
     this.dir = dir;
@@ -58,12 +70,26 @@ export class BgpLab {
 
   /** The BIRD file Keelson writes for host `i`. */
   birdConf(i: number): string {
-    return `${this.dir}/cp${i}/bird.conf`;
+    return `${this.#dirs(i).bird}/bird.conf`;
   }
 
   /** The control socket of host `i`'s BIRD. */
   birdSocket(i: number): string {
-    return `${this.dir}/cp${i}/bird.ctl`;
+    return `${this.#dirs(i).birdSocket}/bird.ctl`;
+  }
+
+  /**
+   * `[keepalived] track_file_dir` of host `i`: with keepalived disabled, Keelson still writes the
+   * control-plane VIP's apiserver health there (under the baked write paths, owned by the user).
+   */
+  trackDir(i: number): string {
+    return this.#dirs(i).track;
+  }
+
+  #dirs(i: number): ShippedDirs {
+    const dirs = this.#shipped.get(i);
+    if (!dirs) throw new Error(`No control-plane host ${i} in this lab`);
+    return dirs;
   }
 
   /** The ToR's control socket. */
@@ -87,6 +113,7 @@ export class BgpLab {
     const lab = new BgpLab(await Deno.makeTempDir({ prefix: "keelson-bgp-e2e." }), hosts, prefix);
     await Deno.chmod(lab.dir, 0o755);
     try {
+      for (let i = 1; i <= hosts; i++) lab.#shipped.set(i, await shippedDirs());
       await lab.#build();
     } catch (error) {
       await lab.destroy();
@@ -138,7 +165,7 @@ export class BgpLab {
         this.birdConf(i),
         `router id ${this.cpIp(i)};\nprotocol device {\n}\n`,
       );
-      this.#startBird(`cp${i}`, this.birdConf(i), this.birdSocket(i));
+      this.#startBird(`cp${i}`, this.birdConf(i), this.birdSocket(i), TEST_USER);
     }
     for (const node of ["tor", ...Array.from({ length: this.hosts }, (_, i) => `cp${i + 1}`)]) {
       const socket = node === "tor" ? this.torSocket : this.birdSocket(Number(node.slice(2)));
@@ -170,11 +197,23 @@ export class BgpLab {
     ].join("\n");
   }
 
-  #startBird(node: string, conf: string, socket: string): void {
+  /** Starts BIRD in a namespace; with `group`, as root in that group, which owns its socket. */
+  #startBird(node: string, conf: string, socket: string, group?: string): void {
     const process = new ManagedProcess(
       `bird ${node}`,
       "ip",
-      ["netns", "exec", this.ns(node), "bird", "-f", "-c", conf, "-s", socket],
+      [
+        "netns",
+        "exec",
+        this.ns(node),
+        "bird",
+        "-f",
+        ...(group ? ["-g", group] : []),
+        "-c",
+        conf,
+        "-s",
+        socket,
+      ],
       `${this.dir}/bird-${node}.log`,
     );
     process.start();
@@ -287,6 +326,12 @@ export class BgpLab {
     for (const process of this.#birds.values()) await process.stop(3000).catch(() => {});
     for (const ns of this.#namespaces.reverse()) {
       await run("ip", ["netns", "del", ns]).catch(() => {});
+    }
+    for (const [i, dirs] of this.#shipped) {
+      if (Deno.env.get("KEELSON_KEEP_E2E") === "1") {
+        await run("cp", ["-a", dirs.bird, `${this.dir}/cp${i}/keelson-bird`]).catch(() => {});
+      }
+      await dirs[Symbol.asyncDispose]();
     }
     if (Deno.env.get("KEELSON_KEEP_E2E") !== "1") {
       await Deno.remove(this.dir, { recursive: true }).catch(() => {});

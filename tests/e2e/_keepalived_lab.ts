@@ -4,8 +4,13 @@
  * eth0), keepalived per node with its own pid files. Nothing is added to the host namespace.
  * Everything a lab starts is stopped by pid and its namespaces deleted in `close()`.
  *
+ * A lab for Keelson as it ships (`shipped`) puts each node's keepalived file and track files
+ * (with the notify FIFO) in directories under the binary's baked write paths, owned by the
+ * unprivileged test user, and its work dir is readable by that user (inventory, pid files).
+ *
  * @module
  */
+import { type ShippedDirs, shippedDirs } from "../integration/_harness/shipped_keelson.ts";
 
 const encoder = new TextEncoder();
 
@@ -61,6 +66,7 @@ export class KeepalivedLab {
   #namespaces: string[] = [];
   #children: Deno.ChildProcess[] = [];
   #hostLinks: string[] = [];
+  #shipped = new Map<string, ShippedDirs>();
   /** keepalived parent per node. */
   readonly keepalived = new Map<string, Deno.ChildProcess>();
 
@@ -76,13 +82,14 @@ export class KeepalivedLab {
    * @param tag unique per test, part of every namespace name
    * @param count number of nodes
    * @param options `prefix` of the namespace names (default `kle2e<pid><tag>`); `subnet`, the
-   *   first three octets of the lab's /24 (default `10.250.0`)
+   *   first three octets of the lab's /24 (default `10.250.0`); `shipped`, Keelson's files under
+   *   the baked write paths for an unprivileged Keelson (needs root)
    * @returns the lab
    */
   static async create(
     tag: string,
     count = 3,
-    options: { prefix?: string; subnet?: string } = {},
+    options: { prefix?: string; subnet?: string; shipped?: boolean } = {},
   ): Promise<KeepalivedLab> {
     const prefix = options.prefix ?? `kle2e${Deno.pid % 100000}${tag}`;
     const subnet = options.subnet ?? "10.250.0";
@@ -98,6 +105,11 @@ export class KeepalivedLab {
       subnet,
     );
     try {
+      // the unprivileged Keelson reads its inventory and keepalived's pid files here
+      await Deno.chmod(lab.dir, 0o755);
+      if (options.shipped) {
+        for (const node of nodes) lab.#shipped.set(node, await shippedDirs());
+      }
       const sw = lab.ns("sw");
       await lab.#addNamespace(sw);
       await run("ip", ["-n", sw, "link", "add", "br0", "type", "bridge"]);
@@ -217,9 +229,14 @@ export class KeepalivedLab {
     return `${this.dir}/${node}`;
   }
 
-  /** keepalived's config file of a node. */
+  /** keepalived's config file of a node, which Keelson writes. */
   confFile(node: string): string {
-    return `${this.nodeDir(node)}/keelson.conf`;
+    return `${this.#shipped.get(node)?.keepalived ?? this.nodeDir(node)}/keelson.conf`;
+  }
+
+  /** `track_file_dir` of a node: Keelson's track files and keepalived's notify FIFO. */
+  trackDir(node: string): string {
+    return this.#shipped.get(node)?.track ?? this.nodeDir(node);
   }
 
   /** keepalived's parent pid file of a node. */
@@ -314,7 +331,16 @@ export class KeepalivedLab {
     for (const ns of [...this.#namespaces].reverse()) {
       await run("ip", ["netns", "del", ns]).catch(() => {});
     }
-    if (Deno.env.get("KEELSON_E2E_KEEP_LOGS") === "1") report(`logs kept in ${this.dir}`);
+    const keep = Deno.env.get("KEELSON_E2E_KEEP_LOGS") === "1";
+    for (const [node, dirs] of this.#shipped) {
+      if (keep) {
+        await run("cp", ["-a", dirs.keepalived, `${this.nodeDir(node)}/keelson-conf.d`]).catch(
+          () => {},
+        );
+      }
+      await dirs[Symbol.asyncDispose]();
+    }
+    if (keep) report(`logs kept in ${this.dir}`);
     else await Deno.remove(this.dir, { recursive: true }).catch(() => {});
   }
 

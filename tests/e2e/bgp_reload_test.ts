@@ -13,6 +13,9 @@
  *   Node's condition alone.
  * Prints the figures.
  *
+ * Keelson runs as it ships (`shipped_keelson.ts`: the bundle with the baked flags, unprivileged with
+ * only CAP_KILL; the compiled binary itself cannot be built here, denort cannot be downloaded).
+ *
  * Needs root, bird2, iproute2 and the kube-apiserver test binaries; skipped loudly otherwise
  * (failed with KEELSON_REQUIRE_E2E=1).
  *
@@ -23,6 +26,7 @@ import type { V1Node, V1Service } from "@kubernetes/client-node";
 import { findAssets } from "../integration/_harness/assets.ts";
 import { type ControlPlane, startControlPlane } from "../integration/_harness/control_plane.ts";
 import { type KeelsonProcess, startKeelson } from "../integration/_harness/keelson_process.ts";
+import { readableByTestUser } from "../integration/_harness/shipped_keelson.ts";
 import { registerNode } from "../integration/_harness/kubelet.ts";
 import { timedWait } from "../integration/_harness/wait.ts";
 import {
@@ -84,7 +88,7 @@ function inventory(lab: BgpLab, apiserverPort: string, v: Variant = {}): string 
   ];
   return [
     `[cluster]\nname = "e2e"\ncluster_cidr = ["${CLUSTER_CIDR}"]\n`,
-    "[keepalived]\nenabled = false\n",
+    `[keepalived]\nenabled = false\ntrack_file_dir = "${lab.trackDir(1)}"\n`,
     `[control_plane]\nport = ${apiserverPort}\n`,
     '[leader_election]\nlease_duration = "4s"\nrenew_deadline = "3s"\nretry_period = "1s"\n',
     "[bgp]",
@@ -128,12 +132,14 @@ Deno.test({
       const port = new URL(cp.server).port;
       const path = `${lab.dir}/cp1/keelson.toml`;
       await Deno.writeTextFile(path, inventory(lab, port));
-      agent = startKeelson({
+      await readableByTestUser(path, cp.tokenKubeconfigPath);
+      agent = await startKeelson({
         configPath: path,
         kubeconfig: cp.tokenKubeconfigPath,
         host: "cp-1",
         dir: lab.dir,
         args: ["--controllers", "*"],
+        unprivileged: true,
       });
       const keelson = agent;
 

@@ -12,6 +12,9 @@
  *   FailedToCreateRoute Warning);
  * - no session is re-established by these route changes.
  *
+ * Keelson runs as it ships (`shipped_keelson.ts`: the bundle with the baked flags, unprivileged with
+ * only CAP_KILL; the compiled binary itself cannot be built here, denort cannot be downloaded).
+ *
  * Needs root, bird2, iproute2 and the kube-apiserver test binaries; skipped loudly otherwise
  * (failed with KEELSON_REQUIRE_E2E=1).
  *
@@ -23,6 +26,7 @@ import { decodeHostReport, HOST_REPORT_ANNOTATION } from "../../src/status/host_
 import { findAssets } from "../integration/_harness/assets.ts";
 import { type ControlPlane, startControlPlane } from "../integration/_harness/control_plane.ts";
 import { type KeelsonProcess, startKeelson } from "../integration/_harness/keelson_process.ts";
+import { readableByTestUser } from "../integration/_harness/shipped_keelson.ts";
 import { registerNode } from "../integration/_harness/kubelet.ts";
 import {
   createLbService,
@@ -72,7 +76,7 @@ function inventory(lab: BgpLab, host: number, apiserverPort: string): string {
   );
   return [
     `[cluster]\nname = "e2e"\ncluster_cidr = ["${CLUSTER_CIDR}"]\n`,
-    "[keepalived]\nenabled = false\n",
+    `[keepalived]\nenabled = false\ntrack_file_dir = "${lab.trackDir(host)}"\n`,
     // the control-plane VIP over BGP, gated by this host's probe of the apiserver's /readyz
     `[control_plane]\nvip = ["${CP_VIP}"]\nannounce = "bgp"\nport = ${apiserverPort}\n`,
     '[leader_election]\nlease_duration = "4s"\nrenew_deadline = "3s"\nretry_period = "1s"\n',
@@ -131,13 +135,17 @@ Deno.test({
       for (let i = 1; i <= HOSTS; i++) {
         const path = `${lab.dir}/cp${i}/keelson.toml`;
         await Deno.writeTextFile(path, inventory(lab, i, new URL(cp.server).port));
-        agents.push(startKeelson({
-          configPath: path,
-          kubeconfig: cp.tokenKubeconfigPath,
-          host: `cp-${i}`,
-          dir: lab.dir,
-          args: ["--controllers", "*"],
-        }));
+        await readableByTestUser(path, cp.tokenKubeconfigPath);
+        agents.push(
+          await startKeelson({
+            configPath: path,
+            kubeconfig: cp.tokenKubeconfigPath,
+            host: `cp-${i}`,
+            dir: lab.dir,
+            args: ["--controllers", "*"],
+            unprivileged: true,
+          }),
+        );
       }
       // sessions up: every host rendered its file and BIRD connected to the ToR
       const established = await timed(

@@ -10,18 +10,21 @@
  * - `[bgp]` back by another reload: every route returns over the same session.
  * Prints the figures (reload to routes gone, to routes back).
  *
+ * Keelson runs as it ships (`shipped_keelson.ts`: the bundle with the baked flags, unprivileged with
+ * only CAP_KILL; the compiled binary itself cannot be built here, denort cannot be downloaded).
+ *
  * Needs root, bird2, iproute2 and the kube-apiserver test binaries; skipped loudly otherwise
  * (failed with KEELSON_REQUIRE_E2E=1).
  *
  * @module
  */
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
 import type { V1Node, V1Service } from "@kubernetes/client-node";
 import type { ClusterStatus } from "../../src/status/cluster_status.ts";
 import { findAssets } from "../integration/_harness/assets.ts";
 import { type ControlPlane, startControlPlane } from "../integration/_harness/control_plane.ts";
 import { type KeelsonProcess, startKeelson } from "../integration/_harness/keelson_process.ts";
+import { keelsonCommand, readableByTestUser } from "../integration/_harness/shipped_keelson.ts";
 import { registerNode } from "../integration/_harness/kubelet.ts";
 import { timedWait } from "../integration/_harness/wait.ts";
 import {
@@ -52,7 +55,6 @@ if (reason) {
   report(`SKIPPING BGP withdraw e2e test: ${reason} (set KEELSON_REQUIRE_E2E=1 to fail)`);
 }
 
-const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
 const POOL = "198.51.100.0/28";
 const CP_VIP = `${NET}.100`;
 /** Generous: the withdrawal takes milliseconds on an idle machine. */
@@ -65,7 +67,7 @@ function inventory(lab: BgpLab, apiserverPort: string, bgp: boolean): string {
   const announce = bgp ? "bgp" : "vrrp";
   return [
     `[cluster]\nname = "e2e"\ncluster_cidr = ["${CLUSTER_CIDR}"]\n`,
-    "[keepalived]\nenabled = false\n",
+    `[keepalived]\nenabled = false\ntrack_file_dir = "${lab.trackDir(1)}"\n`,
     `[control_plane]\nvip = ["${CP_VIP}"]\nannounce = "${announce}"\nport = ${apiserverPort}\n`,
     '[leader_election]\nlease_duration = "4s"\nrenew_deadline = "3s"\nretry_period = "1s"\n',
     ...(bgp
@@ -93,10 +95,17 @@ function inventory(lab: BgpLab, apiserverPort: string, bgp: boolean): string {
   ].join("\n");
 }
 
-/** `keelson status -o json` as a user runs it. */
+/** `keelson status -o json` as a user runs it (the shipped program). */
 async function statusCli(kubeconfig: string): Promise<ClusterStatus> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", MAIN, "status", "--kubeconfig", kubeconfig, "-o", "json"],
+  const [executable, ...args] = await keelsonCommand([
+    "status",
+    "--kubeconfig",
+    kubeconfig,
+    "-o",
+    "json",
+  ]);
+  const out = await new Deno.Command(executable!, {
+    args,
     stdout: "piped",
     stderr: "piped",
     env: { NO_COLOR: "1" },
@@ -124,12 +133,14 @@ Deno.test({
       const port = new URL(cp.server).port;
       const path = `${lab.dir}/cp1/keelson.toml`;
       await Deno.writeTextFile(path, inventory(lab, port, true));
-      agent = startKeelson({
+      await readableByTestUser(path, cp.tokenKubeconfigPath);
+      agent = await startKeelson({
         configPath: path,
         kubeconfig: cp.tokenKubeconfigPath,
         host: "cp-1",
         dir: lab.dir,
         args: ["--controllers", "*"],
+        unprivileged: true,
       });
       const keelson = agent;
 

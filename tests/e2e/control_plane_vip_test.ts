@@ -6,12 +6,19 @@
  * one host and leave a host whose apiserver starts failing within 2 s.
  *
  * Needs root, keepalived, iproute2, openssl, python3 and curl; skipped loudly otherwise (failed
- * with KEELSON_REQUIRE_E2E=1). Prints the times it measures.
+ * with KEELSON_REQUIRE_E2E=1). Prints the times it measures. Each host runs Keelson as it ships
+ * (`shipped_keelson.ts`: the bundle with the baked flags, unprivileged with only CAP_KILL; the
+ * compiled binary itself cannot be built here, denort cannot be downloaded).
  *
  * @module
  */
 import assert from "node:assert/strict";
 import { e2eUnavailable, KeepalivedLab, report, run, sleep } from "./_keepalived_lab.ts";
+import {
+  keelsonCommand,
+  readableByTestUser,
+  shellCommand,
+} from "../integration/_harness/shipped_keelson.ts";
 import { waitFor } from "../integration/_harness/wait.ts";
 
 const REQUIRED_TOOLS = ["openssl", "python3", "curl"];
@@ -43,14 +50,11 @@ if (reason) {
 
 const HOSTS: Record<string, string> = { n1: "cp-1", n2: "cp-2", n3: "cp-3" };
 const CP_VIP = "10.250.0.100";
-const ROOT = new URL("../../", import.meta.url).pathname;
-const MAIN = `${ROOT}main.ts`;
 const FAKE_APISERVER = new URL("./_fake_apiserver.py", import.meta.url).pathname;
 const KEELSON_LISTEN = "127.0.0.1:10258";
 
 /** One node's inventory: the same machines everywhere, the keepalived paths in its own dir. */
 function inventory(lab: KeepalivedLab, node: string): string {
-  const dir = lab.nodeDir(node);
   const machines = Object.values(HOSTS).map((name, i) =>
     `[[machines]]\nname = "${name}"\nrole = "control-plane"\n` +
     `internal_ips = ["10.250.0.${11 + i}"]\n`
@@ -61,7 +65,7 @@ function inventory(lab: KeepalivedLab, node: string): string {
     "[keepalived]",
     `config_file = "${lab.confFile(node)}"`,
     `pid_file = "${lab.pidFile(node)}"`,
-    `track_file_dir = "${dir}"`,
+    `track_file_dir = "${lab.trackDir(node)}"`,
     'interface = "eth0"\n',
     `[control_plane]\nvip = ["${CP_VIP}"]\nport = 6443\n`,
     ...machines,
@@ -95,7 +99,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const lab = await KeepalivedLab.create("cpv");
+    const lab = await KeepalivedLab.create("cpv", 3, { shipped: true });
     try {
       const cert = `${lab.dir}/apiserver.crt`;
       const key = `${lab.dir}/apiserver.key`;
@@ -120,13 +124,10 @@ Deno.test({
       ]);
       // a clean environment: no KUBECONFIG, no in-cluster variables
       const env = [`PATH=${Deno.env.get("PATH") ?? "/usr/sbin:/usr/bin:/sbin:/bin"}`, "NO_COLOR=1"];
-      for (const name of ["HOME", "DENO_DIR"]) {
-        const value = Deno.env.get(name);
-        if (value) env.push(`${name}=${value}`);
-      }
       for (const node of lab.nodes) {
         const d = lab.nodeDir(node);
         await Deno.writeTextFile(`${d}/keelson.toml`, inventory(lab, node));
+        await readableByTestUser(`${d}/keelson.toml`);
         lab.spawn("sh", [
           "-c",
           `exec ip netns exec ${lab.ns(node)} python3 ${FAKE_APISERVER} 127.0.0.1 6443 ` +
@@ -150,19 +151,37 @@ Deno.test({
         }
       }
 
+      // built before the clock starts (the first call bundles main.ts)
+      const commands = new Map<string, string[]>();
+      for (const node of lab.nodes) {
+        const d = lab.nodeDir(node);
+        commands.set(
+          node,
+          await keelsonCommand(
+            [
+              "run",
+              "--config",
+              `${d}/keelson.toml`,
+              "--host",
+              HOSTS[node]!,
+              "--log-format",
+              "json",
+            ],
+            { unprivileged: true },
+          ),
+        );
+      }
       const start = performance.now();
       const keelson = new Map<string, Deno.ChildProcess>();
       for (const node of lab.nodes) {
         const d = lab.nodeDir(node);
+        const command = commands.get(node)!;
         keelson.set(
           node,
           lab.spawn("sh", [
             "-c",
-            `cd ${ROOT} && exec env -i ${env.join(" ")} ip netns exec ${
-              lab.ns(node)
-            } ${Deno.execPath()} run ` +
-            `-A --quiet ${MAIN} run --config ${d}/keelson.toml --host ${HOSTS[node]} ` +
-            `--log-format json >> ${d}/keelson.log 2>&1`,
+            `exec env -i ${env.join(" ")} ip netns exec ${lab.ns(node)} ${shellCommand(command)} ` +
+            `>> ${d}/keelson.log 2>&1`,
           ]),
         );
       }
@@ -175,7 +194,7 @@ Deno.test({
       const filesMs = performance.now() - start;
       const rendered = await Deno.readTextFile(lab.confFile("n1"));
       assert.match(rendered, /vrrp_instance keelson_cp_v4 \{/);
-      assert.match(rendered, new RegExp(`file "${lab.nodeDir("n1")}/apiserver-health"`));
+      assert.match(rendered, new RegExp(`file "${lab.trackDir("n1")}/apiserver-health"`));
       const keepalivedStart = performance.now();
       for (const node of lab.nodes) lab.startKeepalived(node);
 
@@ -200,7 +219,7 @@ Deno.test({
       // every probe reports its healthy apiserver: after `rise` successes in a row, which on a
       // loaded machine may come after the VIP is up (a slow first probe counts as a failure)
       for (const node of lab.nodes) {
-        const path = `${lab.nodeDir(node)}/apiserver-health`;
+        const path = `${lab.trackDir(node)}/apiserver-health`;
         await waitFor(async () => (await Deno.readTextFile(path)) === "0\n", {
           timeoutMs: 20_000,
           message: `${node}'s track file to read 0 (healthy)`,
@@ -233,7 +252,7 @@ Deno.test({
       }
 
       // the master's apiserver starts failing: its keelson writes 1, keepalived goes FAULT
-      const healthFile = `${lab.nodeDir(master)}/apiserver-health`;
+      const healthFile = `${lab.trackDir(master)}/apiserver-health`;
       // at a random point of the probe period, so runs sample the whole range of detection times
       await sleep(Math.random() * 1000);
       const failAt = performance.now();

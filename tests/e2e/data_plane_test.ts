@@ -5,7 +5,13 @@
  * namespace onto the lab's bridge and a TCP forwarder in this test make it reachable from the
  * hosts at 10.254.12.1 (the serving certificate names that address).
  *
- * Shown: every VIP on exactly one host in `keelson status`; keepalived stopped on the serving host
+ * Each host runs Keelson as it ships (`shipped_keelson.ts`): the bundle with the binary's baked
+ * permission and V8 flags, as an unprivileged user with only CAP_KILL, its files under the baked
+ * write paths (the compiled binary itself cannot be built here: denort cannot be downloaded).
+ *
+ * Shown: every VIP on exactly one host in `keelson status`; every host's heartbeat reports its
+ * VRRP states from keepalived's notify FIFO; a Service created while keepalived runs is served
+ * (Keelson rewrote the file and keepalived took it on SIGHUP); keepalived stopped on the serving host
  * → the new host in `keelson status` and a `VIPHostChanged` Event on the Service (the time is
  * printed); VRRP cut between the serving host and its peers (blackhole routes inside its
  * namespace) → `VIPSplitBrain` Warning, `keelson_vip_serving_hosts` 2 and `keelson status`
@@ -20,17 +26,27 @@
 import assert from "node:assert/strict";
 import type { CoreV1Event, V1Lease, V1Service } from "@kubernetes/client-node";
 import { buildClusterStatus, type ClusterStatus } from "../../src/status/cluster_status.ts";
+import {
+  decodeHostReport,
+  HEARTBEAT_LABEL,
+  HEARTBEAT_NAMESPACE,
+  HOST_REPORT_ANNOTATION,
+  type HostReport,
+} from "../../src/status/host_report.ts";
 import { findAssets } from "../integration/_harness/assets.ts";
 import { type ControlPlane, startControlPlane } from "../integration/_harness/control_plane.ts";
 import { writeKubeconfig } from "../integration/_harness/kubeconfig.ts";
+import {
+  keelsonCommand,
+  readableByTestUser,
+  shellCommand,
+} from "../integration/_harness/shipped_keelson.ts";
 import { e2eUnavailable, KeepalivedLab, report, run, sleep } from "./_keepalived_lab.ts";
 
 const SUBNET = "10.254.12";
 /** The management network the hosts reach the apiserver on (the VRRP segment is SUBNET). */
 const MGMT_SUBNET = "10.254.13";
 const HOSTS: Record<string, string> = { n1: "cp-1", n2: "cp-2", n3: "cp-3" };
-const ROOT = new URL("../../", import.meta.url).pathname;
-const MAIN = `${ROOT}main.ts`;
 const LISTEN = "127.0.0.1:10258";
 const SERVICES = ["web-a", "web-b", "web-c"];
 
@@ -55,7 +71,6 @@ if (reason) {
 }
 
 function inventory(lab: KeepalivedLab, node: string, kubeconfig: string): string {
-  const dir = lab.nodeDir(node);
   const machines = Object.values(HOSTS).map((name, i) =>
     `[[machines]]\nname = "${name}"\nrole = "control-plane"\n` +
     `internal_ips = ["${SUBNET}.${11 + i}"]\n`
@@ -68,7 +83,7 @@ function inventory(lab: KeepalivedLab, node: string, kubeconfig: string): string
     "[keepalived]",
     `config_file = "${lab.confFile(node)}"`,
     `pid_file = "${lab.pidFile(node)}"`,
-    `track_file_dir = "${dir}"`,
+    `track_file_dir = "${lab.trackDir(node)}"`,
     'interface = "eth0"\n',
     `[[pools]]\nname = "lan"\naddresses = ["${SUBNET}.100-${SUBNET}.119"]\n`,
     ...machines,
@@ -130,10 +145,34 @@ async function clusterStatus(cp: ControlPlane): Promise<ClusterStatus> {
   });
 }
 
-/** `keelson status -o json` as a user runs it, from the host namespace. */
+/** Each host's heartbeat report (its own view of its VRRP instances), by host. */
+async function heartbeats(cp: ControlPlane): Promise<Map<string, HostReport>> {
+  const leases = await cp.requestOk<{ items: V1Lease[] }>(
+    "GET",
+    `/apis/coordination.k8s.io/v1/namespaces/${HEARTBEAT_NAMESPACE}/leases?labelSelector=${
+      encodeURIComponent(HEARTBEAT_LABEL)
+    }`,
+  );
+  const reports = new Map<string, HostReport>();
+  for (const lease of leases.items) {
+    const text = lease.metadata?.annotations?.[HOST_REPORT_ANNOTATION];
+    const report = text === undefined ? undefined : decodeHostReport(text);
+    if (report && !("error" in report)) reports.set(report.host, report);
+  }
+  return reports;
+}
+
+/** `keelson status -o json` as a user runs it (the shipped program), from the host namespace. */
 async function statusCli(kubeconfig: string): Promise<{ code: number; status: ClusterStatus }> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", MAIN, "status", "--kubeconfig", kubeconfig, "-o", "json"],
+  const [executable, ...args] = await keelsonCommand([
+    "status",
+    "--kubeconfig",
+    kubeconfig,
+    "-o",
+    "json",
+  ]);
+  const out = await new Deno.Command(executable!, {
+    args,
     stdout: "piped",
     stderr: "piped",
     env: { NO_COLOR: "1" },
@@ -197,6 +236,7 @@ Deno.test({
     const lab = await KeepalivedLab.create("dp", 3, {
       prefix: `kd${Deno.pid % 100000}dp`,
       subnet: SUBNET,
+      shipped: true,
     });
     let cp: ControlPlane | undefined;
     let forwarder: { close(): void } | undefined;
@@ -227,20 +267,21 @@ Deno.test({
       await writeKubeconfig(kubeconfig, `https://${hostIp}:${apiPort}`, cp.caPem, "admin", {
         token: cp.adminToken,
       });
+      await readableByTestUser(kubeconfig);
 
       const env = [`PATH=${Deno.env.get("PATH") ?? "/usr/sbin:/usr/bin:/sbin:/bin"}`, "NO_COLOR=1"];
-      for (const name of ["HOME", "DENO_DIR"]) {
-        const value = Deno.env.get(name);
-        if (value) env.push(`${name}=${value}`);
-      }
       for (const node of lab.nodes) {
         const d = lab.nodeDir(node);
         await Deno.writeTextFile(`${d}/keelson.toml`, inventory(lab, node, kubeconfig));
+        await readableByTestUser(`${d}/keelson.toml`);
+        const keelson = await keelsonCommand(
+          ["run", "--config", `${d}/keelson.toml`, "--host", HOSTS[node]!, "--log-format", "json"],
+          { unprivileged: true },
+        );
         lab.spawn("sh", [
           "-c",
-          `cd ${ROOT} && exec env -i ${env.join(" ")} ip netns exec ${lab.ns(node)} ` +
-          `${Deno.execPath()} run -A --quiet ${MAIN} run --config ${d}/keelson.toml ` +
-          `--host ${HOSTS[node]} --log-format json >> ${d}/keelson.log 2>&1`,
+          `exec env -i ${env.join(" ")} ip netns exec ${lab.ns(node)} ${shellCommand(keelson)} ` +
+          `>> ${d}/keelson.log 2>&1`,
         ]);
       }
       for (const name of SERVICES) {
@@ -325,6 +366,64 @@ Deno.test({
       assert.equal(cli.status.hosts.length, 3);
       assert.ok(cli.status.hosts.every((h) => !h.silent && h.reload?.ok && h.version));
       assert.ok(cli.status.pools.some((p) => p.pool === "lan" && p.used === 3 && p.total === 20));
+
+      // 1b. the notify FIFO: every host's heartbeat has each of its instances' VRRP state from
+      // keepalived itself (the file names the FIFO for the user Keelson runs as, and Keelson reads it)
+      const fifo = await until(
+        "every host's heartbeat to report its VRRP states from the notify FIFO",
+        async () => {
+          const reports = await heartbeats(cp!);
+          const ok = reports.size === 3 &&
+            [...reports.values()].every((r) =>
+              r.instances.length > 0 &&
+              r.instances.every((i) =>
+                i.source === "fifo" && (i.state === "MASTER" || i.state === "BACKUP")
+              )
+            );
+          return ok ? reports : undefined;
+        },
+        30_000,
+        async () => JSON.stringify(Object.fromEntries(await heartbeats(cp!))) + await logs(),
+      );
+      // each VIP in the instance of exactly one MASTER
+      const mastered = [...fifo.value.values()].flatMap((r) =>
+        r.instances.filter((i) => i.state === "MASTER").flatMap((i) => i.vips)
+      );
+      assert.deepEqual(mastered.toSorted(), allVips.toSorted());
+      report(
+        `RESULT fifo_states ${
+          [...fifo.value.values()].map((r) =>
+            `${r.host}=${r.instances.map((i) => `${i.name}:${i.state}`).join(",")}`
+          ).join(" ")
+        }`,
+      );
+
+      // 1c. a Service created while keepalived runs: its VIP is served only once Keelson wrote
+      // the file again and keepalived took it (keepalived reads its file at start and on SIGHUP)
+      await cp.requestOk("POST", "/api/v1/namespaces/default/services", {
+        metadata: { name: "web-new" },
+        spec: { type: "LoadBalancer", ports: [{ port: 80, protocol: "TCP" }] },
+      });
+      const created = await until(
+        "web-new to get a VIP",
+        async () =>
+          (await cp!.requestOk<V1Service>("GET", "/api/v1/namespaces/default/services/web-new"))
+            .status?.loadBalancer?.ingress?.[0]?.ip,
+        60_000,
+        logs,
+      );
+      const newVip = created.value;
+      const servedMs = await lab.waitFor(
+        `web-new's VIP ${newVip} on exactly one host`,
+        (h) => h.get(newVip)!.length === 1,
+        [newVip],
+        30_000,
+      ).catch(async (error) => {
+        throw new Error(`${error}\n${await logs()}`);
+      });
+      report(`RESULT new_service_served_ms=${servedMs.toFixed(0)} after its status write`);
+      vips.set("web-new", newVip);
+      allVips.push(newVip);
 
       // 2. keepalived stops on the host serving web-a's VIP: the new host within seconds
       const vipA = vips.get("web-a")!;

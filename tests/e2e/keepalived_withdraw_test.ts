@@ -9,7 +9,9 @@
  *   one of the two others; its log says so, its metrics claim no VIP;
  * - active again (another reload): it is a VRRP peer again and every VIP stays placed once;
  * - `[keepalived] enabled = false` everywhere: no host holds a VIP any more, restart required.
- * Prints the figures (reload to VIPs off the retired host).
+ * Prints the figures (reload to VIPs off the retired host). Each host runs Keelson as it ships
+ * (`shipped_keelson.ts`: the bundle with the baked flags, unprivileged with only CAP_KILL; the
+ * compiled binary itself cannot be built here, denort cannot be downloaded).
  *
  * Needs root, keepalived, iproute2, openssl, python3 and curl; skipped loudly otherwise (failed
  * with KEELSON_REQUIRE_E2E=1).
@@ -19,6 +21,11 @@
 import assert from "node:assert/strict";
 import { renderHostKeepalived } from "../../providers/baremetal/keepalived/announcer.ts";
 import { parseConfig } from "../../src/config/parse_config.ts";
+import {
+  keelsonCommand,
+  readableByTestUser,
+  shellCommand,
+} from "../integration/_harness/shipped_keelson.ts";
 import { e2eUnavailable, KeepalivedLab, report, run, sleep } from "./_keepalived_lab.ts";
 
 function unavailable(): string | undefined {
@@ -52,8 +59,6 @@ const HOSTS: Record<string, string> = { n1: "cp-1", n2: "cp-2", n3: "cp-3" };
 const CP_VIP = `${SUBNET}.100`;
 const SERVICE_VIPS = [`${SUBNET}.150`, `${SUBNET}.151`, `${SUBNET}.152`];
 const ALL = [CP_VIP, ...SERVICE_VIPS];
-const ROOT = new URL("../../", import.meta.url).pathname;
-const MAIN = `${ROOT}main.ts`;
 const FAKE_APISERVER = new URL("./_fake_apiserver.py", import.meta.url).pathname;
 const LISTEN = "127.0.0.1:10258";
 /** Generous: keepalived drops the VIPs milliseconds after the reload on an idle machine. */
@@ -68,7 +73,6 @@ interface Edit {
 
 /** One node's inventory: the same machines everywhere, the keepalived paths in its own dir. */
 function inventory(lab: KeepalivedLab, node: string, edit: Edit = {}): string {
-  const dir = lab.nodeDir(node);
   const machines = Object.values(HOSTS).map((name, i) =>
     `[[machines]]\nname = "${name}"\nrole = "control-plane"\n` +
     `internal_ips = ["${SUBNET}.${11 + i}"]\n` +
@@ -81,7 +85,7 @@ function inventory(lab: KeepalivedLab, node: string, edit: Edit = {}): string {
     ...(edit.enabled === false ? ["enabled = false"] : []),
     `config_file = "${lab.confFile(node)}"`,
     `pid_file = "${lab.pidFile(node)}"`,
-    `track_file_dir = "${dir}"`,
+    `track_file_dir = "${lab.trackDir(node)}"`,
     'interface = "eth0"\n',
     `[control_plane]\nvip = ["${CP_VIP}"]\nport = 6443\n`,
     `[[pools]]\nname = "lan"\naddresses = ["${SUBNET}.150-${SUBNET}.159"]\n`,
@@ -163,7 +167,11 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const lab = await KeepalivedLab.create("w", 3, { prefix: "kk-w", subnet: SUBNET });
+    const lab = await KeepalivedLab.create("w", 3, {
+      prefix: "kk-w",
+      subnet: SUBNET,
+      shipped: true,
+    });
     const keelson = new Map<string, Deno.ChildProcess>();
     const log = (node: string) => `${lab.nodeDir(node)}/keelson.log`;
     try {
@@ -189,14 +197,11 @@ Deno.test({
         cert,
       ]);
       const env = [`PATH=${Deno.env.get("PATH") ?? "/usr/sbin:/usr/bin:/sbin:/bin"}`, "NO_COLOR=1"];
-      for (const name of ["HOME", "DENO_DIR"]) {
-        const value = Deno.env.get(name);
-        if (value) env.push(`${name}=${value}`);
-      }
       for (const node of lab.nodes) {
         const d = lab.nodeDir(node);
         const text = inventory(lab, node);
         await Deno.writeTextFile(`${d}/keelson.toml`, text);
+        await readableByTestUser(`${d}/keelson.toml`);
         // the file keepalived ran before keelson started: keelson keeps its Service VIPs until
         // a Service cache syncs, and there is no Kubernetes API here
         const seeded = renderHostKeepalived({
@@ -220,13 +225,16 @@ Deno.test({
       }
       for (const node of lab.nodes) {
         const d = lab.nodeDir(node);
+        const command = await keelsonCommand(
+          ["run", "--config", `${d}/keelson.toml`, "--host", HOSTS[node]!, "--log-format", "json"],
+          { unprivileged: true },
+        );
         keelson.set(
           node,
           lab.spawn("sh", [
             "-c",
-            `cd ${ROOT} && exec env -i ${env.join(" ")} ip netns exec ${lab.ns(node)} ` +
-            `${Deno.execPath()} run -A --quiet ${MAIN} run --config ${d}/keelson.toml ` +
-            `--host ${HOSTS[node]} --log-format json >> ${d}/keelson.log 2>&1`,
+            `exec env -i ${env.join(" ")} ip netns exec ${lab.ns(node)} ${shellCommand(command)} ` +
+            `>> ${d}/keelson.log 2>&1`,
           ]),
         );
       }

@@ -17,35 +17,29 @@
  * On main 6b61af5 (before the fixes) keepalived was never signalled ("which is not a running
  * keepalived": /proc/<pid>/comm refused) and the file had no FIFO block.
  *
- * Needs root, keepalived, iproute2, setpriv and the user keelson-test; skipped loudly otherwise
- * (failed with KEELSON_REQUIRE_E2E=1). Run under the heavy lock (tests/README or COMMON rules).
+ * Keelson's command, user, and scratch directories come from the tests' one harness
+ * (`tests/integration/_harness/shipped_keelson.ts`), which creates the user when it is missing.
+ *
+ * Needs root, keepalived, iproute2 and setpriv; skipped loudly otherwise (failed with
+ * KEELSON_REQUIRE_E2E=1). Run under the heavy lock (tests/README or COMMON rules).
  *
  * @module
  */
 import assert from "node:assert/strict";
-import { compiledRuntimeFlags, compilePermissions } from "../integration/_harness/permissions.ts";
+import {
+  keelsonCommand,
+  shellCommand,
+  shippedDirs,
+  TEST_USER as USER,
+} from "../integration/_harness/shipped_keelson.ts";
 import { e2eUnavailable, report, run, sleep } from "./_keepalived_lab.ts";
 
-const USER = "keelson-test";
-const ROOT = new URL("../../", import.meta.url).pathname;
-const TAG = `keelson-shipped-${Deno.pid}`;
 const NS = `kship${Deno.pid}`;
-/** Under the baked --allow-write directories (scripts/compile_permissions.txt). */
-const CONF_DIR = `/etc/keepalived/conf.d/${TAG}`;
-const TRACK_DIR = `/run/keelson/${TAG}`;
 const SUBNET = "10.250.77";
 const BOUND_MS = 90_000;
 
 function unavailable(): string | undefined {
-  const base = e2eUnavailable(["keepalived", "ip", "setpriv"]);
-  if (base) return base;
-  try {
-    const passwd = Deno.readTextFileSync("/etc/passwd");
-    if (!passwd.split("\n").some((l) => l.startsWith(`${USER}:`))) return `no user ${USER}`;
-  } catch {
-    return "cannot read /etc/passwd";
-  }
-  return undefined;
+  return e2eUnavailable(["keepalived", "ip", "setpriv"]);
 }
 
 const reason = unavailable();
@@ -56,19 +50,7 @@ if (reason) {
   report(`SKIPPING shipped keepalived e2e test: ${reason} (set KEELSON_REQUIRE_E2E=1 to fail)`);
 }
 
-/** setpriv as the unit runs Keelson: that user, no capability but CAP_KILL. */
-const AS_USER = [
-  "setpriv",
-  `--reuid=${USER}`,
-  `--regid=${USER}`,
-  "--init-groups",
-  "--no-new-privs",
-  "--bounding-set=-all,+kill",
-  "--inh-caps=-all,+kill",
-  "--ambient-caps=-all,+kill",
-];
-
-function inventory(configFile: string, work: string, garp: number): string {
+function inventory(configFile: string, work: string, trackDir: string, garp: number): string {
   return [
     '[cluster]\nname = "shipped"\n',
     `[kubernetes]\nkubeconfig = "${work}/no-kubeconfig"\n`,
@@ -76,7 +58,7 @@ function inventory(configFile: string, work: string, garp: number): string {
     "[keepalived]",
     `config_file = "${configFile}"`,
     `pid_file = "${work}/keepalived.pid"`,
-    `track_file_dir = "${TRACK_DIR}"`,
+    `track_file_dir = "${trackDir}"`,
     'interface = "eth0"',
     `garp_master_refresh = ${garp}\n`,
     `[control_plane]\nvip = ["${SUBNET}.100"]\n`,
@@ -110,29 +92,15 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
 }, async (t) => {
-  const created: string[] = [];
   const children: Deno.ChildProcess[] = [];
   const work = await Deno.makeTempDir({ prefix: "keelson-shipped-" });
+  // under the baked --allow-write directories, owned by the test user
+  await using dirs = await shippedDirs();
+  const CONF_DIR = dirs.keepalived;
+  const TRACK_DIR = dirs.track;
   let namespace = false;
   try {
     await Deno.chmod(work, 0o755);
-    for (const dir of ["/etc/keepalived/conf.d", "/run/keelson", CONF_DIR, TRACK_DIR]) {
-      if (await Deno.stat(dir).then(() => false, () => true)) {
-        await Deno.mkdir(dir, { mode: 0o755 });
-        created.unshift(dir);
-      }
-    }
-    await run("chown", [USER, CONF_DIR, TRACK_DIR]);
-    await Deno.mkdir(`${work}/deno`);
-    await run("chown", [USER, `${work}/deno`]);
-    await run(Deno.execPath(), [
-      "bundle",
-      "--quiet",
-      "--output",
-      `${work}/keelson.js`,
-      `${ROOT}main.ts`,
-    ]);
-    await Deno.chmod(`${work}/keelson.js`, 0o644);
     await run("ip", ["netns", "add", NS]);
     namespace = true;
     await run("ip", ["-n", NS, "link", "set", "lo", "up"]);
@@ -142,23 +110,7 @@ Deno.test({
     await run("ip", ["-n", NS, "addr", "add", `${SUBNET}.11/24`, "dev", "eth0"]);
     await run("ip", ["-n", NS, "link", "set", "eth0", "up"]);
 
-    const flags = [...compiledRuntimeFlags(), ...(await compilePermissions())];
-    const env = [
-      "env",
-      "-i",
-      "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
-      `DENO_DIR=${work}/deno`,
-      "NO_COLOR=1",
-    ];
-    const keelson = [
-      ...AS_USER,
-      ...env,
-      Deno.execPath(),
-      "run",
-      "--no-config",
-      ...flags,
-      `${work}/keelson.js`,
-    ];
+    const keelson = await keelsonCommand([], { unprivileged: true });
     const configFile = `${CONF_DIR}/keelson.conf`;
     const invPath = `${work}/keelson.toml`;
     const keelsonLog = `${work}/keelson.log`;
@@ -170,7 +122,7 @@ Deno.test({
 
     await t.step("check refuses a config_file outside the baked write set", async () => {
       const outside = `${work}/outside.toml`;
-      const text = inventory(`${work}/keelson.conf`, work, 60);
+      const text = inventory(`${work}/keelson.conf`, work, TRACK_DIR, 60);
       await Deno.writeTextFile(outside, text, { mode: 0o644 });
       const line = text.split("\n").findIndex((l) => l.startsWith("config_file =")) + 1;
       const out = await new Deno.Command(keelson[0]!, {
@@ -190,11 +142,11 @@ Deno.test({
       );
     });
 
-    await Deno.writeTextFile(invPath, inventory(configFile, work, 60), { mode: 0o644 });
+    await Deno.writeTextFile(invPath, inventory(configFile, work, TRACK_DIR, 60), { mode: 0o644 });
     const started = new Deno.Command("sh", {
       args: [
         "-c",
-        `exec ip netns exec ${NS} ${keelson.join(" ")} run --config ${invPath} --host cp-1 ` +
+        `exec ip netns exec ${NS} ${shellCommand(keelson)} run --config ${invPath} --host cp-1 ` +
         `--log-format json >> ${keelsonLog} 2>&1`,
       ],
     }).spawn();
@@ -247,7 +199,9 @@ Deno.test({
         assert.ok(pid > 1, "keepalived wrote its pid file");
         assert.equal(pid, keepalived.pid, "the pid file names the keepalived started here");
         const reloadsBefore = (await read(keepalivedLog)).match(/Reloading/g)?.length ?? 0;
-        await Deno.writeTextFile(invPath, inventory(configFile, work, 30), { mode: 0o644 });
+        await Deno.writeTextFile(invPath, inventory(configFile, work, TRACK_DIR, 30), {
+          mode: 0o644,
+        });
         Deno.kill(started.pid, "SIGHUP");
         const { ms } = await until(
           `"SIGHUP sent to ${pid}" in keelson's log`,
@@ -285,9 +239,6 @@ Deno.test({
       await child.status;
     }
     if (namespace) await run("ip", ["netns", "delete", NS]).catch(() => {});
-    await Deno.remove(CONF_DIR, { recursive: true }).catch(() => {});
-    await Deno.remove(TRACK_DIR, { recursive: true }).catch(() => {});
-    for (const dir of created) await Deno.remove(dir).catch(() => {});
     await Deno.remove(work, { recursive: true });
   }
 });

@@ -61,7 +61,7 @@ integrationTest(
     await Deno.writeTextFile(configPath, testInventory());
     const start = (name: string) =>
       startKeelson({ configPath, kubeconfig: cp.tokenKubeconfigPath, host: name, dir, name });
-    const agents = [start("a"), start("b")];
+    const agents = [await start("a"), await start("b")];
     try {
       const began = performance.now();
       const leader = await waitFor(() => leaderOf(agents), {
@@ -128,7 +128,7 @@ integrationTest(
       await t.step(
         "SIGKILL of the leader: the other leads within lease duration + retry",
         async () => {
-          const restarted = start("a2");
+          const restarted = await start("a2");
           agents.push(restarted);
           await waitFor(async () => (await restarted.metric(LEADER)) === 0, {
             timeoutMs: 30_000,
@@ -162,7 +162,7 @@ integrationTest(
     const dir = await Deno.makeTempDir({ prefix: "keelson-reload-" });
     const configPath = `${dir}/keelson.toml`;
     await Deno.writeTextFile(configPath, testInventory());
-    const agent = startKeelson({ configPath, kubeconfig: cp.tokenKubeconfigPath, dir });
+    const agent = await startKeelson({ configPath, kubeconfig: cp.tokenKubeconfigPath, dir });
     try {
       const reloadOk = "keelson_config_last_reload_successful";
       await waitFor(async () => (await agent.metric(reloadOk)) === 1, {
@@ -272,7 +272,7 @@ region = "r1"
 internal_ips = ["10.0.0.21"]
 `),
     );
-    const agent = startKeelson({
+    const agent = await startKeelson({
       configPath,
       kubeconfig: cp.certKubeconfigPath,
       dir,

@@ -13,6 +13,7 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { compiledRuntimeFlags, compilePermissions } from "./_harness/permissions.ts";
+import { shippedBundle } from "./_harness/shipped_keelson.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const EXAMPLES = `${ROOT}deploy/examples`;
@@ -23,21 +24,13 @@ interface Outcome {
   stderr: string;
 }
 
-/**
- * Runs deno. `isolated`: with exactly `env` (the bundled file alone); otherwise with the host's
- * environment plus `env`, as a build needs it (a proxy's CA in SSL_CERT_FILE, HTTPS_PROXY, ...).
- */
-async function run(
-  args: string[],
-  cwd: string,
-  env: Record<string, string>,
-  isolated = false,
-): Promise<Outcome> {
+/** Runs deno with exactly `env` (and NO_COLOR). */
+async function run(args: string[], cwd: string, env: Record<string, string>): Promise<Outcome> {
   const output = await new Deno.Command(Deno.execPath(), {
     args,
     cwd,
     env: { NO_COLOR: "1", ...env },
-    clearEnv: isolated,
+    clearEnv: true,
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -120,13 +113,8 @@ const CASES: Array<{ name: string; args: string[]; expectCode: number }> = [
 Deno.test("deno bundle output runs alone from an empty directory exactly like main.ts", async (t) => {
   const work = await Deno.makeTempDir({ prefix: "keelson-bundle-" });
   try {
-    const bundled = `${work}/build/keelson.js`;
-    const bundle = await run(
-      ["bundle", "--quiet", "--output", bundled, "main.ts"],
-      ROOT,
-      hostEnv(),
-    );
-    assert.equal(bundle.code, 0, `deno bundle failed:\n${bundle.stderr}`);
+    // the bundle every test that starts Keelson runs
+    const bundled = await shippedBundle();
 
     // Two directories with the same file names, so relative paths in the output match.
     const empty = `${work}/empty`;
@@ -164,13 +152,11 @@ Deno.test("deno bundle output runs alone from an empty directory exactly like ma
           ],
           empty,
           { HOME: hostEnv().HOME!, DENO_DIR: freshDenoDir },
-          true,
         );
         const fromSource = await run(
           ["run", "--allow-all", "--config", `${ROOT}deno.json`, `${ROOT}main.ts`, ...c.args],
           reference,
           { ...hostEnvWithoutKeelson(), ...hostEnv() },
-          true,
         );
         assert.equal(fromSource.code, c.expectCode, fromSource.stderr);
         assert.equal(alone.stderr, fromSource.stderr);

@@ -58,7 +58,7 @@ integrationTest(
     const dir = await Deno.makeTempDir({ prefix: "keelson-budgets-" });
     const configPath = `${dir}/keelson.toml`;
     await Deno.writeTextFile(configPath, inventory());
-    const agent = startKeelson({
+    const agent = await startKeelson({
       configPath,
       kubeconfig: cp.tokenKubeconfigPath,
       host: "budgets",

@@ -75,7 +75,7 @@ integrationTest(
       lbInventory({ pools: [{ name: "lan", addresses: ["192.0.2.0/28"] }] }),
     );
     await createNamespace(cp, NAMESPACE);
-    const agent = startKeelson({
+    const agent = await startKeelson({
       configPath,
       kubeconfig,
       dir,

@@ -72,7 +72,7 @@ async function startHost(
   await writeKubeconfig(kubeconfig, cp.server, cp.caPem, "keelson", {
     token: await nodeBoundToken(cp, host),
   });
-  return startKeelson({ configPath, kubeconfig, host, dir });
+  return await startKeelson({ configPath, kubeconfig, host, dir });
 }
 
 /** Waits until `host`'s heartbeat names its Node as owner; returns the Lease. */

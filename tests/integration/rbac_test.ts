@@ -16,7 +16,6 @@ import { type ControlPlane, integrationTest, startControlPlane } from "./_harnes
 import { type KeelsonProcess, startKeelson } from "./_harness/keelson_process.ts";
 import { registerNode, UNINITIALIZED_TAINT, waitFor } from "./_harness/kubelet.ts";
 import { applyRbac, clientCertificate, nodeBoundToken } from "./_harness/credentials.ts";
-import { compilePermissions } from "./_harness/permissions.ts";
 import { writeKubeconfig } from "./_harness/kubeconfig.ts";
 import { decodeHostReport } from "../../src/status/host_report.ts";
 
@@ -122,12 +121,11 @@ integrationTest(
     const n1Token = await nodeBoundToken(cp, "n-1");
     const n1Kubeconfig = `${dir}/n-1.kubeconfig`;
     await writeKubeconfig(n1Kubeconfig, cp.server, cp.caPem, "keelson", { token: n1Token });
-    await using agent = startKeelson({
+    await using agent = await startKeelson({
       configPath,
       kubeconfig: n1Kubeconfig,
       host: "n-1",
       dir,
-      permissions: await compilePermissions(),
     });
 
     try {

@@ -92,7 +92,7 @@ integrationTest(
     const dir = await Deno.makeTempDir({ prefix: "keelson-stop-" });
     const configPath = `${dir}/keelson.toml`;
     await Deno.writeTextFile(configPath, INVENTORY);
-    const agent = startKeelson({
+    const agent = await startKeelson({
       configPath,
       kubeconfig: cp.tokenKubeconfigPath,
       dir,
@@ -126,7 +126,7 @@ integrationTest(
     const dir = await Deno.makeTempDir({ prefix: "keelson-stop-" });
     const configPath = `${dir}/keelson.toml`;
     await Deno.writeTextFile(configPath, INVENTORY);
-    const agent = startKeelson({ configPath, kubeconfig: cp.tokenKubeconfigPath, dir });
+    const agent = await startKeelson({ configPath, kubeconfig: cp.tokenKubeconfigPath, dir });
     try {
       await waitFor(
         async () => (await agent.metric('leader_election_master_status{name="keelson"}')) === 1,

@@ -144,23 +144,24 @@ function startUpstream(
   };
 }
 
-function startKeelsonRun(
+async function startKeelsonRun(
   inventory: string,
   cp: ControlPlane,
   dir: string,
   budget: { qps: number; burst: number },
   entry: string | undefined,
-): Running {
+): Promise<Running> {
   const configPath = `${dir}/keelson.toml`;
   Deno.writeTextFileSync(configPath, inventory);
   // KEELSON_PEERS_DENO_FLAGS (space-separated) replaces the compiled binary's runtime flags
   const flags = Deno.env.get("KEELSON_PEERS_DENO_FLAGS");
-  const agent = startKeelson({
+  const agent = await startKeelson({
     configPath,
     kubeconfig: cp.tokenKubeconfigPath,
     host: "bench",
     dir,
-    ...(entry ? { entry } : {}),
+    ...(entry ? { entry } : { source: true }),
+    permissions: ["--allow-all"],
     ...(flags ? { runtimeFlags: flags.split(" ").filter((f) => f !== "") } : {}),
     args: [
       "--leader-elect",
@@ -273,7 +274,7 @@ export async function runOnce(
     const spawned = performance.now();
     running = impl === "upstream"
       ? startUpstream(upstreamBinary, cp, dir, budget)
-      : startKeelsonRun(inventory, cp, dir, budget, keelsonEntry);
+      : await startKeelsonRun(inventory, cp, dir, budget, keelsonEntry);
     await until("the first Service's ingress", () => !!services.get("first")?.ingress, 120_000);
     const firstObjectMs = services.get("first")!.ingress! - spawned;
     await sleep(1000); // start-up work settles

@@ -1,17 +1,15 @@
 /**
  * `keelson run` as a child process, the way systemd runs it, for tests that need the whole
- * agent: leader election between processes, reloads, RBAC.
+ * agent: leader election between processes, reloads, RBAC. What runs is Keelson as it ships
+ * (shipped_keelson.ts): the bundle with the binary's baked permission and V8 flags.
  *
  * @module
  */
-import { fileURLToPath } from "node:url";
-import { compiledRuntimeFlags } from "./permissions.ts";
 import { freePorts, ManagedProcess } from "./process.ts";
+import { keelsonCommand, type KeelsonCommandOptions } from "./shipped_keelson.ts";
 
-const MAIN = fileURLToPath(new URL("../../../main.ts", import.meta.url));
-
-/** Options of `startKeelson`. */
-export interface KeelsonProcessOptions {
+/** Options of `startKeelson`; by default the shipped bundle with the baked flags, as root. */
+export interface KeelsonProcessOptions extends KeelsonCommandOptions {
   /** Inventory file. */
   configPath: string;
   /** kubeconfig file (`--kubeconfig`). */
@@ -24,18 +22,6 @@ export interface KeelsonProcessOptions {
   dir: string;
   /** Name used for the log file. @default the host */
   name?: string;
-  /** Permission flags for `deno run`, e.g. the compile permissions. @default ["--allow-all"] */
-  permissions?: string[];
-  /**
-   * The program to run instead of main.ts: a bundle (`deno bundle` output), run with
-   * `--no-config` as the compiled binary reads no deno.json. @default main.ts
-   */
-  entry?: string;
-  /**
-   * `deno run` flags besides permissions (V8 flags, code cache).
-   * @default compiledRuntimeFlags() (what the compiled binary carries)
-   */
-  runtimeFlags?: string[];
 }
 
 /** A running keelson. */
@@ -100,20 +86,18 @@ export class KeelsonProcess implements AsyncDisposable {
 }
 
 /**
- * Starts `deno run main.ts run` with its own health/metrics port and the V8 flags of the
- * compiled binary.
- * @param options config, kubeconfig, host and extra flags
+ * Starts `keelson run` as it ships (the bundle, the binary's permission and V8 flags; optionally
+ * as the unprivileged test user) with its own health/metrics port.
+ * @param options config, kubeconfig, host, extra flags and what runs it
  * @returns the process; wait for `get("/healthz")` before using it
  */
-export function startKeelson(options: KeelsonProcessOptions): KeelsonProcess {
+export async function startKeelson(options: KeelsonProcessOptions): Promise<KeelsonProcess> {
+  // the command first: it may build the bundle, and the port should be fresh when it starts
+  const [executable, ...command] = await keelsonCommand([], options);
   const [port] = freePorts(1);
   const host = options.host ?? "test-host";
   const args = [
-    "run",
-    ...(options.permissions ?? ["--allow-all"]),
-    // the V8 flags the compiled binary carries, so memory and speed are measured as deployed
-    ...(options.runtimeFlags ?? compiledRuntimeFlags()),
-    ...(options.entry ? ["--no-config", options.entry] : [MAIN]),
+    ...command,
     "run",
     "--config",
     options.configPath,
@@ -128,7 +112,7 @@ export function startKeelson(options: KeelsonProcessOptions): KeelsonProcess {
   ];
   const process = new ManagedProcess(
     `keelson ${host}`,
-    Deno.execPath(),
+    executable!,
     args,
     `${options.dir}/keelson-${options.name ?? host}.log`,
   );

@@ -101,7 +101,12 @@ export async function startLeadingAgent(
   configPath: string,
   name: string,
 ): Promise<KeelsonProcess> {
-  const agent = startKeelson({ configPath, kubeconfig: cp.tokenKubeconfigPath, host: name, dir });
+  const agent = await startKeelson({
+    configPath,
+    kubeconfig: cp.tokenKubeconfigPath,
+    host: name,
+    dir,
+  });
   try {
     await waitFor(async () => (await agent.metric(LEADER)) === 1, {
       timeoutMs: 60_000,

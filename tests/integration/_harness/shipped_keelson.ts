@@ -1,0 +1,416 @@
+/**
+ * Keelson as it ships, for every test that starts it: the program is `deno bundle`'s output of
+ * main.ts (what scripts/compile.sh compiles), run with `--no-config` and exactly the permission and
+ * V8 flags the binary carries (scripts/compile_permissions.txt, scripts/compile_v8_flags.txt), and
+ * for the tests that drive keepalived, BIRD and the notify FIFO as an unprivileged user holding
+ * only CAP_KILL (`setpriv`), as deploy/systemd/keelson.service runs it. A missing permission or
+ * capability then fails a test instead of a host.
+ *
+ * The runtime is `deno run` of the bundle, not the compiled binary: `deno compile` needs denort,
+ * which cannot be downloaded here; the binary is that same bundle with the same flags baked in.
+ *
+ * Also here: the files such a Keelson may write live under the baked `--allow-write` directories
+ * (`shippedDirs`), and the files it reads must be readable by the test user (`readableByTestUser`).
+ *
+ * @module
+ */
+import { fileURLToPath } from "node:url";
+import { compiledRuntimeFlags, compilePermissions } from "./permissions.ts";
+
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+const MAIN = `${ROOT}main.ts`;
+
+/** The unprivileged user the tests run Keelson as (a system user, created when absent). */
+export const TEST_USER = "keelson-test";
+
+/** The PATH systemd gives a system service (keelson.service sets no Environment=). */
+const SERVICE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/** Where Keelson writes, by purpose; each must be inside the baked `--allow-write` set. */
+const WRITE_DIRS = {
+  /** The directory of the default `[keepalived] config_file`. */
+  keepalived: "/etc/keepalived/conf.d",
+  /** The default `track_file_dir` (track files, keepalived's notify FIFO). */
+  track: "/run/keelson",
+  /** The directory of the default `[bgp] config_file`. */
+  bird: "/etc/keelson/bird",
+  /** BIRD's control socket directory. */
+  birdSocket: "/run/bird",
+} as const;
+
+/**
+ * Builds the bundle of main.ts (the one builder of the tests and benchmarks). Run with this
+ * process's environment, so a registry reached through a proxy with its own CA works.
+ * @param output the file to write
+ * @throws {Error} with deno's message when bundling fails
+ */
+export async function buildBundle(output: string): Promise<void> {
+  const bundled = await new Deno.Command(Deno.execPath(), {
+    args: ["bundle", "--quiet", "--output", output, MAIN],
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (!bundled.success) {
+    throw new Error(`deno bundle failed: ${new TextDecoder().decode(bundled.stderr)}`);
+  }
+}
+
+interface Shipped {
+  /** The directory holding the bundle (0755), removed when this process exits. */
+  dir: string;
+  /** The bundle (0644). */
+  bundle: string;
+}
+
+let shipped: Promise<Shipped> | undefined;
+
+async function buildShipped(): Promise<Shipped> {
+  const dir = await Deno.makeTempDir({ prefix: "keelson-shipped-" });
+  globalThis.addEventListener("unload", () => {
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch { /* gone */ }
+  });
+  // readable by the test user: makeTempDir makes 0700
+  await Deno.chmod(dir, 0o755);
+  const bundle = `${dir}/keelson.js`;
+  await buildBundle(bundle);
+  await Deno.chmod(bundle, 0o644);
+  return { dir, bundle };
+}
+
+/**
+ * The bundle every test of this process runs, built on first use and removed when the process
+ * exits; readable by every user.
+ * @returns its path
+ * @throws {Error} when bundling fails
+ */
+export async function shippedBundle(): Promise<string> {
+  shipped ??= buildShipped();
+  try {
+    return (await shipped).bundle;
+  } catch (error) {
+    shipped = undefined;
+    throw error;
+  }
+}
+
+/** The unprivileged test user. */
+export interface TestUser {
+  name: string;
+  uid: number;
+  gid: number;
+}
+
+let user: Promise<TestUser> | undefined;
+
+async function idOf(name: string): Promise<TestUser | undefined> {
+  const id = async (flag: string) => {
+    const out = await new Deno.Command("id", {
+      args: [flag, name],
+      stdout: "piped",
+      stderr: "null",
+    })
+      .output();
+    return out.success ? Number(new TextDecoder().decode(out.stdout).trim()) : undefined;
+  };
+  const uid = await id("-u");
+  const gid = await id("-g");
+  return uid === undefined || gid === undefined ? undefined : { name, uid, gid };
+}
+
+async function ensureTestUser(): Promise<TestUser> {
+  const existing = await idOf(TEST_USER);
+  if (existing) return existing;
+  if (Deno.uid() !== 0) {
+    throw new Error(`User ${TEST_USER} does not exist and only root can create it`);
+  }
+  const out = await new Deno.Command("useradd", {
+    args: [
+      "--system",
+      "--user-group",
+      "--no-create-home",
+      "--home-dir",
+      "/nonexistent",
+      "--shell",
+      "/usr/sbin/nologin",
+      TEST_USER,
+    ],
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  const created = await idOf(TEST_USER);
+  if (!created) {
+    throw new Error(
+      `useradd ${TEST_USER} failed (exit ${out.code}): ${new TextDecoder().decode(out.stderr)}`,
+    );
+  }
+  return created;
+}
+
+/**
+ * The unprivileged user (`keelson-test`), created with useradd when absent (needs root).
+ * @returns its name, uid and gid
+ * @throws {Error} when it does not exist and cannot be created
+ */
+export function testUser(): Promise<TestUser> {
+  user ??= ensureTestUser().catch((error) => {
+    user = undefined;
+    throw error;
+  });
+  return user;
+}
+
+let userHome: Promise<string> | undefined;
+
+/** A home and DENO_DIR the test user owns (deno writes its caches there even for a bundle). */
+function testUserHome(): Promise<string> {
+  userHome ??= (async () => {
+    const { dir } = await (shipped ??= buildShipped());
+    const { uid, gid } = await testUser();
+    const home = `${dir}/home`;
+    await Deno.mkdir(`${home}/deno`, { recursive: true });
+    await Deno.chown(home, uid, gid);
+    await Deno.chown(`${home}/deno`, uid, gid);
+    return home;
+  })().catch((error) => {
+    userHome = undefined;
+    throw error;
+  });
+  return userHome;
+}
+
+/** What runs Keelson: by default the shipped bundle with the baked flags, as root's child. */
+export interface KeelsonCommandOptions {
+  /**
+   * As the unprivileged test user with only CAP_KILL (needs root), as
+   * deploy/systemd/keelson.service runs it, and with a service's environment: PATH, plus HOME and
+   * DENO_DIR for `deno run` (nothing of the test's, such as NODE_EXTRA_CA_CERTS). @default false
+   */
+  unprivileged?: boolean;
+  /**
+   * Permission flags instead of the baked ones, for a test that must differ (it says why).
+   * @default compilePermissions()
+   */
+  permissions?: string[];
+  /** `deno run` flags besides permissions. @default compiledRuntimeFlags() */
+  runtimeFlags?: string[];
+  /** Another bundle to run (a benchmark's warmed copy). @default shippedBundle() */
+  entry?: string;
+  /** Runs main.ts from source with deno.json instead of a bundle (benchmarks compare). */
+  source?: boolean;
+}
+
+/**
+ * The argv that runs Keelson with `args`, executable first.
+ * @param args Keelson's own arguments, e.g. `["run", "--config", path]`
+ * @param options who runs what, and with which flags
+ * @returns e.g. `["setpriv", ..., "--", "env", "-i", "PATH=...", ..., "/usr/bin/deno", "run", ...]`
+ */
+export async function keelsonCommand(
+  args: readonly string[],
+  options: KeelsonCommandOptions = {},
+): Promise<string[]> {
+  const program = options.source ? [MAIN] : ["--no-config", options.entry ?? await shippedBundle()];
+  const deno = [
+    Deno.execPath(),
+    "run",
+    // the compiled binary never prompts: a missing permission is an error
+    "--no-prompt",
+    ...(options.permissions ?? await compilePermissions()),
+    ...(options.runtimeFlags ?? compiledRuntimeFlags()),
+    ...program,
+    ...args,
+  ];
+  if (!options.unprivileged) return deno;
+  const { name } = await testUser();
+  const home = await testUserHome();
+  return [
+    "setpriv",
+    `--reuid=${name}`,
+    `--regid=${name}`,
+    "--init-groups",
+    "--no-new-privs",
+    // CAP_KILL only, as keelson.service's CapabilityBoundingSet and AmbientCapabilities
+    "--bounding-set=-all,+kill",
+    "--inh-caps=-all,+kill",
+    "--ambient-caps=-all,+kill",
+    "--",
+    "env",
+    "-i",
+    `PATH=${SERVICE_PATH}`,
+    `HOME=${home}`,
+    `DENO_DIR=${home}/deno`,
+    ...deno,
+  ];
+}
+
+/**
+ * Quotes an argv for `sh -c` (tests that start Keelson inside `ip netns exec` with redirections).
+ * @param argv the words
+ * @returns one line of shell
+ */
+export function shellCommand(argv: readonly string[]): string {
+  return argv.map((word) =>
+    /^[A-Za-z0-9_\/.,:=@%+-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`
+  ).join(" ");
+}
+
+/** The `--allow-write` paths baked into the binary. */
+async function bakedWritePaths(): Promise<string[]> {
+  const flag = (await compilePermissions()).find((f) => f.startsWith("--allow-write"));
+  if (flag === undefined) return [];
+  if (flag === "--allow-write") return ["/"];
+  return flag.slice("--allow-write=".length).split(",");
+}
+
+/** Directories for one Keelson's files, under the baked write paths, owned by the test user. */
+export interface ShippedDirs extends AsyncDisposable {
+  /** Under /etc/keepalived/conf.d: for `[keepalived] config_file`. */
+  readonly keepalived: string;
+  /** Under /run/keelson: `track_file_dir` (track files and keepalived's notify FIFO). */
+  readonly track: string;
+  /** Under /etc/keelson/bird: for `[bgp] config_file`. */
+  readonly bird: string;
+  /** Under /run/bird: for BIRD's control socket (`[bgp] socket`). */
+  readonly birdSocket: string;
+}
+
+/** Directories this process created above its scratch directories, removed once empty. */
+const createdParents = new Set<string>();
+const liveScratch = new Set<string>();
+let scratchCleanup = false;
+
+/** `mkdir -p` that remembers what it created. */
+async function makeParents(path: string): Promise<void> {
+  const parts = path.split("/").filter((p) => p !== "");
+  let current = "";
+  for (const part of parts) {
+    current += `/${part}`;
+    try {
+      await Deno.mkdir(current, { mode: 0o755 });
+      await Deno.chmod(current, 0o755);
+      createdParents.add(current);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+    }
+  }
+  const mode = (await Deno.stat(path)).mode ?? 0;
+  if ((mode & 0o001) === 0) {
+    throw new Error(
+      `${path} exists but is not traversable by other users (mode ${
+        (mode & 0o777).toString(8)
+      }), ` +
+        `so ${TEST_USER} cannot reach its files: give it o+x or remove it`,
+    );
+  }
+}
+
+function removeScratchSync(): void {
+  for (const dir of liveScratch) {
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch { /* gone */ }
+  }
+  liveScratch.clear();
+  removeEmptyParentsSync();
+}
+
+function removeEmptyParentsSync(): void {
+  // deepest first; a directory still holding something (another scratch, a package's file) stays
+  for (const dir of [...createdParents].sort((a, b) => b.length - a.length)) {
+    try {
+      Deno.removeSync(dir);
+      createdParents.delete(dir);
+    } catch { /* not empty, or gone */ }
+  }
+}
+
+/**
+ * Makes one Keelson's directories under the write paths baked into the binary (needs root):
+ * `<base>/keelson-test.<pid>.<random>`, mode 0755, owned by the test user (as keelson.service's
+ * directories belong to `keelson`). Removed on dispose (or when this process exits), with any
+ * base directory this process created once it is empty.
+ * @returns the four directories
+ * @throws {Error} when not root, or when a base is no longer in compile_permissions.txt
+ */
+export async function shippedDirs(): Promise<ShippedDirs> {
+  const baked = await bakedWritePaths();
+  const { uid, gid } = await testUser();
+  if (!scratchCleanup) {
+    globalThis.addEventListener("unload", removeScratchSync);
+    scratchCleanup = true;
+  }
+  const made: string[] = [];
+  const dirs: Record<string, string> = {};
+  try {
+    for (const [purpose, base] of Object.entries(WRITE_DIRS)) {
+      if (!baked.some((p) => p === "/" || base === p || base.startsWith(`${p}/`))) {
+        throw new Error(
+          `scripts/compile_permissions.txt no longer allows writing to ${base} (${purpose}): ` +
+            `move the harness's ${purpose} directory into the baked --allow-write set`,
+        );
+      }
+      await makeParents(base);
+      const dir = await Deno.makeTempDir({ dir: base, prefix: `keelson-test.${Deno.pid}.` });
+      made.push(dir);
+      liveScratch.add(dir);
+      await Deno.chmod(dir, 0o755);
+      await Deno.chown(dir, uid, gid);
+      dirs[purpose] = dir;
+    }
+  } catch (error) {
+    for (const dir of made) {
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      liveScratch.delete(dir);
+    }
+    removeEmptyParentsSync();
+    throw error;
+  }
+  return {
+    keepalived: dirs.keepalived!,
+    track: dirs.track!,
+    bird: dirs.bird!,
+    birdSocket: dirs.birdSocket!,
+    async [Symbol.asyncDispose]() {
+      for (const dir of made) {
+        await Deno.remove(dir, { recursive: true }).catch(() => {});
+        liveScratch.delete(dir);
+      }
+      removeEmptyParentsSync();
+    },
+  };
+}
+
+/**
+ * Lets the test user read files the tests wrote as root (inventory, kubeconfig, certificates):
+ * each file becomes group `keelson-test`, mode 0640, as an operator installs them for `keelson`,
+ * and every directory above it that others cannot traverse gets o+x (Deno.makeTempDir makes
+ * 0700), up to the first that can. Only for the tests' own files: a directory outside the temp
+ * directory is never changed.
+ * @param paths the files
+ * @throws {Error} when a directory that would need changing is outside the temp directory
+ */
+export async function readableByTestUser(...paths: string[]): Promise<void> {
+  const { gid } = await testUser();
+  const tmp = (Deno.env.get("TMPDIR") ?? "/tmp").replace(/\/+$/, "");
+  for (const path of paths) {
+    await Deno.chown(path, null, gid);
+    await Deno.chmod(path, 0o640);
+    let dir = path.slice(0, path.lastIndexOf("/"));
+    while (dir !== "") {
+      const mode = (await Deno.stat(dir)).mode ?? 0;
+      if ((mode & 0o001) !== 0) {
+        dir = dir.slice(0, dir.lastIndexOf("/"));
+        continue;
+      }
+      if (!dir.startsWith(`${tmp}/`)) {
+        throw new Error(`${path}: ${dir} is not traversable by ${TEST_USER}, and not a test's`);
+      }
+      await Deno.chmod(dir, (mode & 0o7777) | 0o001);
+      dir = dir.slice(0, dir.lastIndexOf("/"));
+    }
+  }
+}
