@@ -62,6 +62,17 @@ export async function runCommand(args: string[]): Promise<number> {
     listen: config.server.listen,
   });
 
+  // Keelson trusts only the CAs its kubeconfig and inventory name, as client-go does. Deno's Node
+  // TLS reads NODE_EXTRA_CA_CERTS through a permission the binary cannot be given ("sys ca" is
+  // not a descriptor --allow-sys takes), so with it set every node:https request (the apiserver
+  // probe) would fail with NotCapable.
+  if (Deno.env.get("NODE_EXTRA_CA_CERTS") !== undefined) {
+    Deno.env.delete("NODE_EXTRA_CA_CERTS");
+    log.info(
+      "Ignoring NODE_EXTRA_CA_CERTS: Keelson trusts the CAs its kubeconfig and inventory name",
+    );
+  }
+
   // A long-running agent must not die of one forgotten promise: log it as the bug it is and go on.
   const unhandled = (event: PromiseRejectionEvent) => {
     event.preventDefault();

@@ -79,7 +79,7 @@ Deno.test({
         `[[machines]]\nname = "cp-1"\nrole = "control-plane"\n`,
     );
     // a kubeconfig that does not exist: no client, no request, the agent retries every 10 s
-    const agent = startKeelson({
+    const agent = await startKeelson({
       configPath,
       kubeconfig: `${dir}/missing-kubeconfig`,
       host: "cp-1",

@@ -9,11 +9,10 @@
  * the FIFO password reload never finished, and every later reload queued behind it.
  *
  * The agent runs as root with the baked flags (the harness has no user switch yet); `check` runs
- * as an unprivileged user (uid 65534), to see the message naming the user that cannot read a file.
+ * as an unprivileged user (uid ${uid}), to see the message naming the user that cannot read a file.
  */
 import assert from "node:assert/strict";
-import { bundleKeelson } from "../bench/_bundle.ts";
-import { compilePermissions } from "./_harness/permissions.ts";
+import { keelsonCommand, testUser } from "./_harness/shipped_keelson.ts";
 import { startKeelson } from "./_harness/keelson_process.ts";
 import { figure } from "./_harness/lb_services.ts";
 
@@ -86,18 +85,11 @@ function rssKib(pid: number): number {
 }
 
 Deno.test("the shipped agent survives a metrics token file and a BGP password that turn into a FIFO or /dev/zero", async () => {
-  await using bundle = await bundleKeelson();
   const dir = await Deno.makeTempDir({ prefix: "keelson-operator-files-" });
   const configPath = `${dir}/keelson.toml`;
   await Deno.writeTextFile(`${dir}/token`, `${TOKEN}\n`);
   await Deno.writeTextFile(configPath, inventory(dir));
-  const keelson = startKeelson({
-    configPath,
-    dir,
-    host: "w-1",
-    entry: bundle.path,
-    permissions: await compilePermissions(),
-  });
+  const keelson = await startKeelson({ configPath, dir, host: "w-1" });
   try {
     await until(
       "/healthz",
@@ -169,53 +161,31 @@ Deno.test({
     "the shipped check, run as an unprivileged user, names that user and the fix for a file it cannot read",
   ignore: Deno.uid() !== 0,
   async fn() {
-    await using bundle = await bundleKeelson();
     const dir = await Deno.makeTempDir({ prefix: "keelson-operator-files-" });
     try {
       await Deno.chmod(dir, 0o755);
-      const program = `${dir}/keelson.js`;
-      await Deno.copyFile(bundle.path, program);
-      await Deno.chmod(program, 0o644);
-      const denoDir = `${dir}/deno`;
-      await Deno.mkdir(denoDir);
-      await Deno.chown(denoDir, 65534, 65534);
       await Deno.writeTextFile(`${dir}/token`, `${TOKEN}\n`, { mode: 0o600 });
       const inventoryPath = `${dir}/keelson.toml`;
       await Deno.writeTextFile(inventoryPath, inventory(dir), { mode: 0o644 });
       await Deno.writeTextFile(`${dir}/private.toml`, inventory(dir), { mode: 0o600 });
       const check = async (path: string) => {
-        const output = await new Deno.Command("setpriv", {
-          args: [
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            Deno.execPath(),
-            "run",
-            "--no-config",
-            "--cached-only",
-            "--no-prompt",
-            ...await compilePermissions(),
-            program,
-            "check",
-            "--config",
-            path,
-          ],
-          env: { DENO_DIR: denoDir, HOME: denoDir, NO_COLOR: "1" },
-          clearEnv: true,
-        }).output();
+        const [command, ...args] = await keelsonCommand(["check", "--config", path], {
+          unprivileged: true,
+        });
+        const output = await new Deno.Command(command!, { args, clearEnv: true }).output();
         const decode = (b: Uint8Array) => new TextDecoder().decode(b);
         return { code: output.code, out: decode(output.stdout) + decode(output.stderr) };
       };
-      const user = (await Deno.readTextFile("/etc/passwd")).match(/^([^:]+):[^:]*:65534:/m)?.[1];
-      const group = (await Deno.readTextFile("/etc/group")).match(/^([^:]+):[^:]*:65534:/m)?.[1];
-      assert.ok(user && group, "this test needs uid and gid 65534 in /etc/passwd and /etc/group");
-
+      const { name: user, uid, gid } = await testUser();
+      const group = (await Deno.readTextFile("/etc/group"))
+        .match(new RegExp(`^([^:]+):[^:]*:${gid}:`, "m"))?.[1];
+      assert.ok(group, `this test needs gid ${gid} in /etc/group`);
       const token = await check(inventoryPath);
       assert.equal(token.code, 1, token.out);
       assert.ok(
         token.out.includes(
           `${inventoryPath}:5: server.metrics_token_file: cannot read "${dir}/token": is not readable ` +
-            `by user ${user} (uid 65534): chown root:${group} ${dir}/token && chmod 0640 ${dir}/token`,
+            `by user ${user} (uid ${uid}): chown root:${group} ${dir}/token && chmod 0640 ${dir}/token`,
         ),
         token.out,
       );
@@ -223,7 +193,7 @@ Deno.test({
       assert.equal(config.code, 1, config.out);
       assert.ok(
         config.out.includes(
-          `Cannot read the configuration file: is not readable by user ${user} (uid 65534): ` +
+          `Cannot read the configuration file: is not readable by user ${user} (uid ${uid}): ` +
             `chown root:${group} ${dir}/private.toml && chmod 0640 ${dir}/private.toml`,
         ),
         config.out,

@@ -64,6 +64,8 @@ export class ApiserverProbe {
   #failures = 0;
   /** The last failed write of the track file, logged once until it changes. */
   #writeProblem: string | undefined;
+  /** Why the last failed probe failed, for the log line that says the apiserver is unhealthy. */
+  #lastFailure: string | undefined;
   #log = logger("control_plane", "apiserver_probe");
 
   /** @param options URL, track file, timing and thresholds */
@@ -87,7 +89,9 @@ export class ApiserverProbe {
     let ok: boolean;
     try {
       ok = await (this.#options.check ?? ((s) => this.#httpCheck(s)))(probeSignal);
-    } catch {
+    } catch (error) {
+      // e.g. a CA file that cannot be read, or a request refused before it is sent
+      this.#lastFailure = errorMessage(error);
       ok = false;
     }
     if (ok) [this.#successes, this.#failures] = [this.#successes + 1, 0];
@@ -111,11 +115,20 @@ export class ApiserverProbe {
         this.#writeProblem = problem;
         return this.#state;
       }
-      this.#log.info("kube-apiserver is now {state} (was {previous}); wrote {file}", {
-        state: next,
-        previous: this.#state,
-        file: this.#options.trackFile,
-      });
+      if (next === "unhealthy") {
+        this.#log.warn("kube-apiserver is now {state} (was {previous}): {reason}; wrote {file}", {
+          state: next,
+          previous: this.#state,
+          reason: this.#lastFailure ?? "no answer",
+          file: this.#options.trackFile,
+        });
+      } else {
+        this.#log.info("kube-apiserver is now {state} (was {previous}); wrote {file}", {
+          state: next,
+          previous: this.#state,
+          file: this.#options.trackFile,
+        });
+      }
       this.#state = next;
     }
     return this.#state;
@@ -157,7 +170,10 @@ export class ApiserverProbe {
     const module = url.protocol === "http:" ? http : https;
     return await new Promise<boolean>((resolve) => {
       // an abort ends the wait here, whether or not node:https notices it
-      signal.addEventListener("abort", () => resolve(false), { once: true });
+      signal.addEventListener("abort", () => {
+        this.#lastFailure = `no answer from ${url.href} within the probe's timeout`;
+        resolve(false);
+      }, { once: true });
       const request = module.request(url, {
         method: "GET",
         agent: false,
@@ -165,9 +181,15 @@ export class ApiserverProbe {
         ...(url.protocol === "https:" ? (ca ? { ca } : { rejectUnauthorized: false }) : {}),
       }, (response) => {
         response.resume();
+        if (response.statusCode !== 200) {
+          this.#lastFailure = `${url.href} answered HTTP ${response.statusCode}`;
+        }
         resolve(response.statusCode === 200);
       });
-      request.on("error", () => resolve(false));
+      request.on("error", (error) => {
+        this.#lastFailure = `${url.href}: ${errorMessage(error)}`;
+        resolve(false);
+      });
       request.end();
     });
   }

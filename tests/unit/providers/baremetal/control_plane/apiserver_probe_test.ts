@@ -164,3 +164,44 @@ Deno.test("ApiserverProbe.run() re-probes after recheckIntervalMs while a change
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("ApiserverProbe.tick() says why the apiserver turned unhealthy (HTTP status, connection error, a check that throws)", async () => {
+  const records = await captureLogs();
+  const dir = await Deno.makeTempDir();
+  let status = 200;
+  const ac = new AbortController();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, signal: ac.signal, onListen: () => {} },
+    () => new Response("ok", { status }),
+  );
+  const url = `http://127.0.0.1:${server.addr.port}/readyz`;
+  const reasons = () =>
+    records.filter((r) => r.level === "warning").map((r) => String(r.properties.reason));
+  try {
+    const probe = new ApiserverProbe({ url, trackFile: `${dir}/h`, rise: 1, fall: 1 });
+    assert.equal(await probe.tick(), "healthy");
+    status = 503;
+    assert.equal(await probe.tick(), "unhealthy");
+    assert.deepEqual(reasons(), [`${url} answered HTTP 503`]);
+    status = 200;
+    assert.equal(await probe.tick(), "healthy");
+    ac.abort();
+    await server.finished;
+    assert.equal(await probe.tick(), "unhealthy");
+    assert.match(reasons()[1]!, new RegExp(`^${url.replaceAll(".", "\\.")}: .*refused`, "i"));
+
+    // a request that cannot even be sent (e.g. a permission the runtime refuses) is a reason too
+    const throwing = new ApiserverProbe({
+      trackFile: `${dir}/t`,
+      rise: 1,
+      fall: 1,
+      check: () => Promise.reject(new Error('Requires sys access to "ca"')),
+    });
+    assert.equal(await throwing.tick(), "unhealthy");
+    assert.equal(reasons()[2], 'Requires sys access to "ca"');
+  } finally {
+    ac.abort();
+    await Deno.remove(dir, { recursive: true });
+    await reset();
+  }
+});
