@@ -10,6 +10,7 @@ import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 import { requiredFlag } from "./read_env.ts";
+import { terminalSafe } from "../text/terminal_safe.ts";
 
 /** Environment variable read when `--config` is not given. */
 export const CONFIG_ENV = "KEELSON_CONFIG";
@@ -50,12 +51,13 @@ export async function checkCommand(args: string[]): Promise<number> {
   const path = requiredFlag(values.config, "--config FILE", CONFIG_ENV);
   try {
     const config = await loadConfigFile(path);
-    print(`${path}: OK\n${summarizeConfig(config)}`);
+    // the summary quotes names and zones from the file: one paragraph, whatever they hold
+    print(`${terminalSafe(path)}: OK\n${terminalSafe(summarizeConfig(config))}`);
     return EXIT_OK;
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     const n = error.issues.length;
-    print(`${error.format()}\n${path}: ${n} problem${n === 1 ? "" : "s"} found`);
+    print(`${error.format()}\n${terminalSafe(path)}: ${n} problem${n === 1 ? "" : "s"} found`);
     return EXIT_INVALID;
   }
 }

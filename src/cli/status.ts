@@ -17,7 +17,7 @@ import { HEARTBEAT_NAMESPACE } from "../status/host_report.ts";
 import { inventoryHosts } from "../status/retired_heartbeats.ts";
 import { CONFIG_ENV } from "./check.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
-import { print, printError } from "./output.ts";
+import { print, printError, printStyled } from "./output.ts";
 import { readEnv } from "./read_env.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 
@@ -127,9 +127,8 @@ export async function statusCommand(args: string[]): Promise<number> {
     nowMs: Date.now(),
     inventory,
   });
-  print(
-    output === "json" ? formatStatusJson(status) : formatStatusText(status, { color: useColor() }),
-  );
+  if (output === "json") print(formatStatusJson(status));
+  else printStyled(formatStatusText(status, { color: useColor() }));
   return status.problems.length > 0 ? EXIT_PROBLEMS : EXIT_OK;
 }
 

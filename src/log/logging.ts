@@ -17,6 +17,7 @@ import {
   reset,
   type TextFormatter,
 } from "@logtape/logtape";
+import { terminalSafeLogValue } from "../text/terminal_safe.ts";
 
 /** Accepted `--log-level` values, quietest last. */
 export const LOG_LEVELS = ["trace", "debug", "info", "warning", "error", "fatal"] as const;
@@ -43,7 +44,9 @@ export async function setupLogging(options: LoggingOptions = {}): Promise<void> 
       // stderr, so stdout stays free for command output (check, plan, render)
       stderr: getStreamSink(Deno.stderr.writable, {
         formatter: withReadableErrors(
-          json ? getJsonLinesFormatter() : getTextFormatter({ timestamp: "date-time" }),
+          json
+            ? getJsonLinesFormatter()
+            : getTextFormatter({ timestamp: "date-time", value: terminalSafeLogValue }),
         ),
       }),
     },

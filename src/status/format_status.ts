@@ -2,9 +2,15 @@
  * `keelson status` output: a text view for people (healthy at a glance, problems in red when
  * colours are on) and JSON for scripts. Pure; the caller decides whether colours are on.
  *
+ * Every text of the model comes from the API (a Lease holder, an annotation, a heartbeat's
+ * report) and is escaped before it is laid out (`terminal_safe.ts`): a control character shows as
+ * `\x1b`, never acts, and no value holds a line break; the only escape sequences written are the
+ * colours painted here. The JSON keeps every value exact (as `\uXXXX` escapes).
+ *
  * @module
  */
 import { type ClusterStatus, formatAge } from "./cluster_status.ts";
+import { terminalSafe, terminalSafeJson } from "../text/terminal_safe.ts";
 
 /** Whether to colour the text. */
 export interface FormatOptions {
@@ -19,7 +25,8 @@ const CODES = { red: "31", green: "32", yellow: "33", bold: "1", dim: "2" } as c
  * @param options colours on or off
  * @returns the text, ending in a newline
  */
-export function formatStatusText(status: ClusterStatus, options: FormatOptions): string {
+export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions): string {
+  const status = escapedStrings(unsafe);
   const paint = (code: keyof typeof CODES, text: string) =>
     options.color ? `\x1b[${CODES[code]}m${text}\x1b[0m` : text;
   const nowMs = Date.parse(status.now);
@@ -149,7 +156,19 @@ function bgpSessions(
  * @returns the JSON text, ending in a newline
  */
 export function formatStatusJson(status: ClusterStatus): string {
-  return JSON.stringify(status, null, 2) + "\n";
+  return terminalSafeJson(JSON.stringify(status, null, 2)) + "\n";
+}
+
+/** A copy of `value` with every string in it `terminalSafe`. */
+function escapedStrings<T>(value: T): T {
+  if (typeof value === "string") return terminalSafe(value) as T;
+  if (Array.isArray(value)) return value.map(escapedStrings) as T;
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, v]) => [key, escapedStrings(v)]),
+    ) as T;
+  }
+  return value;
 }
 
 /**
