@@ -37,6 +37,8 @@ import { managedControllersGauge, runLeaderControllers } from "./leader_controll
 import type { ServiceController } from "../controllers/service/service_controller.ts";
 import { errorMessage } from "../log/error_message.ts";
 import { StopSequence } from "./shutdown.ts";
+import { observedHeartbeats } from "../status/heartbeats.ts";
+import { RecordObserver } from "../status/observed_freshness.ts";
 
 /** Inputs of `runAgent`, already parsed by `keelson run`. */
 export interface AgentOptions {
@@ -191,9 +193,12 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   const lead = async (leaderSignal: AbortSignal) => {
     if (!await cache.waitForSyncAll(leaderSignal)) return;
     const heartbeats = createHeartbeatInformer(clients.client(CLIENT_NAMES.vipHosts), registry);
+    // one memory of when each heartbeat last changed, for every reader of them in this term
+    const observer = new RecordObserver();
     const vipHosts = runVipHostController(
       clients.client(CLIENT_NAMES.vipHosts),
       heartbeats,
+      observer,
       cache.services,
       () => config,
       registry,
@@ -203,7 +208,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
       config: () => config,
       clients,
       caches: cache,
-      heartbeats,
+      heartbeats: observedHeartbeats(heartbeats, observer),
       provider,
       registry,
       health,

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { type ClusterStatus, formatAge } from "./cluster_status.ts";
+import { claimedAge, claimedAgo, type ClusterStatus, formatAge } from "./cluster_status.ts";
 import { terminalSafe, terminalSafeJson } from "../text/terminal_safe.ts";
 
 /** Whether to colour the text. */
@@ -37,6 +37,14 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
   const leader = status.leader.identity
     ? status.leader.expired
       ? paint("red", `${status.leader.identity} (Lease expired: nobody leads)`)
+      : status.leader.freshness === "unobserved"
+      ? `${status.leader.identity} ${
+        paint(
+          "yellow",
+          `(unconfirmed: not seen renewing in ${formatAge(status.leader.ageMs ?? 0)}; ` +
+            `${claimedAge(status.leader.renewTime, nowMs)})`,
+        )
+      }`
       : status.leader.identity
     : paint("red", "none");
   out.push(`${paint("bold", "Leader:")} ${leader}`);
@@ -59,6 +67,10 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
         : v.problem === "split-brain"
         ? paint("red", `SPLIT BRAIN: ${v.hosts.join(",")}`)
         : v.hosts.join(",") || "-";
+      // a host that has not renewed since another took the VIP: died, or about to show a split
+      const superseded = v.superseded.length > 0
+        ? " " + paint("yellow", `(${v.superseded.join(",")}: not renewed since)`)
+        : "";
       const states = v.states.map((s) => {
         const text = `${s.host}=${s.state}`;
         return s.state === "FAULT" || s.state === "STOP" ? paint("yellow", text) : text;
@@ -68,7 +80,7 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
         v.vip,
         v.services.join(",") || paint("dim", "(no Service)"),
         v.pool ?? "-",
-        served,
+        served + superseded,
         states,
         ...(bgp ? [v.bgpHosts.join(",") || "-"] : []),
         since,
@@ -81,7 +93,17 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
   out.push(...table(
     ["HOST", "HEARTBEAT", "VERSION", "CONFIG", "KEEPALIVED", "VIPS", ...(bgp ? ["BGP"] : [])],
     status.hosts.map((h) => {
-      const beat = h.ageMs === undefined ? "never" : `${formatAge(h.ageMs)} ago`;
+      const beat = h.freshness === "fresh"
+        ? `${formatAge(h.ageMs)} ago`
+        : h.freshness === "silent"
+        ? paint(
+          "red",
+          h.renewalSeen ? `SILENT ${formatAge(h.ageMs)} ago` : `SILENT >${formatAge(h.ageMs)}`,
+        )
+        : paint(
+          "yellow",
+          `unconfirmed (its clock: ${claimedAgo(h.lastHeartbeat, nowMs) ?? "no time"})`,
+        );
       const restart = h.reload?.restart?.length
         ? paint("yellow", `restart required: ${h.reload.restart.join(", ")}`)
         : undefined;
@@ -93,7 +115,7 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
       const keepalived = h.reload?.keepalived ?? "-";
       return [
         h.host,
-        h.silent ? paint("red", `SILENT ${beat}`) : beat,
+        beat,
         h.version ?? "-",
         reload,
         keepalived === "invalid" || keepalived === "error" ? paint("red", keepalived) : keepalived,
@@ -108,11 +130,11 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
   if (status.retired.length > 0) {
     out.push(paint("bold", "Retired hosts") + paint("dim", " (not in the inventory, silent)"));
     out.push(...table(
-      ["HOST", "LAST HEARTBEAT", "DELETE ITS HEARTBEAT WITH"],
+      ["HOST", "LAST HEARTBEAT (ITS CLOCK)", "DELETE ITS HEARTBEAT WITH"],
       status.retired.map((h) =>
         [
           h.host,
-          h.ageMs === undefined ? "never" : `${formatAge(h.ageMs)} ago`,
+          claimedAgo(h.lastHeartbeat, nowMs) ?? "never",
           h.cleanup,
         ].map((cell) => paint("dim", cell))
       ),

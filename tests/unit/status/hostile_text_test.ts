@@ -6,9 +6,8 @@
  */
 // deno-lint-ignore-file no-control-regex -- the tests look for control characters
 import assert from "node:assert/strict";
-import { buildClusterStatus } from "../../../src/status/cluster_status.ts";
 import { formatStatusJson, formatStatusText } from "../../../src/status/format_status.ts";
-import { heartbeatLease, lbService, leaderLease, NOW, report } from "./_leases.ts";
+import { heartbeatLease, lbService, leaderLease, NOW, report, statusOf } from "./_leases.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
 
@@ -27,7 +26,7 @@ const FORGED_POOL = "lan\x1b[2J\u009b31m\u202e";
 function hostileStatus() {
   const unknownKey = JSON.stringify({ ...report("cp-2", []), "\x1b]2;title\x07": 1 });
   const leader = leaderLease(FORGED_HOLDER);
-  return buildClusterStatus({
+  return statusOf({
     services: [lbService("shop", "web", ["10.0.0.150"], FORGED_POOL)],
     leases: [
       heartbeatLease("cp-1", report("cp-1", ["10.0.0.150"])),

@@ -5,8 +5,7 @@ import { podRoutesOf } from "../../../../../providers/baremetal/bird/host_config
 import { buildBirdModel } from "../../../../../providers/baremetal/bird/model.ts";
 import { reportedRoutes } from "../../../../../providers/baremetal/bird/reported_routes.ts";
 import type { BgpPeerReport } from "../../../../../src/status/host_report.ts";
-import { parseHeartbeatLease } from "../../../../../src/status/heartbeats.ts";
-import { heartbeatLease, NOW, report } from "../../../status/_leases.ts";
+import { heartbeatLease, judged, report } from "../../../status/_leases.ts";
 import { bgpConfig } from "./_inventory.ts";
 
 /** Rack A (row-a: cp-1, cp-2) peers with tor-a, rack B (row-b: cp-3) with tor-b. */
@@ -55,9 +54,8 @@ Deno.test("reportedRoutes(): per-rack peers — a Node's route counts only when 
     reportedRoutes({
       config,
       nodes: NODES,
-      nowMs: NOW,
-      heartbeats: leases.map(([host, bgp, age]) =>
-        parseHeartbeatLease(heartbeatLease(host, { ...report(host, []), bgp }, age))!
+      heartbeats: judged(
+        leases.map(([host, bgp, age]) => heartbeatLease(host, { ...report(host, []), bgp }, age)),
       ),
     }).map((r) => `${r.targetNode} ${r.destinationCIDR}`).sort();
 
