@@ -25,9 +25,11 @@ import {
   isSilent,
   lastSeenOnSilentHosts,
   observeHeartbeats,
+  partialHosts,
   timeMs,
   vipClaims,
 } from "./heartbeats.ts";
+import type { Omitted } from "./host_report_limits.ts";
 import type { HostReport } from "./host_report.ts";
 import {
   type Freshness,
@@ -63,6 +65,11 @@ export interface VipStatus {
    * a host that died looks like this until its Lease runs out; not counted.
    */
   superseded: string[];
+  /**
+   * With no host listing it: fresh hosts whose report was cut at its size limit, so may hold it
+   * among what they left out (`partialHosts`).
+   */
+  maybeOn: string[];
   /**
    * Hosts announcing it over BGP now (fresh heartbeats exporting it to an Established peer).
    * Several is normal: the routers spread flows over them (ECMP).
@@ -104,6 +111,8 @@ export interface HostStatus {
   /** Why the report could not be read. */
   reportError: string | undefined;
   vipsServed: number;
+  /** What the host's report left out at its size limit (`host_report_limits.ts`), if anything. */
+  omitted: Omitted | undefined;
   /** BGP sessions (BIRD hosts): peer, Established, prefixes exported; undefined without BIRD. */
   bgp: { peer: string; established: boolean; routes: number }[] | undefined;
   /** True when the host reports BGP sessions and none is Established. */
@@ -218,6 +227,7 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
       reload: report?.reload,
       reportError: "error" in h.report ? h.report.error : undefined,
       vipsServed: fresh && report ? report.vips.length : 0,
+      omitted: report?.omitted,
       bgp: report?.bgp?.map((p) => ({
         peer: p.peer,
         established: p.established,
@@ -270,6 +280,7 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
         pool: undefined,
         hosts: [],
         superseded: [],
+        maybeOn: [],
         bgpHosts: [],
         lastSeenOn: [],
         states: [],
@@ -318,6 +329,7 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
   for (const [vip, hosts] of bgpHostsByVip(heartbeats)) row(vip).bgpHosts = hosts;
   for (const [vip, silent] of lastSeenOnSilentHosts(heartbeats)) row(vip).lastSeenOn = silent;
   const silentHosts = new Set(heartbeats.filter(isSilent).map((h) => h.host));
+  const partial = partialHosts(heartbeats);
   const vips = [...rows.values()].sort((a, b) => compareIps(a.vip, b.vip));
   for (const r of vips) {
     r.services.sort();
@@ -335,6 +347,14 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
       );
     } else if (r.hosts.length === 0 && r.bgpHosts.length > 0) {
       // announced over BGP (by one or, ECMP, by every healthy host): served
+    } else if (r.hosts.length === 0 && partial.length > 0) {
+      r.problem = "unknown";
+      r.maybeOn = partial;
+      problems.push(
+        `VIP ${r.vip}${forServices(r)} is listed by no host, but the report of ${
+          partial.join(", ")
+        } was cut at its size limit: whether it is served is unknown`,
+      );
     } else if (r.hosts.length === 0 && judged) {
       r.problem = "no-host";
       problems.push(`VIP ${r.vip}${forServices(r)} is served by no host`);

@@ -119,11 +119,23 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
         h.version ?? "-",
         reload,
         keepalived === "invalid" || keepalived === "error" ? paint("red", keepalived) : keepalived,
-        String(h.vipsServed),
+        h.omitted?.vips ? `${h.vipsServed} (+${h.omitted.vips} not listed)` : String(h.vipsServed),
         ...(bgp ? [bgpSessions(h, paint)] : []),
       ];
     }),
   ));
+  // reports cut at their size limit: what they left out is unknown, say so
+  for (const h of status.hosts) {
+    const left = Object.entries(h.omitted ?? {}).map(([list, n]) => `${n} ${list}`);
+    if (left.length > 0) {
+      out.push(
+        paint(
+          "yellow",
+          `  ${h.host}: report cut at its size limit, not listed: ${left.join(", ")}`,
+        ),
+      );
+    }
+  }
   out.push("");
 
   // heartbeats left by retired hosts: only when there are any, dimmed (nothing is wrong)

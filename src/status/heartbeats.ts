@@ -254,3 +254,18 @@ export function observedHeartbeats(
 ): HeartbeatSource {
   return { list: () => observeHeartbeats(leases.list(), observer, leases.hasSynced()) };
 }
+
+/**
+ * The fresh hosts whose report was cut at its bounds where VIPs are listed (`omitted` VIPs, BGP
+ * routes or peers): a VIP nobody lists may be among what they left out, so it is unknown, never
+ * unserved.
+ * @param heartbeats every heartbeat
+ * @returns host names, sorted
+ */
+export function partialHosts(heartbeats: readonly Heartbeat[]): string[] {
+  return heartbeats.filter((h) => {
+    if (!isFresh(h) || "error" in h.report) return false;
+    const o = h.report.omitted;
+    return (o?.vips ?? 0) + (o?.routes ?? 0) + (o?.peers ?? 0) > 0;
+  }).map((h) => h.host).sort();
+}

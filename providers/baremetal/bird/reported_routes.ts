@@ -12,6 +12,11 @@
  * Lease it finds for one lease duration: so a change of leader does not mark every Node
  * NetworkUnavailable for the seconds it takes to see each host renew.
  *
+ * A report cut at its size limit (`omitted` routes or peers) lists only part of what its host
+ * exports: its Established peers eligible for a Node are taken to carry that Node's route (the
+ * host's model exports every pod route to every eligible peer), rather than every Node beyond
+ * the cut being marked NetworkUnavailable.
+ *
  * @module
  */
 import type { V1Node } from "@kubernetes/client-node";
@@ -41,13 +46,17 @@ export function reportedRoutes(input: ReportedRoutesInput): Route[] {
   const peers = input.config.bgp?.peers ?? [];
   // peer name -> prefixes exported over an Established session, by hosts not silent
   const live = new Map<string, Set<string>>();
+  // Established peers of hosts whose report left routes out: they may carry any pod route
+  const cut = new Set<string>();
   for (const h of input.heartbeats) {
     if (isSilent(h) || "error" in h.report) continue;
+    const partial = (h.report.omitted?.routes ?? 0) + (h.report.omitted?.peers ?? 0) > 0;
     for (const p of h.report.bgp ?? []) {
       if (!p.established) continue;
       const set = live.get(p.peer) ?? new Set<string>();
       for (const r of p.routes) set.add(r);
       live.set(p.peer, set);
+      if (partial) cut.add(p.peer);
     }
   }
   const routes: Route[] = [];
@@ -56,7 +65,8 @@ export function reportedRoutes(input: ReportedRoutesInput): Route[] {
     if (!prefix) continue;
     const cidr = `${formatIp(prefix.family, prefix.value)}/${prefix.length}`;
     const routed = peers.some((peer) =>
-      eligible(peer, pod.nextHop) && (live.get(peer.name)?.has(cidr) ?? false)
+      eligible(peer, pod.nextHop) &&
+      ((live.get(peer.name)?.has(cidr) ?? false) || cut.has(peer.name))
     );
     if (routed) {
       routes.push({ name: `${pod.node}/${cidr}`, targetNode: pod.node, destinationCIDR: cidr });

@@ -23,6 +23,7 @@ import {
   bgpHostsByVip,
   lastSeenOnSilentHosts,
   observeHeartbeats,
+  partialHosts,
   servingHostsByVip,
 } from "../../status/heartbeats.ts";
 import { RecordObserver } from "../../status/observed_freshness.ts";
@@ -211,13 +212,19 @@ export class VipHostController {
     }
     // a VIP announced over BGP is served by every announcing host (ECMP): not judged here
     const overBgp = bgpHostsByVip(heartbeats);
+    // a host whose report was cut at its size limit may hold a VIP nobody lists: unknown
+    const partial = partialHosts(heartbeats);
     const observations: VipObservation[] = [...servicesByVip].filter(([vip]) => !overBgp.has(vip))
-      .map(([vip, services]) => ({
-        vip,
-        services: services.map((s) => s.key).sort(),
-        hosts: hostsByVip.get(vip) ?? [],
-        lastSeenOn: silentByVip.get(vip) ?? [],
-      }));
+      .map(([vip, services]) => {
+        const hosts = hostsByVip.get(vip) ?? [];
+        const silent = silentByVip.get(vip) ?? [];
+        return {
+          vip,
+          services: services.map((s) => s.key).sort(),
+          hosts,
+          lastSeenOn: hosts.length === 0 ? [...new Set([...silent, ...partial])].sort() : silent,
+        };
+      });
     const events = this.#decider.step(observations, now, { settling });
     for (const event of events) {
       const target = servicesByVip.get(event.vip)?.find((s) => s.key === event.service)?.service;
