@@ -56,6 +56,7 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
   for (const p of status.problems) out.push(paint("red", `  ! ${p}`));
   out.push("");
 
+  const silent = new Set(status.hosts.filter((h) => h.silent).map((h) => h.host));
   out.push(paint("bold", "VIPs"));
   out.push(...table(
     ["VIP", "SERVICE", "POOL", "SERVED BY", "VRRP", ...(bgp ? ["BGP (ECMP)"] : []), "SINCE"],
@@ -63,7 +64,7 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
       const served = v.problem === "no-host"
         ? paint("red", "NO HOST")
         : v.problem === "unknown"
-        ? paint("yellow", `UNKNOWN (last ${v.lastSeenOn.join(",")}, silent)`)
+        ? paint("yellow", unknownWhy(v, silent))
         : v.problem === "split-brain"
         ? paint("red", `SPLIT BRAIN: ${v.hosts.join(",")}`)
         : v.hosts.join(",") || "-";
@@ -170,6 +171,13 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
     }),
   ));
   return out.join("\n") + "\n";
+}
+
+/** Why a VIP is unknown: its last hosts went silent or are not yet seen renewing, or cut reports. */
+function unknownWhy(v: ClusterStatus["vips"][number], silent: ReadonlySet<string>): string {
+  if (v.lastSeenOn.length === 0) return `UNKNOWN (${v.maybeOn.join(",")}: report cut)`;
+  const all = v.lastSeenOn.every((h) => silent.has(h));
+  return `UNKNOWN (last ${v.lastSeenOn.join(",")}, ${all ? "silent" : "unconfirmed"})`;
 }
 
 /** `tor-a=up(12) tor-b=DOWN`: each session and the prefixes exported over it. */
