@@ -22,7 +22,6 @@ import {
   type Route,
   type Routes,
 } from "../../src/cloud/provider.ts";
-import { parseHeartbeatLease } from "../../src/status/heartbeats.ts";
 import { reportedRoutes } from "./bird/reported_routes.ts";
 import { decidePodRoutes, type PodRouteDecision } from "./bird/decide_pod_routes.ts";
 import type { ProviderRegistry } from "../../src/cloud/registry.ts";
@@ -214,10 +213,9 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
         reported = () =>
           reportedRoutes({
             config: current(),
-            heartbeats: heartbeats.list().map(parseHeartbeatLease).filter((h) => h !== undefined),
+            heartbeats: heartbeats.list(),
             nodes: context.nodes.list(),
             decision: podDecision(context.nodes),
-            nowMs: Date.now(),
           });
       }
       context.signal.addEventListener("abort", () => {

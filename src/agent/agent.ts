@@ -40,6 +40,8 @@ import { errorMessage } from "../log/error_message.ts";
 import { watchHostSide } from "./host_side_failure.ts";
 import { StopSequence } from "./shutdown.ts";
 import { declareStartupMetrics } from "./startup_metrics.ts";
+import { observedHeartbeats } from "../status/heartbeats.ts";
+import { RecordObserver } from "../status/observed_freshness.ts";
 
 /** Inputs of `runAgent`, already parsed by `keelson run`. */
 export interface AgentOptions {
@@ -203,9 +205,12 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   const lead = async (leaderSignal: AbortSignal) => {
     if (!await cache.waitForSyncAll(leaderSignal)) return;
     const heartbeats = createHeartbeatInformer(clients.client(CLIENT_NAMES.vipHosts), registry);
+    // one memory of when each heartbeat last changed, for every reader of them in this term
+    const observer = new RecordObserver();
     const vipHosts = runVipHostController(
       clients.client(CLIENT_NAMES.vipHosts),
       heartbeats,
+      observer,
       cache.services,
       () => config,
       registry,
@@ -215,7 +220,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
       config: () => config,
       clients,
       caches: cache,
-      heartbeats,
+      heartbeats: observedHeartbeats(heartbeats, observer),
       provider,
       registry,
       health,

@@ -21,6 +21,7 @@ import type { Informer } from "../kube/ports.ts";
 import { readPoolUsage } from "../metrics/pool_usage.ts";
 import { HEARTBEAT_NAMESPACE } from "../status/host_report.ts";
 import { inventoryHosts } from "../status/retired_heartbeats.ts";
+import type { RecordObserver } from "../status/observed_freshness.ts";
 import { VERSION } from "../version.ts";
 
 const CONFIG_TIMESTAMP_METRIC = "keelson_config_last_reload_success_timestamp_seconds";
@@ -111,6 +112,7 @@ export function createHeartbeatInformer(
  * Runs the VIP-host controller while leading, and the heartbeat cache it reads.
  * @param client the Kubernetes client
  * @param leases the heartbeat cache (`createHeartbeatInformer`), run here
+ * @param observer when each heartbeat last changed, shared with the other readers (pod routes)
  * @param services the Service informer
  * @param config the configuration in force
  * @param registry metrics
@@ -119,6 +121,7 @@ export function createHeartbeatInformer(
 export async function runVipHostController(
   client: KubeClient,
   leases: RunnableInformer<V1Lease>,
+  observer: RecordObserver,
   services: Informer<V1Service>,
   config: () => Config,
   registry: Registry,
@@ -135,6 +138,7 @@ export async function runVipHostController(
     handles: (s) => handlesService(config(), s),
     registry,
     inventory: () => inventoryOf(config()),
+    observer,
   });
   await Promise.all([leases.run(signal), controller.run(signal)]);
   // bounded: pending Event writes get a short grace, then the stop goes on

@@ -5,7 +5,6 @@
  *
  * @module
  */
-import type { V1Lease } from "@kubernetes/client-node";
 import { Gauge, type Registry } from "prom-client";
 import type { CloudProvider } from "../cloud/provider.ts";
 import type { Config } from "../config/types.ts";
@@ -38,7 +37,7 @@ import {
 import { CLIENT_NAMES, type ClientFactory } from "../kube/client_factory.ts";
 import { createClusterWriter, createEventSink } from "../kube/cluster_writer.ts";
 import { AggregatingEventRecorder } from "../kube/event_recorder.ts";
-import type { Lister } from "../kube/ports.ts";
+import type { HeartbeatSource } from "../status/heartbeats.ts";
 import { logger } from "../log/logging.ts";
 import { declareOnce } from "../metrics/registry.ts";
 import { hostname } from "../net/hostname.ts";
@@ -52,8 +51,11 @@ export interface LeaderControllerDeps {
   /** One client (and rate limit) per controller, its Events included, as upstream. */
   clients: ClientFactory;
   caches: ClusterCaches;
-  /** Every host's heartbeat Lease (run by the VIP-host controller), for the provider's Routes. */
-  heartbeats?: Lister<V1Lease>;
+  /**
+   * Every host's heartbeat (its Lease cache run by the VIP-host controller, judged by the same
+   * observer), for the provider's Routes.
+   */
+  heartbeats?: HeartbeatSource;
   provider: CloudProvider;
   registry: Registry;
   health: HealthChecks;

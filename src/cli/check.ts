@@ -6,10 +6,12 @@
 import { ConfigError } from "../config/config_error.ts";
 import { loadConfigFile } from "../config/load_config.ts";
 import { summarizeConfig } from "../config/summary.ts";
+import type { Config } from "../config/types.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 import { requiredFlag } from "./read_env.ts";
+import { terminalSafe } from "../text/terminal_safe.ts";
 
 /** Environment variable read when `--config` is not given. */
 export const CONFIG_ENV = "KEELSON_CONFIG";
@@ -48,15 +50,30 @@ export async function checkCommand(args: string[]): Promise<number> {
     throw new UsageError(`unexpected argument "${positionals[0]}"; name the file with --config`);
   }
   const path = requiredFlag(values.config, "--config FILE", CONFIG_ENV);
+  let outcome: Config | ConfigError;
   try {
     // the files the agent will read are read now too: a FIFO or /dev/zero is refused here
-    const config = await loadConfigFile(path, { namedFiles: true });
-    print(`${path}: OK\n${summarizeConfig(config)}`);
-    return EXIT_OK;
+    outcome = await loadConfigFile(path, { namedFiles: true });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    const n = error.issues.length;
-    print(`${error.format()}\n${path}: ${n} problem${n === 1 ? "" : "s"} found`);
-    return EXIT_INVALID;
+    outcome = error;
   }
+  print(checkReport(path, outcome));
+  return outcome instanceof ConfigError ? EXIT_INVALID : EXIT_OK;
+}
+
+/**
+ * What `keelson check` prints: the summary of a valid file, or one line per problem. Names,
+ * zones and quoted values come from the file: each line stays one line and shows any control
+ * character as an escape.
+ * @param path the file as named
+ * @param outcome the validated configuration, or why it is not one
+ * @returns the text
+ */
+export function checkReport(path: string, outcome: Config | ConfigError): string {
+  if (!(outcome instanceof ConfigError)) {
+    return `${terminalSafe(path)}: OK\n${terminalSafe(summarizeConfig(outcome))}`;
+  }
+  const n = outcome.issues.length;
+  return `${outcome.format()}\n${terminalSafe(path)}: ${n} problem${n === 1 ? "" : "s"} found`;
 }

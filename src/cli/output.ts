@@ -1,19 +1,35 @@
 /**
  * Writing command output: results to stdout, diagnostics to stderr. The only place CLI code
- * writes to the terminal directly.
+ * writes to the terminal directly, and the last edge before it: whatever a command prints, no
+ * control character but newline and tab reaches the terminal (`terminal_safe.ts`); values are
+ * escaped earlier, where the output is laid out, so one cannot forge a line either.
  *
  * @module
  */
+import { terminalSafeLines } from "../text/terminal_safe.ts";
+
 const encoder = new TextEncoder();
 
-/** Writes `text` and a newline to stdout. */
+/** Writes `text` and a newline to stdout, control characters escaped. */
 export function print(text: string): void {
-  writeAll(Deno.stdout, encoder.encode(text.endsWith("\n") ? text : text + "\n"));
+  writeLine(Deno.stdout, terminalSafeLines(text));
 }
 
-/** Writes `text` and a newline to stderr. */
+/**
+ * Writes coloured `text` and a newline to stdout: Keelson's own colour codes are kept, every
+ * other control character escaped.
+ */
+export function printStyled(text: string): void {
+  writeLine(Deno.stdout, terminalSafeLines(text, { sgr: true }));
+}
+
+/** Writes `text` and a newline to stderr, control characters escaped. */
 export function printError(text: string): void {
-  writeAll(Deno.stderr, encoder.encode(text.endsWith("\n") ? text : text + "\n"));
+  writeLine(Deno.stderr, terminalSafeLines(text));
+}
+
+function writeLine(target: { writeSync(p: Uint8Array): number }, text: string): void {
+  writeAll(target, encoder.encode(text.endsWith("\n") ? text : text + "\n"));
 }
 
 /**

@@ -23,6 +23,7 @@ import { parseFlags, UsageError } from "./usage_error.ts";
 import { requiredFlag } from "./read_env.ts";
 import { INPUT_FLAGS } from "./input_flags.ts";
 import { readInventory, readSnapshot } from "./command_inputs.ts";
+import { terminalSafeJson } from "../text/terminal_safe.ts";
 
 const USAGE = `Usage: keelson plan --config FILE --state SNAPSHOT [--output text|json]
 
@@ -78,7 +79,7 @@ export async function planCommand(args: string[]): Promise<number> {
   addPodRoutes(nodes, config, snapshot.nodes);
   const services = planAllocations(config, snapshot.services);
   if (values.output === "json") {
-    print(
+    print(terminalSafeJson(
       JSON.stringify(
         { nodes, services },
         // pool sizes reach 2^64 and beyond: decimal text keeps every digit (a JSON number
@@ -86,7 +87,7 @@ export async function planCommand(args: string[]): Promise<number> {
         (_key, value) => typeof value === "bigint" ? value.toString() : value,
         2,
       ),
-    );
+    ));
   } else {
     print(formatPlan(nodes, services).trimEnd());
   }

@@ -3,6 +3,12 @@
  * addresses, every host's heartbeat Lease and the leader's Lease. Works from any machine with a
  * kubeconfig that may read Services and Leases.
  *
+ * Whether a host or the leader is alive is judged only by this reader's own observation (the
+ * writers' clocks may be minutes off): the Leases are read again, about once a second, until
+ * each has been seen renewed or has stayed unchanged for its whole lease duration, at most
+ * `--observe` (20 s). A healthy cluster takes one heartbeat period (about 5 s); a silent host its
+ * lease (15 s).
+ *
  * @module
  */
 import type { V1Lease, V1Service } from "@kubernetes/client-node";
@@ -11,13 +17,16 @@ import { ConfigError } from "../config/config_error.ts";
 import { loadConfigFile } from "../config/load_config.ts";
 import { createKubeClient } from "../kube/kube_client.ts";
 import { KubeconfigError, resolveConnectionSettings } from "../kube/kubeconfig.ts";
-import { buildClusterStatus } from "../status/cluster_status.ts";
+import { buildClusterStatus, type ClusterStatus } from "../status/cluster_status.ts";
+import { RecordObserver } from "../status/observed_freshness.ts";
+import { parseDuration } from "../config/duration.ts";
+import { delay } from "../kube/delay.ts";
 import { formatStatusJson, formatStatusText } from "../status/format_status.ts";
 import { HEARTBEAT_NAMESPACE } from "../status/host_report.ts";
 import { inventoryHosts } from "../status/retired_heartbeats.ts";
 import { CONFIG_ENV } from "./check.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
-import { print, printError } from "./output.ts";
+import { print, printError, printStyled } from "./output.ts";
 import { readEnv } from "./read_env.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 
@@ -25,8 +34,13 @@ import { parseFlags, UsageError } from "./usage_error.ts";
 export const EXIT_PROBLEMS = 3;
 
 const REQUEST_TIMEOUT_MS = 15_000;
+/** Default bound of the watch for renewals. */
+const DEFAULT_OBSERVE = "20s";
+/** How often the Leases are read again while watching. */
+const POLL_MS = 1000;
 
 const USAGE = `Usage: keelson status [--kubeconfig FILE | --config FILE] [--output text|json]
+                      [--observe DURATION]
 
 Shows every VIP with the Service using it, its pool, the host(s) serving it and the VRRP state
 on each host, plus the leader, each host's last heartbeat, version and reload state, and pool
@@ -34,12 +48,19 @@ usage. Problems (no host, two hosts, a silent host, a failed reload) are listed 
 With the inventory (--config), a silent host that is no longer in it is listed apart as retired,
 with the command that deletes its heartbeat, and is not a problem.
 
+A host or leader counts as alive only once this command has seen its Lease renewed, and as
+silent once it has seen the Lease unchanged for its lease duration (the time written in a Lease
+is the writer's clock, shown but never trusted). So it watches the Leases for renewals: about
+5 s when every host is alive, up to 15 s while one is silent.
+
 Flags:
       --kubeconfig FILE   kubeconfig to use (else [kubernetes] kubeconfig of --config, else
                           $KUBECONFIG, else in-cluster)
   -c, --config FILE       the inventory: its kubeconfig, leader-election Lease and machines
                           (env ${CONFIG_ENV})
   -o, --output FORMAT     text (default) or json
+      --observe DURATION  the longest watch for renewals (default ${DEFAULT_OBSERVE}); a Lease not
+                          judged by then is shown unconfirmed ("0s": read once, judge nothing)
   -h, --help              print this help
 
 Colours are used only on a terminal, and never when NO_COLOR is set.
@@ -56,6 +77,7 @@ export async function statusCommand(args: string[]): Promise<number> {
     kubeconfig: { type: "string" },
     config: { type: "string", short: "c" },
     output: { type: "string", short: "o" },
+    observe: { type: "string" },
     help: { type: "boolean", short: "h" },
   });
   if (values.help) {
@@ -66,6 +88,12 @@ export async function statusCommand(args: string[]): Promise<number> {
   const output = values.output ?? "text";
   if (output !== "text" && output !== "json") {
     throw new UsageError(`--output must be text or json, not "${output}"`);
+  }
+  const observe = parseDuration(values.observe ?? DEFAULT_OBSERVE);
+  if (!observe || observe.ms > 600_000) {
+    throw new UsageError(
+      `--observe must be a duration of at most 10m such as "20s" or "0s", not "${values.observe}"`,
+    );
   }
   let kubeconfig = values.kubeconfig;
   let lease = { namespace: "kube-system", name: "keelson" };
@@ -85,9 +113,8 @@ export async function statusCommand(args: string[]): Promise<number> {
     }
   }
 
-  let services: V1Service[];
-  let leases: V1Lease[];
-  let leaderLease: V1Lease | undefined;
+  const observer = new RecordObserver();
+  let status: ClusterStatus;
   try {
     const settings = await resolveConnectionSettings(kubeconfig ? { kubeconfig } : {});
     const client = createKubeClient(settings, {
@@ -95,21 +122,44 @@ export async function statusCommand(args: string[]): Promise<number> {
       userAgent: "keelson-status",
     });
     try {
-      const signal = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
       const leasePath = (ns: string) => `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`;
-      const [svc, beats, leaderList] = await Promise.all([
-        client.list("/api/v1/services", { signal }),
-        client.list(leasePath(HEARTBEAT_NAMESPACE), { signal }),
-        lease.namespace === HEARTBEAT_NAMESPACE
-          ? undefined
-          : client.list(leasePath(lease.namespace), { signal }),
+      const readLeases = async (): Promise<{ leases: V1Lease[]; leader: V1Lease | undefined }> => {
+        const signal = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
+        const [beats, leaderList] = await Promise.all([
+          client.list(leasePath(HEARTBEAT_NAMESPACE), { signal }),
+          lease.namespace === HEARTBEAT_NAMESPACE
+            ? undefined
+            : client.list(leasePath(lease.namespace), { signal }),
+        ]);
+        // raw JSON: the fields read are plain strings and numbers (times are parsed from strings)
+        return {
+          leases: beats.items as V1Lease[],
+          leader: ((leaderList ?? beats).items as V1Lease[]).find((l) =>
+            l.metadata?.name === lease.name
+          ),
+        };
+      };
+      const [svc, first] = await Promise.all([
+        client.list("/api/v1/services", { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }),
+        readLeases(),
       ]);
-      // raw JSON: the fields read are plain strings and numbers (times are parsed from strings)
-      services = svc.items as V1Service[];
-      leases = beats.items as V1Lease[];
-      leaderLease = ((leaderList ?? beats).items as V1Lease[]).find((l) =>
-        l.metadata?.name === lease.name
-      );
+      const services = svc.items as V1Service[];
+      const build = (read: { leases: V1Lease[]; leader: V1Lease | undefined }) =>
+        buildClusterStatus({
+          services,
+          leases: read.leases,
+          leaderLease: read.leader,
+          observer,
+          nowMs: Date.now(),
+          inventory,
+        });
+      status = build(first);
+      // read again until every Lease is judged (seen renewed, or unchanged for its duration)
+      const deadline = observer.now() + observe.ms;
+      while (unconfirmed(status) && observer.now() < deadline) {
+        await delay(Math.min(POLL_MS, deadline - observer.now()));
+        status = build(await readLeases());
+      }
     } finally {
       client.close();
     }
@@ -120,17 +170,15 @@ export async function statusCommand(args: string[]): Promise<number> {
     printError(`keelson status: ${message}`);
     return EXIT_INVALID;
   }
-  const status = buildClusterStatus({
-    services,
-    leases,
-    leaderLease,
-    nowMs: Date.now(),
-    inventory,
-  });
-  print(
-    output === "json" ? formatStatusJson(status) : formatStatusText(status, { color: useColor() }),
-  );
+  if (output === "json") print(formatStatusJson(status));
+  else printStyled(formatStatusText(status, { color: useColor() }));
   return status.problems.length > 0 ? EXIT_PROBLEMS : EXIT_OK;
+}
+
+/** Whether some Lease is still unconfirmed: neither seen renewed nor silent for its duration. */
+function unconfirmed(status: ClusterStatus): boolean {
+  return status.hosts.some((h) => h.freshness === "unobserved") ||
+    (status.leader.identity !== undefined && status.leader.freshness === "unobserved");
 }
 
 /**

@@ -9,13 +9,13 @@
 import type { HostDataPlane } from "./host_data_plane.ts";
 import type {
   V1EndpointSlice,
-  V1Lease,
   V1LoadBalancerStatus,
   V1Node,
   V1NodeAddress,
   V1Service,
 } from "@kubernetes/client-node";
 import type { EventRecorder, Informer, Lister } from "../kube/ports.ts";
+import type { HeartbeatSource } from "../status/heartbeats.ts";
 
 /** What a provider learns about one machine, as upstream's `InstanceMetadata`. */
 export interface InstanceMetadata {
@@ -158,8 +158,11 @@ export interface ClusterContext {
 export interface ProviderContext {
   nodes: Lister<V1Node>;
   services: Lister<V1Service>;
-  /** Every host's heartbeat Lease (`kube-system/keelson-host-*`), read-only; Keelson extension. */
-  heartbeats?: Lister<V1Lease>;
+  /**
+   * Every host's heartbeat (`kube-system/keelson-host-*`), read-only and judged by this process's
+   * observation of each Lease (never by the writer's clock); Keelson extension.
+   */
+  heartbeats?: HeartbeatSource;
   /** Records Events on the Services the provider serves; absent when the service controller is off. */
   events?: EventRecorder;
   /** Aborts when this term of leadership ends. */

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { terminalSafe } from "../text/terminal_safe.ts";
 
 /** One problem in a configuration file. */
 export interface ConfigIssue {
@@ -18,7 +19,9 @@ export interface ConfigIssue {
 }
 
 /**
- * Renders one issue as `file:line: path: message` (line and path left out when absent).
+ * Renders one issue as `file:line: path: message` (line and path left out when absent), on one
+ * line: a control character the file put into a quoted value or key is shown as an escape
+ * (`\x1b`, `\n`), so it can neither repaint the terminal nor forge another issue's line.
  * @param issue the issue
  * @returns one line of text
  * @example
@@ -30,9 +33,9 @@ export interface ConfigIssue {
  */
 export function formatIssue(issue: ConfigIssue): string {
   const where = issue.line === undefined ? issue.file : `${issue.file}:${issue.line}`;
-  return issue.path === ""
-    ? `${where}: ${issue.message}`
-    : `${where}: ${issue.path}: ${issue.message}`;
+  return terminalSafe(
+    issue.path === "" ? `${where}: ${issue.message}` : `${where}: ${issue.path}: ${issue.message}`,
+  );
 }
 
 /**
@@ -64,7 +67,7 @@ export class ConfigError extends Error {
     super(
       first === undefined
         ? "Cannot use the configuration"
-        : `Cannot use configuration file "${first.file}": ${count}\n` +
+        : `Cannot use configuration file "${terminalSafe(first.file)}": ${count}\n` +
           issues.map(formatIssue).join("\n"),
       options,
     );

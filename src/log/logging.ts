@@ -21,6 +21,7 @@ import {
 } from "@logtape/logtape";
 import { stderrIsJournal, withSyslogPrefix } from "./journal_stream.ts";
 import { type DropReason, LogLineWriter } from "./log_line_writer.ts";
+import { terminalSafeLogValue } from "../text/terminal_safe.ts";
 
 /** Accepted `--log-level` values, quietest last. */
 export const LOG_LEVELS = ["trace", "debug", "info", "warning", "error", "fatal"] as const;
@@ -50,7 +51,9 @@ export async function setupLogging(options: LoggingOptions = {}): Promise<void> 
   const format = options.format ?? "auto";
   const json = format === "json" || (format === "auto" && !Deno.stderr.isTerminal());
   const lines = withReadableErrors(
-    json ? getJsonLinesFormatter() : getTextFormatter({ timestamp: "date-time" }),
+    json
+      ? getJsonLinesFormatter()
+      : getTextFormatter({ timestamp: "date-time", value: terminalSafeLogValue }),
   );
   formatter = stderrIsJournal() ? withSyslogPrefix(lines) : lines;
   // stderr, so stdout stays free for command output (check, plan, render)

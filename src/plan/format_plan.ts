@@ -5,6 +5,7 @@
  */
 import type { AllocationPlan } from "../../providers/baremetal/mod.ts";
 import type { NodePlan, PlannedNodeAction } from "./plan_nodes.ts";
+import { terminalSafe } from "../text/terminal_safe.ts";
 
 /**
  * Renders the Node plans, and the Services plan when given.
@@ -49,23 +50,7 @@ export function formatPlan(nodes: NodePlan[], services: AllocationPlan | undefin
   }
   // annotation text, names and messages come from the snapshot: a newline in them must not
   // forge a plan line, nor an escape sequence repaint the terminal
-  return `${lines.map(escapeControl).join("\n")}\n`;
-}
-
-/**
- * Escapes control characters (C0, DEL, C1, line and paragraph separators) as `\n`, `\x1b`,
- * `\u2028`, so one plan line is one line whatever the text holds.
- * @param text one line
- * @returns the text with every control character escaped
- */
-export function escapeControl(text: string): string {
-  // deno-lint-ignore no-control-regex -- matching control characters is the point
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
-    const named: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
-    const code = c.charCodeAt(0);
-    return named[c] ??
-      (code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16)}`);
-  });
+  return `${lines.map(terminalSafe).join("\n")}\n`;
 }
 
 /** `10.0.0.5 from pool a`, or per address when a dual-stack pair comes from two pools. */

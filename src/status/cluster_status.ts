@@ -5,6 +5,11 @@
  * (no host, two hosts, a silent host, a failing reload, no leader, a pool above 90 %). Heartbeats
  * of retired hosts (silent, no longer in the inventory: `retired_heartbeats.ts`) are listed apart
  * and count for nothing else.
+ *
+ * Whether a host or the leader is alive is judged by this reader's observation of its Lease
+ * (`observed_freshness.ts`): fresh when seen renewed within its duration, silent when seen
+ * unchanged for longer, unconfirmed until either. The time a writer put into its Lease is its own
+ * clock's: it is shown beside, as the writer's claim, and never decides anything.
  * Pure: `keelson status` formats it, tests build it from objects in memory.
  *
  * @module
@@ -15,12 +20,23 @@ import {
   anyDataPlaneReported,
   bgpHostsByVip,
   type Heartbeat,
+  HEARTBEATS,
   isFresh,
+  isSilent,
   lastSeenOnSilentHosts,
-  parseHeartbeatLease,
+  observeHeartbeats,
+  partialHosts,
   timeMs,
+  vipClaims,
 } from "./heartbeats.ts";
+import type { Omitted } from "./host_report_limits.ts";
 import type { HostReport } from "./host_report.ts";
+import {
+  type Freshness,
+  leaseRecordKey,
+  type Observation,
+  type RecordObserver,
+} from "./observed_freshness.ts";
 import { heartbeatCleanupCommand, splitRetired } from "./retired_heartbeats.ts";
 import { compareCodeUnits } from "../text/code_unit_order.ts";
 
@@ -42,18 +58,34 @@ export interface VipStatus {
   /** `namespace/name` of each Service using it; empty for the control-plane VIP. */
   services: string[];
   pool: string | undefined;
-  /** Hosts serving it now (fresh heartbeats listing it). */
+  /** Hosts serving it now (fresh heartbeats listing it, renewed since any other claim began). */
   hosts: string[];
+  /**
+   * Fresh hosts still listing it that have not renewed since another host began to (`vipClaims`):
+   * a host that died looks like this until its Lease runs out; not counted.
+   */
+  superseded: string[];
+  /**
+   * With no host listing it: fresh hosts whose report was cut at its size limit, so may hold it
+   * among what they left out (`partialHosts`).
+   */
+  maybeOn: string[];
   /**
    * Hosts announcing it over BGP now (fresh heartbeats exporting it to an Established peer).
    * Several is normal: the routers spread flows over them (ECMP).
    */
   bgpHosts: string[];
-  /** Silent hosts whose last heartbeat listed it (whether they still serve it is unknown). */
+  /**
+   * Hosts not seen renewing (silent, or unconfirmed) whose last heartbeat listed it (whether they
+   * still serve it is unknown).
+   */
   lastSeenOn: string[];
   /** Per host with an instance holding this VIP: its state. */
   states: VipHostState[];
-  /** When the serving host got it (ISO), when exactly one host serves it. */
+  /**
+   * When the serving host got it (ISO, by this reader's clock: the host's own times, which its
+   * clock wrote, only give how long before its renewal), when exactly one host serves it.
+   */
   since: string | undefined;
   problem: "no-host" | "split-brain" | "unknown" | undefined;
 }
@@ -61,9 +93,17 @@ export interface VipStatus {
 /** One row of the host table. */
 export interface HostStatus {
   host: string;
+  /** The last renewal time the host wrote (ISO), by its own clock: its claim, never judged. */
   lastHeartbeat: string | undefined;
-  /** Milliseconds since the last heartbeat. */
-  ageMs: number | undefined;
+  /** fresh (seen renewed within its lease), silent (seen unchanged for longer), unconfirmed. */
+  freshness: Freshness;
+  /**
+   * Milliseconds since this reader saw the heartbeat renewed; when it never saw a renewal
+   * (`renewalSeen` false), since it first read it: the heartbeat is at least that old.
+   */
+  ageMs: number;
+  /** Whether this reader saw the heartbeat renewed. */
+  renewalSeen: boolean;
   leaseMs: number;
   silent: boolean;
   version: string | undefined;
@@ -71,6 +111,8 @@ export interface HostStatus {
   /** Why the report could not be read. */
   reportError: string | undefined;
   vipsServed: number;
+  /** What the host's report left out at its size limit (`host_report_limits.ts`), if anything. */
+  omitted: Omitted | undefined;
   /** BGP sessions (BIRD hosts): peer, Established, prefixes exported; undefined without BIRD. */
   bgp: { peer: string; established: boolean; routes: number }[] | undefined;
   /** True when the host reports BGP sessions and none is Established. */
@@ -80,9 +122,10 @@ export interface HostStatus {
 /** A heartbeat left by a retired host: it counts for nothing; delete it with `cleanup`. */
 export interface RetiredHostStatus {
   host: string;
+  /** The last renewal time the host wrote (ISO), by its own clock. */
   lastHeartbeat: string | undefined;
-  /** Milliseconds since the last heartbeat. */
-  ageMs: number | undefined;
+  /** Milliseconds this reader saw it unchanged (at least; since its last renewal if seen). */
+  ageMs: number;
   /** The command that deletes the Lease. */
   cleanup: string;
 }
@@ -99,14 +142,23 @@ export interface PoolStatus {
 /** The leader, from its Lease. */
 export interface LeaderStatus {
   identity: string | undefined;
+  /** The renewal time the leader wrote (ISO), by its own clock: its claim, never judged. */
   renewTime: string | undefined;
-  /** True when the Lease is not renewed within its duration (nobody leads). */
+  /** fresh (seen renewed within its duration), silent, or unconfirmed (not watched long enough). */
+  freshness: Freshness;
+  /** As `HostStatus.ageMs`; undefined without a Lease. */
+  ageMs: number | undefined;
+  /** Whether this reader saw the Lease renewed. */
+  renewalSeen: boolean;
+  /** True when this reader saw the Lease unchanged for longer than its duration (nobody leads). */
   expired: boolean;
 }
 
 /** Everything `keelson status` shows. */
 export interface ClusterStatus {
   now: string;
+  /** How long this reader watched the Leases for renewals (ms) before judging them. */
+  observedMs: number;
   leader: LeaderStatus;
   vips: VipStatus[];
   hosts: HostStatus[];
@@ -126,6 +178,12 @@ export interface StatusInput {
   leases: readonly V1Lease[];
   /** The leader-election Lease; undefined when it does not exist. */
   leaderLease: V1Lease | undefined;
+  /**
+   * This reader's memory of when each Lease last changed (every read it made of them, this one
+   * included): the one judge of freshness.
+   */
+  observer: RecordObserver;
+  /** The wall clock now (ms since the epoch): only to show the writers' claims beside. */
   nowMs: number;
   /**
    * The hosts of the inventory (`inventoryHosts`): a silent heartbeat of any other host is
@@ -140,34 +198,36 @@ export interface StatusInput {
  * @returns the model, rows sorted
  */
 export function buildClusterStatus(input: StatusInput): ClusterStatus {
-  const { nowMs } = input;
+  const { nowMs, observer } = input;
   const { current: heartbeats, retired } = splitRetired(
-    input.leases.map(parseHeartbeatLease).filter((h): h is Heartbeat => h !== undefined)
+    observeHeartbeats(input.leases, observer, true)
       .sort((a, b) => compareCodeUnits(a.host, b.host)),
-    nowMs,
     input.inventory,
   );
   const problems: string[] = [];
 
-  const leader = leaderStatus(input.leaderLease, nowMs);
+  const leader = leaderStatus(input.leaderLease, observer);
   if (!leader.identity) problems.push("no leader: the leader-election Lease has no holder");
   else if (leader.expired) {
     problems.push(`no leader: ${leader.identity} stopped renewing the Lease`);
   }
 
   const hosts: HostStatus[] = heartbeats.map((h) => {
-    const fresh = isFresh(h, nowMs);
+    const fresh = isFresh(h);
     const report = "error" in h.report ? undefined : h.report;
     return {
       host: h.host,
-      lastHeartbeat: h.renewMs === undefined ? undefined : new Date(h.renewMs).toISOString(),
-      ageMs: h.renewMs === undefined ? undefined : Math.max(0, nowMs - h.renewMs),
+      lastHeartbeat: isoTime(h.claimedRenewMs),
+      freshness: h.observed.freshness,
+      ageMs: h.observed.ageMs,
+      renewalSeen: h.observed.changeSeen,
       leaseMs: h.durationMs,
-      silent: !fresh,
+      silent: isSilent(h),
       version: report?.version,
       reload: report?.reload,
       reportError: "error" in h.report ? h.report.error : undefined,
       vipsServed: fresh && report ? report.vips.length : 0,
+      omitted: report?.omitted,
       bgp: report?.bgp?.map((p) => ({
         peer: p.peer,
         established: p.established,
@@ -180,9 +240,13 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
   for (const h of hosts) {
     if (h.silent) {
       problems.push(
-        `host ${h.host} is silent: no heartbeat for ${
-          h.ageMs === undefined ? "ever" : formatAge(h.ageMs)
-        } (lease ${formatAge(h.leaseMs)})` + (input.inventory === undefined
+        `host ${h.host} is silent: ${
+          h.renewalSeen
+            ? `no heartbeat for ${formatAge(h.ageMs)}`
+            : `its heartbeat did not change in the ${formatAge(h.ageMs)} watched`
+        } (lease ${formatAge(h.leaseMs)}${
+          h.renewalSeen ? "" : `; ${claimedAge(h.lastHeartbeat, nowMs)}`
+        })` + (input.inventory === undefined
           ? ` (if it was removed from the inventory: ${
             heartbeatCleanupCommand(h.host)
           }; --config tells retired hosts apart)`
@@ -220,6 +284,8 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
         services: [],
         pool: undefined,
         hosts: [],
+        superseded: [],
+        maybeOn: [],
         bgpHosts: [],
         lastSeenOn: [],
         states: [],
@@ -242,7 +308,7 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
       r.pool ??= pool;
     }
   }
-  const fresh = heartbeats.filter((h) => isFresh(h, nowMs));
+  const fresh = heartbeats.filter(isFresh);
   const judged = anyDataPlaneReported(heartbeats) ||
     heartbeats.some((h) => !("error" in h.report) && (h.report.bgp?.length ?? 0) > 0);
   for (const h of fresh) {
@@ -252,16 +318,23 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
         row(vip).states.push({ host: h.host, instance: instance.name, state: instance.state });
       }
     }
-    for (const served of h.report.vips) {
-      const r = row(served.ip);
-      r.hosts.push(h.host);
-      r.since = r.since === undefined || served.since > r.since ? served.since : r.since;
+  }
+  const claims = vipClaims(heartbeats);
+  for (const [vip, { serving, superseded }] of claims) {
+    const r = row(vip);
+    r.hosts = serving;
+    r.superseded = superseded;
+    for (const host of serving) {
+      const h = fresh.find((f) => f.host === host)!;
+      const served = "error" in h.report ? undefined : h.report.vips.find((v) => v.ip === vip);
+      const since = served && sinceByReaderClock(served.since, h, nowMs);
+      r.since = r.since === undefined || (since !== undefined && since > r.since) ? since : r.since;
     }
   }
-  for (const [vip, hosts] of bgpHostsByVip(heartbeats, nowMs)) row(vip).bgpHosts = hosts;
-  for (const [vip, silent] of lastSeenOnSilentHosts(heartbeats, nowMs)) {
-    row(vip).lastSeenOn = silent;
-  }
+  for (const [vip, hosts] of bgpHostsByVip(heartbeats)) row(vip).bgpHosts = hosts;
+  for (const [vip, silent] of lastSeenOnSilentHosts(heartbeats)) row(vip).lastSeenOn = silent;
+  const silentHosts = new Set(heartbeats.filter(isSilent).map((h) => h.host));
+  const partial = partialHosts(heartbeats);
   const vips = [...rows.values()].sort((a, b) => compareIps(a.vip, b.vip));
   for (const r of vips) {
     r.services.sort();
@@ -271,13 +344,22 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
     // while no host reports a data plane (no keepalived under Keelson) nothing is judged
     if (r.hosts.length === 0 && r.lastSeenOn.length > 0) {
       r.problem = "unknown";
+      const allSilent = r.lastSeenOn.every((h) => silentHosts.has(h));
       problems.push(
-        `VIP ${r.vip}${forServices(r)} was last reported on ${
-          r.lastSeenOn.join(", ")
-        }, which went silent: whether it is served is unknown`,
+        `VIP ${r.vip}${forServices(r)} was last reported on ${r.lastSeenOn.join(", ")}, ${
+          allSilent ? "which went silent" : "not seen renewing its heartbeat"
+        }: whether it is served is unknown`,
       );
     } else if (r.hosts.length === 0 && r.bgpHosts.length > 0) {
       // announced over BGP (by one or, ECMP, by every healthy host): served
+    } else if (r.hosts.length === 0 && partial.length > 0) {
+      r.problem = "unknown";
+      r.maybeOn = partial;
+      problems.push(
+        `VIP ${r.vip}${forServices(r)} is listed by no host, but the report of ${
+          partial.join(", ")
+        } was cut at its size limit: whether it is served is unknown`,
+      );
     } else if (r.hosts.length === 0 && judged) {
       r.problem = "no-host";
       problems.push(`VIP ${r.vip}${forServices(r)} is served by no host`);
@@ -303,13 +385,14 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
   }
   return {
     now: new Date(nowMs).toISOString(),
+    observedMs: observer.watchedMs(HEARTBEATS),
     leader,
     vips,
     hosts,
     retired: retired.map((h) => ({
       host: h.host,
-      lastHeartbeat: h.renewMs === undefined ? undefined : new Date(h.renewMs).toISOString(),
-      ageMs: h.renewMs === undefined ? undefined : Math.max(0, nowMs - h.renewMs),
+      lastHeartbeat: isoTime(h.claimedRenewMs),
+      ageMs: h.observed.ageMs,
       cleanup: heartbeatCleanupCommand(h.host),
     })),
     inventoryKnown: input.inventory !== undefined,
@@ -322,21 +405,46 @@ function forServices(r: VipStatus): string {
   return r.services.length > 0 ? ` (${r.services.join(", ")})` : "";
 }
 
-function leaderStatus(lease: V1Lease | undefined, nowMs: number): LeaderStatus {
+/** The kind of record the leader-election Lease is to an observer (one record of its kind). */
+const LEADER = "leader-election";
+
+/**
+ * Notes one read of the leader-election Lease and judges it.
+ * @param lease the Lease as read; undefined when it does not exist
+ * @param observer the reader's memory
+ * @returns the observation, or undefined without a Lease
+ */
+export function observeLeaderLease(
+  lease: V1Lease | undefined,
+  observer: RecordObserver,
+): Observation | undefined {
+  observer.see(LEADER, lease ? [{ id: LEADER, key: leaseRecordKey(lease) }] : [], true);
+  if (!lease) return undefined;
+  const seconds = lease.spec?.leaseDurationSeconds;
+  return observer.judge(
+    LEADER,
+    LEADER,
+    (typeof seconds === "number" && seconds > 0 && seconds <= 3600 ? seconds : 15) * 1000,
+  );
+}
+
+function leaderStatus(lease: V1Lease | undefined, observer: RecordObserver): LeaderStatus {
   const identity = lease?.spec?.holderIdentity || undefined;
-  const renewMs = timeMs(lease?.spec?.renewTime);
-  const seconds = lease?.spec?.leaseDurationSeconds ?? 15;
+  const observed = observeLeaderLease(lease, observer);
   return {
     identity,
-    renewTime: renewMs === undefined ? undefined : new Date(renewMs).toISOString(),
-    expired: renewMs === undefined || nowMs - renewMs > seconds * 1000,
+    renewTime: isoTime(timeMs(lease?.spec?.renewTime)),
+    freshness: observed?.freshness ?? "silent",
+    ageMs: observed?.ageMs,
+    renewalSeen: observed?.changeSeen ?? false,
+    expired: observed === undefined || observed.freshness === "silent",
   };
 }
 
 /** Pool usage from the most recently renewed fresh heartbeat that reports any. */
 function poolUsage(fresh: readonly Heartbeat[]): PoolStatus[] {
   const newest = [...fresh].filter((h) => !("error" in h.report) && h.report.pools.length > 0)
-    .sort((a, b) => (b.renewMs ?? 0) - (a.renewMs ?? 0))[0];
+    .sort((a, b) => a.observed.ageMs - b.observed.ageMs)[0];
   if (!newest || "error" in newest.report) return [];
   return newest.report.pools.map((p) => ({
     pool: p.pool,
@@ -345,6 +453,47 @@ function poolUsage(fresh: readonly Heartbeat[]): PoolStatus[] {
     used: p.used,
     full: p.total > 0 && p.used / p.total > POOL_FULL_RATIO,
   }));
+}
+
+function isoTime(ms: number | undefined): string | undefined {
+  return ms === undefined ? undefined : new Date(ms).toISOString();
+}
+
+/**
+ * A time a host wrote by its own clock (when a VIP appeared) as this reader's wall-clock time:
+ * the host's renewal and the VIP's time are both its clock's, so their difference is how long it
+ * had held the VIP at that renewal, and this reader saw that renewal `observed.ageMs` ago.
+ */
+function sinceByReaderClock(since: string, h: Heartbeat, nowMs: number): string | undefined {
+  const sinceMs = Date.parse(since);
+  if (h.claimedRenewMs === undefined || Number.isNaN(sinceMs)) return undefined;
+  const heldMs = Math.max(0, h.claimedRenewMs - sinceMs) + h.observed.ageMs;
+  return new Date(nowMs - heldMs).toISOString();
+}
+
+/**
+ * What a writer's own clock says of its last renewal, labelled as such.
+ * @param claimed the renewal time the writer wrote (ISO), if any
+ * @param nowMs this reader's wall clock
+ * @returns e.g. `its last renewal says 1h00m ago, by its own clock`
+ */
+export function claimedAge(claimed: string | undefined, nowMs: number): string {
+  const ago = claimedAgo(claimed, nowMs);
+  return ago === undefined
+    ? "its Lease holds no renewal time"
+    : `its last renewal says ${ago}, by its own clock`;
+}
+
+/**
+ * How long ago a writer's clock says it renewed, as this reader's clock compares.
+ * @param claimed the renewal time the writer wrote (ISO), if any
+ * @param nowMs this reader's wall clock
+ * @returns `3s ago`, `9m00s from now`, or undefined without a time
+ */
+export function claimedAgo(claimed: string | undefined, nowMs: number): string | undefined {
+  const ms = claimed === undefined ? NaN : Date.parse(claimed);
+  if (Number.isNaN(ms)) return undefined;
+  return nowMs >= ms ? `${formatAge(nowMs - ms)} ago` : `${formatAge(ms - nowMs)} from now`;
 }
 
 function compareIps(a: string, b: string): number {

@@ -2,9 +2,15 @@
  * `keelson status` output: a text view for people (healthy at a glance, problems in red when
  * colours are on) and JSON for scripts. Pure; the caller decides whether colours are on.
  *
+ * Every text of the model comes from the API (a Lease holder, an annotation, a heartbeat's
+ * report) and is escaped before it is laid out (`terminal_safe.ts`): a control character shows as
+ * `\x1b`, never acts, and no value holds a line break; the only escape sequences written are the
+ * colours painted here. The JSON keeps every value exact (as `\uXXXX` escapes).
+ *
  * @module
  */
-import { type ClusterStatus, formatAge } from "./cluster_status.ts";
+import { claimedAge, claimedAgo, type ClusterStatus, formatAge } from "./cluster_status.ts";
+import { terminalSafe, terminalSafeJson } from "../text/terminal_safe.ts";
 
 /** Whether to colour the text. */
 export interface FormatOptions {
@@ -19,7 +25,8 @@ const CODES = { red: "31", green: "32", yellow: "33", bold: "1", dim: "2" } as c
  * @param options colours on or off
  * @returns the text, ending in a newline
  */
-export function formatStatusText(status: ClusterStatus, options: FormatOptions): string {
+export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions): string {
+  const status = escapedStrings(unsafe);
   const paint = (code: keyof typeof CODES, text: string) =>
     options.color ? `\x1b[${CODES[code]}m${text}\x1b[0m` : text;
   const nowMs = Date.parse(status.now);
@@ -30,6 +37,14 @@ export function formatStatusText(status: ClusterStatus, options: FormatOptions):
   const leader = status.leader.identity
     ? status.leader.expired
       ? paint("red", `${status.leader.identity} (Lease expired: nobody leads)`)
+      : status.leader.freshness === "unobserved"
+      ? `${status.leader.identity} ${
+        paint(
+          "yellow",
+          `(unconfirmed: not seen renewing in ${formatAge(status.leader.ageMs ?? 0)}; ` +
+            `${claimedAge(status.leader.renewTime, nowMs)})`,
+        )
+      }`
       : status.leader.identity
     : paint("red", "none");
   out.push(`${paint("bold", "Leader:")} ${leader}`);
@@ -41,6 +56,7 @@ export function formatStatusText(status: ClusterStatus, options: FormatOptions):
   for (const p of status.problems) out.push(paint("red", `  ! ${p}`));
   out.push("");
 
+  const silent = new Set(status.hosts.filter((h) => h.silent).map((h) => h.host));
   out.push(paint("bold", "VIPs"));
   out.push(...table(
     ["VIP", "SERVICE", "POOL", "SERVED BY", "VRRP", ...(bgp ? ["BGP (ECMP)"] : []), "SINCE"],
@@ -48,10 +64,14 @@ export function formatStatusText(status: ClusterStatus, options: FormatOptions):
       const served = v.problem === "no-host"
         ? paint("red", "NO HOST")
         : v.problem === "unknown"
-        ? paint("yellow", `UNKNOWN (last ${v.lastSeenOn.join(",")}, silent)`)
+        ? paint("yellow", unknownWhy(v, silent))
         : v.problem === "split-brain"
         ? paint("red", `SPLIT BRAIN: ${v.hosts.join(",")}`)
         : v.hosts.join(",") || "-";
+      // a host that has not renewed since another took the VIP: died, or about to show a split
+      const superseded = v.superseded.length > 0
+        ? " " + paint("yellow", `(${v.superseded.join(",")}: not renewed since)`)
+        : "";
       const states = v.states.map((s) => {
         const text = `${s.host}=${s.state}`;
         return s.state === "FAULT" || s.state === "STOP" ? paint("yellow", text) : text;
@@ -61,7 +81,7 @@ export function formatStatusText(status: ClusterStatus, options: FormatOptions):
         v.vip,
         v.services.join(",") || paint("dim", "(no Service)"),
         v.pool ?? "-",
-        served,
+        served + superseded,
         states,
         ...(bgp ? [v.bgpHosts.join(",") || "-"] : []),
         since,
@@ -74,7 +94,17 @@ export function formatStatusText(status: ClusterStatus, options: FormatOptions):
   out.push(...table(
     ["HOST", "HEARTBEAT", "VERSION", "CONFIG", "KEEPALIVED", "VIPS", ...(bgp ? ["BGP"] : [])],
     status.hosts.map((h) => {
-      const beat = h.ageMs === undefined ? "never" : `${formatAge(h.ageMs)} ago`;
+      const beat = h.freshness === "fresh"
+        ? `${formatAge(h.ageMs)} ago`
+        : h.freshness === "silent"
+        ? paint(
+          "red",
+          h.renewalSeen ? `SILENT ${formatAge(h.ageMs)} ago` : `SILENT >${formatAge(h.ageMs)}`,
+        )
+        : paint(
+          "yellow",
+          `unconfirmed (its clock: ${claimedAgo(h.lastHeartbeat, nowMs) ?? "no time"})`,
+        );
       const restart = h.reload?.restart?.length
         ? paint("yellow", `restart required: ${h.reload.restart.join(", ")}`)
         : undefined;
@@ -86,26 +116,38 @@ export function formatStatusText(status: ClusterStatus, options: FormatOptions):
       const keepalived = h.reload?.keepalived ?? "-";
       return [
         h.host,
-        h.silent ? paint("red", `SILENT ${beat}`) : beat,
+        beat,
         h.version ?? "-",
         reload,
         keepalived === "invalid" || keepalived === "error" ? paint("red", keepalived) : keepalived,
-        String(h.vipsServed),
+        h.omitted?.vips ? `${h.vipsServed} (+${h.omitted.vips} not listed)` : String(h.vipsServed),
         ...(bgp ? [bgpSessions(h, paint)] : []),
       ];
     }),
   ));
+  // reports cut at their size limit: what they left out is unknown, say so
+  for (const h of status.hosts) {
+    const left = Object.entries(h.omitted ?? {}).map(([list, n]) => `${n} ${list}`);
+    if (left.length > 0) {
+      out.push(
+        paint(
+          "yellow",
+          `  ${h.host}: report cut at its size limit, not listed: ${left.join(", ")}`,
+        ),
+      );
+    }
+  }
   out.push("");
 
   // heartbeats left by retired hosts: only when there are any, dimmed (nothing is wrong)
   if (status.retired.length > 0) {
     out.push(paint("bold", "Retired hosts") + paint("dim", " (not in the inventory, silent)"));
     out.push(...table(
-      ["HOST", "LAST HEARTBEAT", "DELETE ITS HEARTBEAT WITH"],
+      ["HOST", "LAST HEARTBEAT (ITS CLOCK)", "DELETE ITS HEARTBEAT WITH"],
       status.retired.map((h) =>
         [
           h.host,
-          h.ageMs === undefined ? "never" : `${formatAge(h.ageMs)} ago`,
+          claimedAgo(h.lastHeartbeat, nowMs) ?? "never",
           h.cleanup,
         ].map((cell) => paint("dim", cell))
       ),
@@ -131,6 +173,13 @@ export function formatStatusText(status: ClusterStatus, options: FormatOptions):
   return out.join("\n") + "\n";
 }
 
+/** Why a VIP is unknown: its last hosts went silent or are not yet seen renewing, or cut reports. */
+function unknownWhy(v: ClusterStatus["vips"][number], silent: ReadonlySet<string>): string {
+  if (v.lastSeenOn.length === 0) return `UNKNOWN (${v.maybeOn.join(",")}: report cut)`;
+  const all = v.lastSeenOn.every((h) => silent.has(h));
+  return `UNKNOWN (last ${v.lastSeenOn.join(",")}, ${all ? "silent" : "unconfirmed"})`;
+}
+
 /** `tor-a=up(12) tor-b=DOWN`: each session and the prefixes exported over it. */
 function bgpSessions(
   h: ClusterStatus["hosts"][number],
@@ -149,7 +198,19 @@ function bgpSessions(
  * @returns the JSON text, ending in a newline
  */
 export function formatStatusJson(status: ClusterStatus): string {
-  return JSON.stringify(status, null, 2) + "\n";
+  return terminalSafeJson(JSON.stringify(status, null, 2)) + "\n";
+}
+
+/** A copy of `value` with every string in it `terminalSafe`. */
+function escapedStrings<T>(value: T): T {
+  if (typeof value === "string") return terminalSafe(value) as T;
+  if (Array.isArray(value)) return value.map(escapedStrings) as T;
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, v]) => [key, escapedStrings(v)]),
+    ) as T;
+  }
+  return value;
 }
 
 /**

@@ -3,7 +3,9 @@
  * (`kube-system/keelson-host-<host>`): the VRRP state of each keepalived instance, the VIPs
  * present on its interface, its configuration-reload state, its version and the pool usage it
  * sees. Written as one compact JSON annotation and parsed strictly when read: a Lease that does
- * not parse is reported as unreadable, never half-used.
+ * not parse is reported as unreadable, never half-used. Its bounds are `host_report_limits.ts`:
+ * a report beyond them is cut by the writer (`fit_host_report.ts`), with counts of what it left
+ * out, so every report a host publishes is one every reader accepts.
  *
  * @module
  */
@@ -11,6 +13,13 @@ import { z } from "zod";
 import { BGP_NAME_REGEXP } from "../config/bgp_schema.ts";
 import { NAME_REGEXP } from "../config/schema.ts";
 import { canonicalIp } from "../net/ip.ts";
+import { fitHostReport } from "./fit_host_report.ts";
+import {
+  MAX_REPORT_BYTES,
+  type Omitted,
+  OMITTED_KEYS,
+  REPORT_LIST_LIMITS as MAX,
+} from "./host_report_limits.ts";
 
 /** The annotation holding the report on the heartbeat Lease. */
 export const HOST_REPORT_ANNOTATION = "keelson.io/data-plane";
@@ -21,10 +30,10 @@ export const HEARTBEAT_NAMESPACE = "kube-system";
 /** Label on every heartbeat Lease (lets `keelson status` and the leader select them). */
 export const HEARTBEAT_LABEL = "keelson.io/heartbeat";
 /**
- * Largest annotation accepted when reading (the API allows 256 KiB for all of an object's
- * annotations). A host holding 1000 IPv4 VIPs writes about 75 KiB.
+ * Largest annotation accepted when reading, and written (`host_report_limits.ts`). A host holding
+ * 1000 IPv4 VIPs writes about 75 KiB.
  */
-export const MAX_REPORT_BYTES = 192 * 1024;
+export { MAX_REPORT_BYTES };
 
 const isoTime = z.iso.datetime({ offset: true });
 /** A start-only setting's name, e.g. `[bgp] socket`: printable, from a small alphabet. */
@@ -39,7 +48,7 @@ export const InstanceReportSchema = z.strictObject({
   source: z.enum(["fifo", "addresses"]),
   since: isoTime,
   /** The VIPs of the instance (served while MASTER). */
-  vips: z.array(ip).max(4096),
+  vips: z.array(ip).max(MAX.instanceVips),
 });
 
 /**
@@ -51,7 +60,7 @@ export const BgpPeerReportSchema = z.strictObject({
   established: z.boolean(),
   routes: z.array(
     z.string().max(49).refine((v) => canonicalPrefix(v) === v, "not a canonical prefix"),
-  ).max(16384),
+  ).max(MAX.routes),
 });
 
 /** Schema of the report. */
@@ -59,9 +68,9 @@ export const HostReportSchema = z.strictObject({
   v: z.literal(1),
   host: z.string().regex(NAME_REGEXP).max(63),
   version: z.string().regex(/^[0-9A-Za-z.+-]{1,64}$/),
-  instances: z.array(InstanceReportSchema).max(1024),
+  instances: z.array(InstanceReportSchema).max(MAX.instances),
   /** VIPs present on the interface, each with the time it appeared. */
-  vips: z.array(z.strictObject({ ip, since: isoTime })).max(4096),
+  vips: z.array(z.strictObject({ ip, since: isoTime })).max(MAX.vips),
   /** Configuration reload state of this host. */
   reload: z.strictObject({
     ok: z.boolean(),
@@ -76,7 +85,8 @@ export const HostReportSchema = z.strictObject({
      * Start-only settings the file changed since the host started (`restart_settings.ts`
      * names them): they apply after a restart. Absent when none (and in older reports).
      */
-    restart: z.array(z.string().regex(START_ONLY_NAME_REGEXP)).min(1).max(64).optional(),
+    restart: z.array(z.string().regex(START_ONLY_NAME_REGEXP)).min(1).max(MAX.restart)
+      .optional(),
   }),
   /** Pool usage as this host computes it. */
   pools: z.array(z.strictObject({
@@ -84,9 +94,19 @@ export const HostReportSchema = z.strictObject({
     family: z.enum(["IPv4", "IPv6"]),
     total: z.number().nonnegative(),
     used: z.number().int().nonnegative(),
-  })).max(256),
+  })).max(MAX.pools),
   /** BGP sessions of this host; absent where BIRD does not run (and in older reports). */
-  bgp: z.array(BgpPeerReportSchema).max(256).optional(),
+  bgp: z.array(BgpPeerReportSchema).max(MAX.peers).optional(),
+  /**
+   * Present when the writer cut the report at its bounds: per list, how many entries it left
+   * out (`instance_vips` and `routes` summed over the instances and peers). What is not listed is
+   * unknown to readers, never absent.
+   */
+  omitted: z.strictObject(
+    Object.fromEntries(OMITTED_KEYS.map((k) => [k, z.number().int().positive().optional()])) as {
+      [K in keyof Omitted]-?: z.ZodOptional<z.ZodNumber>;
+    },
+  ).optional(),
 });
 
 /** One host's data plane, as published. */
@@ -130,14 +150,14 @@ export function bgpAnnouncedAddresses(peers: readonly BgpPeerReport[]): string[]
 }
 
 /**
- * Encodes a report for the annotation (validated first, so a host never publishes what a reader
- * would refuse).
+ * Encodes a report for the annotation: cut to the bounds when beyond them (`fitHostReport`), then
+ * validated, so a host never publishes what a reader would refuse.
  * @param report the report
- * @returns compact JSON
- * @throws {Error} when the report does not validate
+ * @returns compact JSON of at most MAX_REPORT_BYTES
+ * @throws {Error} when the report does not validate for another reason than its size (a bug)
  */
 export function encodeHostReport(report: HostReport): string {
-  const parsed = HostReportSchema.safeParse(report);
+  const parsed = HostReportSchema.safeParse(fitHostReport(report));
   if (!parsed.success) {
     throw new Error(`Invalid data-plane report: ${parsed.error.issues[0]?.message ?? "?"}`);
   }

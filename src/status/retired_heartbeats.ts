@@ -12,7 +12,7 @@
  * @module
  */
 import type { Heartbeat } from "./heartbeats.ts";
-import { isFresh } from "./heartbeats.ts";
+import { isSilent } from "./heartbeats.ts";
 import { HEARTBEAT_LEASE_PREFIX, HEARTBEAT_NAMESPACE } from "./host_report.ts";
 
 /**
@@ -27,37 +27,34 @@ export function inventoryHosts(
 }
 
 /**
- * Whether a heartbeat is of a retired host: silent, and its host not in the inventory.
- * @param heartbeat the heartbeat
- * @param nowMs current time
+ * Whether a heartbeat is of a retired host: silent (this reader saw it unchanged for longer than
+ * its duration), and its host not in the inventory.
+ * @param heartbeat the judged heartbeat
  * @param inventory `inventoryHosts` of the inventory in force; undefined when it is not known
  *   (then nothing is retired: a silent host stays silent)
  * @returns true when retired
  */
 export function isRetired(
   heartbeat: Heartbeat,
-  nowMs: number,
   inventory: ReadonlySet<string> | undefined,
 ): boolean {
-  return inventory !== undefined && !inventory.has(heartbeat.host) && !isFresh(heartbeat, nowMs);
+  return inventory !== undefined && !inventory.has(heartbeat.host) && isSilent(heartbeat);
 }
 
 /**
  * Splits heartbeats into those that count (hosts of the inventory, and any host still renewing)
  * and those of retired hosts.
- * @param heartbeats every heartbeat
- * @param nowMs current time
+ * @param heartbeats every judged heartbeat
  * @param inventory as `isRetired`
  * @returns both lists, in the input's order
  */
 export function splitRetired(
   heartbeats: readonly Heartbeat[],
-  nowMs: number,
   inventory: ReadonlySet<string> | undefined,
 ): { current: Heartbeat[]; retired: Heartbeat[] } {
   const current: Heartbeat[] = [];
   const retired: Heartbeat[] = [];
-  for (const h of heartbeats) (isRetired(h, nowMs, inventory) ? retired : current).push(h);
+  for (const h of heartbeats) (isRetired(h, inventory) ? retired : current).push(h);
   return { current, retired };
 }
 

@@ -33,6 +33,7 @@ import {
   HOST_REPORT_ANNOTATION,
   type HostReport,
 } from "../../src/status/host_report.ts";
+import { RecordObserver } from "../../src/status/observed_freshness.ts";
 import { findAssets } from "../integration/_harness/assets.ts";
 import { type ControlPlane, startControlPlane } from "../integration/_harness/control_plane.ts";
 import { writeKubeconfig } from "../integration/_harness/kubeconfig.ts";
@@ -131,6 +132,9 @@ function forward(hostname: string, port: number, target: number): { close(): voi
   };
 }
 
+/** One reader across the test's reads, as `keelson status` watches: it sees Leases renew. */
+const observer = new RecordObserver();
+
 async function clusterStatus(cp: ControlPlane): Promise<ClusterStatus> {
   const services = await cp.requestOk<{ items: V1Service[] }>("GET", "/api/v1/services");
   const leases = await cp.requestOk<{ items: V1Lease[] }>(
@@ -141,6 +145,7 @@ async function clusterStatus(cp: ControlPlane): Promise<ClusterStatus> {
     services: services.items,
     leases: leases.items,
     leaderLease: leases.items.find((l) => l.metadata?.name === "keelson"),
+    observer,
     nowMs: Date.now(),
   });
 }

@@ -8,9 +8,10 @@
  * - no host, or several, for longer than `graceMs` (a failover passes through a short gap, and
  *   heartbeats arrive a moment apart): Warning `VIPNotServed` or `VIPSplitBrain`, once per problem.
  *
- * The first observation of a VIP (when this leader starts) records its host without an Event, so
- * a change of leader does not repeat history. A VIP whose only known host went silent is neither
- * served nor unserved as far as anyone knows: no Event (the missing heartbeat has its own alert).
+ * The first host seen for a VIP while this leader starts (until every heartbeat is judged:
+ * `settling`) is recorded without an Event, so a change of leader does not repeat history. A VIP
+ * whose only known host went silent (or is not yet seen renewing) is neither served nor unserved
+ * as far as anyone knows: no Event (the missing heartbeat has its own alert).
  *
  * @module
  */
@@ -65,18 +66,23 @@ export class VipHostDecider {
   /**
    * Compares the observation with the previous ones.
    * @param observations every VIP of the Services Keelson handles
-   * @param nowMs current time
+   * @param nowMs current time (any monotonic clock)
+   * @param options `settling`: the caller has not judged every host yet (it just started); a
+   *   VIP's first host is then recorded without an Event, as at the first step
    * @returns the Events to record, in VIP order
    */
-  step(observations: readonly VipObservation[], nowMs: number): VipEvent[] {
+  step(
+    observations: readonly VipObservation[],
+    nowMs: number,
+    options: { settling?: boolean } = {},
+  ): VipEvent[] {
     const events: VipEvent[] = [];
     const initial = !this.#started;
-    this.#started = true;
+    if (!options.settling) this.#started = true;
     const seen = new Set<string>();
     for (const o of [...observations].sort((a, b) => compareCodeUnits(a.vip, b.vip))) {
       seen.add(o.vip);
       let state = this.#states.get(o.vip);
-      const firstSight = state === undefined;
       if (!state) {
         state = { single: undefined, problem: undefined };
         this.#states.set(o.vip, state);
@@ -89,7 +95,8 @@ export class VipHostDecider {
       if (o.hosts.length === 1) {
         const host = o.hosts[0]!;
         const hadProblem = state.problem?.reported === true;
-        if ((state.single !== host || hadProblem) && !(initial && firstSight)) {
+        const firstHost = initial && state.single === undefined && !hadProblem;
+        if ((state.single !== host || hadProblem) && !firstHost) {
           emit("Normal", VIP_HOST_CHANGED, `VIP ${o.vip} now served by ${host}`);
         }
         state.single = host;

@@ -22,9 +22,11 @@ import {
   anyDataPlaneReported,
   bgpHostsByVip,
   lastSeenOnSilentHosts,
-  parseHeartbeatLease,
+  observeHeartbeats,
+  partialHosts,
   servingHostsByVip,
 } from "../../status/heartbeats.ts";
+import { RecordObserver } from "../../status/observed_freshness.ts";
 import { splitRetired } from "../../status/retired_heartbeats.ts";
 import { VIP_HOST_CHANGED, VipHostDecider, type VipObservation } from "./decide_vip_hosts.ts";
 
@@ -53,7 +55,12 @@ export interface VipHostControllerDeps {
    * is retired. @default () => undefined (nothing is retired)
    */
   inventory?: () => ReadonlySet<string> | undefined;
-  /** Current time. @default Date.now */
+  /**
+   * This process's memory of when each heartbeat last changed, shared with the other readers of
+   * the heartbeats (the pod routes). @default a new one on `now`
+   */
+  observer?: RecordObserver;
+  /** The reader's monotonic clock (ms), when no observer is given. @default performance.now */
   now?: () => number;
 }
 
@@ -88,6 +95,7 @@ export class VipHostController {
   #deps: VipHostControllerDeps;
   #options: VipHostControllerOptions;
   #decider: VipHostDecider;
+  #observer: RecordObserver;
   #serving: Gauge<"vip" | "service">;
   #changes: Counter<"vip" | "service">;
   #age: Gauge<"host">;
@@ -100,6 +108,7 @@ export class VipHostController {
     this.#deps = deps;
     this.#options = options;
     this.#decider = new VipHostDecider(options.graceMs ?? 3000);
+    this.#observer = deps.observer ?? new RecordObserver(deps.now);
     this.#serving = declareOnce(
       deps.registry,
       VIP_SERVING_HOSTS_METRIC,
@@ -165,20 +174,23 @@ export class VipHostController {
    * @returns the observations (for tests)
    */
   evaluate(): VipObservation[] {
-    const now = (this.#deps.now ?? Date.now)();
+    const now = this.#observer.now();
     // a retired host's heartbeat counts for nothing: not served by it, not silent, not aged
     const { current: heartbeats, retired } = splitRetired(
-      this.#deps.leases.list().map(parseHeartbeatLease).filter((h) => h !== undefined),
-      now,
+      observeHeartbeats(this.#deps.leases.list(), this.#observer, this.#deps.leases.hasSynced()),
       this.#deps.inventory?.(),
     );
-    const hostsByVip = servingHostsByVip(heartbeats, now);
-    const silentByVip = lastSeenOnSilentHosts(heartbeats, now);
+    const hostsByVip = servingHostsByVip(heartbeats);
+    // hosts not seen renewing (silent, or not yet since this leader started) make their VIPs
+    // unknown, never served nor unserved
+    const silentByVip = lastSeenOnSilentHosts(heartbeats);
+    // since this leader started, some heartbeat not yet judged: a VIP's first host is recorded
+    // without an Event (it is no change this leader saw)
+    const settling = heartbeats.some((h) => h.observed.freshness === "unobserved");
     this.#age.reset();
     for (const h of heartbeats) {
-      if (h.renewMs !== undefined) {
-        this.#age.set({ host: h.host }, Math.max(0, (now - h.renewMs) / 1000));
-      }
+      // by this leader's observation: since it saw the Lease renewed (or, never, first read it)
+      this.#age.set({ host: h.host }, h.observed.ageMs / 1000);
     }
     this.#retired.reset();
     for (const h of retired) this.#retired.set({ host: h.host }, 1);
@@ -199,15 +211,21 @@ export class VipHostController {
       }
     }
     // a VIP announced over BGP is served by every announcing host (ECMP): not judged here
-    const overBgp = bgpHostsByVip(heartbeats, now);
+    const overBgp = bgpHostsByVip(heartbeats);
+    // a host whose report was cut at its size limit may hold a VIP nobody lists: unknown
+    const partial = partialHosts(heartbeats);
     const observations: VipObservation[] = [...servicesByVip].filter(([vip]) => !overBgp.has(vip))
-      .map(([vip, services]) => ({
-        vip,
-        services: services.map((s) => s.key).sort(),
-        hosts: hostsByVip.get(vip) ?? [],
-        lastSeenOn: silentByVip.get(vip) ?? [],
-      }));
-    const events = this.#decider.step(observations, now);
+      .map(([vip, services]) => {
+        const hosts = hostsByVip.get(vip) ?? [];
+        const silent = silentByVip.get(vip) ?? [];
+        return {
+          vip,
+          services: services.map((s) => s.key).sort(),
+          hosts,
+          lastSeenOn: hosts.length === 0 ? [...new Set([...silent, ...partial])].sort() : silent,
+        };
+      });
+    const events = this.#decider.step(observations, now, { settling });
     for (const event of events) {
       const target = servicesByVip.get(event.vip)?.find((s) => s.key === event.service)?.service;
       if (!target) continue;
@@ -261,7 +279,7 @@ export class VipHostController {
         } catch (error) {
           this.#log.error("Evaluating VIP hosts failed: {error}", { error: String(error) });
         }
-        const now = (this.#deps.now ?? Date.now)();
+        const now = this.#observer.now();
         const deadline = this.#decider.nextDeadline();
         const period = this.#options.periodMs ?? 1000;
         const wait = deadline === undefined

@@ -23,6 +23,7 @@ Deno.test("keelson status --help explains the flags and exit codes", async () =>
   assert.equal(code, 0);
   assert.match(out, /--output FORMAT/);
   assert.match(out, /3 problems found/);
+  assert.match(out, /--observe DURATION/);
 });
 
 Deno.test("keelson status refuses a wrong command line with exit 2", async () => {
@@ -30,6 +31,11 @@ Deno.test("keelson status refuses a wrong command line with exit 2", async () =>
   assert.equal(bad.code, 2);
   assert.match(bad.err, /--output must be text or json, not "yaml"/);
   assert.equal((await runCli(["extra"])).code, 2);
+  for (const observe of ["soon", "1.5.s", "11m"]) {
+    const wrong = await runCli(["--observe", observe]);
+    assert.equal(wrong.code, 2, observe);
+    assert.match(wrong.err, /--observe must be a duration of at most 10m/);
+  }
 });
 
 Deno.test("keelson status says why it cannot reach the cluster, with exit 1", async () => {

@@ -1,12 +1,20 @@
 import assert from "node:assert/strict";
-import { buildClusterStatus, formatAge } from "../../../src/status/cluster_status.ts";
-import { heartbeatLease, lbService, leaderLease, NOW, report } from "./_leases.ts";
+import { formatAge } from "../../../src/status/cluster_status.ts";
+import {
+  heartbeatLease,
+  lbService,
+  leaderLease,
+  NOW,
+  report,
+  statusOf,
+  WATCHED_MS,
+} from "./_leases.ts";
 
 const ALL = ["10.0.0.150", "10.0.0.151"];
 const POOLS = [{ pool: "lan", family: "IPv4" as const, total: 10, used: 2 }];
 
 Deno.test("buildClusterStatus(): a healthy cluster has every VIP on one host and no problem", () => {
-  const status = buildClusterStatus({
+  const status = statusOf({
     services: [
       lbService("shop", "web", ["10.0.0.150"]),
       lbService("shop", "api", ["10.0.0.151"]),
@@ -40,7 +48,7 @@ Deno.test("buildClusterStatus(): a healthy cluster has every VIP on one host and
 });
 
 Deno.test("buildClusterStatus(): no host, two hosts, a silent host, a failed reload, a full pool, no leader", () => {
-  const status = buildClusterStatus({
+  const status = statusOf({
     services: [
       lbService("shop", "web", ["10.0.0.150"]),
       lbService("shop", "api", ["10.0.0.151"]),
@@ -71,7 +79,8 @@ Deno.test("buildClusterStatus(): no host, two hosts, a silent host, a failed rel
   assert.deepEqual(status.problems, [
     "no leader: cp-1_abc stopped renewing the Lease",
     "host cp-1: the last configuration reload failed",
-    "host cp-3 is silent: no heartbeat for 20s (lease 15s) (if it was removed from the " +
+    "host cp-3 is silent: its heartbeat did not change in the 20s watched (lease 15s; its last " +
+    "renewal says 20s ago, by its own clock) (if it was removed from the " +
     "inventory: kubectl -n kube-system delete lease keelson-host-cp-3; --config tells retired " +
     "hosts apart)",
     "VIP 10.0.0.150 (shop/web) was last reported on cp-3, which went silent: whether it is served is unknown",
@@ -81,7 +90,7 @@ Deno.test("buildClusterStatus(): no host, two hosts, a silent host, a failed rel
 });
 
 Deno.test("buildClusterStatus(): a VIP no host lists is served by no host", () => {
-  const status = buildClusterStatus({
+  const status = statusOf({
     services: [lbService("shop", "web", ["10.0.0.150"])],
     leases: [heartbeatLease("cp-1", report("cp-1", [], { all: ["10.0.0.150"] }))],
     leaderLease: leaderLease("cp-1_abc"),
@@ -92,7 +101,7 @@ Deno.test("buildClusterStatus(): a VIP no host lists is served by no host", () =
 });
 
 Deno.test("buildClusterStatus(): nothing to judge without any heartbeat, and no leader Lease is a problem", () => {
-  const status = buildClusterStatus({
+  const status = statusOf({
     services: [lbService("shop", "web", ["10.0.0.150"])],
     leases: [],
     leaderLease: undefined,
@@ -110,7 +119,7 @@ Deno.test("formatAge() prints durations for people", () => {
 });
 
 Deno.test("buildClusterStatus(): hosts without keepalived report nothing, so no VIP is judged", () => {
-  const status = buildClusterStatus({
+  const status = statusOf({
     services: [lbService("shop", "web", ["10.0.0.150"])],
     leases: [heartbeatLease("cp-1", report("cp-1", [], { all: [] }))],
     leaderLease: leaderLease("cp-1_abc"),
@@ -125,7 +134,7 @@ Deno.test("buildClusterStatus(): a BGP VIP announced by every healthy host is se
     { peer: "tor-a", established, routes: ["10.0.30.10/32", "10.244.1.0/24"] },
     { peer: "tor-b", established, routes: ["10.0.30.10/32"] },
   ];
-  const status = buildClusterStatus({
+  const status = statusOf({
     services: [lbService("shop", "web", ["10.0.30.10"], "bgp")],
     leases: [
       heartbeatLease("cp-1", { ...report("cp-1", []), bgp: bgp(true) }),
@@ -147,7 +156,7 @@ Deno.test("buildClusterStatus(): a BGP VIP announced by every healthy host is se
 });
 
 Deno.test("buildClusterStatus(): a BGP VIP no host announces is served by no host", () => {
-  const status = buildClusterStatus({
+  const status = statusOf({
     services: [lbService("shop", "web", ["10.0.30.10"], "bgp")],
     leases: [
       heartbeatLease("cp-1", {
@@ -173,14 +182,14 @@ Deno.test("buildClusterStatus(): with the inventory, a silent host no longer in 
     leaderLease: leaderLease("cp-1_abc"),
     nowMs: NOW,
   };
-  const status = buildClusterStatus({ ...input, inventory: new Set(["cp-1", "cp-2"]) });
+  const status = statusOf({ ...input, inventory: new Set(["cp-1", "cp-2"]) });
   assert.deepEqual(status.problems, []);
   assert.equal(status.inventoryKnown, true);
   assert.deepEqual(status.hosts.map((h) => h.host), ["cp-1", "cp-2"]);
   assert.deepEqual(status.retired, [{
     host: "cp-9",
     lastHeartbeat: "2025-12-29T12:00:00.000Z",
-    ageMs: 3 * 86_400_000,
+    ageMs: WATCHED_MS, // unchanged for as long as this reader watched (its claim: 3 days)
     cleanup: "kubectl -n kube-system delete lease keelson-host-cp-9",
   }]);
   assert.deepEqual(status.vips.map((v) => [v.vip, v.hosts, v.lastSeenOn, v.problem]), [
@@ -189,22 +198,23 @@ Deno.test("buildClusterStatus(): with the inventory, a silent host no longer in 
   ]);
 
   // without the inventory the same Lease is a silent host, with the way out in its problem line
-  const blind = buildClusterStatus(input);
+  const blind = statusOf(input);
   assert.equal(blind.inventoryKnown, false);
   assert.deepEqual(blind.retired, []);
   assert.equal(blind.hosts.find((h) => h.host === "cp-9")?.silent, true);
   assert.match(blind.problems.join("\n"), /host cp-9 is silent: .*delete lease keelson-host-cp-9/);
 
   // a host of the inventory that went silent is still a problem, not retired
-  const missing = buildClusterStatus({ ...input, inventory: new Set(["cp-1", "cp-2", "cp-9"]) });
+  const missing = statusOf({ ...input, inventory: new Set(["cp-1", "cp-2", "cp-9"]) });
   assert.deepEqual(missing.retired, []);
   assert.deepEqual(missing.problems, [
-    "host cp-9 is silent: no heartbeat for 3d00h (lease 15s)",
+    "host cp-9 is silent: its heartbeat did not change in the 20s watched (lease 15s; its last " +
+    "renewal says 3d00h ago, by its own clock)",
   ]);
 });
 
 Deno.test("buildClusterStatus(): a host removed from the inventory but still renewing counts (it may still hold VIPs)", () => {
-  const status = buildClusterStatus({
+  const status = statusOf({
     services: [lbService("shop", "web", ["10.0.0.150"])],
     leases: [
       heartbeatLease("cp-1", report("cp-1", ["10.0.0.150"])),
@@ -222,7 +232,7 @@ Deno.test("buildClusterStatus(): a host whose keepalived file was written while 
   const down = report("cp-2", [], { all: ALL });
   down.reload.keepalived = "not_running";
   down.instances = down.instances.map((i) => ({ ...i, state: "UNKNOWN" }));
-  const status = buildClusterStatus({
+  const status = statusOf({
     services: [lbService("shop", "web", ["10.0.0.150"]), lbService("shop", "api", ["10.0.0.151"])],
     leases: [
       heartbeatLease("cp-1", report("cp-1", ALL, { all: ALL })),

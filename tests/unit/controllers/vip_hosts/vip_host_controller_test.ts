@@ -3,14 +3,15 @@ import type { V1Lease, V1Service } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import { VipHostController } from "../../../../src/controllers/vip_hosts/vip_host_controller.ts";
 import { FakeEventRecorder, FakeInformer } from "../../_fakes/fake_cluster.ts";
-import { heartbeatLease, lbService, NOW, report } from "../../status/_leases.ts";
+import type { HostReport } from "../../../../src/status/host_report.ts";
+import { heartbeatLease, lbService, report } from "../../status/_leases.ts";
 
 function setup(inventory?: Set<string>) {
   const services = new FakeInformer<V1Service>();
   const leases = new FakeInformer<V1Lease>();
   const events = new FakeEventRecorder();
   const registry = new Registry();
-  let now = NOW;
+  let now = 1_000_000; // the leader's monotonic clock
   const controller = new VipHostController({
     services,
     leases,
@@ -20,25 +21,47 @@ function setup(inventory?: Set<string>) {
     inventory: () => inventory,
     now: () => now,
   }, { graceMs: 3000 });
-  return { services, leases, events, registry, controller, advance: (ms: number) => now += ms };
+  // each write of a heartbeat carries a new renewTime (what the host's clock says does not matter)
+  let writes = 0;
+  const renew = (host: string, rep: HostReport) =>
+    leases.upsert(heartbeatLease(host, rep, -(++writes) * 1000));
+  return {
+    services,
+    leases,
+    events,
+    registry,
+    controller,
+    renew,
+    advance: (ms: number) => now += ms,
+  };
 }
 
 Deno.test("VipHostController: Events on the Service and the serving-hosts gauge follow the heartbeats", async () => {
-  const { services, leases, events, registry, controller, advance } = setup();
+  const { services, leases, events, registry, controller, renew, advance } = setup();
   services.upsert(lbService("shop", "web", ["10.0.0.150"]));
   services.upsert(lbService("shop", "other-class", ["10.0.0.160"]));
   leases.upsert(heartbeatLease("cp-1", report("cp-1", ["10.0.0.150"])));
   leases.upsert(heartbeatLease("cp-2", report("cp-2", [])));
+  // as the leader starts, nobody is seen renewing yet: whether the VIP is served is unknown
   const first = controller.evaluate();
-  assert.deepEqual(first.map((o) => [o.vip, o.hosts]), [["10.0.0.150", ["cp-1"]]]);
+  assert.deepEqual(first.map((o) => [o.vip, o.hosts, o.lastSeenOn]), [
+    ["10.0.0.150", [], ["cp-1"]],
+  ]);
+  advance(1000);
+  renew("cp-1", report("cp-1", ["10.0.0.150"]));
+  renew("cp-2", report("cp-2", []));
+  const second = controller.evaluate();
+  assert.deepEqual(second.map((o) => [o.vip, o.hosts]), [["10.0.0.150", ["cp-1"]]]);
+  // the host seen first is no change this leader saw: no Event
   assert.deepEqual(events.events, []);
   assert.match(
     await registry.metrics(),
     /keelson_vip_serving_hosts\{vip="10.0.0.150",service="shop\/web"\} 1/,
   );
 
-  leases.upsert(heartbeatLease("cp-1", report("cp-1", [])));
-  leases.upsert(heartbeatLease("cp-2", report("cp-2", ["10.0.0.150"])));
+  advance(1000);
+  renew("cp-1", report("cp-1", []));
+  renew("cp-2", report("cp-2", ["10.0.0.150"]));
   controller.evaluate();
   assert.deepEqual(events.events, [{
     object: "Service/shop/web",
@@ -51,9 +74,14 @@ Deno.test("VipHostController: Events on the Service and the serving-hosts gauge 
     /keelson_vip_host_changes_total\{vip="10.0.0.150",service="shop\/web"\} 1/,
   );
 
-  // split brain, reported after the grace period
-  leases.upsert(heartbeatLease("cp-1", report("cp-1", ["10.0.0.150"])));
-  controller.evaluate();
+  // split brain: cp-1 takes the VIP too; cp-2, not renewed since, could have died: once it
+  // renews still holding it, both serve it, reported after the grace period
+  advance(1000);
+  renew("cp-1", report("cp-1", ["10.0.0.150"]));
+  assert.deepEqual(controller.evaluate().map((o) => o.hosts), [["cp-1"]]);
+  advance(1000);
+  renew("cp-2", report("cp-2", ["10.0.0.150"]));
+  assert.deepEqual(controller.evaluate().map((o) => o.hosts), [["cp-1", "cp-2"]]);
   assert.match(
     await registry.metrics(),
     /keelson_vip_serving_hosts\{vip="10.0.0.150",service="shop\/web"\} 2/,
@@ -70,26 +98,23 @@ Deno.test("VipHostController: Events on the Service and the serving-hosts gauge 
 });
 
 Deno.test("VipHostController: a VIP whose only host went silent is unknown, one nobody lists is not served", async () => {
-  const { services, leases, events, registry, controller, advance } = setup();
+  const { services, events, registry, controller, renew, advance } = setup();
   services.upsert(lbService("shop", "web", ["10.0.0.150"]));
   services.upsert(lbService("shop", "api", ["10.0.0.151"]));
-  leases.upsert(heartbeatLease("cp-1", report("cp-1", ["10.0.0.150"], { all: ["10.0.0.150"] })));
-  leases.upsert(heartbeatLease("cp-2", report("cp-2", [], { all: ["10.0.0.150", "10.0.0.151"] })));
+  controller.evaluate(); // the leader starts watching: no heartbeat yet
+  renew("cp-1", report("cp-1", ["10.0.0.150"], { all: ["10.0.0.150"] }));
+  renew("cp-2", report("cp-2", [], { all: ["10.0.0.150", "10.0.0.151"] }));
   controller.evaluate();
-  advance(16_000); // past cp-1's 15 s lease; cp-2 keeps renewing
-  leases.upsert(
-    heartbeatLease("cp-2", report("cp-2", [], { all: ["10.0.0.150", "10.0.0.151"] }), -16_000),
-  );
+  advance(16_000); // cp-1 stops; past its 15 s lease; cp-2 keeps renewing
+  renew("cp-2", report("cp-2", [], { all: ["10.0.0.150", "10.0.0.151"] }));
   const seen = controller.evaluate();
   assert.deepEqual(seen.map((o) => [o.vip, o.hosts, o.lastSeenOn]), [
     ["10.0.0.150", [], ["cp-1"]],
     ["10.0.0.151", [], []],
   ]);
-  assert.match(await registry.metrics(), /keelson_host_heartbeat_age_seconds\{host="cp-1"\} 17/);
+  assert.match(await registry.metrics(), /keelson_host_heartbeat_age_seconds\{host="cp-1"\} 16/);
   advance(3000);
-  leases.upsert(
-    heartbeatLease("cp-2", report("cp-2", [], { all: ["10.0.0.150", "10.0.0.151"] }), -19_000),
-  );
+  renew("cp-2", report("cp-2", [], { all: ["10.0.0.150", "10.0.0.151"] }));
   controller.evaluate();
   // unknown is no Warning (the missing heartbeat is its own alert); nobody at all is
   assert.deepEqual(events.events.map((e) => [e.object, e.reason]), [
@@ -98,14 +123,16 @@ Deno.test("VipHostController: a VIP whose only host went silent is unknown, one 
 });
 
 Deno.test("VipHostController.run() evaluates on informer changes and stops on abort", async () => {
-  const { services, leases, events, controller } = setup();
+  const { services, leases, events, controller, renew } = setup();
   services.upsert(lbService("shop", "web", ["10.0.0.150"]));
   leases.upsert(heartbeatLease("cp-1", report("cp-1", ["10.0.0.150"])));
   const stop = new AbortController();
   const running = controller.run(stop.signal);
   await new Promise((r) => setTimeout(r, 50));
-  leases.upsert(heartbeatLease("cp-1", report("cp-1", [])));
-  leases.upsert(heartbeatLease("cp-2", report("cp-2", ["10.0.0.150"])));
+  renew("cp-1", report("cp-1", ["10.0.0.150"])); // seen renewing: cp-1 serves it
+  await new Promise((r) => setTimeout(r, 50));
+  renew("cp-1", report("cp-1", []));
+  renew("cp-2", report("cp-2", ["10.0.0.150"]));
   for (let i = 0; i < 200 && events.events.length === 0; i++) {
     await new Promise((r) => setTimeout(r, 10));
   }
@@ -115,25 +142,28 @@ Deno.test("VipHostController.run() evaluates on informer changes and stops on ab
 });
 
 Deno.test("VipHostController: no Warning while no host runs keepalived under Keelson", () => {
-  const { services, leases, events, controller, advance } = setup();
+  const { services, leases, events, controller, renew, advance } = setup();
   services.upsert(lbService("shop", "web", ["10.0.0.150"]));
   leases.upsert(heartbeatLease("cp-1", report("cp-1", [], { all: [] })));
   controller.evaluate();
   advance(5000);
-  leases.upsert(heartbeatLease("cp-1", report("cp-1", [], { all: [] }), 0));
+  renew("cp-1", report("cp-1", [], { all: [] }));
   assert.deepEqual(controller.evaluate(), []);
   assert.deepEqual(events.events, []);
 });
 
 Deno.test("VipHostController: a VIP announced over BGP by several hosts is ECMP, not split brain", async () => {
-  const { services, leases, events, registry, controller, advance } = setup();
+  const { services, events, registry, controller, renew, advance } = setup();
   services.upsert(lbService("shop", "web", ["10.0.0.150"]));
   services.upsert(lbService("shop", "bgp", ["10.0.30.10"], "bgp"));
   const bgp = [{ peer: "tor-a", established: true, routes: ["10.0.30.10/32"] }];
-  leases.upsert(heartbeatLease("cp-1", { ...report("cp-1", ["10.0.0.150"]), bgp }));
-  leases.upsert(heartbeatLease("cp-2", { ...report("cp-2", []), bgp }));
+  controller.evaluate();
+  renew("cp-1", { ...report("cp-1", ["10.0.0.150"]), bgp });
+  renew("cp-2", { ...report("cp-2", []), bgp });
   controller.evaluate();
   advance(5000);
+  renew("cp-1", { ...report("cp-1", ["10.0.0.150"]), bgp });
+  renew("cp-2", { ...report("cp-2", []), bgp });
   const observed = controller.evaluate();
   assert.deepEqual(observed.map((o) => o.vip), ["10.0.0.150"]);
   assert.deepEqual(events.events.filter((e) => e.type === "Warning"), []);
@@ -144,25 +174,33 @@ Deno.test("VipHostController: a VIP announced over BGP by several hosts is ECMP,
 });
 
 Deno.test("VipHostController: a retired host's heartbeat has no age series, no unknown VIP, no Warning; the retired gauge names it", async () => {
-  const { services, leases, events, registry, controller, advance } = setup(new Set(["cp-1"]));
+  const { services, leases, events, registry, controller, renew, advance } = setup(
+    new Set(["cp-1"]),
+  );
   services.upsert(lbService("shop", "web", ["10.0.0.150"]));
-  leases.upsert(heartbeatLease("cp-1", report("cp-1", ["10.0.0.150"], { all: ["10.0.0.150"] })));
+  const cp1 = report("cp-1", ["10.0.0.150"], { all: ["10.0.0.150"] });
+  leases.upsert(heartbeatLease("cp-1", cp1));
   // removed from the inventory and powered off days ago: its Lease stayed, still listing the VIP
   leases.upsert(
     heartbeatLease("cp-9", report("cp-9", ["10.0.0.150"], { all: ["10.0.0.150"] }), 86_400_000),
   );
+  // the leader starts: neither is judged yet, the VIP is unknown, nothing is said
+  assert.deepEqual(controller.evaluate().map((o) => [o.vip, o.hosts, o.lastSeenOn]), [
+    ["10.0.0.150", [], ["cp-1", "cp-9"]],
+  ]);
+  for (let i = 0; i < 4; i++) {
+    advance(5000);
+    renew("cp-1", cp1);
+    controller.evaluate();
+  }
+  // 20 s later: cp-9 stayed unchanged past its lease, cp-1 renewed
   const seen = controller.evaluate();
   assert.deepEqual(seen.map((o) => [o.vip, o.hosts, o.lastSeenOn]), [["10.0.0.150", ["cp-1"], []]]);
   const metrics = await registry.metrics();
-  assert.match(metrics, /keelson_host_heartbeat_age_seconds\{host="cp-1"\} 1\n/);
+  assert.match(metrics, /keelson_host_heartbeat_age_seconds\{host="cp-1"\} 0\n/);
   assert.doesNotMatch(metrics, /keelson_host_heartbeat_age_seconds\{host="cp-9"\}/);
   assert.match(metrics, /keelson_host_heartbeat_retired\{host="cp-9"\} 1\n/);
   assert.doesNotMatch(metrics, /keelson_host_heartbeat_retired\{host="cp-1"\}/);
-  advance(5000);
-  leases.upsert(
-    heartbeatLease("cp-1", report("cp-1", ["10.0.0.150"], { all: ["10.0.0.150"] }), -5000),
-  );
-  controller.evaluate();
   assert.deepEqual(events.events, []);
 
   // the Lease deleted by hand: the retired series goes with it
@@ -173,12 +211,15 @@ Deno.test("VipHostController: a retired host's heartbeat has no age series, no u
 
 Deno.test("VipHostController: without an inventory (or for a host of it) a silent heartbeat keeps its age series", async () => {
   for (const inventory of [undefined, new Set(["cp-1", "cp-9"])]) {
-    const { leases, registry, controller } = setup(inventory);
-    leases.upsert(heartbeatLease("cp-1", report("cp-1", [], { all: ["10.0.0.150"] })));
+    const { leases, registry, controller, renew, advance } = setup(inventory);
     leases.upsert(heartbeatLease("cp-9", report("cp-9", []), 60_000));
     controller.evaluate();
+    advance(16_000);
+    renew("cp-1", report("cp-1", [], { all: ["10.0.0.150"] }));
+    controller.evaluate();
     const metrics = await registry.metrics();
-    assert.match(metrics, /keelson_host_heartbeat_age_seconds\{host="cp-9"\} 60\n/);
+    // by this leader's watch: unchanged for the 16 s it has looked (its own clock says 60 s)
+    assert.match(metrics, /keelson_host_heartbeat_age_seconds\{host="cp-9"\} 16\n/);
     assert.doesNotMatch(metrics, /keelson_host_heartbeat_retired\{/);
   }
 });

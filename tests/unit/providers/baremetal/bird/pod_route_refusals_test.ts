@@ -7,7 +7,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import type { V1Lease, V1Node, V1Service } from "@kubernetes/client-node";
+import type { V1Node, V1Service } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import { BirdAnnouncer } from "../../../../../providers/baremetal/bird/announcer.ts";
 import type { BirdApplyResult } from "../../../../../providers/baremetal/bird/config_applier.ts";
@@ -144,7 +144,7 @@ Deno.test("a leader that runs no BIRD (routes judged from heartbeats) refuses a 
   await provider.initialize!({
     nodes,
     services,
-    heartbeats: new FakeInformer<V1Lease>(),
+    heartbeats: { list: () => [] },
     signal: stop.signal,
   });
   const create = (targetNode: string, destinationCIDR: string) =>

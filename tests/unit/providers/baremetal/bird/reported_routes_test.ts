@@ -4,8 +4,7 @@ import { bgpPeerReports } from "../../../../../providers/baremetal/bird/bgp_repo
 import { buildBirdModel } from "../../../../../providers/baremetal/bird/model.ts";
 import { reportedRoutes } from "../../../../../providers/baremetal/bird/reported_routes.ts";
 import type { BgpPeerReport } from "../../../../../src/status/host_report.ts";
-import { parseHeartbeatLease } from "../../../../../src/status/heartbeats.ts";
-import { heartbeatLease, NOW, report } from "../../../status/_leases.ts";
+import { heartbeatLease, judged, report } from "../../../status/_leases.ts";
 import { bgpConfig } from "./_inventory.ts";
 
 /** Rack A (row-a: cp-1, cp-2) peers with tor-a, rack B (row-b: cp-3) with tor-b. */
@@ -54,9 +53,8 @@ Deno.test("reportedRoutes(): per-rack peers — a Node's route counts only when 
     reportedRoutes({
       config,
       nodes: NODES,
-      nowMs: NOW,
-      heartbeats: leases.map(([host, bgp, age]) =>
-        parseHeartbeatLease(heartbeatLease(host, { ...report(host, []), bgp }, age))!
+      heartbeats: judged(
+        leases.map(([host, bgp, age]) => heartbeatLease(host, { ...report(host, []), bgp }, age)),
       ),
     }).map((r) => `${r.targetNode} ${r.destinationCIDR}`).sort();
 
@@ -87,10 +85,7 @@ Deno.test("reportedRoutes(): a Node outside the inventory claiming a reported CI
   const routes = reportedRoutes({
     config,
     nodes: [...NODES, intruder],
-    nowMs: NOW,
-    heartbeats: [
-      parseHeartbeatLease(heartbeatLease("cp-1", { ...report("cp-1", []), bgp: cp1 }, 1000))!,
-    ],
+    heartbeats: judged([heartbeatLease("cp-1", { ...report("cp-1", []), bgp: cp1 }, 1000)]),
   }).map((r) => `${r.targetNode} ${r.destinationCIDR}`);
   assert.deepEqual(routes, ["w-1 10.244.1.0/24"]);
 });
