@@ -83,7 +83,7 @@ export function createBaremetalProvider(
     providerName: BAREMETAL_PROVIDER_NAME,
     hasClusterID: () => true,
     instancesV2,
-    // the Nodes tell which machines are taken (machine identity, issue 9 item 2)
+    // the Nodes tell which machines are taken, so no Node gets a machine another Node holds
     initialize: (context) => {
       instancesV2.useNodes(() => context.nodes.list());
       return Promise.resolve();

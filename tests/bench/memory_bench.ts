@@ -4,8 +4,8 @@
  * 1. Bare imports: a fresh Deno process imports one library (or the whole `run` module graph,
  *    without starting anything) and prints its peak RSS (`VmHWM`) and the import time.
  * 2. A real run: N Services (with 3 worker Nodes) or N uninitialized Nodes exist in a fresh
- *    control plane before `keelson run` starts (leader election off, as the upstream comparison
- *    of issue 10 ran). Prints the time from spawning the process to the first object done and to
+ *    control plane before `keelson run` starts (leader election off, as in the side-by-side run
+ *    with upstream, `peers/`). Prints the time from spawning the process to the first object done and to
  *    all of them done, and the process's peak RSS (`VmHWM` of /proc/PID/status) once all are done.
  *
  * Figures only: nothing is asserted. Run: `deno task bench memory [N ...]` (default 100 1000),

@@ -31,7 +31,7 @@ import {
 import { startTcpProxy } from "./_harness/tcp_proxy.ts";
 
 const NAMESPACE = "dead-path";
-/** The goal of the issue (upstream: 43 s). */
+/** A third of upstream's 43 s (client-go's HTTP/2 ping after 30 s idle plus 15 s). */
 const ADDRESS_BOUND_MS = 15_000;
 /** The request deadline (30 s) plus a retry, for the Service whose request was in flight. */
 const IN_FLIGHT_BOUND_MS = 40_000;

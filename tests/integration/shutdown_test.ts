@@ -15,8 +15,8 @@ import { createNamespace, figure } from "./_harness/lb_services.ts";
 
 const NAMESPACE = "churn";
 /**
- * The issue's reproduction is 3,000 patches in about 10 s of churn; here 3,000 take about 3 s and
- * did not always make the unfixed agent hang, 10,000 (about 9 s) always did.
+ * Churn of 3,000 patches in about 10 s made an agent whose aborted watch waited for its next byte
+ * hang; here 3,000 take about 3 s and did not always make it hang, 10,000 (about 9 s) always did.
  */
 const SERVICE_ONLY_PATCHES = 10_000;
 const LEADING_PATCHES = 3_000;
@@ -41,7 +41,7 @@ region = "r1"
 internal_ips = ["10.0.0.11"]
 `;
 const SERVICES = 20;
-/** The stop bound the issue asks for; the unit's TimeoutStopSec is 20 s. */
+/** Well inside the unit's TimeoutStopSec (20 s), so systemd never has to SIGKILL. */
 const STOP_BOUND_MS = 2_000;
 
 async function clusterIpServices(cp: ControlPlane): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * Which Nodes' pod routes some host announces, judged from every host's heartbeat (issue 11):
+ * Which Nodes' pod routes some host announces, judged from every host's heartbeat:
  * with per-rack peers the leader may not talk to a Node's routers, so its own BIRD cannot tell.
  * A Node's pod CIDR counts as routed when a host whose heartbeat is not silent reports it exported
  * over an Established session to a peer eligible for that Node: the peer receives pod CIDRs

@@ -58,7 +58,7 @@ export type Scenario =
   )
   & { qps?: number; burst?: number };
 
-/** The default table: the issue's rows. */
+/** The default table: Services and Nodes at 100 and 1000, idle Services, idle Nodes. */
 export const DEFAULT_SCENARIOS: Scenario[] = [
   { kind: "services", n: 100 },
   { kind: "services", n: 1000 },
@@ -408,7 +408,7 @@ function ratio(a: number | undefined, b: number | undefined): string {
 
 /**
  * Runs every scenario for both implementations and prints the table.
- * @param scenarios what to run (default: the issue's rows)
+ * @param scenarios what to run (default: `DEFAULT_SCENARIOS`)
  */
 export async function runPeersBench(scenarios: Scenario[] = DEFAULT_SCENARIOS): Promise<void> {
   const binary = await upstreamCcm();
@@ -494,7 +494,7 @@ export async function runPeersBench(scenarios: Scenario[] = DEFAULT_SCENARIOS): 
 
 /**
  * Parses scenario words: `services:N`, `nodes:N`, `mixed:N` (N Nodes and N Services at once),
- * `idle[:N]`, each optionally followed by `@QPS/BURST` (default: the issue's rows).
+ * `idle[:N]`, each optionally followed by `@QPS/BURST` (default: `DEFAULT_SCENARIOS`).
  * @param words e.g. `["services:100", "idle", "mixed:5000@1000/2000"]`
  * @returns the scenarios, or an error message
  */

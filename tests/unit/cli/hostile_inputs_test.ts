@@ -1,5 +1,5 @@
 /**
- * The reproductions of issue 9, run as a user would (`deno run main.ts ...`) against the example
+ * Hostile inputs, run as a user would (`deno run main.ts ...`) against the example
  * inventory: hostile statuses, ill-typed snapshots, unbounded inputs and closed pipes.
  *
  * @module
@@ -46,7 +46,7 @@ function lbService(name: string, ips: string[]): Record<string, unknown> {
   };
 }
 
-Deno.test("render keepalived serves only pool addresses, never hostile statuses (issue 9 item 1)", async () => {
+Deno.test("render keepalived serves only pool addresses, never hostile statuses", async () => {
   const hostile = [
     "224.0.0.18", // the VRRP group
     "10.0.0.12", // another machine's own IP
@@ -88,7 +88,7 @@ Deno.test("render keepalived serves only pool addresses, never hostile statuses 
   assert.match(err, /"10\.0\.0\.12".*machine "cp-2"/);
 });
 
-Deno.test("plan never gives a Node another machine's identity (issue 9 item 2)", async () => {
+Deno.test("plan never gives a Node another machine's identity", async () => {
   const state = await writeState([
     {
       apiVersion: "v1",
@@ -121,7 +121,7 @@ Deno.test("plan never gives a Node another machine's identity (issue 9 item 2)",
   assert.ok(!evil.actions.some((a) => a.action === "delete"));
 });
 
-Deno.test("plan and render refuse ill-typed snapshot items naming item and field (issue 9 item 9)", async () => {
+Deno.test("plan and render refuse ill-typed snapshot items naming item and field", async () => {
   const base = lbService("web", ["203.0.113.18"]) as Record<string, Record<string, unknown>>;
   const cases: [string, unknown, RegExp][] = [
     [
@@ -176,7 +176,7 @@ Deno.test("plan and render refuse ill-typed snapshot items naming item and field
   }
 });
 
-Deno.test("--config and --state must be regular files of at most 64 MiB (issue 9 item 10)", async () => {
+Deno.test("--config and --state must be regular files of at most 64 MiB", async () => {
   const fifo = `${TEMP}/fifo`;
   await new Deno.Command("mkfifo", { args: [fifo] }).output();
   for (const path of ["/dev/zero", fifo, TEMP]) {
@@ -201,7 +201,7 @@ Deno.test("--config and --state must be regular files of at most 64 MiB (issue 9
   assert.match(out, /is larger than 64 MiB/);
 });
 
-Deno.test("check refuses listen addresses run could not use (issue 9 item 5)", async () => {
+Deno.test("check refuses listen addresses run could not use", async () => {
   for (const listen of ["127.0.0.1:99999", "999.999.999.999:80", "[::zz]:80", "host name:80"]) {
     const path = await Deno.makeTempFile({ dir: TEMP, suffix: ".toml" });
     await Deno.writeTextFile(
@@ -214,7 +214,7 @@ Deno.test("check refuses listen addresses run could not use (issue 9 item 5)", a
   }
 });
 
-Deno.test("run prints its fatal error before exiting 1: a listen port in use (issue 9 item 5)", async () => {
+Deno.test("run prints its fatal error before exiting 1: a listen port in use", async () => {
   const busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   try {
     const path = `${TEMP}/busy.toml`;
@@ -239,7 +239,7 @@ Deno.test("run prints its fatal error before exiting 1: a listen port in use (is
   }
 });
 
-Deno.test("a closed stdout ends plan quietly (issue 9 item 12)", async () => {
+Deno.test("a closed stdout ends plan quietly", async () => {
   // large enough that the plan is still being written when head has gone
   const state = await writeState(
     Array.from({ length: 3000 }, (_, i) => lbService(`s-${i}`, [])),
@@ -262,7 +262,7 @@ Deno.test("a closed stdout ends plan quietly (issue 9 item 12)", async () => {
   assert.doesNotMatch(err, /BrokenPipe|Broken pipe|error/i, err);
 });
 
-Deno.test("plan: exact pool sizes in JSON, and annotation text cannot forge plan lines (issue 9 item 13)", async () => {
+Deno.test("plan: exact pool sizes in JSON, and annotation text cannot forge plan lines", async () => {
   const forged = lbService("forge", []) as Record<string, Record<string, unknown>>;
   forged.metadata!.annotations = {
     "keelson.io/address-pool":

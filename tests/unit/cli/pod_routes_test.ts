@@ -1,5 +1,5 @@
 /**
- * `render bird` and `plan` on a snapshot of hostile Nodes (issue 22, class 1): only Nodes of
+ * `render bird` and `plan` on a snapshot of hostile Nodes: only Nodes of
  * inventory machines get pod routes, towards their machine's own unicast address, never a prefix
  * for two Nodes nor the whole cluster_cidr; `plan` names what is announced and what is refused and
  * why. Before, `render bird` exported every one of these and `plan` said "nothing to do".

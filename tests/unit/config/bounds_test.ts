@@ -1,7 +1,7 @@
 /**
- * What `keelson check` refuses because render or run could not use it (issue 9 items 3, 4, 6, 7,
- * 8): each case is a small valid inventory with one hostile edit, and the path and words the
- * refusal must name.
+ * What `keelson check` refuses because render or run could not use it, so that a file `check`
+ * accepts never fails later: each case is a small valid inventory with one hostile edit, and the
+ * path and words the refusal must name.
  *
  * @module
  */
@@ -58,7 +58,7 @@ Deno.test("the base inventory of these cases is valid and renders on every contr
 });
 
 const CASES: [what: string, edits: Record<string, string>, path: string, words: RegExp][] = [
-  // item 3: check said OK, render refused
+  // combinations render could not turn into a keepalived file
   [
     "an IPv6 pool while a control-plane machine has only IPv4",
     {
@@ -121,7 +121,7 @@ const CASES: [what: string, edits: Record<string, string>, path: string, words: 
     "keepalived.track_file_dir",
     /absolute path/,
   ],
-  // item 4: check said OK, render threw a RangeError
+  // numbers beyond what keepalived or the renderer can take
   [
     "garp_master_refresh = 70000",
     { keepalived: "garp_master_refresh = 70000" },
@@ -140,7 +140,7 @@ const CASES: [what: string, edits: Record<string, string>, path: string, words: 
     "machines[200].role",
     /at most 200 hosts/,
   ],
-  // item 5
+  // listen addresses run could not bind
   [
     'listen = "127.0.0.1:99999"',
     { server: 'listen = "127.0.0.1:99999"' },
@@ -153,7 +153,7 @@ const CASES: [what: string, edits: Record<string, string>, path: string, words: 
     "server.listen",
     /not an IPv4 address/,
   ],
-  // item 7: durations
+  // durations: 0 or unbounded would disable a safeguard or a timer
   [
     'deletion_interval = "0s"',
     { node_lifecycle: 'deletion_interval = "0s"' },
@@ -197,7 +197,7 @@ const CASES: [what: string, edits: Record<string, string>, path: string, words: 
     "cluster.provider",
     /not a provider Keelson has/,
   ],
-  // item 8
+  // names and counts the kernel, Kubernetes or keepalived would refuse or truncate
   [
     "a 24-character interface",
     { keepalived: 'interface = "abcdefghijklmnopqrstuvwx"' },
@@ -233,7 +233,7 @@ const CASES: [what: string, edits: Record<string, string>, path: string, words: 
     /at most 64/,
   ],
   ["qps = 1e9", { kubernetes: "qps = 1e9" }, "kubernetes.qps", /above 10000/],
-  // item 6: pools hold only unicast routable addresses, parsed strictly
+  // pools hold only unicast routable addresses, parsed strictly
   ...([
     ["::", /unspecified/],
     ["::1", /loopback/],

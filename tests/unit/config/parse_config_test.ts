@@ -55,7 +55,7 @@ Deno.test("parseConfig() fills defaults around the one machine a minimal file li
   assert.deepEqual(config.machines.map((m) => m.name), ["w-1"]);
 });
 
-Deno.test("parseConfig() refuses an empty file: the inventory lists no machines (issue 9 item 8)", () => {
+Deno.test("parseConfig() refuses an empty file: the inventory lists no machines", () => {
   for (const text of ["", "# nothing\n", '[cluster]\nname = "lab"\n']) {
     const error = issuesOf(text);
     assert.equal(error.issues.length, 1);
@@ -145,7 +145,7 @@ Deno.test("parseConfig() reports a reversed vrid_range", () => {
   assert.match(error.issues[0]!.message, /reversed/);
 });
 
-Deno.test("parseConfig() finishes on a 100 KB header of 50k dotted keys, naming its line (issue 9 item 10)", () => {
+Deno.test("parseConfig() finishes on a 100 KB header of 50k dotted keys, naming its line", () => {
   const keys = Array.from({ length: 50_000 }, (_, i) => `k${i}`);
   const error = issuesOf(`[[machines]]\nname = "w-1"\n\n[${keys.join(".")}]\nx = 1\n`);
   const issue = error.issues.find((i) => i.path === "k0");

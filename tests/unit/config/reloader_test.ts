@@ -204,7 +204,7 @@ Deno.test("ConfigReloader.reload() rejects a file its validate hook refuses, kee
   assert.ok(messages(f.records).some((m) => m.includes("would strand 203.0.113.18")));
 });
 
-Deno.test("ConfigReloader.reload() refuses an emptied file: the inventory lists no machines (issue 9 item 14)", async () => {
+Deno.test("ConfigReloader.reload() refuses an emptied file: the inventory lists no machines", async () => {
   await using f = await fixture();
   await Deno.writeTextFile(f.path, "");
   assert.equal(await f.reloader.reload("test"), false);

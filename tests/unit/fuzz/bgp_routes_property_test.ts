@@ -1,5 +1,5 @@
 /**
- * Property campaign over BGP (issue 22, classes 1 and 6), with fast-check: generated BGP
+ * Property campaign over BGP (hostile Nodes and hostile BGP settings), with fast-check: generated BGP
  * inventories (valid values mixed with hostile peers, source addresses, router ids, families)
  * and generated Nodes (inventory and foreign names, providerIDs, pod CIDRs and InternalIPs an
  * attacker would write). Properties:

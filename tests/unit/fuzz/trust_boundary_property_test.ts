@@ -1,5 +1,5 @@
 /**
- * The property campaign of issue 9 (fast-check): generated hostile inventories, Services and
+ * Property campaign over the trust boundary (fast-check): generated hostile inventories, Services and
  * Nodes against `check`, `plan` and `render`. Properties:
  *
  * 1. no exception but a ConfigError escapes `check` (any text, any TOML-shaped value);

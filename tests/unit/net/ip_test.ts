@@ -25,7 +25,7 @@ Deno.test("parseIp() and formatIp() round-trip IPv4 and IPv6", () => {
     assert.equal(formatIp(ip.family, ip.value), text);
   }
   assert.equal(canonicalIp("2001:0db8:0000:0000:0000:0000:0000:0001"), "2001:db8::1");
-  // an IPv4-mapped IPv6 address is the IPv4 address it maps (issue 9 item 6)
+  // an IPv4-mapped IPv6 address is the IPv4 address it maps, so one address has one text
   assert.equal(canonicalIp("::ffff:10.0.0.1"), "10.0.0.1");
   assert.equal(parseIp("10.0.0.300"), undefined);
 });

@@ -99,7 +99,7 @@ Deno.test("NodeLifecycleController.monitorNodes deletes at most max_deletions_pe
   assert.equal(cluster.nodes.list().length, 0);
 });
 
-Deno.test("NodeLifecycleController.monitorNodes deletes nothing while the last reload is rejected (issue 9 item 14)", async () => {
+Deno.test("NodeLifecycleController.monitorNodes deletes nothing while the last reload is rejected", async () => {
   let succeeded = false;
   const guard = new ReloadDeletionGuard({ lastReloadSucceeded: () => succeeded });
   const { cluster, controller } = setup({ healthy: false, reloadGuard: guard });

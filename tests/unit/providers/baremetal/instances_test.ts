@@ -44,7 +44,7 @@ Deno.test("BaremetalInstances.instanceExists is false for absent and retired, in
   assert.equal(await instancesV2.instanceState({ metadata: { name: "ghost" } }), "absent");
 });
 
-Deno.test("BaremetalInstances answers from the last good inventory after a rejected reload (issue 9 item 14)", async () => {
+Deno.test("BaremetalInstances answers from the last good inventory after a rejected reload", async () => {
   const { instancesV2 } = createBaremetalProvider(() => ({
     config: sampleConfig(),
     healthy: false,
@@ -66,7 +66,7 @@ Deno.test("BaremetalInstances reads the inventory on every call so reloads take 
   assert.equal(await instancesV2.instanceExists({ metadata: { name: "w-2" } }), false);
 });
 
-Deno.test("BaremetalInstances refuses a Node reporting the IP of a machine another Node holds (issue 9 item 2)", async () => {
+Deno.test("BaremetalInstances refuses a Node reporting the IP of a machine another Node holds", async () => {
   const provider = createBaremetalProvider(() => ({ config: sampleConfig(), healthy: true }));
   const nodes = [{ metadata: { name: "cp-1" }, spec: { providerID: "baremetal://SN-1" } }];
   await provider.initialize!({

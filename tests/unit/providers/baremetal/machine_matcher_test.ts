@@ -96,7 +96,7 @@ Deno.test("matchMachine reports absent with what was tried", () => {
   assert.match(match.kind === "absent" ? match.tried : "", /name "ghost".*10\.9\.9\.9/);
 });
 
-Deno.test("matchMachine never matches a machine another Node holds by IP or hostname (issue 9 item 2)", () => {
+Deno.test("matchMachine never matches a machine another Node holds by IP or hostname", () => {
   const holders = new Map([["baremetal://SN-1", "cp-1"]]);
   const holderOf = (id: string) => holders.get(id);
   const evil = node("evil", {

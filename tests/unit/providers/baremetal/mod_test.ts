@@ -171,7 +171,7 @@ Deno.test("the provider has Routes only with a pod_cidrs peer, answered by this 
   }
 });
 
-Deno.test("registerBaremetal() gives the provider the Node cache on connect: a taken machine is not matched again (issue 9 item 2)", async () => {
+Deno.test("registerBaremetal() gives the provider the Node cache on connect: a taken machine is not matched again", async () => {
   const config = testConfig({
     keepalived: { enabled: false },
     machines: [

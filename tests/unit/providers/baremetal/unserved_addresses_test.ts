@@ -41,7 +41,7 @@ const CONFIG = parseConfig(
   "k.toml",
 );
 
-Deno.test("UnservedAddressReporter warns once per address keepalived will not serve (issue 9 item 1)", () => {
+Deno.test("UnservedAddressReporter warns once per address keepalived will not serve", () => {
   const events = new RecordingEventRecorder();
   const reporter = new UnservedAddressReporter();
   const services = [

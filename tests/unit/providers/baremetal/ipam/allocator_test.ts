@@ -526,7 +526,7 @@ Deno.test("Allocator.setPools() keeps addresses of removed or shrunk pools and r
 
 Deno.test("Allocator.assign() answers with canonical IPv6 text", () => {
   run([{ name: "v6", addresses: ["2001:db8::/126"] }], [
-    // the all-zero host is the subnet-router anycast address (issue 9 item 6)
+    // the all-zero host is the subnet-router anycast address (RFC 4291), never a Service's
     {
       desc: "a /126 starts after its anycast address",
       assign: { key: "s1" },

@@ -53,7 +53,7 @@ Deno.test("planAllocations() serves the configured class and, without default_cl
   assert.deepEqual(plan.orphans, []);
 });
 
-Deno.test("planAllocations(): two statuses with one address, the older Service keeps it (issue 9 item 13)", () => {
+Deno.test("planAllocations(): two statuses with one address, the older Service keeps it", () => {
   const config = configWith([{ name: "lan", addresses: ["10.0.0.1-10.0.0.3"] }]);
   // the older one sorts after the younger by key, so age, not key order, decides
   const plan = planAllocations(config, [
@@ -67,7 +67,7 @@ Deno.test("planAllocations(): two statuses with one address, the older Service k
   assert.notDeepEqual(byKey.get("a/younger")!.ips, ["10.0.0.2"]);
 });
 
-Deno.test("planAllocations() refuses ipFamilies [IPv4, IPv4] instead of giving one address twice (issue 9 item 13)", () => {
+Deno.test("planAllocations() refuses ipFamilies [IPv4, IPv4] instead of giving one address twice", () => {
   const config = configWith([{ name: "lan", addresses: ["10.0.0.1-10.0.0.3"] }]);
   const [plan] = planAllocations(config, [
     svc({ key: "a/twice", ipFamilies: ["IPv4", "IPv4"], policy: "PreferDualStack" }),
@@ -77,7 +77,7 @@ Deno.test("planAllocations() refuses ipFamilies [IPv4, IPv4] instead of giving o
   assert.match(plan!.message!, /lists IPv4 twice/);
 });
 
-Deno.test("planAllocations() reports the pool of each address of a dual-stack pair (issue 9 item 13)", () => {
+Deno.test("planAllocations() reports the pool of each address of a dual-stack pair", () => {
   const config = configWith([
     { name: "public", addresses: ["10.0.0.1-10.0.0.3"] },
     { name: "v6", addresses: ["2001:db8::1-2001:db8::3"] },

@@ -104,7 +104,7 @@ Deno.test("KeepalivedAnnouncer.sync() renders once for a burst of calls", async 
   assert.equal(applied.length, 2, "a later call renders again");
 });
 
-Deno.test("KeepalivedAnnouncer skips a hostile Service address, applies the rest and counts it (issue 9 item 1)", async () => {
+Deno.test("KeepalivedAnnouncer skips a hostile Service address, applies the rest and counts it", async () => {
   const { Registry } = await import("prom-client");
   const registry = new Registry();
   const applied: string[] = [];
