@@ -1,5 +1,5 @@
 /**
- * Property (issue 22): every human-facing output — `keelson status`, `plan` and `check` text —
+ * Property: every human-facing output — `keelson status`, `plan` and `check` text —
  * holds no C0 or C1 control character but newline (nor DEL, a line or paragraph separator, or a
  * bidi override), whatever the API objects, snapshot or inventory hold; with colours on, the only
  * escape sequences are the colour codes Keelson paints. The JSON outputs keep every value exact
