@@ -42,8 +42,20 @@ import { UnservedAddressReporter } from "./unserved_addresses.ts";
 export { BaremetalInstances, type InventorySource, type InventoryView } from "./instances.ts";
 export { machineMetadata } from "./instances.ts";
 export { type MachineMatch, matchMachine, type MatchStep } from "./machine_matcher.ts";
-export { renderHostKeepalived, serviceVipsOf } from "./keepalived/announcer.ts";
-export { bgpServiceVipsOf, renderHostBird } from "./bird/host_config.ts";
+export {
+  type KeepalivedHostFile,
+  keepalivedHostFile,
+  renderHostKeepalived,
+  serviceVipsOf,
+} from "./keepalived/announcer.ts";
+export {
+  type BirdHostFile,
+  birdHostFile,
+  type BirdHostInputs,
+  endpointNodeNamesOf,
+  nodeIsReady,
+  renderHostBird,
+} from "./bird/host_config.ts";
 export { decidePodRoutes, type PodRouteDecision } from "./bird/decide_pod_routes.ts";
 export {
   servedAddressChecker,

@@ -18,29 +18,31 @@ import type { NodePlan } from "../plan/plan_nodes.ts";
 import type { Config } from "../config/types.ts";
 import type { V1Node } from "@kubernetes/client-node";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
-import { print } from "./output.ts";
+import { print, printError } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 import { requiredFlag } from "./read_env.ts";
 import { INPUT_FLAGS } from "./input_flags.ts";
 import { readInventory, readSnapshot } from "./command_inputs.ts";
 import { terminalSafeJson } from "../text/terminal_safe.ts";
+import type { Snapshot } from "../snapshot/load_snapshot.ts";
 
 const USAGE = `Usage: keelson plan --config FILE --state SNAPSHOT [--output text|json]
 
 Prints what Keelson would do to a cluster: for each Node, whether it would be initialized (with
 which providerID, labels and addresses), left tainted and why, deleted, or tainted, and, when a
 [[bgp.peers]] entry has pod_cidrs = true, which of its pod CIDRs would be announced (via which
-next hop) or refused and why; for each LoadBalancer Service, which address it would get.
-Nothing is written anywhere.
+next hop) or refused and why; for each LoadBalancer Service, which address it would get, or
+that it is not Keelson's (another spec.loadBalancerClass). Nothing is written anywhere.
 
 Flags:
   -c, --config FILE      the inventory (env KEELSON_CONFIG)
-  -s, --state SNAPSHOT   a saved cluster state, YAML or JSON:
-                         kubectl get nodes,services,pv -A -o yaml > state.yaml
+  -s, --state SNAPSHOT   a saved cluster state, YAML or JSON, holding Nodes or Services:
+                         kubectl get nodes,svc,endpointslices,pv -A -o yaml > state.yaml
   -o, --output FORMAT    text (default) or json
   -h, --help             print this help
 
-Exit codes: 0 planned, 1 invalid inventory or unreadable snapshot, 2 wrong command line.`;
+Exit codes: 0 planned, 1 invalid inventory, unreadable snapshot or one with no Node and no
+Service, 2 wrong command line.`;
 
 /**
  * Runs `keelson plan`.
@@ -71,6 +73,14 @@ export async function planCommand(args: string[]): Promise<number> {
   if (!config) return EXIT_INVALID;
   const snapshot = await readSnapshot(values.state);
   if (!snapshot) return EXIT_INVALID;
+  if (snapshot.nodes.length === 0 && snapshot.services.length === 0) {
+    // an empty plan of an empty file would read as "nothing to do" for a real cluster
+    printError(
+      `${values.state} holds ${heldObjects(snapshot)} and nothing plan reads (no Node, no ` +
+        "Service); give kubectl get nodes,svc,endpointslices -A -o yaml",
+    );
+    return EXIT_INVALID;
+  }
   const provider = createBaremetalProvider(() => ({ config, healthy: true }));
   provider.instancesV2.useNodes(() => snapshot.nodes);
   const nodes = await planNodes(snapshot.nodes, provider.instancesV2, {
@@ -92,6 +102,19 @@ export async function planCommand(args: string[]): Promise<number> {
     print(formatPlan(nodes, services).trimEnd());
   }
   return EXIT_OK;
+}
+
+/** What a snapshot holds, as "1 Pod, 2 ConfigMaps" or "no object". */
+function heldObjects(snapshot: Snapshot): string {
+  const counts = new Map(snapshot.otherKinds);
+  if (snapshot.persistentVolumes.length > 0) {
+    counts.set("PersistentVolume", snapshot.persistentVolumes.length);
+  }
+  if (snapshot.endpointSlices.length > 0) {
+    counts.set("EndpointSlice", snapshot.endpointSlices.length);
+  }
+  if (counts.size === 0) return "no object";
+  return [...counts].map(([kind, n]) => `${n} ${kind}${n === 1 ? "" : "s"}`).join(", ");
 }
 
 /**

@@ -2,8 +2,8 @@
  * `keelson render keepalived`: prints the keepalived file one control-plane host would run once
  * the agent has converged on a cluster snapshot. The VIPs are the ingress addresses of the
  * Services Keelson handles, with the addresses `keelson plan` would give the pending ones; the
- * text comes from the same function the running announcer applies. Offline: it talks to no
- * cluster and writes nothing.
+ * text comes from the pipeline the running announcer applies (`keepalivedHostFile`), fed from
+ * the snapshot instead of the caches. Offline: it talks to no cluster and writes nothing.
  *
  * @module
  */
@@ -11,12 +11,8 @@ import type { V1Service } from "@kubernetes/client-node";
 import type { Config } from "../config/types.ts";
 import { objectKey } from "../kube/ports.ts";
 import {
-  keepalivedWithdrawal,
+  keepalivedHostFile,
   planAllocations,
-  renderHostKeepalived,
-  renderWithdrawnConfig,
-  servedServiceAddresses,
-  type SkippedAddress,
   USER_NAME_REGEXP,
 } from "../../providers/baremetal/mod.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
@@ -101,30 +97,26 @@ export async function renderCommand(args: string[]): Promise<number> {
   if (!USER_NAME_REGEXP.test(fifoUser)) {
     throw new UsageError(`--fifo-user "${fifoUser}" is not a user name`);
   }
-  // hostProblem refused the hosts that never drive keepalived; what is left is a retired one
-  const withdrawal = keepalivedWithdrawal(config, host);
-  if (withdrawal) {
-    // what `keelson run` gives the keepalived of a control-plane machine retired at a reload
-    printError(
-      `Host "${host}" serves no VIP through keepalived (${withdrawal.reason} in ${configPath}): ` +
-        `this file has no VRRP instance; the other control-plane hosts no longer peer with it`,
-    );
-    print(renderWithdrawnConfig(host));
-    return EXIT_OK;
-  }
-  const served = servedServiceAddresses(config, convergedServices(config, services));
-  const rendered = renderHostKeepalived({
+  const rendered = keepalivedHostFile({
     config,
     host,
-    serviceVips: served.vips,
+    services: convergedServices(config, services),
     notifyFifoUser: fifoUser,
   });
   if ("error" in rendered) {
     printError(rendered.error);
     return EXIT_INVALID;
   }
-  const skipped: SkippedAddress[] = [...served.skipped, ...rendered.skipped];
-  for (const { service, value, reason } of skipped) {
+  if (rendered.withdrawal) {
+    // hostProblem refused the hosts that never drive keepalived; what is left is a retired one,
+    // given what `keelson run` gives its keepalived at a reload
+    printError(
+      `Host "${host}" serves no VIP through keepalived (${rendered.withdrawal.reason} in ` +
+        `${configPath}): this file has no VRRP instance; the other control-plane hosts no longer ` +
+        `peer with it`,
+    );
+  }
+  for (const { service, value, reason } of rendered.skipped) {
     printError(`Not serving "${value}"${service ? ` of service "${service}"` : ""}: ${reason}`);
   }
   print(rendered.text);

@@ -35,7 +35,8 @@ type Ip = { family: IpFamily; value: bigint };
 interface AddressBook {
   machineOf: Map<string, { machine: Machine; index: number }>;
   controlPlane: Set<string>;
-  pools: { pool: Pool; range: IpRange }[];
+  /** Pool entries, with their pool's reserved ranges (never handed out, so never a VIP). */
+  pools: { pool: Pool; range: IpRange; reserved: IpRange[] }[];
 }
 
 function addressBook(view: BgpAddressView): AddressBook {
@@ -53,21 +54,27 @@ function addressBook(view: BgpAddressView): AddressBook {
   const controlPlane = new Set(
     (view.controlPlane?.vip ?? []).flatMap((v) => canonicalIp(v) ?? []),
   );
-  const pools = view.pools.flatMap((pool) =>
-    pool === undefined ? [] : pool.addresses.flatMap((text) => {
+  const pools = view.pools.flatMap((pool) => {
+    if (pool === undefined) return [];
+    const reserved = pool.reserved.map((r) => parseRange(r))
+      .filter((r): r is IpRange => !("error" in r));
+    return pool.addresses.flatMap((text) => {
       const range = parseRange(text);
-      return "error" in range ? [] : [{ pool, range }];
-    })
-  );
+      return "error" in range ? [] : [{ pool, range, reserved }];
+    });
+  });
   return { machineOf, controlPlane, pools };
 }
 
-/** Why an address is a VIP: the control-plane VIP or inside a pool; undefined otherwise. */
+/**
+ * Why an address is a VIP: the control-plane VIP or a pool address a Service may get (a
+ * reserved one is never handed out, as for machine addresses); undefined otherwise.
+ */
 function vipProblem(book: AddressBook, ip: Ip): string | undefined {
   if (book.controlPlane.has(formatIp(ip.family, ip.value))) return "is the control-plane VIP";
-  const holder = book.pools.find(({ range }) =>
-    range.family === ip.family && range.first <= ip.value && ip.value <= range.last
-  );
+  const holds = (range: IpRange) =>
+    range.family === ip.family && range.first <= ip.value && ip.value <= range.last;
+  const holder = book.pools.find(({ range, reserved }) => holds(range) && !reserved.some(holds));
   if (holder) return `lies in pool "${holder.pool.name}" ("${holder.range.source}")`;
   return undefined;
 }
@@ -142,8 +149,10 @@ function checkPeerAddresses(bgp: BgpConfig, book: AddressBook): RawIssue[] {
       issues.push({
         path,
         message: `"${peer.address}" ${vip}: the hosts would announce the router's own ` +
-          "address as a VIP and never reach it; write the router's address, or take it out of " +
-          "the VIPs",
+          "address as a VIP and never reach it; " +
+          (vip.startsWith("lies in pool")
+            ? "narrow the pool or add the address to its reserved list"
+            : "write the router's address"),
       });
     }
   }

@@ -39,7 +39,8 @@ export function checkControlPlane(view: ControlPlaneView): RawIssue[] {
   ];
 }
 
-function checkVips(view: ControlPlaneView): RawIssue[] {
+/** One of `checkControlPlane`'s checks (run alone by `parse_config.ts`). */
+export function checkVips(view: ControlPlaneView): RawIssue[] {
   const issues: RawIssue[] = [];
   const byFamily = new Map<IpFamily, number>();
   for (const [k, vip] of (view.controlPlane?.vip ?? []).entries()) {
@@ -92,7 +93,16 @@ function checkVips(view: ControlPlaneView): RawIssue[] {
   return issues;
 }
 
-function checkKeepalived(view: ControlPlaneView): RawIssue[] {
+/** One of `checkControlPlane`'s checks: the VRID range and the VRRP peers. */
+export function checkKeepalived(view: ControlPlaneView): RawIssue[] {
+  return [...checkVridRange(view), ...checkKeepalivedPeers(view)];
+}
+
+/**
+ * The VRID range: in 1..255, in order, room for the groups the model needs. Run alone by
+ * `parse_config.ts`, so a bad machine entry does not hide it.
+ */
+export function checkVridRange(view: ControlPlaneView): RawIssue[] {
   const keepalived = view.keepalived;
   if (keepalived === undefined) return [];
   const issues: RawIssue[] = [];
@@ -118,6 +128,14 @@ function checkKeepalived(view: ControlPlaneView): RawIssue[] {
       });
     }
   }
+  return issues;
+}
+
+/** Whether keepalived has peers to serve with (run alone by `parse_config.ts`). */
+export function checkKeepalivedPeers(view: ControlPlaneView): RawIssue[] {
+  const keepalived = view.keepalived;
+  if (keepalived === undefined) return [];
+  const issues: RawIssue[] = [];
   const poolCount = view.pools.filter((p) => p !== undefined).length;
   const vipCount = view.controlPlane?.vip.length ?? 0;
   const hasPeer = view.machines.some((m) =>
@@ -186,7 +204,8 @@ function checkVrrpPeers(view: ControlPlaneView): RawIssue[] {
   return issues;
 }
 
-function checkTls(server: Config["server"] | undefined): RawIssue[] {
+/** One of `checkControlPlane`'s checks (run alone by `parse_config.ts`). */
+export function checkTls(server: Config["server"] | undefined): RawIssue[] {
   if (server === undefined) return [];
   const cert = server.tls_cert_file, key = server.tls_key_file;
   if (cert !== undefined && key === undefined) {
@@ -204,7 +223,8 @@ function checkTls(server: Config["server"] | undefined): RawIssue[] {
   return [];
 }
 
-function checkLeaderElection(election: Config["leader_election"] | undefined): RawIssue[] {
+/** One of `checkControlPlane`'s checks (run alone by `parse_config.ts`). */
+export function checkLeaderElection(election: Config["leader_election"] | undefined): RawIssue[] {
   if (election === undefined || !election.enabled) return [];
   const issues: RawIssue[] = [];
   const { lease_duration: lease, renew_deadline: renew, retry_period: retry } = election;

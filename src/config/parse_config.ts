@@ -6,9 +6,16 @@
  * @module
  */
 import { parse, TomlError } from "smol-toml";
+import type { z } from "zod";
 import { checkBgp } from "./_check_bgp.ts";
 import { checkClusterCidr } from "./_check_cluster_cidr.ts";
-import { checkControlPlane } from "./_check_control_plane.ts";
+import {
+  checkKeepalivedPeers,
+  checkLeaderElection,
+  checkTls,
+  checkVips,
+  checkVridRange,
+} from "./_check_control_plane.ts";
 import { checkMachines } from "./_check_machines.ts";
 import { checkPools } from "./_check_pools.ts";
 import { type RawIssue, schemaIssues } from "./_schema_issues.ts";
@@ -79,7 +86,10 @@ function checkConfigValue(raw: unknown): { config?: Config; issues: RawIssue[] }
   const result = ConfigSchema.safeParse(raw);
   const record = raw !== null && typeof raw === "object" ? raw as Record<string, unknown> : {};
   const issues: RawIssue[] = result.success ? [] : schemaIssues(result.error.issues, raw);
-  issues.push(...crossIssues(result.success ? viewOf(result.data) : partialView(record)));
+  const reads = new RepairedReads();
+  issues.push(
+    ...crossIssues(result.success ? viewOf(result.data) : partialView(record, reads), reads),
+  );
   if (result.success && result.data.machines.length === 0) {
     issues.push({
       path: ["machines"],
@@ -128,17 +138,68 @@ function viewOf(config: Config): View {
 }
 
 /**
- * When the schema fails, the cross-field checks still run on every section and array entry
- * that passes on its own, so one run reports all problems; indices stay those of the file.
+ * Notes when a cross-field check reads a field that failed the schema and was left to its
+ * default in a repaired section (`partialView`): that check's verdict would be about the default,
+ * not about what the file says, so its issues are dropped.
  */
-function partialView(raw: Record<string, unknown>): View {
+class RepairedReads {
+  touched = false;
+
+  /**
+   * @param value a section or entry that passed the schema once `removed` were taken out
+   * @param removed the keys taken out (they failed the schema)
+   * @returns `value`, noting every read of a removed key
+   */
+  watch<T extends object>(value: T, removed: ReadonlySet<string>): T {
+    return new Proxy(value, {
+      get: (target, key, receiver) => {
+        if (typeof key === "string" && removed.has(key)) this.touched = true;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+  }
+
+  /** Runs one check; its issues, or none when it read a repaired field. */
+  run<T>(check: () => T[]): T[] {
+    this.touched = false;
+    const issues = check();
+    return this.touched ? [] : issues;
+  }
+}
+
+type Schema<T> = {
+  safeParse(v: unknown): { success: boolean; data?: T; error?: { issues: z.core.$ZodIssue[] } };
+};
+
+/**
+ * When the schema fails, the cross-field checks still run on every section and array entry
+ * that passes on its own, so one run reports all problems; indices stay those of the file. A
+ * section (or entry) with bad fields is parsed again without them, so the checks of its other
+ * fields run too (`advert_interval = "200"` does not hide a `vrid_range` problem); a check that
+ * reads a field taken out reports nothing (`RepairedReads`).
+ */
+function partialView(raw: Record<string, unknown>, reads: RepairedReads): View {
   const shape = ConfigSchema.shape;
-  const section = <T>(
-    schema: { safeParse(v: unknown): { success: boolean; data?: T } },
-    v: unknown,
-  ) => {
+  const section = <T>(schema: Schema<T>, v: unknown): T | undefined => {
     const parsed = schema.safeParse(v);
-    return parsed.success ? parsed.data : undefined;
+    if (parsed.success) return parsed.data;
+    if (v === null || typeof v !== "object" || Array.isArray(v)) return undefined;
+    const removed = new Set<string>();
+    for (const issue of parsed.error?.issues ?? []) {
+      const key = issue.path[0];
+      if (typeof key === "string") removed.add(key);
+      else if (issue.path.length === 0 && issue.code === "unrecognized_keys") {
+        for (const k of issue.keys) removed.add(k);
+      } else return undefined; // a problem of the whole section: nothing to repair
+    }
+    const rest = Object.fromEntries(
+      Object.entries(v as Record<string, unknown>).filter(([k]) => !removed.has(k)),
+    );
+    const again = schema.safeParse(rest);
+    if (!again.success || again.data === undefined || again.data === null) return undefined;
+    return typeof again.data === "object"
+      ? reads.watch(again.data as T & object, removed)
+      : again.data;
   };
   const entries = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
   return {
@@ -154,13 +215,22 @@ function partialView(raw: Record<string, unknown>): View {
   };
 }
 
-function crossIssues(view: View): RawIssue[] {
-  const pools = checkPools(view.pools, view.machines);
+function crossIssues(view: View, reads = new RepairedReads()): RawIssue[] {
+  let pools: ReturnType<typeof checkPools> = { issues: [], ranges: [] };
+  const poolIssues = reads.run(() => {
+    pools = checkPools(view.pools, view.machines);
+    return pools.issues;
+  });
+  const controlPlane = { ...view, poolRanges: pools.ranges };
   return [
-    ...checkMachines(view.machines),
-    ...pools.issues,
-    ...checkControlPlane({ ...view, poolRanges: pools.ranges }),
-    ...checkBgp(view),
-    ...checkClusterCidr({ ...view, poolRanges: pools.ranges }),
+    ...reads.run(() => checkMachines(view.machines)),
+    ...poolIssues,
+    ...reads.run(() => checkVips(controlPlane)),
+    ...reads.run(() => checkVridRange(controlPlane)),
+    ...reads.run(() => checkKeepalivedPeers(controlPlane)),
+    ...reads.run(() => checkTls(view.server)),
+    ...reads.run(() => checkLeaderElection(view.leaderElection)),
+    ...reads.run(() => checkBgp(view)),
+    ...reads.run(() => checkClusterCidr({ ...view, poolRanges: pools.ranges })),
   ];
 }

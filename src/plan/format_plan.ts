@@ -40,6 +40,12 @@ export function formatPlan(nodes: NodePlan[], services: AllocationPlan | undefin
         : `${service.outcome} ${describeAddresses(service.ips, service.pools, service.pool)}`;
       lines.push(`  ${service.serviceKey}  ${what}`);
     }
+    for (const other of services.otherClass) {
+      const why = other.loadBalancerClass === undefined
+        ? "no class, and [load_balancer] default_class = false"
+        : `class ${other.loadBalancerClass}`;
+      lines.push(`  ${other.serviceKey}  not Keelson's (${why})`);
+    }
     for (const orphan of services.orphans) {
       lines.push(`  ${orphan.serviceKey}  keeps ${orphan.ip}, which no pool offers any more`);
     }

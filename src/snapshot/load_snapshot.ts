@@ -1,13 +1,20 @@
 /**
- * Reads a saved cluster state (`kubectl get nodes,services,pv -o yaml|json`) for offline commands.
+ * Reads a saved cluster state (`kubectl get nodes,services,endpointslices,pv -A -o yaml|json`) for
+ * offline commands.
  *
  * @module
  */
-import type { V1Node, V1PersistentVolume, V1Service } from "@kubernetes/client-node";
+import type {
+  V1EndpointSlice,
+  V1Node,
+  V1PersistentVolume,
+  V1Service,
+} from "@kubernetes/client-node";
 import { parseAllDocuments } from "yaml";
 import { readInputFile } from "../config/read_input_file.ts";
 import {
   describeItemIssue,
+  SnapshotEndpointSliceSchema,
   SnapshotNodeSchema,
   SnapshotPersistentVolumeSchema,
   SnapshotServiceSchema,
@@ -18,13 +25,16 @@ export interface Snapshot {
   nodes: V1Node[];
   services: V1Service[];
   persistentVolumes: V1PersistentVolume[];
+  endpointSlices: V1EndpointSlice[];
+  /** How many objects of each other kind (Pods, ConfigMaps, ...) it held, unread. */
+  otherKinds: Map<string, number>;
 }
 
 /**
  * Loads a snapshot file: a `List` (or `NodeList`, ...), several YAML documents, or one object, in
  * YAML or JSON. Objects of other kinds are ignored.
  * @param path the file to read
- * @returns the Nodes, Services and PersistentVolumes it holds, in file order
+ * @returns the Nodes, Services, EndpointSlices and PersistentVolumes it holds, in file order
  * @throws {Error} naming the file (and the document or item index) when it cannot be read or parsed
  */
 export async function loadSnapshot(path: string): Promise<Snapshot> {
@@ -45,7 +55,13 @@ export async function loadSnapshot(path: string): Promise<Snapshot> {
  * @throws {Error} naming `source` and the document/item index on a malformed input
  */
 export function parseSnapshot(text: string, source: string): Snapshot {
-  const snapshot: Snapshot = { nodes: [], services: [], persistentVolumes: [] };
+  const snapshot: Snapshot = {
+    nodes: [],
+    services: [],
+    persistentVolumes: [],
+    endpointSlices: [],
+    otherKinds: new Map(),
+  };
   const documents = parseAllDocuments(text);
   if (!Array.isArray(documents)) {
     throw new Error(`Cannot parse cluster state ${source}: it is empty`);
@@ -83,6 +99,7 @@ const LIST_KINDS: Record<string, string> = {
   NodeList: "Node",
   ServiceList: "Service",
   PersistentVolumeList: "PersistentVolume",
+  EndpointSliceList: "EndpointSlice",
 };
 
 function add(snapshot: Snapshot, item: unknown, where: string, listKind: unknown): void {
@@ -124,10 +141,16 @@ function add(snapshot: Snapshot, item: unknown, where: string, listKind: unknown
       check(SnapshotPersistentVolumeSchema);
       snapshot.persistentVolumes.push(item as V1PersistentVolume);
       break;
+    case "EndpointSlice":
+      check(SnapshotEndpointSliceSchema);
+      snapshot.endpointSlices.push(item as unknown as V1EndpointSlice);
+      break;
     case undefined:
       throw new Error(`Cannot read cluster state ${where}: kind is missing`);
     default:
-      // Other kinds (Pods, Endpoints, ...) may be in a broad `kubectl get` output; skip them.
+      // Other kinds (Pods, Endpoints, ...) may be in a broad `kubectl get` output; skip them,
+      // counted so a snapshot holding nothing Keelson reads can say what it holds
+      snapshot.otherKinds.set(kind, (snapshot.otherKinds.get(kind) ?? 0) + 1);
       break;
   }
 }

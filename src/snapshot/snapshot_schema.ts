@@ -1,5 +1,5 @@
 /**
- * The shape of the Nodes, Services and PersistentVolumes a snapshot may hold: the fields Keelson
+ * The shape of the Nodes, Services, EndpointSlices and PersistentVolumes a snapshot may hold: the fields Keelson
  * reads, with their types, checked with zod before any code touches them (a snapshot is untrusted
  * input: an annotation that is a number or `spec.ports` written as a map must be refused with the
  * item and field, never reach `.trim()`). Other fields pass through unchecked.
@@ -83,6 +83,15 @@ export const SnapshotNodeSchema = z.looseObject({
       lastTransitionTime: time.optional(),
     })).optional(),
   }).optional(),
+});
+
+/** An EndpointSlice as Keelson reads it (where a Service's ready endpoints run). */
+export const SnapshotEndpointSliceSchema = z.looseObject({
+  metadata,
+  endpoints: z.array(z.looseObject({
+    nodeName: z.string().nullish(),
+    conditions: z.looseObject({ ready: z.boolean().nullish() }).nullish(),
+  })).nullish(),
 });
 
 /** A PersistentVolume as Keelson reads it. */

@@ -36,8 +36,8 @@ import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { ingressIps } from "../ipam/status_holdings.ts";
 import type { BirdApplyResult } from "./config_applier.ts";
-import { renderHostBird, serviceVipsInBirdFile } from "./host_config.ts";
-import { announcedVips, type BirdModel, inBgpPool } from "./model.ts";
+import { birdHostFile, serviceVipsInBirdFile } from "./host_config.ts";
+import { announcedVips, type BirdModel } from "./model.ts";
 import { readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
 
 /** Where the announcer reads Services and Nodes from, once a Kubernetes connection exists. */
@@ -170,35 +170,35 @@ export class BirdAnnouncer {
     if (!config) return undefined;
     const source = this.#source;
     const synced = source?.hasSynced() ?? false;
-    let vips: string[] = [];
-    let services: V1Service[] = [];
+    let fileVips: string[] = [];
+    let services: V1Service[] | undefined;
     if (!this.bgpRemoved) {
       // a removed [bgp] keeps the last good keys: its password files may be gone with it
       await this.#refreshPasswords(config);
       if (synced) {
         services = source!.services.list();
-        vips = this.#serviceVips(config, services);
       } else {
         // read once: a later file may have none (a withdrawal) and must not lose them for good
         this.#startVips ??= serviceVipsInBirdFile(
           await readInputFile(this.#options.configFile, RENDERED_FILE).catch(() => ""),
         );
-        vips = this.#startVips;
+        fileVips = this.#startVips;
       }
     }
     // read after the awaits, as the draining flag: a reload removing [bgp] meanwhile wins
     const removed = this.bgpRemoved;
-    const machine = config.machines.find((m) => m.name === this.#options.host);
-    const healthy = !removed && !this.#draining && machine?.state === "active" &&
-      (this.#options.healthy?.() ?? true);
     const podsOn = !removed && (this.#options.podRoutesEnabled?.() ?? true);
-    const rendered = renderHostBird({
+    const endpointNodeNames = source?.endpointNodeNames?.bind(source);
+    const rendered = birdHostFile({
       config,
       host: this.#options.host,
-      serviceVips: removed ? [] : vips,
+      ...(services && !removed ? { services } : { fileVips: removed ? [] : fileVips }),
       nodes: synced && podsOn ? source!.nodes.list() : [],
-      announceServices: healthy,
-      controlPlaneHealthy: healthy && (this.#options.controlPlaneHealthy?.() ?? false),
+      ...(endpointNodeNames ? { endpointNodeNames } : {}),
+      nodeReady: this.#options.healthy?.() ?? true,
+      draining: this.#draining,
+      removed,
+      controlPlaneHealthy: this.#options.controlPlaneHealthy?.() ?? false,
       passwords: this.#passwords,
     });
     if ("error" in rendered) {
@@ -223,7 +223,7 @@ export class BirdAnnouncer {
     const result = await this.#options.applier.apply(rendered.text);
     if (result.configured) {
       this.#configuredModel = rendered.model;
-      this.#reportAnnounced(config, services, rendered.model);
+      this.#reportAnnounced(config, services ?? [], rendered.model);
       this.#options.onConfigured?.();
     }
     this.#logRemoval(removed, rendered.model, result);
@@ -290,22 +290,6 @@ export class BirdAnnouncer {
       next.set(file, value);
     }
     this.#passwords = next;
-  }
-
-  #serviceVips(config: Config, services: readonly V1Service[]): string[] {
-    const vips = new Set<string>();
-    for (const service of services) {
-      if (!handlesService(config, service)) continue;
-      const ips = ingressIps(service).filter((ip) => inBgpPool(config, ip));
-      if (ips.length === 0) continue;
-      if (service.spec?.externalTrafficPolicy === "Local") {
-        const nodes = this.#source?.endpointNodeNames?.(service);
-        // unknown endpoints (no slice cache): no verdict, announce as for Cluster
-        if (nodes !== undefined && !nodes.includes(this.#options.host)) continue;
-      }
-      for (const ip of ips) vips.add(ip);
-    }
-    return [...vips].sort();
   }
 
   #reportAnnounced(config: Config, services: readonly V1Service[], model: BirdModel): void {

@@ -1,13 +1,17 @@
 /**
- * One host's BIRD file from its inputs: what the announcer applies and what `keelson render bird`
- * prints. Also the reader of the VIPs a file already on disk announces (kept until the caches
- * sync); the Nodes' pod CIDRs are judged by `decide_pod_routes.ts`.
+ * One host's BIRD file from its inputs: `birdHostFile` is the one pipeline the announcer applies
+ * (inputs read from its caches) and `keelson render bird` prints (inputs read from a snapshot),
+ * gating included: a machine not `active`, a Node not Ready, a drain, an
+ * `externalTrafficPolicy: Local` Service without a ready endpoint on this host. Also the reader of
+ * the VIPs a file already on disk announces (kept until the caches sync); the Nodes' pod CIDRs
+ * are judged by `decide_pod_routes.ts`.
  *
  * @module
  */
-import type { V1Service } from "@kubernetes/client-node";
+import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
 import type { Config } from "../../../src/config/types.ts";
 import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
+import { objectKey } from "../../../src/kube/ports.ts";
 import { ingressIps } from "../ipam/status_holdings.ts";
 import { type BirdModel, type BirdModelInput, buildBirdModel, inBgpPool } from "./model.ts";
 import { renderBirdConfig } from "./render.ts";
@@ -30,20 +34,160 @@ export function renderHostBird(input: BirdModelInput): RenderedBird | { error: s
   return { text: renderBirdConfig(model), model, skipped: model.skipped };
 }
 
+/** The inputs of one host's BIRD file, wherever they were read from. */
+export interface BirdHostInputs {
+  config: Config;
+  /** This machine's name (= its Node name). */
+  host: string;
+  /** Every Service, once the caches have synced; absent: `fileVips` are announced. */
+  services?: readonly V1Service[];
+  /** The Service VIPs of the file BIRD started with, announced until the caches sync. */
+  fileVips?: readonly string[];
+  /** Every Node whose pod CIDRs are announced; empty while unknown or pod routes are off. */
+  nodes: readonly V1Node[];
+  /**
+   * Node names of a Service's ready endpoints (`endpointNodeNamesOf`); absent, or undefined for
+   * a Service: unknown, so an `externalTrafficPolicy: Local` Service is announced as a Cluster one.
+   */
+  endpointNodeNames?: (service: V1Service) => string[] | undefined;
+  /** This host's Node is Ready, or not known (`nodeIsReady`). */
+  nodeReady: boolean;
+  /** Stopping: every VIP withdrawn, sessions kept. @default false */
+  draining?: boolean;
+  /** `[bgp]` left the configuration at a reload: nothing is announced. @default false */
+  removed?: boolean;
+  /** The local kube-apiserver answers /readyz. */
+  controlPlaneHealthy: boolean;
+  /** Passwords by `password_file`. */
+  passwords?: ReadonlyMap<string, string>;
+}
+
+/** A Service VIP this host does not announce although the Service is Keelson's. */
+export interface VipNotHere {
+  /** `namespace/name`. */
+  service: string;
+  value: string;
+  reason: string;
+}
+
+/** One host's BIRD file, and why VIPs are left out of it. */
+export interface BirdHostFile extends RenderedBird {
+  /** Why this host announces no Service VIP and no control-plane VIP; absent when it does. */
+  withheld?: string;
+  /** `externalTrafficPolicy: Local` VIPs without a ready endpoint on this host. */
+  notHere: VipNotHere[];
+}
+
+/**
+ * One host's BIRD file from its inputs: the one pipeline of the announcer and of
+ * `keelson render bird`. Pure.
+ * @param input what the host knows
+ * @returns the text with what was left out, or `{ error }` naming the host and what is missing
+ */
+export function birdHostFile(input: BirdHostInputs): BirdHostFile | { error: string } {
+  const { config, host } = input;
+  const machine = config.machines.find((m) => m.name === host);
+  const withheld = input.removed
+    ? "[bgp] is no longer in the configuration for this host"
+    : input.draining
+    ? "Keelson is stopping (drain)"
+    : machine && machine.state !== "active"
+    ? `machine "${host}" is in state "${machine.state}", not "active"`
+    : !input.nodeReady
+    ? `Node "${host}" is not Ready`
+    : undefined;
+  const chosen = input.services
+    ? birdServiceVips(config, host, input.services, input.endpointNodeNames)
+    : { vips: [...(input.fileVips ?? [])], notHere: [] };
+  const rendered = renderHostBird({
+    config,
+    host,
+    serviceVips: input.removed ? [] : chosen.vips,
+    nodes: input.removed ? [] : input.nodes,
+    announceServices: withheld === undefined,
+    controlPlaneHealthy: withheld === undefined && input.controlPlaneHealthy,
+    ...(input.passwords ? { passwords: input.passwords } : {}),
+  });
+  if ("error" in rendered) return rendered;
+  return {
+    ...rendered,
+    ...(withheld !== undefined ? { withheld } : {}),
+    notHere: withheld === undefined ? chosen.notHere : [],
+  };
+}
+
 /**
  * The ingress addresses of the Services Keelson handles that lie in `announce = "bgp"` pools,
- * sorted and unique, whatever their traffic policy (`keelson render bird`; the announcer also
- * applies `externalTrafficPolicy: Local`).
+ * sorted and unique; an `externalTrafficPolicy: Local` Service's only where one of its ready
+ * endpoints runs on `host` (kube-proxy drops Local traffic on a Node without one).
  * @param config the inventory
+ * @param host this host's Node name
  * @param services every Service
+ * @param endpointNodeNames where each Service's ready endpoints run; undefined: unknown
+ * @returns the VIPs to announce and the Local ones left out
  */
-export function bgpServiceVipsOf(config: Config, services: readonly V1Service[]): string[] {
+export function birdServiceVips(
+  config: Config,
+  host: string,
+  services: readonly V1Service[],
+  endpointNodeNames?: (service: V1Service) => string[] | undefined,
+): { vips: string[]; notHere: VipNotHere[] } {
   const vips = new Set<string>();
+  const notHere: VipNotHere[] = [];
   for (const service of services) {
     if (!handlesService(config, service)) continue;
-    for (const ip of ingressIps(service)) if (inBgpPool(config, ip)) vips.add(ip);
+    const ips = ingressIps(service).filter((ip) => inBgpPool(config, ip));
+    if (ips.length === 0) continue;
+    if (service.spec?.externalTrafficPolicy === "Local") {
+      const nodes = endpointNodeNames?.(service);
+      // unknown endpoints (no slice cache): no verdict, announce as for Cluster
+      if (nodes !== undefined && !nodes.includes(host)) {
+        for (const value of ips) {
+          notHere.push({
+            service: objectKey(service),
+            value,
+            reason: `externalTrafficPolicy is Local and no ready endpoint runs on "${host}"`,
+          });
+        }
+        continue;
+      }
+    }
+    for (const ip of ips) vips.add(ip);
   }
-  return [...vips].sort();
+  return { vips: [...vips].sort(), notHere };
+}
+
+/**
+ * Whether a host's Node counts as Ready: a Node whose kubelet is not Ready withdraws its VIPs.
+ * No Node (not registered yet, or unknown) and no Ready condition count as ready, so a cluster
+ * that is still coming up is not cut off.
+ * @param node the host's Node, when known
+ */
+export function nodeIsReady(node: V1Node | undefined): boolean {
+  const ready = node?.status?.conditions?.find((c) => c.type === "Ready");
+  return ready === undefined || ready.status === "True";
+}
+
+/**
+ * The Node names of a Service's ready endpoints, from its EndpointSlices.
+ * @param slices every EndpointSlice known
+ * @param service the Service
+ * @returns the names, sorted and unique
+ */
+export function endpointNodeNamesOf(
+  slices: readonly V1EndpointSlice[],
+  service: V1Service,
+): string[] {
+  const names = new Set<string>();
+  for (const slice of slices) {
+    if (slice.metadata?.namespace !== service.metadata?.namespace) continue;
+    if (slice.metadata?.labels?.["kubernetes.io/service-name"] !== service.metadata?.name) continue;
+    for (const endpoint of slice.endpoints ?? []) {
+      if (endpoint.conditions?.ready === false) continue;
+      if (endpoint.nodeName) names.add(endpoint.nodeName);
+    }
+  }
+  return [...names].sort();
 }
 
 /**

@@ -20,8 +20,9 @@ import { delay } from "../../../src/kube/delay.ts";
 import type { EventRecorder, Informer, Lister } from "../../../src/kube/ports.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { ApiserverProbe } from "../control_plane/apiserver_probe.ts";
-import { BirdAnnouncer } from "./announcer.ts";
+import { BirdAnnouncer, type BirdClusterSource } from "./announcer.ts";
 import { BirdApplier } from "./config_applier.ts";
+import { endpointNodeNamesOf, nodeIsReady } from "./host_config.ts";
 import { BirdRoutes } from "./routes.ts";
 import { SessionMonitor } from "./session_monitor.ts";
 
@@ -274,10 +275,7 @@ export function hostNodeReady(
   host: string,
 ): boolean {
   if (!nodes?.hasSynced()) return true;
-  const node = nodes.get(host);
-  if (!node) return true;
-  const ready = node.status?.conditions?.find((c) => c.type === "Ready");
-  return ready === undefined || ready.status === "True";
+  return nodeIsReady(nodes.get(host));
 }
 
 /**
@@ -289,16 +287,7 @@ export function endpointNodeNames(
   service: V1Service,
 ): string[] | undefined {
   if (!slices.hasSynced()) return undefined;
-  const names = new Set<string>();
-  for (const slice of slices.list()) {
-    if (slice.metadata?.namespace !== service.metadata?.namespace) continue;
-    if (slice.metadata?.labels?.["kubernetes.io/service-name"] !== service.metadata?.name) continue;
-    for (const endpoint of slice.endpoints ?? []) {
-      if (endpoint.conditions?.ready === false) continue;
-      if (endpoint.nodeName) names.add(endpoint.nodeName);
-    }
-  }
-  return [...names].sort();
+  return endpointNodeNamesOf(slices.list(), service);
 }
 
 /**
@@ -328,20 +317,32 @@ function wireCaches(announcer: BirdAnnouncer, context: BirdClusterContext, host:
       : []),
   ];
   context.signal.addEventListener("abort", () => offs.forEach((off) => off()), { once: true });
-  const slices = context.endpointSlices;
   Promise.all([
     context.services.waitForSync(context.signal),
     context.nodes.waitForSync(context.signal),
   ])
     .then(([a, b]) => {
       if (!a || !b) return;
-      return announcer.setClusterSource({
-        services: context.services,
-        nodes: context.nodes,
-        hasSynced: () => context.services.hasSynced() && context.nodes.hasSynced(),
-        ...(slices ? { endpointNodeNames: (service) => endpointNodeNames(slices, service) } : {}),
-      });
+      return announcer.setClusterSource(birdClusterSource(context));
     }).catch(failed);
+}
+
+/**
+ * What the announcer reads from the caches: Services, Nodes and, with an EndpointSlice cache,
+ * where each Service's ready endpoints run.
+ * @param context the caches
+ * @returns the announcer's cluster source
+ */
+export function birdClusterSource(
+  context: Pick<BirdClusterContext, "services" | "nodes" | "endpointSlices">,
+): BirdClusterSource {
+  const slices = context.endpointSlices;
+  return {
+    services: context.services,
+    nodes: context.nodes,
+    hasSynced: () => context.services.hasSynced() && context.nodes.hasSynced(),
+    ...(slices ? { endpointNodeNames: (service) => endpointNodeNames(slices, service) } : {}),
+  };
 }
 
 function podRouteChanged(old: V1Node | undefined, node: V1Node): boolean {

@@ -39,10 +39,19 @@ export interface PlannedAllocation {
   message?: string;
 }
 
+/** A LoadBalancer Service of a class Keelson does not handle: another implementation's. */
+export interface OtherClassService {
+  serviceKey: string;
+  /** Its `spec.loadBalancerClass`; absent when unset (`[load_balancer] default_class = false`). */
+  loadBalancerClass?: string;
+}
+
 /** The whole plan. */
 export interface AllocationPlan {
   /** One entry per LoadBalancer Service Keelson handles, sorted by key. */
   services: PlannedAllocation[];
+  /** LoadBalancer Services left to another implementation by their class, sorted by key. */
+  otherClass: OtherClassService[];
   /** Addresses Services keep although no pool offers them any more. */
   orphans: OrphanedAllocation[];
   /** Pool usage after the plan. */
@@ -97,8 +106,16 @@ export function planAllocations(config: Config, services: readonly V1Service[]):
     }
   }
   planned.sort((a, b) => (a.serviceKey < b.serviceKey ? -1 : 1));
+  const otherClass = services
+    .filter((s) => s.spec?.type === "LoadBalancer" && !handlesService(config, s))
+    .map((s): OtherClassService => {
+      const cls = s.spec?.loadBalancerClass;
+      return { serviceKey: objectKey(s), ...(cls ? { loadBalancerClass: cls } : {}) };
+    })
+    .sort((a, b) => (a.serviceKey < b.serviceKey ? -1 : a.serviceKey > b.serviceKey ? 1 : 0));
   return {
     services: planned,
+    otherClass,
     orphans: allocator.orphanedAllocations(),
     stats: allocator.stats(),
     problems: pools.flatMap((p) => p.problems),

@@ -161,39 +161,34 @@ export class KeepalivedAnnouncer {
 
   async #syncNow(reason: string): Promise<ApplyResult | undefined> {
     const config = this.#options.config();
-    const withdrawal = keepalivedWithdrawal(config, this.#options.host);
-    if (withdrawal) return await this.#withdraw(withdrawal, config);
-    if (this.#withdrawal === "withdrawn" || this.#withdrawal === "failed") {
-      // no withdrawal to retry any more, whether or not this render and apply succeed
-      this.#withdrawal = "returning";
-      this.#withdrawalLogged = "";
-    }
-    const served = this.#servedNow();
-    let vips = served?.vips;
-    if (vips === undefined) {
+    const host = this.#options.host;
+    const source = this.#source;
+    const services = source?.hasSynced() ? source.services.list() : undefined;
+    let fileVips: string[] | undefined;
+    if (!services && !keepalivedWithdrawal(config, host)) {
       // No synced cache (or no Kubernetes API at all): keep serving the Service VIPs the file
       // on disk holds, so inventory changes (control-plane VIP, peers, timers) still apply.
       const current = await readInputFile(this.#options.configFile, RENDERED_FILE).catch(() => "");
-      vips = this.#keptVips ?? serviceVipsInFile(current);
+      fileVips = this.#keptVips ?? serviceVipsInFile(current);
       this.#log.debug(
         "Rendering ({reason}) before the Service cache synced: keeping {count} VIPs",
         {
           reason,
-          count: vips.length,
+          count: fileVips.length,
         },
       );
     }
-    let rendered: RenderedHostConfig | { error: string };
-    try {
-      rendered = renderHostKeepalived({
-        config,
-        host: this.#options.host,
-        serviceVips: vips,
-        ...(this.#options.notifyFifoUser ? { notifyFifoUser: this.#options.notifyFifoUser } : {}),
-      });
-    } catch (error) {
-      // render refuses (throws) rather than write anything doubtful; log it, keep the old file
-      rendered = { error: `Cannot render keepalived: ${(error as Error).message}` };
+    const rendered = keepalivedHostFile({
+      config,
+      host,
+      ...(services ? { services } : { fileVips: fileVips ?? [] }),
+      ...(this.#options.notifyFifoUser ? { notifyFifoUser: this.#options.notifyFifoUser } : {}),
+    });
+    if (rendered.withdrawal) return await this.#withdraw(rendered.withdrawal, config, rendered);
+    if (this.#withdrawal === "withdrawn" || this.#withdrawal === "failed") {
+      // no withdrawal to retry any more, whether or not this render and apply succeed
+      this.#withdrawal = "returning";
+      this.#withdrawalLogged = "";
     }
     if ("error" in rendered) {
       if (rendered.error !== this.#lastError) {
@@ -203,9 +198,9 @@ export class KeepalivedAnnouncer {
       return undefined;
     }
     this.#lastError = "";
-    if (served) this.#keptVips = undefined;
+    if (services) this.#keptVips = undefined;
     this.#servedInterface = config.keepalived.interface;
-    this.#reportSkipped([...(served?.skipped ?? []), ...(served ? [] : rendered.skipped)]);
+    this.#reportSkipped(rendered.skipped);
     const result = await this.#options.applier.apply(rendered.text);
     // only a file keepalived took ends what an earlier withdrawal left: a VIP it could not remove
     // stays to be seen leaving at the next withdrawal
@@ -228,21 +223,20 @@ export class KeepalivedAnnouncer {
   async #withdraw(
     withdrawal: KeepalivedWithdrawal,
     config: Config,
+    rendered: KeepalivedHostFile,
   ): Promise<ApplyResult | undefined> {
     const before = await readInputFile(this.#options.configFile, RENDERED_FILE).catch(() => "");
     this.#keptVips ??= serviceVipsInFile(before);
     for (const vip of [...instancesInFile(before).values()].flat()) this.#leaving.add(vip);
     const held = [...this.#leaving].sort();
-    let text: string;
-    try {
-      text = renderWithdrawnConfig(this.#options.host);
-    } catch (error) {
-      const message = `Cannot render keepalived: ${(error as Error).message}`;
+    if ("error" in rendered) {
+      const message = rendered.error;
       if (message !== this.#lastError) this.#log.error("{error}", { error: message });
       this.#lastError = message;
       this.#withdrawal = "failed";
       return undefined;
     }
+    const text = rendered.text;
     this.#lastError = "";
     this.#reportSkipped([]);
     const result = await this.#options.applier.apply(text);
@@ -368,6 +362,58 @@ export function renderHostKeepalived(
   const model = buildKeepalivedModel(input);
   if ("error" in model) return model;
   return { text: renderKeepalivedConfig(model), skipped: model.skipped };
+}
+
+/** The inputs of one host's keepalived file, wherever they were read from. */
+export interface KeepalivedHostInputs {
+  config: Config;
+  /** This machine's name. */
+  host: string;
+  /** Every Service, once the cache has synced; absent: `fileVips` are served. */
+  services?: readonly V1Service[];
+  /** The Service VIPs of the file on disk, served until the Service cache syncs. */
+  fileVips?: readonly string[];
+  /** The user Keelson runs as, owner of keepalived's notify FIFO; absent: no FIFO. */
+  notifyFifoUser?: string;
+}
+
+/**
+ * One host's keepalived file, with the addresses left out; `withdrawal` says why the host is out
+ * of VRRP (the file then has no instance).
+ */
+export type KeepalivedHostFile =
+  & ({ text: string; skipped: SkippedAddress[] } | { error: string })
+  & { withdrawal?: KeepalivedWithdrawal };
+
+/**
+ * One host's keepalived file from its inputs: the one pipeline of the announcer and of
+ * `keelson render keepalived`. Pure.
+ * @param input what the host knows
+ * @returns the text and the skipped addresses, or `{ error }`; with `withdrawal` when the host
+ *   serves nothing through keepalived
+ */
+export function keepalivedHostFile(input: KeepalivedHostInputs): KeepalivedHostFile {
+  const { config, host } = input;
+  const withdrawal = keepalivedWithdrawal(config, host);
+  try {
+    if (withdrawal) return { text: renderWithdrawnConfig(host), skipped: [], withdrawal };
+    const served = input.services ? servedServiceAddresses(config, input.services) : undefined;
+    const rendered = renderHostKeepalived({
+      config,
+      host,
+      serviceVips: served?.vips ?? input.fileVips ?? [],
+      ...(input.notifyFifoUser ? { notifyFifoUser: input.notifyFifoUser } : {}),
+    });
+    if ("error" in rendered) return rendered;
+    // served addresses were checked once already; the file's are checked by the model
+    return { text: rendered.text, skipped: served ? served.skipped : rendered.skipped };
+  } catch (error) {
+    // render refuses (throws) rather than write anything doubtful
+    return {
+      error: `Cannot render keepalived: ${(error as Error).message}`,
+      ...(withdrawal ? { withdrawal } : {}),
+    };
+  }
 }
 
 /**
