@@ -167,10 +167,17 @@ async function readRegularFile(
   try {
     // the path may name another file now than the one stat(2) saw
     if (!(await file.stat()).isFile) throw notRegular();
-    // read at most cap + 1 bytes: the file may grow between stat and read
-    const buffer = new Uint8Array(Math.min(info.size, kind.maxBytes) + 1);
+    // read to the end, but never more than cap + 1 bytes: the file may have grown since stat(2)
+    // (a non-atomic write), and its whole text is wanted, not the size stat saw
+    let buffer = new Uint8Array(Math.min(info.size, kind.maxBytes) + 1);
     let length = 0;
-    while (length < buffer.length) {
+    for (;;) {
+      if (length === buffer.length) {
+        if (length > kind.maxBytes) break;
+        const grown = new Uint8Array(Math.min(buffer.length * 2, kind.maxBytes + 1));
+        grown.set(buffer);
+        buffer = grown;
+      }
       const n = await file.read(buffer.subarray(length));
       if (n === null) break;
       length += n;

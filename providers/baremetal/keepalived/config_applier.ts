@@ -21,7 +21,13 @@ import { declareOnce } from "../../../src/metrics/registry.ts";
 import { installChecked } from "../checked_install.ts";
 import { runBounded } from "../run_bounded.ts";
 import { processComm } from "./process_comm.ts";
-import { PID_FILE, readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
+import {
+  InputFileError,
+  PID_FILE,
+  readInputFile,
+  RENDERED_FILE,
+} from "../../../src/config/read_input_file.ts";
+import { errorMessage } from "../../../src/log/error_message.ts";
 
 /**
  * Outcome of one apply, also the `result` label of the reload counter: `success` written and
@@ -209,7 +215,21 @@ export class KeepalivedApplier {
         };
     }
     const pidFile = this.#options.pidFile;
-    const pidText = await readInputFile(pidFile, PID_FILE).catch(() => undefined);
+    let pidText: string | undefined;
+    try {
+      pidText = await readInputFile(pidFile, PID_FILE);
+    } catch (error) {
+      // only a missing pid file says keepalived is not running; one Keelson cannot read says
+      // nothing about keepalived
+      if (!(error instanceof InputFileError && error.problem === "not-found")) {
+        return {
+          result: "error",
+          reloaded: false,
+          message: `${file} written; not reloaded: cannot read keepalived's pid file ${pidFile}: ` +
+            errorMessage(error),
+        };
+      }
+    }
     if (pidText === undefined) {
       // keepalived removes its pid file when it stops: none runs now; it reads the file at start
       return {

@@ -105,7 +105,10 @@ export async function readNotifyFifo(options: ReadNotifyFifoOptions): Promise<vo
       await readLines(file, options);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      if (!options.signal.aborted && message !== lastError) {
+      // a FIFO that does not exist yet is the normal start (Keelson starts before keepalived),
+      // reported once at info above; only other failures are warnings
+      const expected = error instanceof Deno.errors.NotFound;
+      if (!options.signal.aborted && message !== lastError && !expected) {
         log.warn("Cannot read keepalived's notify FIFO {path} (retrying): {error}", {
           path: options.path,
           error: message,

@@ -9,6 +9,9 @@ import { Gauge, type Registry } from "prom-client";
 import { canonicalIp } from "../../../src/net/ip.ts";
 import { declareOnce } from "../../../src/metrics/registry.ts";
 
+/** How long `ip -j addr` may take before the observation fails (and is retried). */
+const IP_TIMEOUT_MS = 5_000;
+
 /** VIPs split by whether this host holds them. */
 export interface VipRoles {
   master: string[];
@@ -60,7 +63,13 @@ export async function observeVipRoles(
     "show",
     ...(options.interface ? ["dev", options.interface] : []),
   ];
-  const output = await new Deno.Command("ip", { args, stdout: "piped", stderr: "piped" }).output();
+  // bounded as every other wait: a wedged netlink must not stall the VIP-role loop for good
+  const output = await new Deno.Command("ip", {
+    args,
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(IP_TIMEOUT_MS),
+  }).output();
   if (output.code !== 0) {
     throw new Error(
       `Cannot list addresses with "ip ${args.join(" ")}": ${

@@ -145,3 +145,21 @@ Deno.test({
     }
   },
 });
+
+Deno.test("readInputFile(): a file that grew after stat(2) is read whole (up to its cap), not cut at the size stat saw", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = `${dir}/token`;
+    const text = "x".repeat(70_000);
+    await Deno.writeTextFile(path, text);
+    // stat saw the file when it held 10 bytes (a non-atomic write was still going on)
+    const stat = async (p: string) => ({ ...(await Deno.stat(p)), size: 10 });
+    assert.equal(await readInputFile(path, TOKEN_FILE_FOR_GROWTH, { stat }), text);
+    await Deno.writeTextFile(path, "y".repeat(TOKEN_FILE_FOR_GROWTH.maxBytes + 1));
+    await assert.rejects(readInputFile(path, TOKEN_FILE_FOR_GROWTH, { stat }), /larger than/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+const TOKEN_FILE_FOR_GROWTH = { maxBytes: 100_000, what: "a test file" };

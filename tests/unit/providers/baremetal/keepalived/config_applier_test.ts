@@ -238,3 +238,21 @@ Deno.test("KeepalivedApplier.apply(): a file written while no keepalived runs is
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("KeepalivedApplier.apply(): a pid file Keelson cannot read is an error naming it, not 'keepalived is not running'", async () => {
+  const t = await setup();
+  try {
+    // a FIFO where the pid file should be: refused by the bounded reader, says nothing of keepalived
+    await new Deno.Command("mkfifo", { args: [t.pidFile] }).output();
+    const result = await t.apply("x\n");
+    assert.deepEqual([result.result, result.reloaded], ["error", false]);
+    assert.match(
+      result.message,
+      /cannot read keepalived's pid file .*keepalived\.pid: .*not a regular file/,
+    );
+    assert.equal(await t.metric("not_running"), 0);
+    assert.equal(await t.metric("error"), 1);
+  } finally {
+    await Deno.remove(t.dir, { recursive: true });
+  }
+});
