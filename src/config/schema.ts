@@ -35,6 +35,11 @@ const name = z.string().regex(
 
 /** A file path: non-empty, no NUL, bounded. */
 const path = z.string().min(1).max(4096).regex(/^[^\0]*$/, "must not hold a NUL character");
+/** A file Keelson writes: absolute, so `check` judges the path `run` (cwd `/` under systemd) uses. */
+const writtenPath = path.regex(
+  /^\//,
+  "must be an absolute path (a relative one would depend on the directory Keelson starts in)",
+);
 
 /**
  * A duration such as "15s", bounded: every duration ends up in a timer, and a timer above
@@ -254,7 +259,7 @@ export const LoadBalancerSchema = z.strictObject({
 /** The `[keepalived]` table. */
 export const KeepalivedSchema = z.strictObject({
   enabled: z.boolean().default(true),
-  config_file: path.default("/etc/keepalived/conf.d/keelson.conf"),
+  config_file: writtenPath.default("/etc/keepalived/conf.d/keelson.conf"),
   pid_file: path.default("/run/keepalived.pid"),
   reload_command: command.optional(),
   check_command: command.default(["keepalived", "-t", "-f"]),

@@ -112,3 +112,19 @@ Deno.test("loadConfigFile() refuses a config_file the binary may not write, with
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a relative [keepalived] config_file is refused: check would judge it from its own directory, run from /", () => {
+  assert.throws(
+    () =>
+      parseConfig(
+        '[cluster]\nname = "c"\n\n[keepalived]\nconfig_file = "conf.d/keelson.conf"\n\n' +
+          '[[machines]]\nname = "cp-1"\nrole = "control-plane"\n',
+        "k.toml",
+      ),
+    (error: unknown) =>
+      error instanceof ConfigError &&
+      /k\.toml:5: keepalived\.config_file: "conf\.d\/keelson\.conf" must be an absolute path/.test(
+        error.format(),
+      ),
+  );
+});
