@@ -7,16 +7,15 @@
  *
  * Also: a holderIdentity holding terminal escapes (the apiserver stores it) is shown escaped.
  */
+import { keelsonCommand } from "./_harness/shipped_keelson.ts";
 import assert from "node:assert/strict";
 import type { V1Lease } from "@kubernetes/client-node";
-import { fileURLToPath } from "node:url";
 import { integrationTest, startControlPlane } from "./_harness/control_plane.ts";
 import type { ClusterStatus } from "../../src/status/cluster_status.ts";
 import { encodeHostReport } from "../../src/status/host_report.ts";
 import { MicroTime } from "../../src/kube/micro_time.ts";
 import { report } from "../unit/status/_leases.ts";
 
-const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
 const LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases";
 const VIP = "10.0.0.150";
 const ESCAPES = "cp-1_x\x1b]0;owned\x07\x1b[2J\x1b[32mHealthy";
@@ -42,8 +41,10 @@ async function status(
   args: string[],
 ): Promise<{ code: number; out: string; err: string; ms: number }> {
   const started = performance.now();
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", MAIN, "status", ...args],
+  // the shipped bundle with the baked flags: status runs in the binary too
+  const [command, ...argv] = await keelsonCommand(["status", ...args]);
+  const out = await new Deno.Command(command!, {
+    args: argv,
     stdout: "piped",
     stderr: "piped",
     env: { NO_COLOR: "1" },

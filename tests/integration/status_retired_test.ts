@@ -6,16 +6,15 @@
  * cp-1 and the leader renew their Leases meanwhile (the command judges freshness by seeing them
  * renewed, so a Lease nobody renews would be silent).
  */
+import { keelsonCommand } from "./_harness/shipped_keelson.ts";
 import assert from "node:assert/strict";
 import type { V1Lease } from "@kubernetes/client-node";
-import { fileURLToPath } from "node:url";
 import { integrationTest, startControlPlane } from "./_harness/control_plane.ts";
 import type { ClusterStatus } from "../../src/status/cluster_status.ts";
 import { encodeHostReport } from "../../src/status/host_report.ts";
 import { MicroTime } from "../../src/kube/micro_time.ts";
 import { report } from "../unit/status/_leases.ts";
 
-const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
 const LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases";
 
 const INVENTORY = `
@@ -49,8 +48,10 @@ function heartbeat(host: string, ageMs: number): V1Lease {
 }
 
 async function status(args: string[]): Promise<{ code: number; status: ClusterStatus }> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", MAIN, "status", "-o", "json", ...args],
+  // the shipped bundle with the baked flags: status runs in the binary too
+  const [command, ...argv] = await keelsonCommand(["status", "-o", "json", ...args]);
+  const out = await new Deno.Command(command!, {
+    args: argv,
     stdout: "piped",
     stderr: "piped",
     env: { NO_COLOR: "1" },
