@@ -26,7 +26,8 @@ export const EXIT_PROBLEMS = 3;
 
 const REQUEST_TIMEOUT_MS = 15_000;
 
-const USAGE = `Usage: keelson status [--kubeconfig FILE | --config FILE] [--output text|json]
+const USAGE =
+  `Usage: keelson status [--kubeconfig FILE | --config FILE] [--context NAME] [--output text|json]
 
 Shows every VIP with the Service using it, its pool, the host(s) serving it and the VRRP state
 on each host, plus the leader, each host's last heartbeat, version and reload state, and pool
@@ -35,8 +36,10 @@ With the inventory (--config), a silent host that is no longer in it is listed a
 with the command that deletes its heartbeat, and is not a problem.
 
 Flags:
-      --kubeconfig FILE   kubeconfig to use (else [kubernetes] kubeconfig of --config, else
-                          $KUBECONFIG, else in-cluster)
+      --kubeconfig FILE   kubeconfig to use; else [kubernetes] kubeconfig of --config, else
+                          $KUBECONFIG (a colon-separated list, merged as kubectl does), else
+                          ~/.kube/config, else in-cluster
+      --context NAME      the kubeconfig context to use (default: its current-context)
   -c, --config FILE       the inventory: its kubeconfig, leader-election Lease and machines
                           (env ${CONFIG_ENV})
   -o, --output FORMAT     text (default) or json
@@ -54,6 +57,7 @@ Exit codes: 0 healthy, 1 cannot read the cluster, 2 wrong command line, 3 proble
 export async function statusCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(args, {
     kubeconfig: { type: "string" },
+    context: { type: "string" },
     config: { type: "string", short: "c" },
     output: { type: "string", short: "o" },
     help: { type: "boolean", short: "h" },
@@ -89,7 +93,12 @@ export async function statusCommand(args: string[]): Promise<number> {
   let leases: V1Lease[];
   let leaderLease: V1Lease | undefined;
   try {
-    const settings = await resolveConnectionSettings(kubeconfig ? { kubeconfig } : {});
+    // kubectl's order, ~/.kube/config included: status is run by people, at their own shell
+    const settings = await resolveConnectionSettings({
+      kubectlDefaults: true,
+      ...(kubeconfig ? { kubeconfig } : {}),
+      ...(values.context ? { context: values.context } : {}),
+    });
     const client = createKubeClient(settings, {
       registry: new Registry(),
       userAgent: "keelson-status",
