@@ -5,6 +5,7 @@
  * @module
  */
 import { type ClusterStatus, formatAge } from "./cluster_status.ts";
+import { toJsonText } from "../text/json_text.ts";
 
 /** Whether to colour the text. */
 export interface FormatOptions {
@@ -149,7 +150,7 @@ function bgpSessions(
  * @returns the JSON text, ending in a newline
  */
 export function formatStatusJson(status: ClusterStatus): string {
-  return JSON.stringify(status, null, 2) + "\n";
+  return toJsonText(status);
 }
 
 /**

@@ -1,0 +1,44 @@
+/**
+ * The document `keelson plan -o json` prints, one flat object (README "Machine-readable
+ * output"): `nodes`, `services`, `orphans`, `pools`, `problems`. Pure.
+ *
+ * @module
+ */
+import type { AllocationPlan } from "../../providers/baremetal/ipam/plan_allocations.ts";
+import type { NodePlan } from "./plan_nodes.ts";
+import { jsonCount } from "../text/json_text.ts";
+
+/** One pool and family in the plan's JSON, as in `keelson status -o json`. */
+export interface PoolJson {
+  pool: string;
+  family: "IPv4" | "IPv6";
+  /** A number; decimal text only above 2^53. */
+  total: number | string;
+  used: number;
+}
+
+/**
+ * The plan as one flat document.
+ * @param nodes what happens to each Node
+ * @param allocations what each LoadBalancer Service gets, orphans, pool usage, pool problems
+ * @returns the document (bigints already turned into counts)
+ */
+export function planJson(nodes: readonly NodePlan[], allocations: AllocationPlan) {
+  return {
+    nodes,
+    // null, not absent, where no pool holds an address: every key is always there
+    services: allocations.services.map((s) => ({
+      ...s,
+      pool: s.pool ?? null,
+      pools: s.pools.map((p) => p ?? null),
+    })),
+    orphans: allocations.orphans.map((o) => ({ ...o, pool: o.pool ?? null })),
+    pools: allocations.stats.map((s): PoolJson => ({
+      pool: s.pool,
+      family: s.family === 4 ? "IPv4" : "IPv6",
+      total: jsonCount(s.total),
+      used: s.used,
+    })),
+    problems: allocations.problems,
+  };
+}
