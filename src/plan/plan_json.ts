@@ -4,7 +4,11 @@
  *
  * @module
  */
-import type { AllocationPlan } from "../../providers/baremetal/ipam/plan_allocations.ts";
+import type {
+  AllocationPlan,
+  PlannedAllocation,
+} from "../../providers/baremetal/ipam/plan_allocations.ts";
+import type { OrphanedAllocation } from "../../providers/baremetal/ipam/allocator.ts";
 import type { NodePlan } from "./plan_nodes.ts";
 import { jsonCount } from "../text/json_text.ts";
 
@@ -17,13 +21,25 @@ export interface PoolJson {
   used: number;
 }
 
+/** The whole `plan -o json` document. */
+export interface PlanJson {
+  nodes: readonly NodePlan[];
+  services: (Omit<PlannedAllocation, "pool" | "pools"> & {
+    pool: string | null;
+    pools: (string | null)[];
+  })[];
+  orphans: (Omit<OrphanedAllocation, "pool"> & { pool: string | null })[];
+  pools: PoolJson[];
+  problems: string[];
+}
+
 /**
  * The plan as one flat document.
  * @param nodes what happens to each Node
  * @param allocations what each LoadBalancer Service gets, orphans, pool usage, pool problems
  * @returns the document (bigints already turned into counts)
  */
-export function planJson(nodes: readonly NodePlan[], allocations: AllocationPlan) {
+export function planJson(nodes: readonly NodePlan[], allocations: AllocationPlan): PlanJson {
   return {
     nodes,
     // null, not absent, where no pool holds an address: every key is always there
