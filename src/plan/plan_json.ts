@@ -4,11 +4,7 @@
  *
  * @module
  */
-import type {
-  AllocationPlan,
-  PlannedAllocation,
-} from "../../providers/baremetal/ipam/plan_allocations.ts";
-import type { OrphanedAllocation } from "../../providers/baremetal/ipam/allocator.ts";
+import type { AllocationPlan } from "../../providers/baremetal/mod.ts";
 import type { NodePlan } from "./plan_nodes.ts";
 import { jsonCount } from "../text/json_text.ts";
 
@@ -24,11 +20,11 @@ export interface PoolJson {
 /** The whole `plan -o json` document. */
 export interface PlanJson {
   nodes: readonly NodePlan[];
-  services: (Omit<PlannedAllocation, "pool" | "pools"> & {
+  services: (Omit<AllocationPlan["services"][number], "pool" | "pools"> & {
     pool: string | null;
     pools: (string | null)[];
   })[];
-  orphans: (Omit<OrphanedAllocation, "pool"> & { pool: string | null })[];
+  orphans: (Omit<AllocationPlan["orphans"][number], "pool"> & { pool: string | null })[];
   pools: PoolJson[];
   problems: string[];
 }
