@@ -34,6 +34,7 @@ fi
 
 mkdir -p dist
 deno bundle --quiet --output dist/keelson.js main.ts
+bash scripts/stamp_version.sh dist/keelson.js
 built=0
 for target in $targets; do
   suffix="${target%%-*}"

@@ -12,17 +12,20 @@ import { print } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 import { requiredFlag } from "./read_env.ts";
 import { terminalSafe } from "../text/terminal_safe.ts";
+import { toJsonText } from "../text/json_text.ts";
 
 /** Environment variable read when `--config` is not given. */
 export const CONFIG_ENV = "KEELSON_CONFIG";
 
-const USAGE = `Usage: keelson check --config FILE
+const USAGE = `Usage: keelson check --config FILE [--output text|json]
 
 Validates a Keelson inventory (TOML) and prints a summary of it, or every problem found with
 its file, line and key.
 
 Flags:
   -c, --config FILE   the inventory to check (env ${CONFIG_ENV})
+  -o, --output FORMAT text (default) or json: {"ok", "file", "issues": [{"file", "line",
+                      "path", "message"}]}
   -h, --help          print this help
 
 Exit codes: 0 valid, 1 invalid or unreadable file, 2 wrong command line.`;
@@ -40,6 +43,7 @@ Exit codes: 0 valid, 1 invalid or unreadable file, 2 wrong command line.`;
 export async function checkCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(args, {
     config: { type: "string", short: "c" },
+    output: { type: "string", short: "o", default: "text" },
     help: { type: "boolean", short: "h" },
   });
   if (values.help) {
@@ -49,6 +53,10 @@ export async function checkCommand(args: string[]): Promise<number> {
   if (positionals.length > 0) {
     throw new UsageError(`unexpected argument "${positionals[0]}"; name the file with --config`);
   }
+  if (values.output !== "text" && values.output !== "json") {
+    throw new UsageError(`--output "${values.output}" is not allowed; use text or json`);
+  }
+  const json = values.output === "json";
   const path = requiredFlag(values.config, "--config FILE", CONFIG_ENV);
   let outcome: Config | ConfigError;
   try {
@@ -57,6 +65,10 @@ export async function checkCommand(args: string[]): Promise<number> {
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     outcome = error;
+  }
+  if (json) {
+    print(toJsonText(checkJson(path, outcome)).trimEnd());
+    return outcome instanceof ConfigError ? EXIT_INVALID : EXIT_OK;
   }
   print(checkReport(path, outcome));
   return outcome instanceof ConfigError ? EXIT_INVALID : EXIT_OK;
@@ -76,4 +88,35 @@ export function checkReport(path: string, outcome: Config | ConfigError): string
   }
   const n = outcome.issues.length;
   return `${outcome.format()}\n${terminalSafe(path)}: ${n} problem${n === 1 ? "" : "s"} found`;
+}
+
+/**
+ * What `keelson check -o json` prints: `ok`, the file, and every problem with its line (null
+ * where none is known). A file that cannot be read at all has its message as the one problem.
+ * @param path the file as named
+ * @param outcome the validated configuration, or why it is not one
+ * @returns the document
+ */
+export function checkJson(
+  path: string,
+  outcome: Config | ConfigError,
+): {
+  ok: boolean;
+  file: string;
+  issues: { file: string; line: number | null; path: string; message: string }[];
+} {
+  if (!(outcome instanceof ConfigError)) return { ok: true, file: path, issues: [] };
+  const issues = outcome.issues.length > 0
+    ? outcome.issues
+    : [{ file: path, path: "", message: outcome.message, line: undefined }];
+  return {
+    ok: false,
+    file: path,
+    issues: issues.map((i) => ({
+      file: i.file,
+      line: i.line ?? null,
+      path: i.path,
+      message: i.message,
+    })),
+  };
 }

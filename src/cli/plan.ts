@@ -19,11 +19,12 @@ import type { Config } from "../config/types.ts";
 import type { V1Node } from "@kubernetes/client-node";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
+import { planJson } from "../plan/plan_json.ts";
+import { toJsonText } from "../text/json_text.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 import { requiredFlag } from "./read_env.ts";
 import { INPUT_FLAGS } from "./input_flags.ts";
 import { readInventory, readSnapshot } from "./command_inputs.ts";
-import { terminalSafeJson } from "../text/terminal_safe.ts";
 import type { Snapshot } from "../snapshot/load_snapshot.ts";
 
 const USAGE = `Usage: keelson plan --config FILE --state SNAPSHOT [--output text|json]
@@ -89,15 +90,7 @@ export async function planCommand(args: string[]): Promise<number> {
   addPodRoutes(nodes, config, snapshot.nodes);
   const services = planAllocations(config, snapshot.services);
   if (values.output === "json") {
-    print(terminalSafeJson(
-      JSON.stringify(
-        { nodes, services },
-        // pool sizes reach 2^64 and beyond: decimal text keeps every digit (a JSON number
-        // above 2^53 loses precision in most readers)
-        (_key, value) => typeof value === "bigint" ? value.toString() : value,
-        2,
-      ),
-    ));
+    print(toJsonText(planJson(nodes, services)).trimEnd());
   } else {
     print(formatPlan(nodes, services).trimEnd());
   }

@@ -24,6 +24,8 @@ import { readInventory, readSnapshot } from "./command_inputs.ts";
 import { renderBirdCommand } from "./render_bird.ts";
 
 const USAGE = `Usage: keelson render keepalived --config FILE --host NAME [--state SNAPSHOT]
+       keelson render bird --config FILE --host NAME [--state SNAPSHOT] [--show-secrets]
+         (BIRD's configuration for the host; "keelson render bird --help" for its flags)
 
 Prints the keepalived configuration file that Keelson would keep on control-plane host NAME:
 the control-plane VIP from the inventory and, with --state, the VIPs of the LoadBalancer

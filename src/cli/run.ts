@@ -47,6 +47,8 @@ export async function runCommand(args: string[]): Promise<number> {
     }
     throw error;
   }
+  const flagProblem = flags.problem(config);
+  if (flagProblem) throw new UsageError(flagProblem);
   await setupLogging({ level: flags.logLevel, format: flags.logFormat });
   // the short name: machine names are short names in most inventories
   const host = flags.host ?? hostname("short") ?? "";

@@ -9,6 +9,7 @@ import { parseDuration } from "../config/duration.ts";
 import { controllersProblem } from "../config/controller_names.ts";
 import { LOG_LEVELS } from "../log/logging.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
+import { withoutUpstreamFlags } from "./upstream_flags.ts";
 
 /** The run command's flag table (node:util parseArgs). */
 export const RUN_FLAGS = {
@@ -26,6 +27,8 @@ export const RUN_FLAGS = {
   "leader-elect-resource-namespace": { type: "string" },
   "bind-address": { type: "string" },
   "secure-port": { type: "string" },
+  "tls-cert-file": { type: "string" },
+  "tls-private-key-file": { type: "string" },
   listen: { type: "string" },
   "kube-api-qps": { type: "string" },
   "kube-api-burst": { type: "string" },
@@ -49,7 +52,8 @@ Flags override the matching keys of the TOML file.
 
 Flags:
   -c, --config FILE                        inventory file (env KEELSON_CONFIG)
-      --host NAME                          this host's machine name (default: the hostname)
+      --host NAME                          this host's machine name (env KEELSON_HOST; default:
+                                           the short hostname)
       --kubeconfig FILE                    [kubernetes] kubeconfig; default $KUBECONFIG, then in-cluster
       --cluster-name NAME                  [cluster] name (default "kubernetes")
       --cluster-cidr CIDR[,CIDR]           [cluster] cluster_cidr: the pods' ranges (BGP pod routes)
@@ -57,14 +61,19 @@ Flags:
                                            cloud-node, cloud-node-lifecycle, service, route,
                                            pv-labels
                                            (canonical upstream names are accepted too)
-      --leader-elect BOOL                  [leader_election] enabled (default true)
+      --leader-elect[=BOOL]                [leader_election] enabled (default true); bare means true
       --leader-elect-lease-duration DUR    (default 15s)
       --leader-elect-renew-deadline DUR    (default 10s)
       --leader-elect-retry-period DUR      (default 2s)
       --leader-elect-resource-name NAME    (default keelson)
       --leader-elect-resource-namespace NS (default kube-system)
-      --listen HOST:PORT                   health and metrics address (default 127.0.0.1:10258)
-      --bind-address IP, --secure-port N   upstream spelling of --listen
+      --listen HOST:PORT                   health and metrics address (default 127.0.0.1:10258);
+                                           HTTPS when a certificate is set, else plain HTTP
+      --bind-address IP                    the host half of --listen (upstream spelling)
+      --secure-port N                      the port half, served over HTTPS as upstream's is:
+                                           needs a certificate (below or [server] tls_cert_file)
+      --tls-cert-file FILE                 [server] tls_cert_file: PEM certificate chain
+      --tls-private-key-file FILE          [server] tls_key_file: its PEM private key
       --kube-api-qps N, --kube-api-burst N client-side rate limit of each controller (default 20 / 30)
       --node-status-update-frequency DUR   periodic address sync (default 5m)
       --node-monitor-period DUR            node lifecycle period (default 5s)
@@ -73,7 +82,13 @@ Flags:
       --concurrent-service-syncs N         (default 1)
   -v, --log-level LEVEL                    ${LOG_LEVELS.join(", ")}, or a klog number 0-10
       --log-format FORMAT                  auto (text on a terminal, JSON lines otherwise), json, text
-  -h, --help                               this text`;
+  -h, --help                               this text
+
+Upstream flags Keelson has no use for (--cloud-config, --configure-cloud-routes, ...) are refused
+with what to write instead; --cloud-provider=baremetal is accepted.
+
+Environment: KEELSON_CONFIG (--config), KEELSON_HOST (--host), KEELSON_LOG_LEVEL (--log-level),
+KUBECONFIG (--kubeconfig), NO_COLOR.`;
 
 /** What the flags decided beyond config overrides. */
 export interface RunFlags {
@@ -82,6 +97,11 @@ export interface RunFlags {
   logLevel: (typeof LOG_LEVELS)[number];
   logFormat: "auto" | "json" | "text";
   help: boolean;
+  /**
+   * Why the flags cannot work with this (validated) config, or undefined: `--secure-port`
+   * serves HTTPS, so it needs a certificate from the flags or the file.
+   */
+  problem(config: Config): string | undefined;
   /** Applies the flag overrides to a freshly loaded config (also after every reload). */
   apply(config: Config): Config;
 }
@@ -91,7 +111,20 @@ export interface RunFlags {
  * @throws {UsageError} naming the flag and the accepted values
  */
 export function parseRunFlags(args: string[], env: (name: string) => string | undefined): RunFlags {
-  const { values } = parseFlags(args, RUN_FLAGS);
+  const kept = withoutUpstreamFlags(args);
+  if ("problem" in kept) throw new UsageError(kept.problem);
+  // upstream's --leader-elect is a boolean flag: bare means true (pflag's NoOptDefVal)
+  const normalized = kept.map((arg) => (arg === "--leader-elect" ? "--leader-elect=true" : arg));
+  const { values, positionals } = parseFlags(normalized, RUN_FLAGS);
+  if (positionals.length > 0) {
+    const [first] = positionals;
+    const bare = kept.indexOf("--leader-elect");
+    const boolean = /^(true|false|[01tfTF]|TRUE|FALSE|True|False)$/.test(first!);
+    const hint = boolean && bare >= 0 && kept[bare + 1] === first
+      ? `; a bare --leader-elect means true, so write --leader-elect=${first}`
+      : "";
+    throw new UsageError(`keelson run takes no arguments, got "${first}"${hint}`);
+  }
   const durations: Array<[keyof typeof values, (c: Config, v: Duration) => void]> = [
     ["leader-elect-lease-duration", (c, v) => c.leader_election.lease_duration = v],
     ["leader-elect-renew-deadline", (c, v) => c.leader_election.renew_deadline = v],
@@ -125,10 +158,10 @@ export function parseRunFlags(args: string[], env: (name: string) => string | un
   let leaderElect: boolean | undefined;
   if (values["leader-elect"] !== undefined) {
     const v = values["leader-elect"];
-    if (v !== "true" && v !== "false") {
-      throw new UsageError(`--leader-elect "${v}" must be true or false`);
-    }
-    leaderElect = v === "true";
+    // the spellings Go's strconv.ParseBool (and so upstream's flag) accepts
+    if (["1", "t", "T", "true", "TRUE", "True"].includes(v)) leaderElect = true;
+    else if (["0", "f", "F", "false", "FALSE", "False"].includes(v)) leaderElect = false;
+    else throw new UsageError(`--leader-elect "${v}" must be true or false`);
   }
   const listen = listenFrom(values.listen, values["bind-address"], securePort);
   const logLevel = parseLogLevel(values["log-level"] ?? values.v ?? env("KEELSON_LOG_LEVEL"));
@@ -146,6 +179,13 @@ export function parseRunFlags(args: string[], env: (name: string) => string | un
     logLevel,
     logFormat,
     help: values.help ?? false,
+    problem(config: Config): string | undefined {
+      if (securePort === undefined) return undefined;
+      if (config.server.tls_cert_file && config.server.tls_key_file) return undefined;
+      return `--secure-port ${securePort} serves HTTPS, as upstream's does, and needs a ` +
+        "certificate: add --tls-cert-file and --tls-private-key-file (or [server] tls_cert_file " +
+        "and tls_key_file); for plain HTTP use --listen HOST:PORT instead";
+    },
     apply(config: Config): Config {
       const c = structuredClone(config);
       if (values.kubeconfig !== undefined) c.kubernetes.kubeconfig = values.kubeconfig;
@@ -167,6 +207,10 @@ export function parseRunFlags(args: string[], env: (name: string) => string | un
       if (nodeSyncs !== undefined) c.controllers.concurrent_node_syncs = nodeSyncs;
       if (serviceSyncs !== undefined) c.controllers.concurrent_service_syncs = serviceSyncs;
       if (listen !== undefined) c.server.listen = listen(c.server.listen);
+      if (values["tls-cert-file"] !== undefined) c.server.tls_cert_file = values["tls-cert-file"];
+      if (values["tls-private-key-file"] !== undefined) {
+        c.server.tls_key_file = values["tls-private-key-file"];
+      }
       for (const { set, value } of durationFlags) set(c, value);
       return c;
     },

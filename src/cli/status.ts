@@ -39,7 +39,8 @@ const DEFAULT_OBSERVE = "20s";
 /** How often the Leases are read again while watching. */
 const POLL_MS = 1000;
 
-const USAGE = `Usage: keelson status [--kubeconfig FILE | --config FILE] [--output text|json]
+const USAGE =
+  `Usage: keelson status [--kubeconfig FILE | --config FILE] [--context NAME] [--output text|json]
                       [--observe DURATION]
 
 Shows every VIP with the Service using it, its pool, the host(s) serving it and the VRRP state
@@ -54,8 +55,10 @@ is the writer's clock, shown but never trusted). So it watches the Leases for re
 5 s when every host is alive, up to 15 s while one is silent.
 
 Flags:
-      --kubeconfig FILE   kubeconfig to use (else [kubernetes] kubeconfig of --config, else
-                          $KUBECONFIG, else in-cluster)
+      --kubeconfig FILE   kubeconfig to use; else [kubernetes] kubeconfig of --config, else
+                          $KUBECONFIG (a colon-separated list, merged as kubectl does), else
+                          ~/.kube/config, else in-cluster
+      --context NAME      the kubeconfig context to use (default: its current-context)
   -c, --config FILE       the inventory: its kubeconfig, leader-election Lease and machines
                           (env ${CONFIG_ENV})
   -o, --output FORMAT     text (default) or json
@@ -75,6 +78,7 @@ Exit codes: 0 healthy, 1 cannot read the cluster, 2 wrong command line, 3 proble
 export async function statusCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(args, {
     kubeconfig: { type: "string" },
+    context: { type: "string" },
     config: { type: "string", short: "c" },
     output: { type: "string", short: "o" },
     observe: { type: "string" },
@@ -116,7 +120,12 @@ export async function statusCommand(args: string[]): Promise<number> {
   const observer = new RecordObserver();
   let status: ClusterStatus;
   try {
-    const settings = await resolveConnectionSettings(kubeconfig ? { kubeconfig } : {});
+    // kubectl's order, ~/.kube/config included: status is run by people, at their own shell
+    const settings = await resolveConnectionSettings({
+      kubectlDefaults: true,
+      ...(kubeconfig ? { kubeconfig } : {}),
+      ...(values.context ? { context: values.context } : {}),
+    });
     const client = createKubeClient(settings, {
       registry: new Registry(),
       userAgent: "keelson-status",

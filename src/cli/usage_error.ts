@@ -30,6 +30,28 @@ export function parseFlags<T extends NonNullable<ParseArgsConfig["options"]>>(
   try {
     return parseArgs({ args, options, strict: true, allowPositionals: true });
   } catch (error) {
-    throw new UsageError(errorMessage(error));
+    throw new UsageError(flagProblem(error));
   }
+}
+
+/**
+ * parseArgs' error as one sentence in Keelson's words (its own text spans lines and quotes
+ * unevenly).
+ * @param error what parseArgs threw
+ * @returns e.g. `unknown flag "--foo"` or `--config needs a value: --config VALUE`
+ */
+function flagProblem(error: unknown): string {
+  const text = errorMessage(error);
+  const code = (error as { code?: unknown } | null)?.code;
+  // "Unknown option '--foo'", "Option '-c, --config <value>' argument missing"
+  const flag = /'(?:-[A-Za-z], )?(--?[^' <]+)/.exec(text)?.[1] ?? "";
+  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") return `unknown flag "${flag}"`;
+  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
+    if (/does not take an argument/.test(text)) return `${flag} takes no value`;
+    if (/ambiguous/.test(text)) {
+      return `${flag} needs a value, and the next argument is a flag; write ${flag}=VALUE`;
+    }
+    return `${flag} needs a value: ${flag} VALUE or ${flag}=VALUE`;
+  }
+  return text.split("\n")[0]!;
 }

@@ -4,16 +4,52 @@
  * @module
  */
 import { VERSION } from "../version.ts";
+import { BUILD_DATE, COMMIT } from "../version_info.ts";
+import { toJsonText } from "../text/json_text.ts";
 import { print } from "./output.ts";
-import { parseFlags } from "./usage_error.ts";
+import { parseFlags, UsageError } from "./usage_error.ts";
 
-/** Prints the version and the runtime's. */
+const USAGE = `Usage: keelson version [--output text|json]
+
+Prints Keelson's version, the commit and date of the build ("unknown" when the build was not
+stamped, e.g. run from source) and the Deno runtime it runs on.
+
+Flags:
+  -o, --output FORMAT   text (default) or json: {"version", "commit", "buildDate", "deno",
+                        "target"}
+  -h, --help            print this help`;
+
+/** What `keelson version -o json` prints. */
+export function versionJson(): Record<string, string> {
+  return {
+    version: VERSION,
+    commit: COMMIT,
+    buildDate: BUILD_DATE,
+    deno: Deno.version.deno,
+    target: Deno.build.target,
+  };
+}
+
+/** Prints the version, the build's commit and date, and the runtime's. */
 export function versionCommand(args: string[]): Promise<number> {
-  const { values } = parseFlags(args, { help: { type: "boolean", short: "h" } });
+  const { values, positionals } = parseFlags(args, {
+    output: { type: "string", short: "o", default: "text" },
+    help: { type: "boolean", short: "h" },
+  });
   if (values.help) {
-    print("Usage: keelson version\n\nPrints Keelson's version and the Deno runtime it runs on.");
+    print(USAGE);
     return Promise.resolve(0);
   }
-  print(`keelson ${VERSION} (deno ${Deno.version.deno}, ${Deno.build.target})`);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  if (values.output === "json") {
+    print(toJsonText(versionJson()).trimEnd());
+  } else if (values.output === "text") {
+    print(
+      `keelson ${VERSION} (commit ${COMMIT}, built ${BUILD_DATE}; deno ${Deno.version.deno}, ` +
+        `${Deno.build.target})`,
+    );
+  } else {
+    throw new UsageError(`--output "${values.output}" is not allowed; use text or json`);
+  }
   return Promise.resolve(0);
 }

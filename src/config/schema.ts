@@ -9,6 +9,12 @@ import { parseIp } from "../net/ip.ts";
 import { AnnounceSchema, BgpSchema, MachineBgpSchema } from "./bgp_schema.ts";
 import { controllersProblem, KNOWN_CONTROLLERS } from "./controller_names.ts";
 import { type Duration, DURATION_REGEXP, isDuration, parseDuration } from "./duration.ts";
+import {
+  LABEL_KEY,
+  LABEL_VALUE,
+  NAMESPACE_NAME,
+  ServiceAllocationSchema,
+} from "./service_allocation_schema.ts";
 
 /** Names rendered into files we own (keepalived) come from this alphabet only. */
 export const NAME_REGEXP = /^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$/;
@@ -115,19 +121,9 @@ export function listenProblem(value: string): string | undefined {
     : `has "${host}", which is neither an IP address nor a host name`;
 }
 
-const labelKey = z.string().regex(
-  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/,
-  "is not a valid Kubernetes label key",
-).max(316);
-const labelValue = z.string().regex(
-  /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/,
-  "is not a valid Kubernetes label value",
-);
-/** A Kubernetes namespace name (DNS-1123 label). */
-const namespace = z.string().regex(
-  /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/,
-  "is not a namespace name (lower-case letters, digits and '-', at most 63)",
-);
+const labelKey = LABEL_KEY;
+const labelValue = LABEL_VALUE;
+const namespace = NAMESPACE_NAME;
 /** A DNS host name as kubelet reports it (RFC 1123), at most 253 characters. */
 const hostname = z.string().max(253).regex(
   /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/,
@@ -311,6 +307,17 @@ export const PoolSchema = z.strictObject({
   auto_assign: z.boolean().default(true),
   namespaces: z.array(namespace).default([]),
   announce: AnnounceSchema,
+  service_allocation: ServiceAllocationSchema.optional(),
+}).superRefine((pool, ctx) => {
+  if (pool.namespaces.length > 0 && (pool.service_allocation?.namespaces.length ?? 0) > 0) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["namespaces"],
+      input: pool.namespaces,
+      message: "is set together with [pools.service_allocation] namespaces; keep one list " +
+        "(service_allocation.namespaces)",
+    });
+  }
 });
 
 /** Machine states. */

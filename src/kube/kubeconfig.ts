@@ -1,8 +1,11 @@
 /**
- * Where and how to reach the API server. Resolution order, like upstream CCMs (no
- * `~/.kube/config` fallback): an explicit kubeconfig path (flag or TOML), then `$KUBECONFIG`
- * (only its FIRST file: kubectl merges all files of the list, Keelson does not), then in-cluster
- * (`KUBERNETES_SERVICE_HOST`/`_PORT` and the mounted ServiceAccount).
+ * Where and how to reach the API server. Resolution order, like upstream CCMs: an explicit
+ * kubeconfig path (flag or TOML), then `$KUBECONFIG`, then in-cluster (`KUBERNETES_SERVICE_HOST`
+ * /`_PORT` and the mounted ServiceAccount). `keelson status`, a tool run by people, resolves as
+ * kubectl does (`kubectlDefaults`): `~/.kube/config` comes between `$KUBECONFIG` and in-cluster.
+ * `$KUBECONFIG` is a colon-separated list merged as kubectl merges it: files that do not exist
+ * are skipped, the first file to set `current-context` or to define a context, cluster or user
+ * of a name wins, and relative paths resolve against the file that holds the entry.
  *
  * Only forms the transport can honour are accepted; everything else fails with a
  * `KubeconfigError` naming the file, context and field. Secrets never appear in messages. Every
@@ -88,10 +91,13 @@ export interface ResolveOptions {
   readTextFile?: ReadKubeFile;
   /** ServiceAccount mount. @default SERVICE_ACCOUNT_DIR */
   serviceAccountDir?: string;
+  /** Also try `$HOME/.kube/config` before in-cluster, as kubectl does. @default false */
+  kubectlDefaults?: boolean;
 }
 
 /**
- * Resolves the connection settings: explicit path, `$KUBECONFIG` (first file), in-cluster.
+ * Resolves the connection settings: explicit path, `$KUBECONFIG` (merged), `~/.kube/config`
+ * (with `kubectlDefaults`), in-cluster.
  * @param options explicit path, context and injectable environment/file access
  * @returns the settings
  * @throws {KubeconfigError} when nothing is configured or the configuration is unusable
@@ -101,14 +107,37 @@ export async function resolveConnectionSettings(
 ): Promise<ConnectionSettings> {
   const getEnv = options.getEnv ?? ((name: string) => Deno.env.get(name));
   const read = options.readTextFile ?? readBounded;
-  let path = options.kubeconfig;
-  if (!path) {
-    const list = getEnv("KUBECONFIG");
-    path = list?.split(":").find((entry) => entry !== "");
+  const parseOptions = { context: options.context, readTextFile: read };
+  if (options.kubeconfig) {
+    const text = await readFile(
+      read,
+      options.kubeconfig,
+      KUBECONFIG_FILE,
+      "Cannot read kubeconfig",
+    );
+    return await parseKubeconfig(text, options.kubeconfig, parseOptions);
   }
-  if (path) {
-    const text = await readFile(read, path, KUBECONFIG_FILE, "Cannot read kubeconfig");
-    return await parseKubeconfig(text, path, { context: options.context, readTextFile: read });
+  const list = [...new Set((getEnv("KUBECONFIG") ?? "").split(":").filter((p) => p !== ""))];
+  if (list.length > 0) {
+    const files: KubeconfigFile[] = [];
+    for (const path of list) {
+      const text = await readFile(read, path, KUBECONFIG_FILE, "Cannot read kubeconfig", true);
+      if (text !== undefined) files.push({ path, doc: parseDocument(text, path) });
+    }
+    if (files.length === 0) {
+      throw new KubeconfigError(
+        `Cannot use $KUBECONFIG: none of its files exists (${
+          list.map((p) => `"${p}"`).join(", ")
+        })`,
+      );
+    }
+    return await settingsFromFiles(files, parseOptions);
+  }
+  const home = getEnv("HOME");
+  if (options.kubectlDefaults && home) {
+    const path = join(home, ".kube", "config");
+    const text = await readFile(read, path, KUBECONFIG_FILE, "Cannot read kubeconfig", true);
+    if (text !== undefined) return await parseKubeconfig(text, path, parseOptions);
   }
   const host = getEnv("KUBERNETES_SERVICE_HOST");
   const port = getEnv("KUBERNETES_SERVICE_PORT");
@@ -122,9 +151,31 @@ export async function resolveConnectionSettings(
   }
   throw new KubeconfigError(
     "Cannot find a Kubernetes connection: no kubeconfig was given (--kubeconfig or " +
-      "[kubernetes] kubeconfig), $KUBECONFIG is empty and KUBERNETES_SERVICE_HOST/PORT are not " +
-      "set (not in a pod)",
+      "[kubernetes] kubeconfig), $KUBECONFIG is empty" +
+      (options.kubectlDefaults ? ", ~/.kube/config does not exist" : "") +
+      " and KUBERNETES_SERVICE_HOST/PORT are not set (not in a pod)",
   );
+}
+
+/** One kubeconfig file, parsed. */
+interface KubeconfigFile {
+  path: string;
+  doc: Record<string, unknown>;
+}
+
+function parseDocument(text: string, path: string): Record<string, unknown> {
+  const where = `kubeconfig "${path}"`;
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (error) {
+    const detail = errorMessage(error).split("\n")[0];
+    throw new KubeconfigError(`Cannot parse ${where}: ${detail}`, { cause: error });
+  }
+  // an empty file is an empty kubeconfig, as kubectl reads it
+  if (doc === null || doc === undefined) return {};
+  if (!isRecord(doc)) throw new KubeconfigError(`Cannot use ${where}: it is not a YAML mapping`);
+  return doc;
 }
 
 /**
@@ -140,35 +191,45 @@ export async function parseKubeconfig(
   path: string,
   options: { context?: string | undefined; readTextFile?: ReadKubeFile } = {},
 ): Promise<ConnectionSettings> {
+  return await settingsFromFiles([{ path, doc: parseDocument(text, path) }], options);
+}
+
+/** The settings of one context of kubeconfig files merged as kubectl merges them. */
+async function settingsFromFiles(
+  files: readonly KubeconfigFile[],
+  options: { context?: string | undefined; readTextFile?: ReadKubeFile },
+): Promise<ConnectionSettings> {
   const read = options.readTextFile ?? readBounded;
-  const where = `kubeconfig "${path}"`;
-  let doc: unknown;
-  try {
-    doc = parseYaml(text);
-  } catch (error) {
-    const detail = errorMessage(error).split("\n")[0];
-    throw new KubeconfigError(`Cannot parse ${where}: ${detail}`, { cause: error });
-  }
-  if (!isRecord(doc)) throw new KubeconfigError(`Cannot use ${where}: it is not a YAML mapping`);
-  const contextName = options.context ?? str(doc["current-context"]);
+  const where = files.length === 1
+    ? `kubeconfig "${files[0]!.path}"`
+    : `kubeconfig files ${files.map((f) => `"${f.path}"`).join(", ")} ($KUBECONFIG)`;
+  const contextName = options.context ??
+    files.map((f) => str(f.doc["current-context"])).find((c) => c !== undefined);
   if (!contextName) {
     throw new KubeconfigError(
       `Cannot use ${where}: current-context is not set; set it or pass a context name`,
     );
   }
-  const context = named(doc, "contexts", "context", contextName, where);
-  const at = `${where} context "${contextName}"`;
-  const clusterName = str(context["cluster"]);
+  const context = named(files, "contexts", "context", contextName, where);
+  const at = `kubeconfig "${context.path}" context "${contextName}"`;
+  const clusterName = str(context.value["cluster"]);
   if (!clusterName) throw new KubeconfigError(`Cannot use ${at}: context.cluster is not set`);
-  const cluster = named(doc, "clusters", "cluster", clusterName, where);
-  const userName = str(context["user"]);
-  const user = userName ? named(doc, "users", "user", userName, where) : {};
-  const base = dirname(path);
+  const { value: cluster, path: clusterPath } = named(
+    files,
+    "clusters",
+    "cluster",
+    clusterName,
+    where,
+  );
+  const userName = str(context.value["user"]);
+  const user = userName
+    ? named(files, "users", "user", userName, where)
+    : { value: {}, path: context.path };
   const settings: ConnectionSettings = {
     server: serverUrl(cluster["server"], `${at} cluster "${clusterName}"`),
-    source: `${where} context "${contextName}"`,
+    source: at,
   };
-  const namespace = str(context["namespace"]);
+  const namespace = str(context.value["namespace"]);
   if (namespace) settings.namespace = namespace;
   const tlsServerName = str(cluster["tls-server-name"]);
   if (tlsServerName && tlsServerName !== new URL(settings.server).hostname) {
@@ -191,7 +252,7 @@ export async function parseKubeconfig(
         "reach the API server directly",
     );
   }
-  const ca = await pem(cluster, "certificate-authority", base, at, read);
+  const ca = await pem(cluster, "certificate-authority", dirname(clusterPath), at, read);
   if (ca) settings.caPem = ca;
   const userAt = `${at} user "${userName ?? ""}"`;
   for (
@@ -200,15 +261,15 @@ export async function parseKubeconfig(
       "an auth-provider plugin",
     ]] as const
   ) {
-    if (user[field] !== undefined) {
+    if (user.value[field] !== undefined) {
       throw new KubeconfigError(
         `Cannot use ${userAt}: it uses ${what} (${field}), which Keelson does not run; use a ` +
           "client certificate (client-certificate-data/client-key-data), token or tokenFile",
       );
     }
   }
-  const cert = await pem(user, "client-certificate", base, userAt, read);
-  const key = await pem(user, "client-key", base, userAt, read);
+  const cert = await pem(user.value, "client-certificate", dirname(user.path), userAt, read);
+  const key = await pem(user.value, "client-key", dirname(user.path), userAt, read);
   if ((cert === undefined) !== (key === undefined)) {
     throw new KubeconfigError(
       `Cannot use ${userAt}: client-certificate and client-key must be given together`,
@@ -218,11 +279,11 @@ export async function parseKubeconfig(
     settings.clientCertPem = cert;
     settings.clientKeyPem = key;
   }
-  const token = str(user["token"]);
+  const token = str(user.value["token"]);
   if (token) settings.token = token;
-  const tokenFile = str(user["tokenFile"]);
+  const tokenFile = str(user.value["tokenFile"]);
   if (tokenFile) {
-    settings.tokenFile = isAbsolute(tokenFile) ? tokenFile : join(base, tokenFile);
+    settings.tokenFile = isAbsolute(tokenFile) ? tokenFile : join(dirname(user.path), tokenFile);
     await readFile(
       read,
       settings.tokenFile,
@@ -230,10 +291,10 @@ export async function parseKubeconfig(
       `Cannot use ${userAt}: cannot read tokenFile`,
     );
   }
-  const username = str(user["username"]);
+  const username = str(user.value["username"]);
   if (username) {
     settings.username = username;
-    settings.password = str(user["password"]) ?? "";
+    settings.password = str(user.value["password"]) ?? "";
   }
   return settings;
 }
@@ -278,17 +339,37 @@ async function readFile(
   path: string,
   kind: FileKind,
   prefix: string,
-): Promise<string> {
+): Promise<string>;
+async function readFile(
+  read: ReadKubeFile,
+  path: string,
+  kind: FileKind,
+  prefix: string,
+  missingOk: true,
+): Promise<string | undefined>;
+/** Reads a file; every error names the file once, after `prefix`. */
+async function readFile(
+  read: ReadKubeFile,
+  path: string,
+  kind: FileKind,
+  prefix: string,
+  missingOk = false,
+): Promise<string | undefined> {
   try {
     return await read(path, kind);
   } catch (error) {
     const notFound = error instanceof Deno.errors.NotFound ||
       (error instanceof InputFileError && error.problem === "not-found");
+    if (notFound && missingOk) return undefined;
+    const cause = error instanceof InputFileError ? error.cause : error;
+    // Deno's own text repeats the path ("requires read access to \"<path>\", ...")
     const detail = notFound
       ? "the file does not exist"
+      : cause instanceof Deno.errors.NotCapable
+      ? "this process's Deno permissions do not allow reading it"
       : error instanceof InputFileError
       ? error.message
-      : error instanceof Deno.errors.PermissionDenied || error instanceof Deno.errors.NotCapable
+      : error instanceof Deno.errors.PermissionDenied
       ? "permission denied"
       : error instanceof Error
       ? error.message
@@ -297,31 +378,36 @@ async function readFile(
   }
 }
 
-/** Finds `{ name, <inner>: {...} }` in the list `doc[listKey]`. */
+/**
+ * Finds `{ name, <inner>: {...} }` in the lists `doc[listKey]` of the files, the first file
+ * defining the name winning (kubectl's merge).
+ */
 function named(
-  doc: Record<string, unknown>,
+  files: readonly KubeconfigFile[],
   listKey: string,
   inner: string,
   name: string,
   where: string,
-): Record<string, unknown> {
-  const list = Array.isArray(doc[listKey]) ? doc[listKey] as unknown[] : [];
+): { value: Record<string, unknown>; path: string } {
   const names: string[] = [];
-  for (const entry of list) {
-    if (!isRecord(entry)) continue;
-    const entryName = str(entry["name"]);
-    if (entryName !== undefined) names.push(entryName);
-    if (entryName === name) {
-      const value = entry[inner];
-      if (!isRecord(value)) {
-        throw new KubeconfigError(
-          `Cannot use ${where}: ${listKey} entry "${name}" has no "${inner}" mapping`,
-        );
+  for (const { path, doc } of files) {
+    const list = Array.isArray(doc[listKey]) ? doc[listKey] as unknown[] : [];
+    for (const entry of list) {
+      if (!isRecord(entry)) continue;
+      const entryName = str(entry["name"]);
+      if (entryName !== undefined) names.push(entryName);
+      if (entryName === name) {
+        const value = entry[inner];
+        if (!isRecord(value)) {
+          throw new KubeconfigError(
+            `Cannot use kubeconfig "${path}": ${listKey} entry "${name}" has no "${inner}" mapping`,
+          );
+        }
+        return { value, path };
       }
-      return value;
     }
   }
-  const known = names.length ? names.map((n) => `"${n}"`).join(", ") : "none";
+  const known = names.length ? [...new Set(names)].map((n) => `"${n}"`).join(", ") : "none";
   throw new KubeconfigError(
     `Cannot use ${where}: ${inner} "${name}" is not in ${listKey} (known: ${known})`,
   );

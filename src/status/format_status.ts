@@ -10,7 +10,8 @@
  * @module
  */
 import { claimedAge, claimedAgo, type ClusterStatus, formatAge } from "./cluster_status.ts";
-import { terminalSafe, terminalSafeJson } from "../text/terminal_safe.ts";
+import { terminalSafe } from "../text/terminal_safe.ts";
+import { toJsonText } from "../text/json_text.ts";
 
 /** Whether to colour the text. */
 export interface FormatOptions {
@@ -198,7 +199,7 @@ function bgpSessions(
  * @returns the JSON text, ending in a newline
  */
 export function formatStatusJson(status: ClusterStatus): string {
-  return terminalSafeJson(JSON.stringify(status, null, 2)) + "\n";
+  return toJsonText(status);
 }
 
 /** A copy of `value` with every string in it `terminalSafe`. */

@@ -5,13 +5,14 @@
  * @module
  */
 import { formatIp, type IpFamily } from "../../../src/net/ip.ts";
-import { type AddressPool, addressStanding, poolAllowsNamespace, poolHasFamily } from "./pools.ts";
+import { type AddressPool, addressStanding, poolHasFamily } from "./pools.ts";
+import { poolRefusal, poolsToTry } from "./pool_order.ts";
 import type { ServiceRequest } from "./service_requests.ts";
 import type { AllocationFailure, Holding } from "./allocator.ts";
 
 /** What `chooseAddresses` needs. */
 export interface ChooseOptions {
-  /** Pools sorted by name. */
+  /** Every pool (any order: `poolsToTry` orders them). */
   pools: readonly AddressPool[];
   request: ServiceRequest;
   /** Why the address may not be taken by this Service, or undefined when it is free/shareable. */
@@ -40,9 +41,6 @@ export function chooseAddresses(options: ChooseOptions): Choice {
     message: `Cannot allocate an address for service "${request.serviceKey}": ${detail}`,
   });
   const names = pools.map((p) => `"${p.name}"`).join(", ") || "none";
-  const allowed = (p: AddressPool) =>
-    `pool "${p.name}" allows namespaces ${p.namespaces.map((n) => `"${n}"`).join(", ")} but not ` +
-    `"${request.namespace}"`;
   const named = request.pool === undefined ? undefined : pools.find((p) => p.name === request.pool);
   if (request.pool !== undefined && !named) {
     return fail("UnknownPool", `pool "${request.pool}" does not exist (pools: ${names})`);
@@ -75,8 +73,9 @@ export function chooseAddresses(options: ChooseOptions): Choice {
         const what = standing === "reserved" ? "reserved" : `the ${standing} address of a CIDR`;
         return fail("AddressReserved", `address "${ip.text}" is ${what} in pool "${pool.name}"`);
       }
-      if (!poolAllowsNamespace(pool, request.namespace)) {
-        return fail("PoolNotAllowed", `address "${ip.text}" is in ${allowed(pool)}`);
+      const refusal = poolRefusal(pool, request);
+      if (refusal) {
+        return fail("PoolNotAllowed", `address "${ip.text}" is in ${refusal}`);
       }
       const why = options.conflict(ip.family, ip.value);
       if (why) return fail("AddressInUse", `address "${ip.text}" is in use: ${why}`);
@@ -88,9 +87,8 @@ export function chooseAddresses(options: ChooseOptions): Choice {
 
   let candidates: AddressPool[];
   if (named) {
-    if (!poolAllowsNamespace(named, request.namespace)) {
-      return fail("PoolNotAllowed", allowed(named));
-    }
+    const refusal = poolRefusal(named, request);
+    if (refusal) return fail("PoolNotAllowed", refusal);
     candidates = [named];
   } else {
     const auto = pools.filter((p) => p.autoAssign);
@@ -101,12 +99,12 @@ export function chooseAddresses(options: ChooseOptions): Choice {
           `"keelson.io/address-pool" or request an address`,
       );
     }
-    candidates = auto.filter((p) => poolAllowsNamespace(p, request.namespace));
+    candidates = poolsToTry(auto, request);
     if (candidates.length === 0) {
       return fail(
         "PoolNotAllowed",
-        `no auto-assign pool allows namespace "${request.namespace}" (${
-          auto.map(allowed).join("; ")
+        `no auto-assign pool serves this Service (${
+          auto.map((p) => poolRefusal(p, request)).join("; ")
         })`,
       );
     }

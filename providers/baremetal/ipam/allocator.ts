@@ -5,7 +5,8 @@
  * callers rebuild this object from Service statuses with `restore` before assigning.
  *
  * Rules: a requested address is either given exactly or refused with a reason, never swapped
- * for another; auto-assignment takes the lowest free address of the first pool by name; a Service
+ * for another; auto-assignment takes the lowest free address of the first pool in `poolsToTry`'s
+ * order (pool_order.ts: priority, selectors, file order); a Service
  * that already holds compatible addresses keeps them; addresses outside every pool (pool removed
  * or shrunk) stay with their Service and are reported as orphaned.
  *

@@ -11,6 +11,7 @@ import type { Pool } from "../../../src/config/types.ts";
 import { poolCapacity, poolUsableIntervals } from "../../../src/config/pool_size.ts";
 import { type IpFamily, type IpRange, parseRange } from "../../../src/net/ip.ts";
 import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
+import type { LabelSelector } from "./label_selector.ts";
 
 /** An inclusive span of address values of one family. */
 export interface Span {
@@ -27,8 +28,19 @@ export interface AddressPool {
   readonly name: string;
   /** Whether Services without a pool or address request may get addresses from it. */
   readonly autoAssign: boolean;
+  /** Where the pool stands in the inventory file (0 = first): the last tie-break of the order. */
+  readonly order: number;
+  /** `service_allocation.priority`: lower is tried first; undefined comes after every number. */
+  readonly priority: number | undefined;
+  /**
+   * Whether the pool has a `service_allocation` table (or the older pool-level `namespaces`):
+   * such a pool serves only the Services it selects, and is tried before pools without one.
+   */
+  readonly selects: boolean;
   /** Namespaces whose Services may use the pool; empty = every namespace. */
   readonly namespaces: readonly string[];
+  /** Service label selectors; the Service must match one of them. Empty = every Service. */
+  readonly serviceSelectors: readonly LabelSelector[];
   /** The ranges as written, parsed (for messages and membership). */
   readonly ranges: readonly IpRange[];
   /** Usable addresses per family: sorted, merged, without excluded ones. */
@@ -44,20 +56,24 @@ export interface AddressPool {
 }
 
 /**
- * Builds allocation pools from the inventory's pools, sorted by name so choices are deterministic.
- * @param pools the validated `[[pools]]` entries
+ * Builds allocation pools from the inventory's pools, sorted by name so listings and stats are
+ * stable; the order in which pools are tried is `poolsToTry` (pool_order.ts), not this one.
+ * @param pools the validated `[[pools]]` entries, in file order
  * @returns one `AddressPool` per entry, sorted by name
  */
 export function buildPools(pools: readonly Pool[]): AddressPool[] {
-  return pools.map(buildPool).sort((a, b) => compareCodeUnits(a.name, b.name));
+  return pools.map((pool, order) => buildPool(pool, order)).sort((a, b) =>
+    compareCodeUnits(a.name, b.name)
+  );
 }
 
 /**
  * Builds one allocation pool.
  * @param pool one validated `[[pools]]` entry
+ * @param order its index among the file's pools. @default 0
  * @returns the pool with its usable spans
  */
-export function buildPool(pool: Pool): AddressPool {
+export function buildPool(pool: Pool, order = 0): AddressPool {
   const problems: string[] = [];
   const ranges = parseAll(pool.addresses, `pool "${pool.name}" address`, problems);
   const reserved = parseAll(pool.reserved, `pool "${pool.name}" reserved address`, problems);
@@ -82,10 +98,16 @@ export function buildPool(pool: Pool): AddressPool {
     6: intervals.filter((i) => i.family === 6).map(({ first, last }) => ({ first, last })),
   };
   const { ipv4, ipv6 } = poolCapacity(pool);
+  const allocation = pool.service_allocation;
   return {
     name: pool.name,
     autoAssign: pool.auto_assign,
-    namespaces: [...pool.namespaces],
+    order,
+    priority: allocation?.priority,
+    selects: allocation !== undefined || pool.namespaces.length > 0,
+    // the schema refuses both lists at once, so one of them is empty
+    namespaces: [...pool.namespaces, ...(allocation?.namespaces ?? [])],
+    serviceSelectors: allocation?.service_selectors ?? [],
     ranges,
     usable,
     capacity: { 4: ipv4, 6: ipv6 },

@@ -69,6 +69,8 @@ export interface ServiceRequest {
   /** `namespace/name`. */
   serviceKey: string;
   namespace: string;
+  /** `metadata.labels`, for pools' Service selectors. */
+  labels: Readonly<Record<string, string>>;
   /** Requested addresses (0, 1 or one per family). */
   ips: readonly RequestedIp[];
   /** Where `ips` came from (annotation name or `spec.loadBalancerIP`), for messages. */
@@ -196,6 +198,7 @@ export function readServiceRequest(service: V1Service): RequestResult {
     request: {
       serviceKey,
       namespace,
+      labels: { ...service.metadata?.labels },
       ips,
       ipsSource,
       pool: pool.value,

@@ -26,7 +26,7 @@ Deno.test("planCommand prints JSON with nodes and services", async () => {
   const plan = JSON.parse(out);
   assert.equal(plan.nodes.length, 11);
   assert.ok(
-    plan.services.services.some((s: { serviceKey: string }) => s.serviceKey === "shop/web"),
+    plan.services.some((s: { serviceKey: string }) => s.serviceKey === "shop/web"),
   );
 });
 

@@ -15,8 +15,7 @@ Deno.test("parseRunFlags() overrides the file with upstream-named flags", () => 
     "k.toml",
     "--controllers",
     "*,-service",
-    "--leader-elect",
-    "false",
+    "--leader-elect=false",
     "--bind-address",
     "0.0.0.0",
     "--secure-port",
@@ -49,7 +48,7 @@ Deno.test("parseRunFlags() overrides the file with upstream-named flags", () => 
 
 Deno.test("parseRunFlags() refuses values it cannot use, naming the flag", () => {
   assert.throws(() => parseRunFlags(["--controllers", "nodes"], noEnv), UsageError);
-  assert.throws(() => parseRunFlags(["--leader-elect", "yes"], noEnv), /--leader-elect "yes"/);
+  assert.throws(() => parseRunFlags(["--leader-elect=yes"], noEnv), /--leader-elect "yes"/);
   assert.throws(() => parseRunFlags(["--kube-api-burst", "1.5"], noEnv), /whole number/);
   assert.throws(() => parseRunFlags(["--node-monitor-period", "5"], noEnv), /duration/);
   assert.throws(
@@ -65,4 +64,105 @@ Deno.test("parseConfig() refuses an unknown controller name instead of running n
       parseConfig('[keepalived]\nenabled = false\n[controllers]\nenabled = ["nodes"]\n', "k.toml"),
     /k\.toml:4: controllers\.enabled\[0\]: "nodes" is not a controller \(known: /,
   );
+});
+
+const MINIMAL = '[keepalived]\nenabled = false\n[[machines]]\nname = "w-1"\n';
+
+/** The UsageError message of a command line. */
+function refusal(args: string[]): string {
+  try {
+    parseRunFlags(args, noEnv);
+  } catch (error) {
+    if (error instanceof UsageError) return error.message;
+    throw error;
+  }
+  return assert.fail(`accepted ${args.join(" ")}`);
+}
+
+Deno.test("parseRunFlags(): --leader-elect is a boolean flag as upstream's: bare means true, =false turns it off", () => {
+  const config = parseConfig(`[leader_election]\nenabled = false\n${MINIMAL}`, "k.toml");
+  const on = (args: string[]) => parseRunFlags(args, noEnv).apply(config).leader_election.enabled;
+  assert.equal(on(["--leader-elect"]), true);
+  assert.equal(on(["--leader-elect", "--host", "cp-1"]), true);
+  assert.equal(on(["--leader-elect", "-v", "2"]), true);
+  assert.equal(on(["--leader-elect=true"]), true);
+  assert.equal(on(["--leader-elect=false"]), false);
+  assert.equal(on(["--leader-elect=0"]), false);
+  assert.match(refusal(["--leader-elect=maybe"]), /--leader-elect "maybe" must be true or false/);
+  // pflag takes no separate value for a boolean: "false" would be an argument, never a value
+  assert.equal(
+    refusal(["--leader-elect", "false"]),
+    'keelson run takes no arguments, got "false"; a bare --leader-elect means true, so write ' +
+      "--leader-elect=false",
+  );
+});
+
+Deno.test("parseRunFlags(): --cloud-provider=baremetal is accepted; other values and other upstream flags are refused in Keelson's words", () => {
+  const config = parseConfig(MINIMAL, "k.toml");
+  assert.equal(
+    parseRunFlags(["--cloud-provider=baremetal"], noEnv).apply(config).cluster.provider,
+    "baremetal",
+  );
+  parseRunFlags(["--cloud-provider", "baremetal", "--leader-elect-resource-lock=leases"], noEnv);
+  assert.equal(
+    refusal(["--cloud-provider=external"]),
+    '--cloud-provider="external" names the provider; Keelson has one, "baremetal" ([cluster] ' +
+      "provider in the inventory): drop the flag or write --cloud-provider=baremetal",
+  );
+  assert.match(
+    refusal(["--cloud-config=/etc/ccm.conf"]),
+    /Keelson reads its inventory from --config FILE/,
+  );
+  assert.match(refusal(["--configure-cloud-routes=false"]), /--controllers/);
+  assert.match(refusal(["--use-service-account-credentials"]), /identity of --kubeconfig/);
+  // not an upstream flag at all: one plain sentence, no parser text, balanced quotes
+  assert.equal(refusal(["--no-such-flag"]), 'unknown flag "--no-such-flag"');
+  assert.equal(refusal(["--config"]), "--config needs a value: --config VALUE or --config=VALUE");
+  assert.equal(
+    refusal(["--host", "--config", "x"]),
+    "--host needs a value, and the next argument is a flag; write --host=VALUE",
+  );
+  assert.equal(refusal(["--help=1"]), "--help takes no value");
+});
+
+Deno.test("parseRunFlags(): --secure-port serves HTTPS, so it needs a certificate; --listen is the plain-HTTP way", () => {
+  const plain = parseConfig(MINIMAL, "k.toml");
+  const secure = parseRunFlags(["--secure-port", "10258"], noEnv);
+  assert.equal(
+    secure.problem(secure.apply(plain)),
+    "--secure-port 10258 serves HTTPS, as upstream's does, and needs a certificate: add " +
+      "--tls-cert-file and --tls-private-key-file (or [server] tls_cert_file and tls_key_file); " +
+      "for plain HTTP use --listen HOST:PORT instead",
+  );
+  const withCert = parseRunFlags([
+    "--secure-port=10258",
+    "--tls-cert-file=/etc/keelson/tls.crt",
+    "--tls-private-key-file=/etc/keelson/tls.key",
+  ], noEnv);
+  const applied = withCert.apply(plain);
+  assert.equal(withCert.problem(applied), undefined);
+  assert.equal(applied.server.tls_cert_file, "/etc/keelson/tls.crt");
+  assert.equal(applied.server.tls_key_file, "/etc/keelson/tls.key");
+  assert.equal(applied.server.listen, "127.0.0.1:10258");
+  const listen = parseRunFlags(["--listen", "127.0.0.1:9000"], noEnv);
+  assert.equal(listen.problem(listen.apply(plain)), undefined);
+});
+
+Deno.test("run --help names KEELSON_HOST (the in-cluster manifest sets it) and render --help names render bird", async () => {
+  const { RUN_USAGE } = await import("../../../src/cli/run_flags.ts");
+  assert.match(RUN_USAGE, /KEELSON_HOST/);
+  const manifest = await Deno.readTextFile(
+    new URL("../../../deploy/kubernetes/keelson.yaml", import.meta.url),
+  );
+  assert.match(manifest, /KEELSON_HOST/, "the manifest this help text is for");
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-read", "--allow-env", "main.ts", "render", "--help"],
+    cwd: new URL("../../../", import.meta.url).pathname,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const help = new TextDecoder().decode(output.stdout);
+  assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
+  assert.match(help, /render bird/);
+  assert.match(help, /render keepalived/);
 });

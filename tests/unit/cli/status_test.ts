@@ -63,3 +63,27 @@ Deno.test("useColor() is on only on a terminal and never with NO_COLOR", async (
     else Deno.env.set("NO_COLOR", saved);
   }
 });
+
+Deno.test("keelson status reads ~/.kube/config as kubectl does, and --context picks the context", async () => {
+  const home = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(`${home}/.kube`);
+    await Deno.copyFile(
+      new URL("../kube/testdata/kubeconfig/token.yaml", import.meta.url).pathname,
+      `${home}/.kube/config`,
+    );
+    // HOME moves Deno's cache too; keep the one this test runs from
+    const denoDir = Deno.env.get("DENO_DIR") ??
+      `${Deno.env.get("XDG_CACHE_HOME") ?? `${Deno.env.get("HOME")}/.cache`}/deno`;
+    const wrong = await runCli(["--context", "nope"], { HOME: home, DENO_DIR: denoDir });
+    assert.equal(wrong.code, 1);
+    assert.equal(
+      wrong.err.trim(),
+      `keelson status: Cannot use kubeconfig "${home}/.kube/config": context "nope" is not in ` +
+        'contexts (known: "main", "other")',
+    );
+    assert.match((await runCli(["--help"])).out, /~\/\.kube\/config/);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});

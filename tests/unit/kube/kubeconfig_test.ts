@@ -271,3 +271,129 @@ Deno.test("resolveConnectionSettings() refuses a kubeconfig over 1 MiB and a tok
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** A scratch directory with files, removed after `body`. */
+async function withFiles(
+  files: Record<string, string>,
+  body: (dir: string) => Promise<void>,
+): Promise<void> {
+  const dir = await Deno.makeTempDir();
+  try {
+    for (const [name, text] of Object.entries(files)) {
+      await Deno.mkdir(`${dir}/${name}`.replace(/\/[^/]*$/, ""), { recursive: true });
+      await Deno.writeTextFile(`${dir}/${name}`, text);
+    }
+    await body(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("resolveConnectionSettings() with kubectlDefaults reads ~/.kube/config before in-cluster", async () => {
+  await withFiles(
+    { ".kube/config": Deno.readTextFileSync(fixture("token.yaml")) },
+    async (home) => {
+      const env: Record<string, string> = {
+        HOME: home,
+        KUBERNETES_SERVICE_HOST: "10.96.0.1",
+        KUBERNETES_SERVICE_PORT: "443",
+      };
+      const settings = await resolveConnectionSettings({
+        kubectlDefaults: true,
+        getEnv: (name) => env[name],
+      });
+      assert.equal(settings.token, "s3cr3t-static-token");
+      assert.equal(settings.source, `kubeconfig "${home}/.kube/config" context "main"`);
+      // the agent (upstream CCM behaviour) does not look there
+      await rejectsWith(
+        resolveConnectionSettings({ getEnv: (name) => env[name], serviceAccountDir: home }),
+        "Cannot use the in-cluster ServiceAccount",
+      );
+    },
+  );
+});
+
+Deno.test("resolveConnectionSettings() with kubectlDefaults and no ~/.kube/config says it looked there", async () => {
+  await withFiles({}, async (home) => {
+    const env: Record<string, string> = { HOME: home };
+    await rejectsWith(
+      resolveConnectionSettings({ kubectlDefaults: true, getEnv: (name) => env[name] }),
+      "~/.kube/config does not exist",
+    );
+  });
+});
+
+Deno.test("resolveConnectionSettings() merges $KUBECONFIG as kubectl: missing files skipped, first definition wins, paths relative to their file", async () => {
+  await withFiles({
+    "a/config": [
+      "current-context: from-a",
+      "contexts:",
+      "  - name: from-a",
+      "    context: { cluster: c1, user: u1 }",
+      "clusters:",
+      "  - name: c1",
+      "    cluster: { server: https://a.example:6443 }",
+    ].join("\n"),
+    "b/config": [
+      "current-context: from-b",
+      "clusters:",
+      "  - name: c1",
+      "    cluster: { server: https://b.example:6443 }",
+      "users:",
+      "  - name: u1",
+      "    user: { tokenFile: token }",
+    ].join("\n"),
+    "b/token": "from-b-token\n",
+  }, async (dir) => {
+    const env = { KUBECONFIG: `${dir}/missing:${dir}/a/config::${dir}/b/config` };
+    const settings = await resolveConnectionSettings({
+      getEnv: (name) => env[name as "KUBECONFIG"],
+    });
+    assert.equal(settings.server, "https://a.example:6443");
+    assert.equal(settings.tokenFile, `${dir}/b/token`);
+    assert.equal(settings.source, `kubeconfig "${dir}/a/config" context "from-a"`);
+    await rejectsWith(
+      resolveConnectionSettings({ getEnv: (name) => env[name as "KUBECONFIG"], context: "nope" }),
+      `kubeconfig files "${dir}/a/config", "${dir}/b/config" ($KUBECONFIG)`,
+      'context "nope" is not in contexts (known: "from-a")',
+    );
+    const none = { KUBECONFIG: `${dir}/x:${dir}/y` };
+    await rejectsWith(
+      resolveConnectionSettings({ getEnv: (name) => none[name as "KUBECONFIG"] }),
+      /none of its files exists/,
+    );
+  });
+});
+
+Deno.test("every kubeconfig read error names the file exactly once", async () => {
+  await withFiles({ "dir/x": "" }, async (dir) => {
+    const cases: [string, (path: string) => Promise<string>][] = [
+      [
+        `${dir}/missing`,
+        (path) => Promise.reject(new Deno.errors.NotFound(`No such file: ${path}`)),
+      ],
+      [
+        `${dir}/dir`,
+        (path) =>
+          import("../../../src/config/read_input_file.ts").then((m) => m.readInputFile(path)),
+      ],
+      [`${dir}/denied`, (path) =>
+        Promise.reject(
+          new Deno.errors.NotCapable(
+            `Requires read access to "${path}", run again with the --allow-read flag`,
+          ),
+        )],
+    ];
+    for (const [path, readTextFile] of cases) {
+      await assert.rejects(
+        resolveConnectionSettings({ kubeconfig: path, getEnv: noEnv, readTextFile }),
+        (error: Error) => {
+          assert.ok(error instanceof KubeconfigError, error.message);
+          assert.equal(error.message.split(path).length - 1, 1, error.message);
+          assert.match(error.message, /^Cannot read kubeconfig "/);
+          return true;
+        },
+      );
+    }
+  });
+});

@@ -13,6 +13,7 @@ export interface SvcSpec {
   /** `namespace/name`; default namespace "default". */
   key: string;
   annotations?: Record<string, string>;
+  labels?: Record<string, string>;
   loadBalancerIP?: string;
   ipFamilies?: string[];
   policy?: string;
@@ -38,6 +39,7 @@ export function svc(spec: SvcSpec): V1Service {
       }),
     },
   };
+  if (spec.labels) service.metadata!.labels = spec.labels;
   if (spec.created) service.metadata!.creationTimestamp = new Date(spec.created);
   if (spec.loadBalancerIP) service.spec!.loadBalancerIP = spec.loadBalancerIP;
   if (spec.ipFamilies) service.spec!.ipFamilies = spec.ipFamilies;
@@ -67,6 +69,7 @@ export interface PoolSpec {
   reserved?: string[];
   "auto_assign"?: boolean;
   namespaces?: string[];
+  "service_allocation"?: Record<string, unknown>;
 }
 
 /** A validated configuration with these pools. */

@@ -116,7 +116,7 @@ Deno.test("chooseAddresses() picks the requested or lowest acceptable addresses,
       name: "a namespace no auto-assign pool allows",
       pools: [team],
       service: { key: "team-b/s" },
-      expected: ["PoolNotAllowed", /no auto-assign pool allows namespace "team-b"/],
+      expected: ["PoolNotAllowed", /no auto-assign pool serves this Service \(.*but not "team-b"/],
     },
     {
       name: "a namespace the pool allows",

@@ -104,7 +104,7 @@ function randomPools(rand: Rand): PoolSpec[] {
   return specs;
 }
 
-/** What a plain scan picks: the lowest acceptable address of the first auto pool by name that has one. */
+/** What a plain scan picks: the lowest acceptable address of the first auto pool to try that has one. */
 function referencePick(
   built: readonly AddressPool[],
   allocator: Allocator,
@@ -122,9 +122,11 @@ function referencePick(
     (owners.get(formatIp(family, value)) ?? []).every((owner) =>
       owner === serviceKey || sharingConflict(owner, profiles.get(owner), sharing) === undefined
     );
-  const candidates = [...built].sort((a, b) => (a.name < b.name ? -1 : 1)).filter((p) =>
-    p.autoAssign && (p.namespaces.length === 0 || p.namespaces.includes(namespace))
-  );
+  // pools that list namespaces are tried first, then the rest, each group in file order
+  const rank = (p: AddressPool) => (p.namespaces.length > 0 ? 0 : 1);
+  const candidates = [...built].sort((a, b) => rank(a) - rank(b) || a.order - b.order).filter((
+    p,
+  ) => p.autoAssign && (p.namespaces.length === 0 || p.namespaces.includes(namespace)));
   for (const pool of candidates) {
     if (pool.usable[family].length === 0) continue;
     for (const span of pool.usable[family]) {

@@ -1,0 +1,59 @@
+/**
+ * The document `keelson plan -o json` prints, one flat object (README "Machine-readable
+ * output"): `nodes`, `services`, `otherClass`, `orphans`, `pools`, `problems`. Pure.
+ *
+ * @module
+ */
+import type { AllocationPlan } from "../../providers/baremetal/mod.ts";
+import type { NodePlan } from "./plan_nodes.ts";
+import { jsonCount } from "../text/json_text.ts";
+
+/** One pool and family in the plan's JSON, as in `keelson status -o json`. */
+export interface PoolJson {
+  pool: string;
+  family: "IPv4" | "IPv6";
+  /** A number; decimal text only above 2^53. */
+  total: number | string;
+  used: number;
+}
+
+/** The whole `plan -o json` document. */
+export interface PlanJson {
+  nodes: readonly NodePlan[];
+  services: (Omit<AllocationPlan["services"][number], "pool" | "pools"> & {
+    pool: string | null;
+    pools: (string | null)[];
+  })[];
+  /** LoadBalancer Services of another `loadBalancerClass`: not Keelson's, listed, not planned. */
+  otherClass: AllocationPlan["otherClass"];
+  orphans: (Omit<AllocationPlan["orphans"][number], "pool"> & { pool: string | null })[];
+  pools: PoolJson[];
+  problems: string[];
+}
+
+/**
+ * The plan as one flat document.
+ * @param nodes what happens to each Node
+ * @param allocations what each LoadBalancer Service gets, orphans, pool usage, pool problems
+ * @returns the document (bigints already turned into counts)
+ */
+export function planJson(nodes: readonly NodePlan[], allocations: AllocationPlan): PlanJson {
+  return {
+    nodes,
+    // null, not absent, where no pool holds an address: every key is always there
+    services: allocations.services.map((s) => ({
+      ...s,
+      pool: s.pool ?? null,
+      pools: s.pools.map((p) => p ?? null),
+    })),
+    otherClass: allocations.otherClass,
+    orphans: allocations.orphans.map((o) => ({ ...o, pool: o.pool ?? null })),
+    pools: allocations.stats.map((s): PoolJson => ({
+      pool: s.pool,
+      family: s.family === 4 ? "IPv4" : "IPv6",
+      total: jsonCount(s.total),
+      used: s.used,
+    })),
+    problems: allocations.problems,
+  };
+}
