@@ -21,6 +21,7 @@ import {
 } from "@logtape/logtape";
 import { stderrIsJournal, withSyslogPrefix } from "./journal_stream.ts";
 import { type DropReason, LogLineWriter } from "./log_line_writer.ts";
+import { plainLogValue, withPlainMessage } from "./plain_values.ts";
 
 /** Accepted `--log-level` values, quietest last. */
 export const LOG_LEVELS = ["trace", "debug", "info", "warning", "error", "fatal"] as const;
@@ -50,7 +51,10 @@ export async function setupLogging(options: LoggingOptions = {}): Promise<void> 
   const format = options.format ?? "auto";
   const json = format === "json" || (format === "auto" && !Deno.stderr.isTerminal());
   const lines = withReadableErrors(
-    json ? getJsonLinesFormatter() : getTextFormatter({ timestamp: "date-time" }),
+    // values in the message as plain text, never quoted (plain_values.ts)
+    json
+      ? withPlainMessage(getJsonLinesFormatter())
+      : getTextFormatter({ timestamp: "date-time", value: plainLogValue }),
   );
   formatter = stderrIsJournal() ? withSyslogPrefix(lines) : lines;
   // stderr, so stdout stays free for command output (check, plan, render)
@@ -118,14 +122,15 @@ export function logger(...category: string[]): Logger {
 }
 
 /**
- * Errors in log properties become their `name: message` text: JSON would render an Error as
- * `{}`, and the message is what an operator needs (stacks are for bugs, not for log lines).
+ * Errors in log properties become their text (`plainLogValue`: the message, with the name unless
+ * it is the plain `Error`): JSON would render an Error as `{}`, and the message is what an
+ * operator needs (stacks are for bugs, not for log lines).
  * @param formatter the formatter to wrap
  * @returns a formatter that sees errors as strings
  */
 export function withReadableErrors(formatter: TextFormatter): TextFormatter {
   const readable = (value: unknown): unknown =>
-    value instanceof Error ? `${value.name}: ${value.message}` : value;
+    value instanceof Error ? plainLogValue(value, String) : value;
   return (record: LogRecord) =>
     formatter({
       ...record,
