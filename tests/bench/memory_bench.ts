@@ -46,7 +46,10 @@ const IMPORT_PROBES: Array<{ name: string; specifier?: string }> = [
 const PHASES: Array<[string, RegExp]> = [
   ["first log line", /./],
   ["connecting", /^Connecting to /],
-  ["controllers start", /^(Starting controller|Leader election is off|Successfully acquired lease)/],
+  [
+    "controllers start",
+    /^(Starting controller|Leader election is off|Successfully acquired lease)/,
+  ],
   ["first object handled", /^(Initializing node|Wrote ingress)/],
 ];
 
