@@ -336,9 +336,9 @@ export async function runMemoryRun(
       );
     }
     say(
-      `V8 heap used ${(await heap("nodejs_heap_size_used_bytes")).toFixed(1)} MB of ` +
-        `${(await heap("nodejs_heap_size_total_bytes")).toFixed(1)} MB, external ` +
-        `${(await heap("nodejs_external_memory_bytes")).toFixed(1)} MB`,
+      `V8 heap used ${(await heap("deno_heap_used_bytes")).toFixed(1)} MB of ` +
+        `${(await heap("deno_heap_total_bytes")).toFixed(1)} MB, external ` +
+        `${(await heap("deno_external_memory_bytes")).toFixed(1)} MB`,
     );
     return result;
   } finally {
