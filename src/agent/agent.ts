@@ -291,8 +291,7 @@ async function serveHealth(options: ServeHealthOptions) {
       ...(server.tls_key_file ? { keyFile: server.tls_key_file } : {}),
       signal: options.signal,
     });
-    log.info("Serving health and metrics on {url}", { url: serving.url });
-    return serving;
+    return serving; // serve() logs the address it listens on
   } catch (error) {
     log.fatal("Cannot serve health and metrics on {listen}: {error}", {
       listen: server.listen,
@@ -343,16 +342,14 @@ async function campaign(options: CampaignOptions): Promise<void> {
     health.add("leaderElection", () => elector.healthCheck());
     let leading: Promise<void> | undefined;
     await elector.run(signal, {
+      // the elector logs the Lease acquired and each new leader; one line per event
       onStartedLeading: (leaderSignal) => {
-        log.info("Became leader as {identity}", { identity: elector.identity });
         leading = lead(leaderSignal);
         return leading;
       },
-      onStoppedLeading: () => log.warn("Lost leadership; controllers stopped"),
-      onNewLeader: (holder) => {
-        if (holder && holder !== elector.identity) {
-          log.info("Leader is {holder}", { holder });
-        }
+      onStoppedLeading: () => {
+        // a stop releases the Lease and says so; a loss is logged by the elector
+        if (!signal.aborted) log.warn("Controllers stopped; campaigning for the Lease again");
       },
     });
     await leading;

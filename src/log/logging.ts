@@ -22,6 +22,7 @@ import {
 import { stderrIsJournal, withSyslogPrefix } from "./journal_stream.ts";
 import { type DropReason, LogLineWriter } from "./log_line_writer.ts";
 import { terminalSafeLogValue } from "../text/terminal_safe.ts";
+import { plainLogValue, withPlainMessage } from "./plain_values.ts";
 
 /** Accepted `--log-level` values, quietest last. */
 export const LOG_LEVELS = ["trace", "debug", "info", "warning", "error", "fatal"] as const;
@@ -51,9 +52,12 @@ export async function setupLogging(options: LoggingOptions = {}): Promise<void> 
   const format = options.format ?? "auto";
   const json = format === "json" || (format === "auto" && !Deno.stderr.isTerminal());
   const lines = withReadableErrors(
-    json
-      ? getJsonLinesFormatter()
-      : getTextFormatter({ timestamp: "date-time", value: terminalSafeLogValue }),
+    // values in the message as plain text, never quoted (plain_values.ts); in text, with control
+    // characters escaped (terminal_safe.ts)
+    json ? withPlainMessage(getJsonLinesFormatter()) : getTextFormatter({
+      timestamp: "date-time",
+      value: (value, inspect) => terminalSafeLogValue(value, (v) => plainLogValue(v, inspect)),
+    }),
   );
   formatter = stderrIsJournal() ? withSyslogPrefix(lines) : lines;
   // stderr, so stdout stays free for command output (check, plan, render)
@@ -121,14 +125,15 @@ export function logger(...category: string[]): Logger {
 }
 
 /**
- * Errors in log properties become their `name: message` text: JSON would render an Error as
- * `{}`, and the message is what an operator needs (stacks are for bugs, not for log lines).
+ * Errors in log properties become their text (`plainLogValue`: the message, with the name unless
+ * it is the plain `Error`): JSON would render an Error as `{}`, and the message is what an
+ * operator needs (stacks are for bugs, not for log lines).
  * @param formatter the formatter to wrap
  * @returns a formatter that sees errors as strings
  */
 export function withReadableErrors(formatter: TextFormatter): TextFormatter {
   const readable = (value: unknown): unknown =>
-    value instanceof Error ? `${value.name}: ${value.message}` : value;
+    value instanceof Error ? plainLogValue(value, String) : value;
   return (record: LogRecord) =>
     formatter({
       ...record,

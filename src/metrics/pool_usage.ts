@@ -1,7 +1,8 @@
 /**
- * Pool usage metric names (MetalLB's `metallb_allocator_addresses_in_use_total` and
- * `metallb_allocator_addresses_total` with Keelson's prefix, plus the free count) and a reader of
- * their current values, so the heartbeat can publish what a scrape would show.
+ * Pool usage metric names and a reader of their current values, so the heartbeat can publish what
+ * a scrape would show. MetalLB's `metallb_allocator_addresses_in_use_total` and
+ * `metallb_allocator_addresses_total` are gauges; Prometheus keeps `_total` for counters (and
+ * `promtool check metrics` flags a gauge so named), so Keelson's drop the suffix.
  *
  * @module
  */
@@ -9,9 +10,9 @@ import type { Registry } from "prom-client";
 import { compareCodeUnits } from "../text/code_unit_order.ts";
 
 /** In-use addresses per pool and family. */
-export const IN_USE_METRIC = "keelson_allocator_addresses_in_use_total";
+export const IN_USE_METRIC = "keelson_allocator_addresses_in_use";
 /** Usable addresses per pool and family. */
-export const TOTAL_METRIC = "keelson_allocator_addresses_total";
+export const TOTAL_METRIC = "keelson_allocator_addresses";
 /** Free addresses per pool and family. */
 export const FREE_METRIC = "keelson_allocator_addresses_free";
 

@@ -1,54 +1,36 @@
 /**
  * The Prometheus registry. Each subsystem declares its own metrics (in its folder) against the
- * registry it is given; this file owns only the registry, the default process metrics and
+ * registry it is given; this file owns only the registry, the process and runtime metrics and
  * `keelson_build_info`.
  *
  * @module
  */
 import { Gauge, type Metric, Registry } from "prom-client";
-// prom-client's default metrics one by one (its collectDefaultMetrics has no way to leave one
-// out), all but its event-loop histogram and the ones that read /proc: see DEFAULT_METRICS
+// two of prom-client's default metrics, one by one (its collectDefaultMetrics has no way to leave
+// one out): see DEFAULT_METRICS
 import processCpuTotal from "prom-client/lib/metrics/processCpuTotal.js";
 import processStartTime from "prom-client/lib/metrics/processStartTime.js";
-import processHandles from "prom-client/lib/metrics/processHandles.js";
-import processRequests from "prom-client/lib/metrics/processRequests.js";
-import heapSizeAndUsed from "prom-client/lib/metrics/heapSizeAndUsed.js";
-import heapSpacesSizeAndUsed from "prom-client/lib/metrics/heapSpacesSizeAndUsed.js";
-import version from "prom-client/lib/metrics/version.js";
-import gc from "prom-client/lib/metrics/gc.js";
 import { VERSION } from "../version.ts";
 
 /** A prom-client default-metric module: registers its metrics on the registry. */
 type DefaultMetric = (registry: Registry, config: Record<string, unknown>) => void;
 
 /**
- * prom-client's default metrics without `eventLoopLag` and without the three that read /proc
- * (`osMemoryHeap`, `processOpenFileDescriptors`, `processMaxFileDescriptors`): Deno refuses /proc
- * without `--allow-all`, so in the compiled binary they reported 0 bytes of memory and 0 open
- * files, or nothing. `process_resident_memory_bytes` comes from `Deno.memoryUsage()` instead
- * (residentMemoryGauge); virtual memory, the data segment and file descriptors have no source
- * and are not exported.
- *
- * `eventLoopLag` keeps a
- * `perf_hooks.monitorEventLoopDelay` histogram for the process's whole life, whose buffer under
- * Deno is 2 MB at creation and grows to 4-9 MB with the delays of start-up (a zero-filled block
- * found in the agent's memory map). `nodejs_eventloop_lag_seconds` is measured as prom-client
- * measures it without a histogram (eventLoopLagGauge); the min/max/mean/percentile series since
- * process start are not exported.
+ * Of prom-client's default metrics, only the `process_*` ones with a source under Deno: CPU time
+ * and start time. The others are Node.js's: `nodejs_version_info` gave the Node.js version Deno
+ * emulates (`v26.3.0` on a Deno 2 process), `nodejs_active_handles_total` and
+ * `nodejs_active_requests_total` are gauges named like counters (and count libuv objects Deno
+ * does not have), `nodejs_gc_*` needs Node's GC hooks, and the heap series are exported from
+ * Deno's own numbers as `deno_*` (runtimeMemoryGauges). The ones that read /proc reported 0
+ * under the binary's permissions (Deno refuses /proc without `--allow-all`);
+ * `process_resident_memory_bytes` comes from `Deno.memoryUsage()` (residentMemoryGauge).
+ * prom-client's `eventLoopLag` kept a `monitorEventLoopDelay` histogram for the process's life,
+ * 2–9 MB of native memory under Deno; the lag is measured per scrape instead (eventLoopLagGauge).
  */
-const DEFAULT_METRICS = [
-  processCpuTotal,
-  processStartTime,
-  processHandles,
-  processRequests,
-  heapSizeAndUsed,
-  heapSpacesSizeAndUsed,
-  version,
-  gc,
-] as DefaultMetric[];
+const DEFAULT_METRICS = [processCpuTotal, processStartTime] as DefaultMetric[];
 
 /**
- * A fresh registry with process metrics and `keelson_build_info{version}`.
+ * A fresh registry with process and runtime metrics and `keelson_build_info{version}`.
  * @returns the registry every metric of this process registers in
  */
 export function createMetricsRegistry(): Registry {
@@ -56,6 +38,7 @@ export function createMetricsRegistry(): Registry {
   for (const metric of DEFAULT_METRICS) metric(registry, {});
   eventLoopLagGauge(registry);
   residentMemoryGauge(registry);
+  runtimeMemoryGauges(registry);
   const build = new Gauge({
     name: "keelson_build_info",
     help: "Keelson build information; the value is always 1.",
@@ -67,21 +50,48 @@ export function createMetricsRegistry(): Registry {
 }
 
 /**
- * `nodejs_eventloop_lag_seconds` as prom-client reports it without a histogram: each scrape
- * schedules an immediate callback and the time it took to run is the value the next scrape
- * shows. No timer runs between scrapes.
+ * `deno_eventloop_lag_seconds`, measured as prom-client measures the lag without a histogram:
+ * each scrape schedules an immediate callback and the time it took to run is the value the next
+ * scrape shows. No timer runs between scrapes.
  * @param registry where it registers
  */
 function eventLoopLagGauge(registry: Registry): void {
   const gauge: Gauge = new Gauge({
-    name: "nodejs_eventloop_lag_seconds",
-    help: "Lag of event loop in seconds.",
+    name: "deno_eventloop_lag_seconds",
+    help: "Delay of an immediate callback scheduled at the previous scrape, in seconds.",
     registers: [registry],
     collect() {
       const start = performance.now();
       setTimeout(() => gauge.set((performance.now() - start) / 1000), 0);
     },
   });
+}
+
+/**
+ * The V8 heap and the memory outside it that JavaScript objects hold (buffers), from
+ * `Deno.memoryUsage()`, which needs no permission.
+ * @param registry where they register
+ */
+function runtimeMemoryGauges(registry: Registry): void {
+  const gauges: Array<[string, string, keyof Deno.MemoryUsage]> = [
+    ["deno_heap_used_bytes", "V8 heap in use, in bytes.", "heapUsed"],
+    ["deno_heap_total_bytes", "V8 heap reserved, in bytes.", "heapTotal"],
+    [
+      "deno_external_memory_bytes",
+      "Memory held by JavaScript objects outside the V8 heap.",
+      "external",
+    ],
+  ];
+  for (const [name, help, field] of gauges) {
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(Deno.memoryUsage()[field]);
+      },
+    });
+  }
 }
 
 /**

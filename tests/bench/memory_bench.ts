@@ -46,7 +46,10 @@ const IMPORT_PROBES: Array<{ name: string; specifier?: string }> = [
 const PHASES: Array<[string, RegExp]> = [
   ["first log line", /./],
   ["connecting", /^Connecting to /],
-  ["controllers start", /^(Starting controller|Leader election is off|Became leader)/],
+  [
+    "controllers start",
+    /^(Starting controller|Leader election is off|Successfully acquired lease)/,
+  ],
   ["first object handled", /^(Initializing node|Wrote ingress)/],
 ];
 
@@ -334,9 +337,9 @@ export async function runMemoryRun(
       );
     }
     say(
-      `V8 heap used ${(await heap("nodejs_heap_size_used_bytes")).toFixed(1)} MB of ` +
-        `${(await heap("nodejs_heap_size_total_bytes")).toFixed(1)} MB, external ` +
-        `${(await heap("nodejs_external_memory_bytes")).toFixed(1)} MB`,
+      `V8 heap used ${(await heap("deno_heap_used_bytes")).toFixed(1)} MB of ` +
+        `${(await heap("deno_heap_total_bytes")).toFixed(1)} MB, external ` +
+        `${(await heap("deno_external_memory_bytes")).toFixed(1)} MB`,
     );
     return result;
   } finally {

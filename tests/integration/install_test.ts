@@ -194,6 +194,7 @@ async function writeCheckout(host: ScratchHost): Promise<void> {
   await Deno.mkdir(`${dir}/dist`, { recursive: true });
   const cp = await new Deno.Command("cp", { args: ["-a", `${REPO}deploy`, `${dir}/`] }).output();
   assert.ok(cp.success, "copy deploy/ into the checkout");
+  await Deno.copyFile(`${REPO}README.md`, `${dir}/README.md`);
   const flags = ["--no-config", ...compiledRuntimeFlags(), ...await compilePermissions()];
   await Deno.writeTextFile(
     `${dir}/dist/keelson-x86_64`,
@@ -308,6 +309,11 @@ Deno.test({
         assert.deepEqual(await statIn(host, "/run/keelson"), { uid, gid, mode: 0o755 });
         const wanted = host.path("/etc/systemd/system/multi-user.target.wants/keelson.service");
         assert.equal(await Deno.readLink(wanted), UNIT);
+        // the unit's Documentation= is a file the steps installed
+        const docs = [...(await Deno.readTextFile(host.path(UNIT)))
+          .matchAll(/^Documentation=file:\/\/(\S+)$/gm)].map((m) => m[1]!);
+        assert.ok(docs.length > 0, "keelson.service names its documentation");
+        for (const doc of docs) assert.ok((await Deno.stat(host.path(doc))).isFile, doc);
 
         const check = await unitCheck(host);
         ok(check, "the unit's keelson check as user keelson");

@@ -7,10 +7,22 @@
  *
  * One test runs `keelson run` with no API server to reach and evaluates KeelsonNoLeader with
  * promtool on the series its real /metrics exports (three such agents: "all up, none connected").
+ * Another lints the /metrics of an agent leading a real kube-apiserver, with a Service addressed
+ * from a pool, with `promtool check metrics` (Prometheus's naming conventions: `_total` only on
+ * counters, units in names) and finds no Node.js series in it.
  */
 import assert from "node:assert/strict";
 import { parse, stringify } from "yaml";
+import { integrationTest, startControlPlane } from "./_harness/control_plane.ts";
 import { startKeelson } from "./_harness/keelson_process.ts";
+import { waitFor } from "./_harness/wait.ts";
+import {
+  createLbService,
+  createNamespace,
+  lbInventory,
+  startLeadingAgent,
+  waitIngress,
+} from "./_harness/lb_services.ts";
 
 const MONITORING = new URL("../../deploy/monitoring/", import.meta.url).pathname;
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -141,6 +153,56 @@ Deno.test({
     }
   },
 });
+integrationTest(
+  "the /metrics of a leading agent passes promtool check metrics and has no Node.js series",
+  async () => {
+    if (!promtool) throw new Error("promtool is not installed (apt install prometheus)");
+    await using cp = await startControlPlane();
+    const dir = await Deno.makeTempDir({ prefix: "keelson-metrics-lint-" });
+    const configPath = `${dir}/keelson.toml`;
+    await Deno.writeTextFile(
+      configPath,
+      lbInventory({ pools: [{ name: "lan", addresses: ["192.0.2.0/28"] }] }),
+    );
+    const agent = await startLeadingAgent(cp, dir, configPath, "cp-1");
+    try {
+      // a Service with an address: the pool gauges have samples (promtool lints those)
+      await createNamespace(cp, "lint");
+      await createLbService(cp, "lint", "web");
+      await waitIngress(cp, "lint", "web");
+      // the pool gauges share one refresh per 500 ms: the Service shows at a later scrape
+      const inUse = 'keelson_allocator_addresses_in_use{pool="lan",family="IPv4"}';
+      await waitFor(async () => (await agent.metric(inUse)) === 1, {
+        timeoutMs: 10_000,
+        intervalMs: 200,
+        message: `${inUse} 1`,
+      });
+      const scrape = await agent.get("/metrics");
+      assert.equal(scrape?.status, 200);
+      const metrics = scrape!.body;
+      assert.match(metrics, /^service_controller_loadbalancer_sync_total/m, "a leader's series");
+      const child = new Deno.Command(promtool, {
+        args: ["check", "metrics"],
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      const writer = child.stdin.getWriter();
+      await writer.write(new TextEncoder().encode(metrics));
+      await writer.close();
+      const out = await child.output();
+      const lint = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+      assert.equal(lint, "", "promtool check metrics found problems");
+      assert.equal(out.code, 0);
+      assert.doesNotMatch(metrics, /^(# TYPE )?nodejs_/m, "Node.js series on a Deno process");
+    } finally {
+      await agent.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+  promtool ? undefined : "promtool is not installed (apt install prometheus)",
+);
+
 interface RuleTests {
   tests: { alert_rule_test?: { alertname: string; exp_alerts: unknown[] }[] }[];
 }

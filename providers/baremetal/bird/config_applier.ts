@@ -15,6 +15,7 @@ import { Counter, Gauge, type Registry } from "prom-client";
 import { logger } from "../../../src/log/logging.ts";
 import { birdCommand, BirdSocketError } from "./control_socket.ts";
 import { installChecked } from "../checked_install.ts";
+import { failureReason } from "../run_bounded.ts";
 import { readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
 
 /** Outcome of one apply, also the `result` label of the configure counter. */
@@ -141,7 +142,7 @@ export class BirdApplier {
           configured: false,
           message: check.timedOut
             ? `Cannot check the BIRD config in time; ${file} kept`
-            : `Rejected BIRD config (check exited ${check.code}: ${lines.join(" | ")}); ` +
+            : `Rejected BIRD config (check ${failureReason(check)}); ` +
               `${file} kept`,
           checkOutput: lines,
         };

@@ -1,7 +1,8 @@
 /**
- * Pool usage under MetalLB's metric names (`metallb_allocator_addresses_in_use_total`,
- * `metallb_allocator_addresses_total`), with Keelson's prefix and a `family` label, plus the free
- * count, so dashboards and the "pool above 90 %" alert need no arithmetic on label values.
+ * Pool usage as MetalLB reports it (`metallb_allocator_addresses_in_use_total`,
+ * `metallb_allocator_addresses_total`), named as Prometheus names gauges (no `_total`), with
+ * Keelson's prefix and a `family` label, plus the free count, so dashboards and the "pool above
+ * 90 %" alert need no arithmetic on label values.
  *
  * @module
  */

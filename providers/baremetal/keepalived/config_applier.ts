@@ -19,7 +19,7 @@ import { type Clock, systemClock, type Timer } from "../../../src/kube/clock.ts"
 import { logger } from "../../../src/log/logging.ts";
 import { declareOnce } from "../../../src/metrics/registry.ts";
 import { installChecked } from "../checked_install.ts";
-import { runBounded } from "../run_bounded.ts";
+import { failureReason, runBounded } from "../run_bounded.ts";
 import { processComm } from "./process_comm.ts";
 import {
   InputFileError,
@@ -206,12 +206,12 @@ export class KeepalivedApplier {
         this.#options.reloadCommand,
         this.#options.commandTimeoutMs ?? 30_000,
       );
-      return run.code === 0
+      return run.code === 0 && !run.timedOut
         ? { result: "success", reloaded: true, message: `${file} written, reload command ran` }
         : {
           result: "error",
           reloaded: false,
-          message: `${file} written but the reload command exited ${run.code}: ${run.stderr}`,
+          message: `${file} written but the reload command ${failureReason(run)}`,
         };
     }
     const pidFile = this.#options.pidFile;

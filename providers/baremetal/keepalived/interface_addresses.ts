@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { canonicalIp } from "../../../src/net/ip.ts";
+import { failureReason, runBounded } from "../run_bounded.ts";
 
 const IpAddrOutput = z.array(
   z.object({
@@ -65,18 +66,9 @@ export async function readInterfaceAddresses(options: ReadAddressesOptions): Pro
     "dev",
     options.interface,
   ];
-  const output = await new Deno.Command("ip", {
-    args,
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(options.timeoutMs ?? 5000),
-  }).output();
-  if (output.code !== 0) {
-    throw new Error(
-      `Cannot list addresses with "ip ${args.join(" ")}": ${
-        new TextDecoder().decode(output.stderr).trim()
-      }`,
-    );
+  const run = await runBounded(["ip", ...args], options.timeoutMs ?? 5000);
+  if (run.code !== 0 || run.timedOut) {
+    throw new Error(`Cannot list addresses with "ip ${args.join(" ")}": ${failureReason(run)}`);
   }
-  return parseIpAddrJson(new TextDecoder().decode(output.stdout));
+  return parseIpAddrJson(run.stdout);
 }

@@ -8,8 +8,9 @@
 import { Gauge, type Registry } from "prom-client";
 import { canonicalIp } from "../../../src/net/ip.ts";
 import { declareOnce } from "../../../src/metrics/registry.ts";
+import { failureReason, runBounded } from "../run_bounded.ts";
 
-/** How long `ip -j addr` may take before the observation fails (and is retried). */
+/** Longest `ip -j addr show` may run. */
 const IP_TIMEOUT_MS = 5_000;
 
 /** VIPs split by whether this host holds them. */
@@ -63,22 +64,13 @@ export async function observeVipRoles(
     "show",
     ...(options.interface ? ["dev", options.interface] : []),
   ];
-  // bounded as every other wait: a wedged netlink must not stall the VIP-role loop for good
-  const output = await new Deno.Command("ip", {
-    args,
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(IP_TIMEOUT_MS),
-  }).output();
-  if (output.code !== 0) {
-    throw new Error(
-      `Cannot list addresses with "ip ${args.join(" ")}": ${
-        new TextDecoder().decode(output.stderr).trim()
-      }`,
-    );
+  // `ip` answers at once; a hung one must not hold the VIP-role loop
+  const run = await runBounded(["ip", ...args], IP_TIMEOUT_MS);
+  if (run.code !== 0 || run.timedOut) {
+    throw new Error(`Cannot list addresses with "ip ${args.join(" ")}": ${failureReason(run)}`);
   }
   const held = new Set<string>();
-  const links = JSON.parse(new TextDecoder().decode(output.stdout)) as {
+  const links = JSON.parse(run.stdout) as {
     addr_info?: { local?: string }[];
   }[];
   for (const link of links) {

@@ -49,7 +49,7 @@ Deno.test("controllers can be built again on one registry (each leadership build
   assert.ok(registry.getSingleMetric("keelson_node_deletions_total"));
 });
 
-Deno.test("createMetricsRegistry exports the process metrics and the event-loop lag, without a lag histogram", async () => {
+Deno.test("createMetricsRegistry exports process and Deno runtime metrics, no Node.js series and no lag histogram", async () => {
   const registry = createMetricsRegistry();
   const first = await registry.metrics();
   for (
@@ -57,19 +57,25 @@ Deno.test("createMetricsRegistry exports the process metrics and the event-loop 
       "process_cpu_seconds_total",
       "process_resident_memory_bytes",
       "process_start_time_seconds",
-      "nodejs_heap_size_used_bytes",
-      "nodejs_eventloop_lag_seconds",
+      "deno_heap_used_bytes",
+      "deno_heap_total_bytes",
+      "deno_external_memory_bytes",
+      "deno_eventloop_lag_seconds",
       "keelson_build_info",
     ]
   ) {
     assert.match(first, new RegExp(`^${name}[ {]`, "m"), name);
   }
+  // a Deno process is not Node.js: no nodejs_version_info{version="v26.3.0"}, no libuv counts
+  assert.doesNotMatch(first, /^(# TYPE )?nodejs_/m);
+  const heap = Number(/^deno_heap_used_bytes (\S+)$/m.exec(first)?.[1]);
+  assert.ok(heap > 1024 * 1024 && heap < 4 * 1024 ** 3, `heap ${heap}`);
   // no monitorEventLoopDelay histogram (2-9 MB of RSS under Deno): no percentile series
-  assert.doesNotMatch(first, /nodejs_eventloop_lag_(p50|p99|max|mean)_seconds/);
+  assert.doesNotMatch(first, /eventloop_lag_(p50|p99|max|mean)_seconds/);
   // the lag a scrape schedules shows at the next one: a small non-negative number of seconds
   await new Promise((resolve) => setTimeout(resolve, 20));
   const lag = Number(
-    /^nodejs_eventloop_lag_seconds (\S+)$/m.exec(await registry.metrics())?.[1],
+    /^deno_eventloop_lag_seconds (\S+)$/m.exec(await registry.metrics())?.[1],
   );
   assert.ok(lag >= 0 && lag < 5, `lag ${lag}`);
   registry.clear();

@@ -141,6 +141,8 @@ Deno.test("createLoadBalancer() keeps addresses of a removed pool, reports them,
   const text = await registry.metrics();
   assert.match(text, /keelson_pool_addresses\{pool="lan",family="IPv4",state="total"\} 3/);
   assert.match(text, /keelson_pool_addresses\{pool="lan",family="IPv4",state="used"\} 2/);
+  assert.match(text, /^keelson_allocator_addresses_in_use\{pool="lan",family="IPv4"\} 2$/m);
+  assert.match(text, /^keelson_allocator_addresses\{pool="lan",family="IPv4"\} 3$/m);
 
   reconfigure(configWith([{ name: "new", addresses: ["10.1.0.1"] }]));
   const s1 = services.get("default/s1")!;

@@ -10,12 +10,12 @@ Deno.test("registerPoolUsageGauges() exports in use, total and free per pool and
     { pool: "lan", family: 6, total: 1n << 64n, used: 1 },
   ]);
   const text = await registry.metrics();
-  assert.match(text, /keelson_allocator_addresses_in_use_total\{pool="lan",family="IPv4"\} 3/);
-  assert.match(text, /keelson_allocator_addresses_total\{pool="lan",family="IPv4"\} 14/);
+  assert.match(text, /keelson_allocator_addresses_in_use\{pool="lan",family="IPv4"\} 3/);
+  assert.match(text, /keelson_allocator_addresses\{pool="lan",family="IPv4"\} 14/);
   assert.match(text, /keelson_allocator_addresses_free\{pool="lan",family="IPv4"\} 11/);
   assert.match(
     text,
-    /keelson_allocator_addresses_total\{pool="lan",family="IPv6"\} 1844674407370955\d+/,
+    /keelson_allocator_addresses\{pool="lan",family="IPv6"\} 1844674407370955\d+/,
   );
   // a second registration (a reload) replaces the first instead of failing
   used = 5;
