@@ -238,6 +238,10 @@ addresses = ["192.0.2.8/29"]
           (await heartbeat())?.reload.restart?.join() === "[leader_election] lease_duration",
         { timeoutMs: 20_000, message: "the heartbeat to report the pending restart" },
       );
+      // the other inputs come from their owners: the reloader's last success, the provider's pools
+      const report = await heartbeat();
+      assert.ok(report?.reload.at, "the last successful load");
+      assert.deepEqual(report?.pools, [{ pool: "lan", family: "IPv4", total: 14, used: 0 }]);
       figure(
         `start-only change: gauge 1 after ${noticedMs.toFixed(0)} ms (0.5 s debounce), ` +
           `in the heartbeat after ${(performance.now() - written).toFixed(0)} ms`,
