@@ -1,9 +1,9 @@
 /**
  * The bare-metal LoadBalancer capability: VIPs from the inventory's pools, written by the service
  * controller into `status.loadBalancer.ingress` and served by keepalived on the control-plane
- * hosts. The Kubernetes API is the only state: before every decision the allocator is rebuilt
- * from the Services' statuses (plus the addresses this process handed out whose status write has
- * not been seen yet, so two Services never get one address in the window between the two).
+ * hosts. The Kubernetes API is the only state: before every decision the allocator is brought in
+ * line with the Services' statuses (`allocation_mirror.ts`). Pool usage goes out as one metric
+ * family (`ipam/pool_usage_metrics.ts`) and, through `poolUsage`, into this host's heartbeat.
  *
  * @example
  * ```ts
@@ -21,26 +21,24 @@
  * @module
  */
 import type { V1LoadBalancerStatus, V1Node, V1Service } from "@kubernetes/client-node";
-import { Gauge, type Registry } from "prom-client";
+import type { Registry } from "prom-client";
 import { registerPoolUsageGauges } from "./ipam/pool_usage_metrics.ts";
 import {
   type EnsuredLoadBalancer,
   type LoadBalancer,
+  type PoolUsage,
   ProviderError,
 } from "../../src/cloud/provider.ts";
 import type { Config } from "../../src/config/types.ts";
-import { type Informer, type Lister, objectKey } from "../../src/kube/ports.ts";
+import { type Lister, objectKey } from "../../src/kube/ports.ts";
 import { logger } from "../../src/log/logging.ts";
 import { canonicalIp } from "../../src/net/ip.ts";
 import { matchesClass } from "../../src/cloud/load_balancer_class.ts";
-import { type AllocationFailure, Allocator, type OrphanedAllocation } from "./ipam/allocator.ts";
-import { buildPools } from "./ipam/pools.ts";
-import { sameAddresses } from "./ipam/same_addresses.ts";
+import { compareCodeUnits } from "../../src/text/code_unit_order.ts";
+import { AllocationMirror } from "./allocation_mirror.ts";
+import type { AllocationFailure, Allocator, OrphanedAllocation } from "./ipam/allocator.ts";
 import { ANNOTATIONS, readServiceRequest } from "./ipam/service_requests.ts";
-import { ingressIps, statusHolding } from "./ipam/status_holdings.ts";
-
-/** The pool-usage gauge's name. */
-export const POOL_ADDRESSES_METRIC = "keelson_pool_addresses";
+import { ingressIps } from "./ipam/status_holdings.ts";
 
 /** Failures another Service's release or a pool change can cure; the others need a user edit. */
 const RETRIABLE: ReadonlySet<AllocationFailure> = new Set(["AddressInUse", "PoolExhausted"]);
@@ -67,7 +65,7 @@ export interface LoadBalancerOptions {
   services: Lister<V1Service> | (() => Lister<V1Service> | undefined);
   /** Whether the Service cache has synced; nothing is allocated before. @default always true */
   hasSynced?: () => boolean;
-  /** Where `keelson_pool_addresses` is registered. @default not exported */
+  /** Where the pool usage gauges (`pool_usage_metrics.ts`) are registered. @default not exported */
   registry?: Registry;
 }
 
@@ -78,6 +76,8 @@ export interface BaremetalLoadBalancer extends LoadBalancer {
    * from the configuration and Services in force first (when the cache has synced).
    */
   orphanedAllocations(): OrphanedAllocation[];
+  /** Usage per pool and family, rebuilt first (when the cache has synced), sorted. */
+  poolUsage(): PoolUsage[];
   /** The current allocator (read-only use: stats, inUse), rebuilt at the last call. */
   readonly allocator: Allocator;
 }
@@ -89,15 +89,18 @@ export interface BaremetalLoadBalancer extends LoadBalancer {
  */
 export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadBalancer {
   const log = logger("provider", "load-balancer");
-  const allocator = new Allocator();
-  /** Addresses returned by ensure whose status write has not been seen in the lister yet. */
-  const pending = new Map<string, string[]>();
-  let lastConfig: Config | undefined;
-  const reported = new Set<string>();
+  const mirror = new AllocationMirror();
+  const allocator = mirror.allocator;
 
-  const cache = (): Lister<V1Service> => {
+  /** The Service cache once it has synced, else undefined. */
+  const syncedServices = (): Lister<V1Service> | undefined => {
     const lister = typeof options.services === "function" ? options.services() : options.services;
-    if (!lister || (options.hasSynced && !options.hasSynced())) {
+    if (!lister || (options.hasSynced && !options.hasSynced())) return undefined;
+    return lister;
+  };
+  const cache = (): Lister<V1Service> => {
+    const lister = syncedServices();
+    if (!lister) {
       throw new ProviderError("Cannot allocate addresses yet: the Service cache has not synced", {
         retriable: true,
       });
@@ -105,142 +108,43 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
     return lister;
   };
 
-  /** Which object each Service's allocation was last restored from (and with which pending). */
-  const restored = new Map<string, { object: V1Service; extra: string }>();
-
-  // When the cache is an informer, the keys of the Services that changed since the last rebuild
-  // (undefined: a plain lister, every rebuild is a full pass).
-  let changed: Set<string> | undefined;
-  let followed: Lister<V1Service> | undefined;
-  let unfollow: (() => void) | undefined;
-  let fullPassDue = true;
-  const follow = (lister: Lister<V1Service>): void => {
-    if (lister === followed) return;
-    unfollow?.();
-    followed = lister;
-    fullPassDue = true;
-    const informer = lister as Partial<Informer<V1Service>>;
-    if (typeof informer.subscribe === "function") {
-      const keys = new Set<string>();
-      unfollow = informer.subscribe((event) => keys.add(objectKey(event.object)));
-      changed = keys;
-    } else {
-      unfollow = undefined;
-      changed = undefined;
-    }
-  };
-
-  // Rebuilding is incremental: with an informer only the Services that changed since the last
-  // call (and those with pending addresses) are looked at, so an ensure costs O(changes), not
-  // O(Services) (a burst of N Services was O(N²)); a Service whose object and pending addresses
-  // are the same as last time is not restored again. A full pass runs after a reload, with a
-  // plain lister, and for the gauge.
-  const rebuild = (config: Config, lister: Lister<V1Service>, full = false): void => {
-    follow(lister);
-    let reconfigured = false;
-    const touched: string[] = [];
-    if (config !== lastConfig) {
-      lastConfig = config;
-      allocator.setPools(buildPools(config.pools));
-      restored.clear();
-      reconfigured = true;
-    }
-    if (reconfigured || full || fullPassDue || !changed) {
-      const live = new Map(lister.list().map((s) => [objectKey(s), s]));
-      const keys = new Set([...pending.keys(), ...restored.keys(), ...live.keys()]);
-      for (const key of keys) refreshOne(config, key, live.get(key), touched);
-      fullPassDue = false;
-    } else {
-      for (const key of new Set([...changed, ...pending.keys()])) {
-        refreshOne(config, key, lister.get(key), touched);
-      }
-    }
-    changed?.clear();
-    // a full pass after a reload; otherwise only the Services restored just now
-    if (reconfigured) reported.clear();
-    const orphans = reconfigured
-      ? allocator.orphanedAllocations()
-      : touched.flatMap((key) => allocator.orphanedAllocations(key));
-    reportOrphans(orphans);
-  };
-
-  /** Brings one Service's allocation in line with the cache (and its pending addresses). */
-  const refreshOne = (
-    config: Config,
-    key: string,
-    service: V1Service | undefined,
-    touched: string[],
-  ): void => {
-    const ips = pending.get(key);
-    if (ips) {
-      const gone = !service || Boolean(service.metadata?.deletionTimestamp) ||
-        !matchesClass(config, service);
-      const shown = service ? ingressIps(service).map((ip) => canonicalIp(ip) ?? ip) : [];
-      if (gone || sameAddresses(shown, ips)) pending.delete(key);
-    }
-    if (!service) {
-      // every allocation was restored (tracked) or assigned (pending, pruned above)
-      allocator.release(key);
-      restored.delete(key);
-      return;
-    }
-    const extra = pending.get(key) ?? [];
-    const memo = restored.get(key);
-    if (memo && memo.object === service && memo.extra === extra.join(",")) return;
-    touched.push(key);
-    restored.set(key, { object: service, extra: extra.join(",") });
-    const holding = statusHolding(config, service);
-    if (holding) {
-      // until the status shows the new addresses, the Service holds both old and new
-      allocator.restore(key, [...holding.ips, ...extra], holding.options);
-    } else if (extra.length > 0) {
-      const request = readServiceRequest(service);
-      allocator.restore(key, extra, {
-        sharing: request.ok ? request.request.sharing : undefined,
-      });
-    } else {
-      allocator.release(key);
-    }
-  };
-
-  /** Logs each orphaned address once (per reload). */
-  const reportOrphans = (orphans: readonly OrphanedAllocation[]): void => {
-    for (const o of orphans) {
-      const id = `${o.serviceKey} ${o.ip}`;
-      if (reported.has(id)) continue;
-      reported.add(id);
-      log.warn("Service {key} keeps {ip}, which no pool offers any more ({why})", {
-        key: o.serviceKey,
-        ip: o.ip,
-        why: o.why,
-        pool: o.pool,
-      });
-    }
-  };
-
-  /** Rebuilds from the configuration and all Services in force, when the cache has synced. */
+  /**
+   * Brings the mirror in line with the configuration and Services in force. Before the cache has
+   * synced it keeps what it last knew; any other failure is thrown.
+   */
   const refresh = (): void => {
-    try {
-      rebuild(options.config(), cache(), true);
-    } catch {
-      // not synced yet: report what the allocator last knew
-    }
+    const services = syncedServices();
+    if (services) mirror.sync(options.config(), services);
   };
 
-  if (options.registry) registerPoolGauge(options.registry, allocator, refresh);
+  /** Usage per pool and family now, sorted (pool, then family). */
+  const poolUsage = (): PoolUsage[] => {
+    refresh();
+    return allocator.stats().map((s) => ({
+      pool: s.pool,
+      family: s.family === 6 ? "IPv6" as const : "IPv4" as const,
+      total: Number(s.total),
+      used: s.used,
+    })).sort((a, b) => compareCodeUnits(a.pool, b.pool) || compareCodeUnits(a.family, b.family));
+  };
+
+  if (options.registry) {
+    registerPoolUsageGauges(options.registry, () => {
+      refresh();
+      return allocator.stats();
+    });
+  }
 
   /** Allocates (or confirms) the Service's addresses; throws AllocationError when it cannot. */
   const ensure = (service: V1Service): EnsuredLoadBalancer => {
     const config = options.config();
     const key = objectKey(service);
-    rebuild(config, cache());
+    mirror.sync(config, cache());
     const request = readServiceRequest(service);
     if (!request.ok) throw new AllocationError(request.reason, request.message);
     const result = allocator.assign(key, request.request);
     if (!result.ok) throw new AllocationError(result.reason, result.message);
-    const shown = ingressIps(service).map((ip) => canonicalIp(ip) ?? ip);
-    if (sameAddresses(shown, result.ips)) pending.delete(key);
-    else pending.set(key, result.ips);
+    mirror.assigned(key, result.ips, ingressIps(service).map((ip) => canonicalIp(ip) ?? ip));
     log.info("Service {key} holds {ips} from pool {pool}", {
       key,
       ips: result.ips.join(","),
@@ -286,12 +190,7 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
     },
 
     ensureLoadBalancerDeleted(_clusterName: string, service: V1Service): Promise<void> {
-      const key = objectKey(service);
-      pending.delete(key);
-      allocator.release(key);
-      // the status may still show the addresses until the controller clears it: re-read it
-      restored.delete(key);
-      changed?.add(key);
+      mirror.forget(objectKey(service));
       return Promise.resolve();
     },
 
@@ -299,30 +198,8 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
       refresh();
       return allocator.orphanedAllocations();
     },
+
+    poolUsage,
   };
   return lb;
-}
-
-function registerPoolGauge(registry: Registry, allocator: Allocator, refresh: () => void): void {
-  // a reload may build a new load balancer against the same registry: the newest one reports
-  registry.removeSingleMetric(POOL_ADDRESSES_METRIC);
-  registerPoolUsageGauges(registry, () => {
-    refresh();
-    return allocator.stats();
-  });
-  new Gauge({
-    name: POOL_ADDRESSES_METRIC,
-    help: "Addresses of each load-balancer pool and family: total usable, and used by Services.",
-    labelNames: ["pool", "family", "state"],
-    registers: [registry],
-    collect() {
-      refresh();
-      this.reset();
-      for (const s of allocator.stats()) {
-        const labels = { pool: s.pool, family: `IPv${s.family}` };
-        this.set({ ...labels, state: "total" }, Number(s.total));
-        this.set({ ...labels, state: "used" }, s.used);
-      }
-    },
-  });
 }

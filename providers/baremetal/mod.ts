@@ -181,6 +181,7 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
   };
   const provider: CloudProvider = {
     ...base,
+    poolUsage: () => loadBalancer.poolUsage(),
     async startHost({ host, signal }) {
       hostSide = await startHostSide({
         config: current,

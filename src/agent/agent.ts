@@ -10,12 +10,7 @@
 import type { Registry } from "prom-client";
 import type { CloudProvider } from "../cloud/provider.ts";
 import { ProviderRegistry } from "../cloud/registry.ts";
-import { ConfigError } from "../config/config_error.ts";
-import { validateConfig } from "../config/parse_config.ts";
-import { ConfigReloader } from "../config/reloader.ts";
-import { RestartRequired } from "../config/restart_required.ts";
 import type { Config } from "../config/types.ts";
-import { ReloadDeletionGuard } from "../controllers/node_lifecycle/deletion_guards.ts";
 import { CLIENT_NAMES, type ClientFactory, createClientFactory } from "../kube/client_factory.ts";
 import { createEventSink } from "../kube/cluster_writer.ts";
 import { AggregatingEventRecorder } from "../kube/event_recorder.ts";
@@ -32,16 +27,15 @@ import { HealthChecks } from "../server/health_checks.ts";
 import { metricsTokenReader } from "../server/metrics_token_file.ts";
 import { serve } from "../server/serve.ts";
 import { registerBaremetal, strandedAddressIssues } from "../../providers/baremetal/mod.ts";
-import { type ClusterCaches, createClusterCaches } from "./cluster_caches.ts";
-import { createHeartbeatInformer, runVipHostController, startHeartbeat } from "./data_plane.ts";
+import { createClusterCaches } from "./cluster_caches.ts";
+import { createHeartbeatInformer, startHeartbeat } from "./data_plane.ts";
+import { LiveConfig } from "./live_config.ts";
 import { managedControllersGauge, runLeaderControllers } from "./leader_controllers.ts";
 import type { ServiceController } from "../controllers/service/service_controller.ts";
 import { errorMessage } from "../log/error_message.ts";
 import { watchHostSide } from "./host_side_failure.ts";
 import { StopSequence } from "./shutdown.ts";
 import { declareStartupMetrics } from "./startup_metrics.ts";
-import { observedHeartbeats } from "../status/heartbeats.ts";
-import { RecordObserver } from "../status/observed_freshness.ts";
 
 /** Inputs of `runAgent`, already parsed by `keelson run`. */
 export interface AgentOptions {
@@ -63,179 +57,136 @@ export interface AgentOptions {
 const KUBE_RETRY_MS = 10_000;
 
 /**
- * Runs until `options.signal` aborts.
+ * Runs until `options.signal` aborts. Each part is built from parts built before it.
  * @returns the exit code
  */
 export async function runAgent(options: AgentOptions): Promise<number> {
   const log = logger("agent");
-  const { signal } = options;
+  const { signal, host } = options;
   // each part stops on its own step's signal, in order, once `signal` aborts (shutdown.ts)
   const stops = new StopSequence();
   const registry = createMetricsRegistry();
   logLineMetrics(registry, droppedLogLines);
-  const health = new HealthChecks();
-  let config = options.config;
-  let serviceController: ServiceController | undefined;
-  // a rejected reload holds deletions only; everything else goes on with the last good config
-  const guard = new ReloadDeletionGuard({
-    lastReloadSucceeded: () => reloader.lastReloadSucceeded(),
-  });
-  guard.onConfig(config);
   managedControllersGauge(registry);
-  // settings read only at start keep their start values; a file changing them says so
-  const restart = new RestartRequired({ running: options.config, host: options.host, registry });
-
-  // The provider asks it whether the last reload validated (fail closed after a rejected one);
-  // onChange runs only once run() below has started, when everything it names exists.
-  let caches: ClusterCaches | undefined;
-  const reloader = new ConfigReloader(options.configPath, options.config, {
+  const health = new HealthChecks();
+  // the configuration in force: flags applied, start-only settings kept, reloads (once run)
+  const live = new LiveConfig({
+    configPath: options.configPath,
+    config: options.config,
+    applyFlags: options.applyFlags,
+    host,
     registry,
-    apply: options.applyFlags,
-    // the file with the flags applied must validate, and no served address may be stranded
-    validate: (next) => {
-      try {
-        const applied = validateConfig(
-          options.applyFlags(next),
-          `${options.configPath} with the command-line flags`,
-        );
-        const services = caches?.services.hasSynced() ? caches.services.list() : undefined;
-        return strandedAddressIssues(config, applied, services, options.configPath);
-      } catch (error) {
-        if (error instanceof ConfigError) return error.issues;
-        throw error;
-      }
-    },
-    onChange: async (next) => {
-      config = restart.update(options.applyFlags(next));
-      guard.onConfig(config);
-      await provider.reconfigure?.("configuration reloaded");
-      serviceController?.requeuePending();
-    },
   });
 
   // 1. the provider, through its registry entry: the live inventory, so reloads apply at once,
   // and a rejected reload blocks anything destructive (an inventory not known good never deletes)
-  const providers = new ProviderRegistry();
-  registerBaremetal(providers, {
-    inventory: () => ({ config, healthy: reloader.lastReloadSucceeded() }),
-    metrics: registry,
-  });
-  let provider: CloudProvider;
-  try {
-    provider = options.provider?.(config) ?? providers.create(config);
-  } catch (error) {
-    log.fatal("{error}", { error: errorMessage(error) });
-    return 1;
-  }
+  const provider = createProvider(options, live, registry);
+  if (!provider) return 1;
   // leader, API client and work-queue series exist from the first scrape, connected or not
-  declareStartupMetrics(registry, config, provider);
+  declareStartupMetrics(registry, live.current(), provider);
+  // an accepted reload reaches the provider, then the service controller while one runs
+  let serviceController: ServiceController | undefined;
+  live.onChange(async (reason) => {
+    await provider.reconfigure?.(reason);
+    serviceController?.requeuePending();
+  });
 
   // 2. the host side (keepalived, BIRD): every host, before and without any Kubernetes connection
-  const hostSide = await provider.startHost?.({
-    host: options.host,
-    signal: stops.signal("background"),
-  });
+  const hostSide = await provider.startHost?.({ host, signal: stops.signal("background") });
   // BIRD withdraws this host's VIPs when this step's signal aborts, before the process exits
   stops.track("background", "host side (keepalived, BIRD)", hostSide?.finished);
   // a host side that stopped on its own leaves keepalived and BIRD unmanaged: stop, exit 1
   const broken = watchHostSide(hostSide?.stopped, signal, health);
   const stopping = AbortSignal.any([signal, broken.signal]);
-  const reloads = reloader.run(stops.signal("background"));
-  stops.track("background", "configuration reloader", reloads);
+  stops.track(
+    "background",
+    "configuration reloader",
+    live.reloader.run(stops.signal("background")),
+  );
 
-  // 3. health and metrics
+  // 3. health and metrics; ready once connected and the caches synced
+  let readiness = (): Readiness => ({ ok: false, reasons: ["no Kubernetes connection yet"] });
   const serving = await serveHealth({
-    config,
+    config: live.current(),
     registry,
     health,
-    metricsToken: metricsTokenReader(() => config.server.metrics_token_file),
-    ready: () => {
-      const reasons: string[] = [];
-      if (!caches) reasons.push("no Kubernetes connection yet");
-      else if (!caches.synced()) reasons.push("caches have not synced");
-      return { ok: reasons.length === 0, reasons };
-    },
+    metricsToken: metricsTokenReader(() => live.current().server.metrics_token_file),
+    ready: () => readiness(),
     signal: stops.signal("server"),
   });
   if (!serving) return 1;
   stops.track("server", "health server", serving.finished);
 
   // 4. the Kubernetes connection and its caches (every host: the host side reads Services)
-  const client = await connect(() => config, registry, stopping);
+  const client = await connect(() => live.current(), registry, stopping);
   if (!client) return broken.code(await stopAll(stops, options.hurry));
   // one rate limit per named client, as upstream's ClientBuilder (--kube-api-qps/burst each)
-  const { qps, burst } = config.kubernetes;
+  const { qps, burst } = live.current().kubernetes;
   const clients = createClientFactory(client, { qps, burst });
-  const cache = caches = createClusterCaches(clients.client(CLIENT_NAMES.informers), registry);
+  const caches = createClusterCaches(clients.client(CLIENT_NAMES.informers), registry);
   const informersSignal = stops.signal("informers");
-  stops.track("informers", "informers", cache.run(informersSignal));
+  stops.track("informers", "informers", caches.run(informersSignal));
+  readiness = () =>
+    caches.synced()
+      ? { ok: true, reasons: [] }
+      : { ok: false, reasons: ["caches have not synced"] };
+  // a reload may not take an address from a pool while a Service holds it
+  live.addCheck((next, inForce) => {
+    const services = caches.services.hasSynced() ? caches.services.list() : undefined;
+    return strandedAddressIssues(inForce, next, services, options.configPath);
+  });
   // events from this host (e.g. a VIP it starts announcing), closed with a grace at stop
   const hostEvents = new AggregatingEventRecorder(
     createEventSink(clients.client(CLIENT_NAMES.hostEvents)),
-    {
-      component: "keelson",
-      host: options.host,
-    },
+    { component: "keelson", host },
   );
   const hostEventsClosed = new Promise((resolve) =>
     stops.signal("background").addEventListener("abort", resolve, { once: true })
   ).then(() => hostEvents.close());
   stops.track("background", "host events", hostEventsClosed);
   provider.connect?.({
-    nodes: cache.nodes,
-    services: cache.services,
-    endpointSlices: cache.endpointSlices,
+    nodes: caches.nodes,
+    services: caches.services,
+    endpointSlices: caches.endpointSlices,
     events: hostEvents,
     signal: informersSignal,
   });
   // this host's heartbeat Lease: its data plane as the host side sees it (every host)
   const heartbeat = startHeartbeat({
     client: clients.client(CLIENT_NAMES.heartbeat),
-    host: options.host,
-    registry,
+    host,
     dataPlane: hostSide?.dataPlane,
-    reloadOk: () => reloader.lastReloadSucceeded(),
-    nodes: cache.nodes,
-    restartRequired: () => restart.pending(),
+    reloads: live.reloader,
+    pools: () => provider.poolUsage?.() ?? [],
+    nodes: caches.nodes,
+    restartRequired: () => live.restart.pending(),
     signal: informersSignal,
   });
   stops.track("informers", "heartbeat", heartbeat);
 
   // 5. lead: once the caches synced, initialize the provider and run the enabled controllers
   const lead = async (leaderSignal: AbortSignal) => {
-    if (!await cache.waitForSyncAll(leaderSignal)) return;
-    const heartbeats = createHeartbeatInformer(clients.client(CLIENT_NAMES.vipHosts), registry);
-    // one memory of when each heartbeat last changed, for every reader of them in this term
-    const observer = new RecordObserver();
-    const vipHosts = runVipHostController(
-      clients.client(CLIENT_NAMES.vipHosts),
-      heartbeats,
-      observer,
-      cache.services,
-      () => config,
-      registry,
-      leaderSignal,
-    );
+    if (!await caches.waitForSyncAll(leaderSignal)) return;
     await runLeaderControllers({
-      config: () => config,
+      config: () => live.current(),
       clients,
-      caches: cache,
-      heartbeats: observedHeartbeats(heartbeats, observer),
+      caches,
+      heartbeatLeases: createHeartbeatInformer(clients.client(CLIENT_NAMES.vipHosts), registry),
+      host,
       provider,
       registry,
       health,
-      guard,
-      onServiceController: (c) => serviceController = c,
+      guard: live.guard,
+      onServiceController: (running) => serviceController = running,
     }, leaderSignal);
-    await vipHosts;
   };
 
   // 6. campaign for the Lease, leading while it is held
   const controllersSignal = stops.signal("controllers");
-  if (config.leader_election.enabled) {
+  if (live.current().leader_election.enabled) {
     const campaigning = campaign({
       clients,
-      config: () => config,
+      config: () => live.current(),
       health,
       registry,
       lead,
@@ -256,6 +207,34 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   }
 }
 
+/**
+ * The provider of the `[cluster] provider` entry (or `options.provider`), reading the live
+ * inventory; undefined (logged) when it cannot be built.
+ */
+function createProvider(
+  options: AgentOptions,
+  live: LiveConfig,
+  registry: Registry,
+): CloudProvider | undefined {
+  const providers = new ProviderRegistry();
+  registerBaremetal(providers, {
+    inventory: () => ({ config: live.current(), healthy: live.lastReloadSucceeded() }),
+    metrics: registry,
+  });
+  try {
+    return options.provider?.(live.current()) ?? providers.create(live.current());
+  } catch (error) {
+    logger("agent").fatal("{error}", { error: errorMessage(error) });
+    return undefined;
+  }
+}
+
+/** What /readyz answers. */
+interface Readiness {
+  ok: boolean;
+  reasons: string[];
+}
+
 /** Runs the stop sequence once the agent's signal aborted; 0 when everything stopped in time. */
 async function stopAll(stops: StopSequence, hurry: AbortSignal | undefined): Promise<number> {
   const outcome = await stops.stop(undefined, hurry);
@@ -270,7 +249,7 @@ interface ServeHealthOptions {
   registry: Registry;
   health: HealthChecks;
   metricsToken: () => Promise<string | undefined>;
-  ready: () => { ok: boolean; reasons: string[] };
+  ready: () => Readiness;
   signal: AbortSignal;
 }
 

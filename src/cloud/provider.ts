@@ -107,6 +107,16 @@ export interface Routes {
   deleteRoute(clusterName: string, route: Route): Promise<void>;
 }
 
+/** Usage of one address pool and family (Keelson extension). */
+export interface PoolUsage {
+  pool: string;
+  family: "IPv4" | "IPv6";
+  /** Usable addresses (an IPv6 pool's count may exceed 2^53 and is then approximate). */
+  total: number;
+  /** Addresses Services hold. */
+  used: number;
+}
+
 /** Upstream `Clusters`. */
 export interface Clusters {
   listClusters(): Promise<string[]>;
@@ -187,6 +197,11 @@ export interface CloudProvider {
   connect?(context: ClusterContext): void;
   /** A configuration reload was accepted (every host); Keelson extension. */
   reconfigure?(reason: string): Promise<void>;
+  /**
+   * Usage of each address pool and family as this host computes it, sorted by pool then family;
+   * for this host's heartbeat. Keelson extension.
+   */
+  poolUsage?(): PoolUsage[];
   /** Called once each time this process starts leading, before controllers run. */
   initialize?(context: ProviderContext): Promise<void>;
   readonly instancesV2?: InstancesV2;

@@ -1,6 +1,6 @@
 /**
  * Controller names for `--controllers` / `[controllers] enabled`: upstream's canonical names and
- * their aliases, plus Keelson's pv-labels controller.
+ * their aliases, plus Keelson's pv-labels and VIP-host controllers.
  *
  * @module
  */
@@ -12,6 +12,7 @@ export const CONTROLLERS = [
   "service",
   "route",
   "pv-labels",
+  "vip-host",
 ] as const;
 /** One controller's short name. */
 export type ControllerName = (typeof CONTROLLERS)[number];
@@ -27,6 +28,8 @@ const ALIASES: Record<string, ControllerName> = {
   "node-route-controller": "route",
   "pv-labels": "pv-labels",
   "persistentvolume-labels": "pv-labels",
+  "vip-host": "vip-host",
+  "vip-host-controller": "vip-host",
 };
 
 /** Upstream's canonical names (health check names follow them). */
@@ -36,6 +39,7 @@ export const CANONICAL_NAMES: Record<ControllerName, string> = {
   "service": "service-lb-controller",
   "route": "node-route-controller",
   "pv-labels": "pv-labels-controller",
+  "vip-host": "vip-host-controller",
 };
 
 /**

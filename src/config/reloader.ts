@@ -73,6 +73,8 @@ export class ConfigReloader {
   #options: ConfigReloaderOptions;
   #successful: Gauge;
   #lastSucceeded = true;
+  /** When the file last loaded and validated (ms since the epoch, `now`'s clock). */
+  #lastSuccessMs = 0;
   #timestamp: Gauge;
   #log = logger("config");
   /** Reloads run one at a time, in order. */
@@ -180,6 +182,15 @@ export class ConfigReloader {
     return this.#lastSucceeded;
   }
 
+  /**
+   * When the file last loaded and validated: at start, or at the last accepted reload (an
+   * unchanged file counts). The same time as `keelson_config_last_reload_success_timestamp_seconds`.
+   * @returns the time
+   */
+  lastSuccessAt(): Date {
+    return new Date(this.#lastSuccessMs);
+  }
+
   async #reload(reason: string): Promise<boolean> {
     let next: Config;
     try {
@@ -227,7 +238,8 @@ export class ConfigReloader {
   #markSuccess(): void {
     this.#lastSucceeded = true;
     this.#successful.set(1);
-    this.#timestamp.set((this.#options.now ?? Date.now)() / 1000);
+    this.#lastSuccessMs = (this.#options.now ?? Date.now)();
+    this.#timestamp.set(this.#lastSuccessMs / 1000);
   }
 }
 

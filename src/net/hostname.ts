@@ -1,6 +1,6 @@
 /**
- * This machine's host name, read in one place: the default `--host` (its short form), the
- * Events' source host and the leader-election identity.
+ * This machine's host name, read in one place: the default `--host` (its short form) and the
+ * leader-election identity (upstream's `os.Hostname()`); Events name `--host` as their source.
  *
  * @module
  */

@@ -6,7 +6,7 @@
  * Figures are printed with a `FIGURE` prefix.
  */
 import assert from "node:assert/strict";
-import type { V1Lease, V1Node } from "@kubernetes/client-node";
+import type { CoreV1EventList, V1Lease, V1Node } from "@kubernetes/client-node";
 import { integrationTest, startControlPlane } from "./_harness/control_plane.ts";
 import { type KeelsonProcess, startKeelson } from "./_harness/keelson_process.ts";
 import { registerNode, UNINITIALIZED_TAINT, waitFor } from "./_harness/kubelet.ts";
@@ -85,6 +85,7 @@ integrationTest(
         assert.match(verbose?.body ?? "", /\[\+\]leaderElection ok/);
         assert.match(verbose?.body ?? "", /\[\+\]cloud-node-controller ok/);
         assert.match(verbose?.body ?? "", /\[\+\]service-lb-controller ok/);
+        assert.match(verbose?.body ?? "", /\[\+\]vip-host-controller ok/);
       });
 
       await t.step("metrics expose the upstream names", async () => {
@@ -96,6 +97,7 @@ integrationTest(
             "rest_client_requests_total",
             "keelson_config_last_reload_successful 1",
             'running_managed_controllers{name="service",manager="keelson"} 1',
+            'running_managed_controllers{name="vip-host",manager="keelson"} 1',
           ]
         ) assert.ok(metrics.includes(name), `missing ${name}`);
         assert.equal(await standby.metric(LEADER), 0);
@@ -236,6 +238,10 @@ addresses = ["192.0.2.8/29"]
           (await heartbeat())?.reload.restart?.join() === "[leader_election] lease_duration",
         { timeoutMs: 20_000, message: "the heartbeat to report the pending restart" },
       );
+      // the other inputs come from their owners: the reloader's last success, the provider's pools
+      const report = await heartbeat();
+      assert.ok(report?.reload.at, "the last successful load");
+      assert.deepEqual(report?.pools, [{ pool: "lan", family: "IPv4", total: 14, used: 0 }]);
       figure(
         `start-only change: gauge 1 after ${noticedMs.toFixed(0)} ms (0.5 s debounce), ` +
           `in the heartbeat after ${(performance.now() - written).toFixed(0)} ms`,
@@ -305,6 +311,18 @@ internal_ips = ["10.0.0.21"]
       assert.equal(node.spec?.providerID, "baremetal://w-1");
       assert.equal(node.metadata?.labels?.["topology.kubernetes.io/zone"], "z1");
       assert.ok(took < 8, `initialization took ${took.toFixed(2)} s`);
+      // the controllers' Events name --host (cp-1) as their source, not the OS host name
+      const synced = await waitFor(async () => {
+        const events = await cp.requestOk<CoreV1EventList>(
+          "GET",
+          "/api/v1/namespaces/default/events",
+        );
+        const found = events.items.filter((e) =>
+          e.involvedObject.name === "w-1" && e.source?.component === "cloud-node-controller"
+        );
+        return found.length > 0 ? found : undefined;
+      }, { timeoutMs: 10_000, message: "the cloud-node controller's Event on w-1" });
+      assert.deepEqual([...new Set(synced.map((e) => e.source?.host))], ["cp-1"]);
       assert.ok(agent.process.running);
     } catch (error) {
       // deno-lint-ignore no-console

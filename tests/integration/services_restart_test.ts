@@ -22,6 +22,7 @@ import {
   waitRefused,
 } from "./_harness/lb_services.ts";
 import { waitFor } from "./_harness/wait.ts";
+import { IN_USE_METRIC } from "../../src/metrics/pool_usage.ts";
 
 const NAMES = ["s1", "s2", "s3", "s4"];
 
@@ -110,7 +111,7 @@ integrationTest(
         assert.ok(agent.process.running, "the same agent, not restarted");
         assert.equal(await agent.metric("keelson_config_last_reload_successful"), 1);
         assert.equal(
-          await agent.metric('keelson_pool_addresses{pool="tiny",family="IPv4",state="used"}'),
+          await agent.metric(`${IN_USE_METRIC}{pool="tiny",family="IPv4"}`),
           4,
         );
       });

@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import type { V1EndpointSlice, V1PersistentVolume } from "@kubernetes/client-node";
+import type {
+  CoreV1Event,
+  V1EndpointSlice,
+  V1Lease,
+  V1PersistentVolume,
+} from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import type { CloudProvider, ProviderContext } from "../../../src/cloud/provider.ts";
 import type { ClusterCaches } from "../../../src/agent/cluster_caches.ts";
@@ -7,6 +12,7 @@ import {
   managedControllersGauge,
   runLeaderControllers,
 } from "../../../src/agent/leader_controllers.ts";
+import { CANONICAL_NAMES, type ControllerName } from "../../../src/config/controller_names.ts";
 import { ReloadDeletionGuard } from "../../../src/controllers/node_lifecycle/deletion_guards.ts";
 import type { KubeClient } from "../../../src/kube/kube_client.ts";
 import { HealthChecks } from "../../../src/server/health_checks.ts";
@@ -24,9 +30,12 @@ async function series(registry: Registry): Promise<Record<string, number>> {
 
 Deno.test("runLeaderControllers() initializes the provider, then runs only the enabled controllers and reports exactly those as running", async () => {
   const cases: [enabled: string[], running: string[]][] = [
-    [["*"], ["cloud-node", "cloud-node-lifecycle", "pv-labels"]],
-    [["*", "-cloud-node-lifecycle"], ["cloud-node", "pv-labels"]],
+    [["*"], ["cloud-node", "cloud-node-lifecycle", "pv-labels", "vip-host"]],
+    [["*", "-cloud-node-lifecycle"], ["cloud-node", "pv-labels", "vip-host"]],
     [["pv-labels"], ["pv-labels"]],
+    // the VIP-host controller is switched like the others, by its short or its upstream-style name
+    [["*", "-vip-host"], ["cloud-node", "cloud-node-lifecycle", "pv-labels"]],
+    [["vip-host-controller"], ["vip-host"]],
   ];
   for (const [enabled, running] of cases) {
     const config = { ...sampleConfig(), controllers: { ...sampleConfig().controllers, enabled } };
@@ -56,6 +65,8 @@ Deno.test("runLeaderControllers() initializes the provider, then runs only the e
       config: () => config,
       clients: { client: () => ({ core: {} }) as unknown as KubeClient },
       caches,
+      heartbeatLeases: runnable(new FakeInformer<V1Lease>()),
+      host: "cp-1",
       provider,
       registry,
       health,
@@ -71,9 +82,82 @@ Deno.test("runLeaderControllers() initializes the provider, then runs only the e
       running,
       `--controllers ${enabled.join(",")}`,
     );
+    // one health check per running controller, under its upstream-style name
+    assert.deepEqual(
+      health.evaluate().results.filter((r) => r.ok).map((r) => r.name).sort(),
+      running.map((name) => CANONICAL_NAMES[name as ControllerName]).sort(),
+      `health checks with --controllers ${enabled.join(",")}`,
+    );
     leading.abort();
     await done;
     const after = await series(registry);
     assert.ok(Object.values(after).every((v) => v === 0), "all 0 once leading ends");
   }
+});
+
+Deno.test("runLeaderControllers(): the controllers' Events name --host as their source, not the OS host name", async () => {
+  const config = {
+    ...sampleConfig(),
+    controllers: { ...sampleConfig().controllers, enabled: ["service"] },
+  };
+  const cluster = new FakeCluster();
+  const caches: ClusterCaches = {
+    nodes: runnable(cluster.nodes),
+    services: runnable(cluster.services),
+    volumes: runnable(new FakeInformer<V1PersistentVolume>()),
+    endpointSlices: runnable(new FakeInformer<V1EndpointSlice>()),
+    synced: () => true,
+    waitForSyncAll: () => Promise.resolve(true),
+    run: () => Promise.resolve(),
+  };
+  const written: CoreV1Event[] = [];
+  const rest = {
+    create: (_path: string, event: CoreV1Event) => {
+      written.push(event);
+      return Promise.resolve(event);
+    },
+    patch: (_path: string, patch: CoreV1Event) => Promise.resolve(patch),
+  };
+  const base = createBaremetalProvider(() => ({ config, healthy: true }));
+  const provider: CloudProvider = {
+    ...base,
+    loadBalancer: {
+      getLoadBalancer: () => Promise.resolve({ status: {}, exists: false }),
+      getLoadBalancerName: () => "lb",
+      ensureLoadBalancer: () => Promise.resolve({}),
+      updateLoadBalancer: () => Promise.resolve(),
+      ensureLoadBalancerDeleted: () => Promise.resolve(),
+    },
+    // the provider's Events on Services go through the service controller's recorder
+    initialize: (context) => {
+      context.events?.event(
+        { kind: "Service", metadata: { name: "web", namespace: "shop" } },
+        "Warning",
+        "AddressNotInPool",
+        "no pool offers 10.9.9.9",
+      );
+      return Promise.resolve();
+    },
+  };
+  const host = "cp-7";
+  assert.notEqual(Deno.hostname(), host, "the OS host name must differ for this test to tell");
+  const leading = new AbortController();
+  const done = runLeaderControllers({
+    config: () => config,
+    clients: { client: () => ({ core: {}, rest }) as unknown as KubeClient },
+    caches,
+    heartbeatLeases: runnable(new FakeInformer<V1Lease>()),
+    host,
+    provider,
+    registry: new Registry(),
+    health: new HealthChecks(),
+    guard: new ReloadDeletionGuard(),
+  }, leading.signal);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  leading.abort();
+  await done;
+  assert.equal(written.length, 1, "the Event is written by the time leading has ended");
+  assert.equal(written[0]!.source?.host, host);
+  assert.equal(written[0]!.reportingInstance, host);
+  assert.equal(written[0]!.source?.component, "service-controller");
 });

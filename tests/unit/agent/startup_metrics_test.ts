@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { V1EndpointSlice, V1PersistentVolume } from "@kubernetes/client-node";
+import type { V1EndpointSlice, V1Lease, V1PersistentVolume } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import { runAgent } from "../../../src/agent/agent.ts";
 import type { ClusterCaches } from "../../../src/agent/cluster_caches.ts";
@@ -109,6 +109,8 @@ Deno.test("the queues declared at start are exactly the queues the leader's cont
       config: () => config,
       clients: { client: () => ({ core: {} }) as unknown as KubeClient },
       caches,
+      heartbeatLeases: runnable(new FakeInformer<V1Lease>()),
+      host: "cp-1",
       provider,
       registry: created,
       health: new HealthChecks(),

@@ -10,8 +10,9 @@ Deno.test("resolveControllers() enables all for * and honours -name", () => {
     "pv-labels",
     "route",
     "service",
+    "vip-host",
   ]);
-  const some = resolveControllers(["*", "-service-lb-controller", "-pv-labels"]);
+  const some = resolveControllers(["*", "-service-lb-controller", "-pv-labels", "-vip-host"]);
   assert.ok("enabled" in some);
   assert.deepEqual([...some.enabled].sort(), ["cloud-node", "cloud-node-lifecycle", "route"]);
 });

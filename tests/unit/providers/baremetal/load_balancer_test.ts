@@ -8,6 +8,7 @@ import {
   AllocationError,
   createLoadBalancer,
 } from "../../../../providers/baremetal/load_balancer.ts";
+import { FREE_METRIC, IN_USE_METRIC, TOTAL_METRIC } from "../../../../src/metrics/pool_usage.ts";
 import { configWith, svc, type SvcSpec } from "./ipam/_helpers.ts";
 
 /** A lister over a map, changed by the test as the API would be. */
@@ -139,10 +140,8 @@ Deno.test("createLoadBalancer() keeps addresses of a removed pool, reports them,
   const s2 = services.put({ key: "s2" });
   await lb.ensureLoadBalancer("k", s2, []);
   const text = await registry.metrics();
-  assert.match(text, /keelson_pool_addresses\{pool="lan",family="IPv4",state="total"\} 3/);
-  assert.match(text, /keelson_pool_addresses\{pool="lan",family="IPv4",state="used"\} 2/);
-  assert.match(text, /^keelson_allocator_addresses_in_use\{pool="lan",family="IPv4"\} 2$/m);
-  assert.match(text, /^keelson_allocator_addresses\{pool="lan",family="IPv4"\} 3$/m);
+  assert.match(text, new RegExp(`^${TOTAL_METRIC}\\{pool="lan",family="IPv4"\\} 3$`, "m"));
+  assert.match(text, new RegExp(`^${IN_USE_METRIC}\\{pool="lan",family="IPv4"\\} 2$`, "m"));
 
   reconfigure(configWith([{ name: "new", addresses: ["10.1.0.1"] }]));
   const s1 = services.get("default/s1")!;
@@ -151,10 +150,8 @@ Deno.test("createLoadBalancer() keeps addresses of a removed pool, reports them,
     "default/s1 10.0.0.1 outside",
     "default/s2 10.0.0.2 outside",
   ]);
-  assert.match(
-    await registry.metrics(),
-    /keelson_pool_addresses\{pool="new",family="IPv4",state="used"\} 0/,
-  );
+  // the gauges share one refresh per 500 ms within a scrape: read the usage itself here
+  assert.deepEqual(lb.poolUsage(), [{ pool: "new", family: "IPv4", total: 1, used: 0 }]);
 });
 
 Deno.test("createLoadBalancer() allocates nothing before the Service cache has synced", async () => {
@@ -256,4 +253,34 @@ Deno.test("createLoadBalancer() over an informer re-reads only the Services that
     (error: unknown) => error instanceof AllocationError && error.reason === "PoolExhausted",
   );
   assert.equal(services.lists, 1, "later ensures looked only at the changes");
+});
+
+Deno.test("createLoadBalancer() exports pool usage as one metric family (the one the alert rules and dashboard read)", async () => {
+  const { lb, services, registry } = setup();
+  await lb.ensureLoadBalancer("k", services.put({ key: "s1" }), []);
+  const families = (await registry.getMetricsAsJSON()).map((m) => m.name).sort();
+  assert.deepEqual(families, [FREE_METRIC, TOTAL_METRIC, IN_USE_METRIC].sort());
+});
+
+Deno.test("createLoadBalancer(): a cache not synced yet keeps the last usage; any other failure while refreshing is thrown, not swallowed", async () => {
+  const config = configWith([{ name: "lan", addresses: ["10.0.0.1-10.0.0.3"] }]);
+  let synced = false;
+  const broken = new MapLister();
+  broken.list = () => {
+    throw new TypeError("Cannot read the cache");
+  };
+  const registry = new Registry();
+  const lb = createLoadBalancer({
+    config: () => config,
+    services: broken,
+    hasSynced: () => synced,
+    registry,
+  });
+  // not synced: expected, nothing restored yet, and nothing thrown
+  assert.deepEqual(lb.orphanedAllocations(), []);
+  assert.deepEqual(lb.poolUsage(), []);
+  synced = true;
+  await assert.rejects(registry.metrics(), TypeError, "a scrape fails rather than lie");
+  assert.throws(() => lb.orphanedAllocations(), TypeError);
+  assert.throws(() => lb.poolUsage(), TypeError);
 });
