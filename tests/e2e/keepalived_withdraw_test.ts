@@ -244,7 +244,7 @@ Deno.test({
           `${node}'s keelson to write its keepalived file`,
           async () =>
             (await logLines(log(node))).some((l) =>
-                /^keepalived config "not_running"/.test(l.message)
+                /^keepalived config not_running: /.test(l.message)
               )
               ? true
               : undefined,
