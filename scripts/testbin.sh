@@ -4,6 +4,10 @@
 #
 #   bash scripts/testbin.sh                          prints the directory holding etcd and
 #                                                    kube-apiserver (use it as KUBEBUILDER_ASSETS)
+#   bash scripts/testbin.sh kubectl                  prints the path of a kubectl of the same version,
+#                                                    building it when missing (.ci/run puts it on
+#                                                    PATH where the machine has none that works: the
+#                                                    install test runs the README's kubeconfig recipe)
 #   bash scripts/testbin.sh kube-controller-manager  prints the kube-controller-manager's path,
 #                                                    building it when missing (only the
 #                                                    garbage-collector test runs it; asked for
@@ -23,8 +27,8 @@ OUT="$CACHE/k8s-v$K8S_VERSION-etcd-v$ETCD_VERSION"
 
 mode="${1:-all}"
 case "$mode" in
-  all | kube-controller-manager) ;;
-  *) echo "testbin: unknown argument \"$mode\" (expected none or kube-controller-manager)" >&2; exit 2 ;;
+  all | kube-controller-manager | kubectl) ;;
+  *) echo "testbin: unknown argument \"$mode\" (expected none, kube-controller-manager or kubectl)" >&2; exit 2 ;;
 esac
 
 have_go() {
@@ -96,6 +100,18 @@ controller_manager() {
 
 if [ "$mode" = kube-controller-manager ]; then
   controller_manager
+  exit 0
+fi
+
+if [ "$mode" = kubectl ]; then
+  if [ ! -x "$OUT/kubectl" ]; then
+    have_go kubectl
+    exec 9>"$CACHE/kubectl-$K8S_VERSION.lock"
+    flock 9
+    [ -x "$OUT/kubectl" ] || build_kubernetes_command kubectl
+    flock -u 9
+  fi
+  echo "$OUT/kubectl"
   exit 0
 fi
 
