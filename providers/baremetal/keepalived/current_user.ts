@@ -7,6 +7,7 @@
  * @module
  */
 import { ACCOUNTS_FILE, osReason, readInputFile } from "../../../src/config/read_input_file.ts";
+import { accountEntry } from "../../../src/config/process_user.ts";
 import { USER_NAME_REGEXP } from "./render.ts";
 
 /** The passwd file read. */
@@ -19,14 +20,9 @@ export const PASSWD_FILE = "/etc/passwd";
  * @returns the name, or undefined when absent or not a name keepalived's file may hold
  */
 export function userNameOf(passwd: string, uid: number): string | undefined {
-  for (const line of passwd.split("\n")) {
-    const fields = line.split(":");
-    if (fields.length >= 3 && Number(fields[2]) === uid && /^\d+$/.test(fields[2]!)) {
-      const name = fields[0]!;
-      return USER_NAME_REGEXP.test(name) ? name : undefined;
-    }
-  }
-  return undefined;
+  // the passwd line is found as every other account lookup finds it; keepalived's file is stricter
+  const name = accountEntry(passwd, uid)?.name;
+  return name !== undefined && USER_NAME_REGEXP.test(name) ? name : undefined;
 }
 
 /** The user's name, or why it is unknown. */
