@@ -117,6 +117,38 @@ export interface PoolUsage {
   used: number;
 }
 
+/**
+ * A machine's power as this process last observed it from the machine's power controller (e.g. its
+ * BMC over Redfish). Keelson extension: upstream has no power contract.
+ */
+export interface PowerObservation {
+  /**
+   * `on` or `off` only when the power controller answered exactly that; `unknown` when it could
+   * not be reached, timed out, refused the credentials or answered anything else — never `off`.
+   */
+  state: "on" | "off" | "unknown";
+  /** When this process first saw the current state, by its own clock (ms since the epoch). */
+  sinceMs: number;
+  /** When this process last got a valid answer, by its own clock; undefined when never. */
+  answeredAtMs?: number;
+  /** What was seen, for Events and `keelson status` (e.g. `PowerState "Off"`, the error). */
+  detail: string;
+}
+
+/** Power truth and power actions for machines (Keelson extension). */
+export interface PowerControl {
+  /**
+   * The power of the Node's machine as last observed; `null` when the machine has no power
+   * controller configured (the inventory's `state` is then the only truth).
+   */
+  powerState(node: V1Node): Promise<PowerObservation | null>;
+  /**
+   * Forces the Node's machine off (Redfish `ComputerSystem.Reset` with `ForceOff`).
+   * @throws {ProviderError} when the machine has no power controller or the action failed
+   */
+  forceOff(node: V1Node): Promise<void>;
+}
+
 /** Upstream `Clusters`. */
 export interface Clusters {
   listClusters(): Promise<string[]>;
@@ -209,6 +241,8 @@ export interface CloudProvider {
   readonly loadBalancer?: LoadBalancer;
   readonly routes?: Routes;
   readonly clusters?: Clusters;
+  /** Machine power from the machines' power controllers (Keelson extension). */
+  readonly power?: PowerControl;
 }
 
 /**
