@@ -73,17 +73,24 @@ export function importKubeVip(text: string, options: KubeVipImportOptions): stri
   const data = parseObject(object, ConfigMapSchema).data ?? {};
   const out = new TomlLines();
   out.comment(
-    `Keelson inventory imported from kube-vip-cloud-provider's ConfigMap ${
-      object.name
-    } (${options.source})\nby keelson import kube-vip. Review every comment that starts with ` +
-      '"kube-vip": each is a setting Keelson has\nno equivalent for, with what to do instead. ' +
-      "Then: keelson check --config THIS_FILE, and keelson plan\n--kubeconfig … --config " +
+    `Keelson inventory imported from kube-vip-cloud-provider's ConfigMap ${object.name} ` +
+      `(${options.source}) by keelson import kube-vip. Review every comment that starts with ` +
+      '"kube-vip": each is a setting Keelson has no equivalent for, with what to do instead. ' +
+      "Then: keelson check --config THIS_FILE, and keelson plan --kubeconfig … --config " +
       'THIS_FILE before Keelson takes over (README, "Migrating from kube-vip").\n\n' +
       "Services keep their addresses: Keelson reads the kube-vip.io/loadbalancerIPs " +
-      "annotation kube-vip-cloud-provider\nwrote. A namespace pool is tried before the " +
-      "global pool; unlike kube-vip, a Service whose namespace pool is\nfull may get an " +
-      "address from the global pool.",
+      "annotation kube-vip-cloud-provider wrote. A namespace pool is tried before the global " +
+      "pool; unlike kube-vip, a Service whose namespace pool is full may get an address from " +
+      "the global pool.",
   );
+  for (const key of Object.keys(data)) {
+    if (/^(cidr|range|allow-share|interface)-./.test(key)) continue;
+    if (key === "search-order" || key === "skip-end-ips-in-cidr") continue;
+    out.comment(
+      `kube-vip ${key} = ${JSON.stringify(data[key])}: not a key kube-vip-cloud-provider ` +
+        "documents; nothing in Keelson reads it.",
+    );
+  }
   if (object.name !== "kubevip") {
     out.comment(`(the file holds no ConfigMap named kubevip; read ConfigMap ${object.name})`);
   }
@@ -108,10 +115,10 @@ export function importKubeVip(text: string, options: KubeVipImportOptions): stri
     writePool(out, object, pool, skipEnds, data, known, options.announce ?? "vrrp");
   }
   for (const key of Object.keys(data)) {
-    if (known.has(key)) continue;
+    if (known.has(key) || !/^(allow-share|interface)-./.test(key)) continue;
     out.comment(
-      `kube-vip ${key} = ${JSON.stringify(data[key])}: not a key kube-vip-cloud-provider ` +
-        "documents; nothing in Keelson reads it.",
+      `kube-vip ${key} = ${JSON.stringify(data[key])}: names a namespace without a pool of its ` +
+        "own (no cidr-* or range-* key); nothing to import.",
     );
   }
   if (pools.length === 0) {
@@ -199,6 +206,17 @@ function writePool(
   const text = data[pool.key]!;
   const isCidr = pool.key.startsWith("cidr-");
   const entries = text.split(",").map((e) => e.trim()).filter((e) => e !== "");
+  if (isCidr && entries.every((e) => e === DHCP)) {
+    out.blank().comment(
+      `kube-vip ${pool.key} = ${JSON.stringify(text)}: kube-vip's DHCP mode (each Service ` +
+        "leases its own address); Keelson has none, so there is no pool for namespace " +
+        `"${pool.namespace}". Give its Services a pool of real addresses.`,
+    );
+    for (const key of [`allow-share-${pool.namespace}`, `interface-${pool.namespace}`]) {
+      if (data[key] !== undefined) known.add(key);
+    }
+    return;
+  }
   out.table("[[pools]]");
   if (!NAME_REGEXP.test(pool.namespace)) {
     out.comment(`kube-vip ${pool.key}: "${pool.namespace}" is not a Keelson pool name; rename it.`);
@@ -227,10 +245,6 @@ function writePool(
       );
     }
     intervals.push(interval);
-  }
-  if (intervals.length === 0) {
-    out.raw(`# addresses = []   # nothing to import from ${pool.key}`);
-    return;
   }
   let skipped: AddressInterval[];
   try {
