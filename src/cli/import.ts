@@ -22,7 +22,8 @@ import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 
-const USAGE = `Usage: keelson import metallb  --from FILE [--kubeconfig FILE [--context NAME]] [-o FILE]
+const USAGE =
+  `Usage: keelson import metallb  --from FILE [--kubeconfig FILE [--context NAME]] [-o FILE]
        keelson import kube-vip --from FILE [--announce vrrp|bgp]
                                [--kubeconfig FILE [--context NAME]] [-o FILE]
 
@@ -163,7 +164,9 @@ async function listNodes(kubeconfig: string, context?: string): Promise<V1Node[]
       return list.items.map((item, i) => {
         const parsed = SnapshotNodeSchema.safeParse(item);
         if (!parsed.success) {
-          throw new Error(`Node ${i} of the cluster's list is malformed: ${parsed.error.issues[0]?.message}`);
+          throw new Error(
+            `Node ${i} of the cluster's list is malformed: ${parsed.error.issues[0]?.message}`,
+          );
         }
         return parsed.data as V1Node;
       });

@@ -15,7 +15,12 @@ import { NAME_REGEXP } from "../config/schema.ts";
 import { parseIp } from "../net/ip.ts";
 import { writeMachinePlaceholder, writeNodeMachines } from "./machines.ts";
 import { dotZeroAndBroadcast, keelsonAddresses } from "./pool_addresses.ts";
-import { ImportError, parseObject, readSourceObjects, type SourceObject } from "./source_objects.ts";
+import {
+  ImportError,
+  parseObject,
+  readSourceObjects,
+  type SourceObject,
+} from "./source_objects.ts";
 import { TomlLines } from "./toml_text.ts";
 
 /** How kube-vip announced the addresses (its DaemonSet's `vip_arp` / `bgp_enable`). */
@@ -109,7 +114,9 @@ export function importKubeVip(text: string, options: KubeVipImportOptions): stri
   const pools = poolKeys(data);
   const skipEnds = data["skip-end-ips-in-cidr"] === "true";
   if (data["skip-end-ips-in-cidr"] !== undefined) known.add("skip-end-ips-in-cidr");
-  if (pools.length > 0) out.blank().comment("Address pools, one per namespace key (cidr-*/range-*).");
+  if (pools.length > 0) {
+    out.blank().comment("Address pools, one per namespace key (cidr-*/range-*).");
+  }
   for (const pool of pools) {
     for (const key of pool.keys) known.add(key);
     writePool(out, object, pool, skipEnds, data, known, options.announce ?? "vrrp");
@@ -173,7 +180,14 @@ function writeAnnounceTables(
     out.comment(
       "kube-vip announced over BGP (--announce bgp): copy its DaemonSet's bgp_as and bgp_peers " +
         "(or bgp_peeraddress,\nbgp_peeras) here and uncomment:",
-    ).raw("# asn = 64513", "", "# [[bgp.peers]]", '# name = "tor-a"', '# address = "10.0.0.1"', "# asn = 64512");
+    ).raw(
+      "# asn = 64513",
+      "",
+      "# [[bgp.peers]]",
+      '# name = "tor-a"',
+      '# address = "10.0.0.1"',
+      "# asn = 64512",
+    );
   }
   out.table("[keepalived]");
   const global = data["interface-global"];

@@ -30,7 +30,8 @@ const TOPOLOGY = [
   ["zone", "topology.kubernetes.io/zone"],
   ["instance_type", "node.kubernetes.io/instance-type"],
 ] as const;
-const HOSTNAME = /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+const HOSTNAME =
+  /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
 /**
  * Writes one `[[machines]]` entry per Node, sorted by name.
@@ -55,8 +56,10 @@ export function writeNodeMachines(out: TomlLines, nodes: readonly V1Node[]): Imp
       : "worker";
     out.table("[[machines]]");
     if (!NAME_REGEXP.test(name)) {
-      out.comment(`Node "${name}" has a name Keelson cannot use as a machine name (lower-case ` +
-        "letters, digits, '.' and '-', at most 63): rename it here and in kubelet's --hostname-override");
+      out.comment(
+        `Node "${name}" has a name Keelson cannot use as a machine name (lower-case ` +
+          "letters, digits, '.' and '-', at most 63): rename it here and in kubelet's --hostname-override",
+      );
     }
     out.set("name", name).set("role", role);
     const providerId = node.spec?.providerID;

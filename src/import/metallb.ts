@@ -12,7 +12,7 @@ import type { V1Node } from "@kubernetes/client-node";
 import { BGP_NAME_REGEXP } from "../config/bgp_schema.ts";
 import type { AddressInterval } from "../config/pool_size.ts";
 import { parseIp } from "../net/ip.ts";
-import { selects, selectorText } from "./label_match.ts";
+import { selectorText, selects } from "./label_match.ts";
 import { type ImportedMachine, writeMachinePlaceholder, writeNodeMachines } from "./machines.ts";
 import {
   type BfdProfile,
@@ -26,7 +26,12 @@ import {
   type MetallbSelector,
 } from "./metallb_schema.ts";
 import { dotZeroAndBroadcast, keelsonAddresses } from "./pool_addresses.ts";
-import { ImportError, parseObject, readSourceObjects, type SourceObject } from "./source_objects.ts";
+import {
+  ImportError,
+  parseObject,
+  readSourceObjects,
+  type SourceObject,
+} from "./source_objects.ts";
 import { TomlLines, type TomlValue } from "./toml_text.ts";
 
 /**
@@ -187,7 +192,9 @@ function parse(objects: SourceObject[]): Parsed {
         break;
       }
       default: {
-        const kind = metallb ? object.kind : `${object.kind} (${object.apiVersion || "no apiVersion"})`;
+        const kind = metallb
+          ? object.kind
+          : `${object.kind} (${object.apiVersion || "no apiVersion"})`;
         parsed.ignored.set(kind, (parsed.ignored.get(kind) ?? 0) + 1);
       }
     }
@@ -198,7 +205,7 @@ function parse(objects: SourceObject[]): Parsed {
 function header(out: TomlLines, source: string, parsed: Parsed): void {
   out.comment(
     `Keelson inventory imported from MetalLB (${source}) by keelson import metallb.\n` +
-      "Review every comment that starts with \"MetalLB\": each is a setting Keelson has no\n" +
+      'Review every comment that starts with "MetalLB": each is a setting Keelson has no\n' +
       "equivalent for, with what to do instead. Then: keelson check --config THIS_FILE, and\n" +
       "keelson plan --kubeconfig … --config THIS_FILE before Keelson takes over (README,\n" +
       '"Migrating from MetalLB").\n' +
@@ -305,7 +312,15 @@ function writeKeepalived(out: TomlLines, parsed: Parsed): void {
 /** Go's time.ParseDuration for what the API prints ("90s", "1m30s", "1h", "500ms"). */
 function goDurationSeconds(text: string): number | undefined {
   if (text === "0") return 0;
-  const unit: Record<string, number> = { h: 3600, m: 60, s: 1, ms: 1e-3, us: 1e-6, "µs": 1e-6, ns: 1e-9 };
+  const unit: Record<string, number> = {
+    h: 3600,
+    m: 60,
+    s: 1,
+    ms: 1e-3,
+    us: 1e-6,
+    "µs": 1e-6,
+    ns: 1e-9,
+  };
   const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns)/g)];
   if (parts.length === 0 || parts.map((p) => p[0]).join("") !== text) return undefined;
   return parts.reduce((sum, p) => sum + Number(p[1]) * unit[p[2]!]!, 0);
@@ -339,7 +354,9 @@ function writeBgp(
   }
   const asn = [...counts].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0]?.[0];
   if (asn === undefined) {
-    out.comment("MetalLB has BGPAdvertisements but no BGPPeer: set the hosts' ASN and add the routers.")
+    out.comment(
+      "MetalLB has BGPAdvertisements but no BGPPeer: set the hosts' ASN and add the routers.",
+    )
       .raw("# asn = 64512");
   } else out.comment("From the BGPPeers' spec.myASN: the control-plane hosts' AS.").set("asn", asn);
 
@@ -408,7 +425,8 @@ function writeBfd(out: TomlLines, parsed: Parsed): void {
       "both directions.",
   ).set("bfd", { interval_ms: interval, multiplier: first.multiplier });
   const differing = profiles.filter((_, i) =>
-    Math.max(timers[i]!.rx, timers[i]!.tx) !== interval || timers[i]!.multiplier !== first.multiplier
+    Math.max(timers[i]!.rx, timers[i]!.tx) !== interval ||
+    timers[i]!.multiplier !== first.multiplier
   );
   for (const { object } of differing) {
     out.comment(
@@ -427,8 +445,10 @@ function writeCommunities(out: TomlLines, parsed: Parsed): Map<string, string> {
       const value = communityValue(entry.value ?? "");
       const name = entry.name ?? "";
       if (value === undefined) {
-        out.comment(`${mlb(object, "communities", entry)}: not a community value Keelson reads; ` +
-          'write it as "A:B" or "A:B:C".');
+        out.comment(
+          `${mlb(object, "communities", entry)}: not a community value Keelson reads; ` +
+            'write it as "A:B" or "A:B:C".',
+        );
         continue;
       }
       aliases.set(name, BGP_NAME_REGEXP.test(name) ? name : value);
@@ -464,7 +484,9 @@ function writePeer(
   }
   if (spec.peerASN) body.set("asn", spec.peerASN);
   else if (spec.dynamicASN === "internal" && hostAsn !== undefined) {
-    notes.comment(`${mlb(object, "dynamicASN", "internal")}: an iBGP peer, so its AS is the hosts'.`);
+    notes.comment(
+      `${mlb(object, "dynamicASN", "internal")}: an iBGP peer, so its AS is the hosts'.`,
+    );
     body.set("asn", spec.myASN);
   } else {
     disabled ??= `${mlb(object, "dynamicASN", spec.dynamicASN ?? "")}: Keelson needs the ` +
@@ -479,10 +501,19 @@ function writePeer(
     );
   }
   if (spec.localASN) {
-    notes.comment(`${mlb(object, "localASN", spec.localASN)}: no per-peer local-as in Keelson; ` +
-      "set bgp = { asn = … } on the machines that peer with it instead.");
+    notes.comment(
+      `${mlb(object, "localASN", spec.localASN)}: no per-peer local-as in Keelson; ` +
+        "set bgp = { asn = … } on the machines that peer with it instead.",
+    );
   }
-  writePeerHosts(body, notes, object, spec.nodeSelectors ?? [], machines, (why) => disabled ??= why);
+  writePeerHosts(
+    body,
+    notes,
+    object,
+    spec.nodeSelectors ?? [],
+    machines,
+    (why) => disabled ??= why,
+  );
   if (spec.ebgpMultiHop) {
     notes.comment(`From spec.ebgpMultiHop: multihop with FRR's default TTL ${FRR_MULTIHOP_TTL}.`);
     body.set("multihop", FRR_MULTIHOP_TTL);
@@ -500,9 +531,14 @@ function writePeer(
     if (value === undefined || value === null || value === false || value === "") return;
     notes.comment(`${mlb(object, field, value)}: ${what}`);
   };
-  if (spec.peerPort !== undefined && spec.peerPort !== null && spec.peerPort !== 0 &&
-    spec.peerPort !== BGP_PORT) {
-    comment("peerPort", "Keelson (BIRD) always connects to port 179; make the router listen there.");
+  if (
+    spec.peerPort !== undefined && spec.peerPort !== null && spec.peerPort !== 0 &&
+    spec.peerPort !== BGP_PORT
+  ) {
+    comment(
+      "peerPort",
+      "Keelson (BIRD) always connects to port 179; make the router listen there.",
+    );
   }
   comment(
     "sourceAddress",
@@ -519,7 +555,7 @@ function writePeer(
   );
   comment(
     "enableGracefulRestart",
-    'Keelson is graceful-restart aware by default; to restart gracefully itself set [bgp] ' +
+    "Keelson is graceful-restart aware by default; to restart gracefully itself set [bgp] " +
       'graceful_restart = "on" and start BIRD with -R (deploy/systemd/bird.service.d/).',
   );
   comment("vrf", "Keelson peers from the hosts' default VRF only; route the peer there.");
@@ -554,8 +590,10 @@ function writePeerHosts(
     if (hosts.length === controlPlane.length) {
       notes.comment(`From spec.nodeSelectors (${shown}): every control-plane machine peers.`);
     } else if (hosts.length === 0) {
-      disable(`${mlb(object, "nodeSelectors", shown)}: selects no control-plane Node, and only ` +
-        "control-plane machines peer in Keelson. Name the hosts that should peer and uncomment.");
+      disable(
+        `${mlb(object, "nodeSelectors", shown)}: selects no control-plane Node, and only ` +
+          "control-plane machines peer in Keelson. Name the hosts that should peer and uncomment.",
+      );
       body.set("hosts", []);
     } else {
       notes.comment(`From spec.nodeSelectors (${shown}): the control-plane Nodes it selected.`);
@@ -645,7 +683,9 @@ function writePeerAttributes(
   );
   if (ads.length === 0) return;
   const resolve = (c: string) => aliases.get(c) ?? communityValue(c);
-  const sets = ads.map(({ ad }) => new Set((ad.spec.communities ?? []).map((c) => resolve(c) ?? c)));
+  const sets = ads.map(({ ad }) =>
+    new Set((ad.spec.communities ?? []).map((c) => resolve(c) ?? c))
+  );
   const common = [...sets[0]!].filter((c) => sets.every((s) => s.has(c)));
   if (common.length > 0) {
     body.comment("From the BGPAdvertisements' spec.communities (Keelson tags per peer).")
@@ -711,7 +751,9 @@ function writeTimers(
   body.set("hold_time", holdSeconds);
   if (keepSeconds >= 1) body.set("keepalive_time", keepSeconds);
   if (holdSeconds !== hold || (keep !== undefined && keepSeconds !== keep)) {
-    notes.comment(`${mlb(object, "holdTime", spec.holdTime ?? "")}: rounded down to whole seconds.`);
+    notes.comment(
+      `${mlb(object, "holdTime", spec.holdTime ?? "")}: rounded down to whole seconds.`,
+    );
   }
 }
 
@@ -817,18 +859,26 @@ function writeAnnounce(out: TomlLines, how: PoolAnnounce): void {
     unknownFields(out, object, ad.spec, METALLB_SPECS.L2Advertisement.shape);
     const s = ad.spec;
     if ((s.nodeSelectors ?? []).length > 0) {
-      out.comment(`${mlb(object, "nodeSelectors", s.nodeSelectors!.map(selectorText))}: ` +
-        "Keelson holds VRRP addresses on the control-plane machines only.");
+      out.comment(
+        `${mlb(object, "nodeSelectors", s.nodeSelectors!.map(selectorText))}: ` +
+          "Keelson holds VRRP addresses on the control-plane machines only.",
+      );
     }
     if ((s.serviceSelectors ?? []).length > 0) {
-      out.comment(`${mlb(object, "serviceSelectors", s.serviceSelectors!.map(selectorText))}: ` +
-        "Keelson serves every Service of the pool; move unannounced Services to a pool of their own.");
+      out.comment(
+        `${mlb(object, "serviceSelectors", s.serviceSelectors!.map(selectorText))}: ` +
+          "Keelson serves every Service of the pool; move unannounced Services to a pool of their own.",
+      );
     }
     if ((s.preferredNodeSelectors ?? []).length > 0) {
       out.comment(
-        `${mlb(object, "preferredNodeSelectors", s.preferredNodeSelectors!.map((p) =>
-          `${p.weight}:${selectorText(p.preference)}`
-        ))}: Keelson spreads VIP groups over the control-plane hosts by VRRP priority; pin a ` +
+        `${
+          mlb(
+            object,
+            "preferredNodeSelectors",
+            s.preferredNodeSelectors!.map((p) => `${p.weight}:${selectorText(p.preference)}`),
+          )
+        }: Keelson spreads VIP groups over the control-plane hosts by VRRP priority; pin a ` +
           "host with keepalived_priority on its machine.",
       );
     }
@@ -836,25 +886,36 @@ function writeAnnounce(out: TomlLines, how: PoolAnnounce): void {
   for (const { object, ad } of how.bgp) {
     unknownFields(out, object, ad.spec, METALLB_SPECS.BGPAdvertisement.shape);
     const s = ad.spec;
-    if (s.aggregationLength !== undefined && s.aggregationLength !== null && s.aggregationLength !== 32) {
-      out.comment(`${mlb(object, "aggregationLength", s.aggregationLength)}: Keelson announces ` +
-        "each address as a /32; aggregate at the router.");
+    if (
+      s.aggregationLength !== undefined && s.aggregationLength !== null &&
+      s.aggregationLength !== 32
+    ) {
+      out.comment(
+        `${mlb(object, "aggregationLength", s.aggregationLength)}: Keelson announces ` +
+          "each address as a /32; aggregate at the router.",
+      );
     }
     if (
       s.aggregationLengthV6 !== undefined && s.aggregationLengthV6 !== null &&
       s.aggregationLengthV6 !== 128
     ) {
-      out.comment(`${mlb(object, "aggregationLengthV6", s.aggregationLengthV6)}: Keelson ` +
-        "announces each address as a /128; aggregate at the router.");
+      out.comment(
+        `${mlb(object, "aggregationLengthV6", s.aggregationLengthV6)}: Keelson ` +
+          "announces each address as a /128; aggregate at the router.",
+      );
     }
     if ((s.nodeSelectors ?? []).length > 0) {
-      out.comment(`${mlb(object, "nodeSelectors", s.nodeSelectors!.map(selectorText))}: Keelson ` +
-        "announces from every healthy control-plane machine that peers (choose them per peer " +
-        "with hosts or zones).");
+      out.comment(
+        `${mlb(object, "nodeSelectors", s.nodeSelectors!.map(selectorText))}: Keelson ` +
+          "announces from every healthy control-plane machine that peers (choose them per peer " +
+          "with hosts or zones).",
+      );
     }
     if ((s.serviceSelectors ?? []).length > 0) {
-      out.comment(`${mlb(object, "serviceSelectors", s.serviceSelectors!.map(selectorText))}: ` +
-        "Keelson announces every Service of the pool; move the others to a pool of their own.");
+      out.comment(
+        `${mlb(object, "serviceSelectors", s.serviceSelectors!.map(selectorText))}: ` +
+          "Keelson announces every Service of the pool; move the others to a pool of their own.",
+      );
     }
   }
 }
@@ -873,14 +934,17 @@ function writeServiceAllocation(
   if ((allocation.namespaces ?? []).length > 0) out.set("namespaces", allocation.namespaces!);
   const selectors = allocation.serviceSelectors ?? [];
   if (selectors.length > 0) {
-    out.set("service_selectors", selectors.map((s): TomlValue => ({
-      match_labels: s.matchLabels ?? {},
-      match_expressions: (s.matchExpressions ?? []).map((e) => ({
-        key: e.key,
-        operator: e.operator,
-        values: e.values ?? [],
+    out.set(
+      "service_selectors",
+      selectors.map((s): TomlValue => ({
+        match_labels: s.matchLabels ?? {},
+        match_expressions: (s.matchExpressions ?? []).map((e) => ({
+          key: e.key,
+          operator: e.operator,
+          values: e.values ?? [],
+        })),
       })),
-    })));
+    );
   }
   if ((allocation.namespaceSelectors ?? []).length > 0) {
     const shown = allocation.namespaceSelectors!.map(selectorText);

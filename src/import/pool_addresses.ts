@@ -73,7 +73,10 @@ export function keelsonAddresses(
       : block.family === 4
       ? [block.first, block.last]
       : [block.first];
-    if (prefix !== undefined && cutByCidr.length > 0 && cutByCidr.every((v) => isExcluded(block.family, v))) {
+    if (
+      prefix !== undefined && cutByCidr.length > 0 &&
+      cutByCidr.every((v) => isExcluded(block.family, v))
+    ) {
       addresses.push(`${formatIp(block.family, block.first)}/${prefix}`);
       for (const v of cutByCidr) covered.push({ family: block.family, first: v, last: v });
     } else addresses.push(spanText(block));

@@ -54,7 +54,9 @@ export function readSourceObjects(text: string, source: string): SourceObject[] 
     const error = document.errors[0];
     if (error) {
       const line = lineCounter.linePos(error.pos[0]).line;
-      throw new ImportError(`${source}:${line}: cannot parse YAML: ${error.message.split("\n")[0]}`);
+      throw new ImportError(
+        `${source}:${line}: cannot parse YAML: ${error.message.split("\n")[0]}`,
+      );
     }
     const value: unknown = document.toJS({ maxAliasCount: 100 });
     if (value === null || value === undefined) continue;

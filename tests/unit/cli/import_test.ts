@@ -73,7 +73,15 @@ Deno.test("keelson import -o: a new file of mode 0640 that passes check; an exis
   try {
     const kubeconfig = await writeKubeconfig(server.port);
     const target = `${TEMP}/keelson.toml`;
-    const run = await cli(["metallb", "--from", `${DATA}/metallb.yaml`, "--kubeconfig", kubeconfig, "-o", target]);
+    const run = await cli([
+      "metallb",
+      "--from",
+      `${DATA}/metallb.yaml`,
+      "--kubeconfig",
+      kubeconfig,
+      "-o",
+      target,
+    ]);
     assert.equal(run.code, 0, run.err);
     assert.equal(run.out, "");
     assert.match(run.err, /keelson\.toml: written; it passes keelson check/);
@@ -103,7 +111,13 @@ Deno.test("keelson import -o: a new file of mode 0640 that passes check; an exis
 
 Deno.test("keelson import: an unreachable cluster or a bad file says why, with file and line", async () => {
   const unreachable = await writeKubeconfig(1);
-  const down = await cli(["kube-vip", "--from", `${DATA}/kubevip.yaml`, "--kubeconfig", unreachable]);
+  const down = await cli([
+    "kube-vip",
+    "--from",
+    `${DATA}/kubevip.yaml`,
+    "--kubeconfig",
+    unreachable,
+  ]);
   assert.equal(down.code, 1);
   assert.match(down.err, /^keelson import: cannot list the cluster's Nodes: /);
 
@@ -115,16 +129,31 @@ Deno.test("keelson import: an unreachable cluster or a bad file says why, with f
   );
   const run = await cli(["metallb", "--from", bad]);
   assert.equal(run.code, 1);
-  assert.match(run.err, /bad\.yaml:11: IPAddressPool "p" spec\.addresses\[1\]: "10\.0\.1\.300\/24" is not a CIDR/);
+  assert.match(
+    run.err,
+    /bad\.yaml:11: IPAddressPool "p" spec\.addresses\[1\]: "10\.0\.1\.300\/24" is not a CIDR/,
+  );
 
-  await Deno.writeTextFile(bad, "apiVersion: v1\nkind: List\nitems:\n- kind: Pod\n  metadata: {name: x}\n");
+  await Deno.writeTextFile(
+    bad,
+    "apiVersion: v1\nkind: List\nitems:\n- kind: Pod\n  metadata: {name: x}\n",
+  );
   const none = await cli(["metallb", "--from", bad]);
   assert.equal(none.code, 1);
-  assert.match(none.err, /holds no MetalLB IPAddressPool or BGPPeer \(it holds 1 Pod \(no apiVersion\)\)/);
+  assert.match(
+    none.err,
+    /holds no MetalLB IPAddressPool or BGPPeer \(it holds 1 Pod \(no apiVersion\)\)/,
+  );
 
-  await Deno.writeTextFile(bad, "kind: ConfigMap\nmetadata: {name: kubevip}\ndata:\n  cidr-global: 10.0.0.0/33\n");
+  await Deno.writeTextFile(
+    bad,
+    "kind: ConfigMap\nmetadata: {name: kubevip}\ndata:\n  cidr-global: 10.0.0.0/33\n",
+  );
   const vip = await cli(["kube-vip", "--from", bad]);
-  assert.match(vip.err, /bad\.yaml:4: ConfigMap "kubevip" cidr-global: "10\.0\.0\.0\/33" is not a CIDR/);
+  assert.match(
+    vip.err,
+    /bad\.yaml:4: ConfigMap "kubevip" cidr-global: "10\.0\.0\.0\/33" is not a CIDR/,
+  );
 });
 
 Deno.test("keelson import: hostile names stay values (TOML-escaped) and comments stay comments", async () => {
@@ -139,9 +168,17 @@ Deno.test("keelson import: hostile names stay values (TOML-escaped) and comments
           apiVersion: "metallb.io/v1beta1",
           kind: "IPAddressPool",
           metadata: { name: evil },
-          spec: { addresses: ["10.1.0.0/24"], serviceAllocation: { namespaceSelectors: [{ matchLabels: { a: evil } }] } },
+          spec: {
+            addresses: ["10.1.0.0/24"],
+            serviceAllocation: { namespaceSelectors: [{ matchLabels: { a: evil } }] },
+          },
         },
-        { apiVersion: "metallb.io/v1beta1", kind: "L2Advertisement", metadata: { name: evil }, spec: { interfaces: [evil, "eth1"] } },
+        {
+          apiVersion: "metallb.io/v1beta1",
+          kind: "L2Advertisement",
+          metadata: { name: evil },
+          spec: { interfaces: [evil, "eth1"] },
+        },
       ],
     }),
   );
@@ -150,7 +187,7 @@ Deno.test("keelson import: hostile names stay values (TOML-escaped) and comments
   const doc = parseToml(run.out) as { pools: { name: string }[]; evil?: unknown };
   assert.equal(doc.pools[0]!.name, evil);
   assert.equal(doc.evil, undefined);
-  assert.doesNotMatch(run.out + run.err, /\u001b|\u0007/);
+  for (const control of ["\u001b", "\u0007"]) assert.ok(!(run.out + run.err).includes(control));
   for (const line of run.out.split("\n")) {
     assert.ok(line === "" || line.startsWith("#") || /^(\[|[a-z_]+ = )/.test(line), line);
   }
@@ -159,11 +196,17 @@ Deno.test("keelson import: hostile names stay values (TOML-escaped) and comments
 /** A loopback API server answering the Node list from testdata/nodes.yaml; records requests. */
 function fakeApiServer() {
   const requests: Request[] = [];
-  const nodes = parseYaml(Deno.readTextFileSync(`${ROOT}${DATA}/nodes.yaml`)) as { items: unknown[] };
+  const nodes = parseYaml(Deno.readTextFileSync(`${ROOT}${DATA}/nodes.yaml`)) as {
+    items: unknown[];
+  };
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => {
     requests.push(request);
     if (request.method === "GET" && new URL(request.url).pathname === "/api/v1/nodes") {
-      return Response.json({ kind: "NodeList", items: nodes.items, metadata: { resourceVersion: "9" } });
+      return Response.json({
+        kind: "NodeList",
+        items: nodes.items,
+        metadata: { resourceVersion: "9" },
+      });
     }
     return Response.json({ kind: "Status", code: 403 }, { status: 403 });
   });
@@ -180,3 +223,21 @@ async function writeKubeconfig(port: number): Promise<string> {
   );
   return path;
 }
+
+Deno.test("keelson import as shipped: stdout works; -o outside the baked write set says to redirect", async () => {
+  const { runAsShipped, ROOT_URL } = await import("../_fakes/run_as_shipped.ts");
+  const run = (args: string[]) =>
+    runAsShipped(
+      `import { dispatch } from "${ROOT_URL}src/cli/dispatch.ts";\n` +
+        `Deno.exit(await dispatch(${JSON.stringify(["import", ...args])}));\n`,
+    );
+  const from = `${ROOT}${DATA}/kubevip.yaml`;
+  const stdout = await run(["kube-vip", "--from", from]);
+  assert.equal(stdout.code, 1, stdout.stderr); // machines still to fill in
+  assert.match(stdout.stdout, /^# Keelson inventory imported from kube-vip/);
+  const target = `${TEMP}/shipped.toml`;
+  const file = await run(["kube-vip", "--from", from, "-o", target]);
+  assert.equal(file.code, 1);
+  assert.match(file.stderr, /may write only below its own directories; write to stdout instead/);
+  await assert.rejects(Deno.stat(target), Deno.errors.NotFound);
+});

@@ -49,7 +49,9 @@ Deno.test("every MetalLB spec field set in the fixture shows in the output: its 
   ].join("\n");
   const comments = outputs.split("\n").filter((l) => l.startsWith("#")).join("\n");
   const keys = new Set(
-    outputs.split("\n").flatMap((l) => [...l.matchAll(/(?:^|[{,] )([a-z_]+) = /g)].map((m) => m[1]!)),
+    outputs.split("\n").flatMap((l) =>
+      [...l.matchAll(/(?:^|[{,] )([a-z_]+) = /g)].map((m) => m[1]!)
+    ),
   );
   for (const field of fieldsOf()) {
     const [kind, ...path] = field.split(".");
@@ -90,5 +92,8 @@ Deno.test("a spec field this importer does not know is named in a comment, not d
     }),
     { source: "new.json" },
   );
-  assert.match(text, /# MetalLB IPAddressPool "p" spec\.futureKnob = \{"x":1\}: a field this importer does not know/);
+  assert.match(
+    text,
+    /# MetalLB IPAddressPool "p" spec\.futureKnob = \{"x":1\}: a field this importer does not know/,
+  );
 });

@@ -90,7 +90,7 @@ Deno.test("property: an imported MetalLB pool holds exactly the source pool's ad
           const i = metallbEntry(entry)!;
           enumerate(i.family, i.first, i.last, expected);
         }
-        if (avoidBuggyIPs) for (const k of [...expected]) if (buggy(k)) expected.delete(k);
+        if (avoidBuggyIPs) { for (const k of [...expected]) if (buggy(k)) expected.delete(k); }
         const inventory = importMetallb(source, { source: "p.json" });
         sameSet(keelsonSet(inventory, "p"), expected, JSON.stringify({ addresses, avoidBuggyIPs }));
         checked++;
@@ -131,7 +131,10 @@ Deno.test("property: an imported kube-vip pool holds exactly the addresses kube-
           let size = 1n;
           const start = sorted[i]!;
           const run = (n: bigint) => union.has(start + n - 1n);
-          while (start % (size * 2n) === 0n && [...Array(Number(size))].every((_, k) => run(size + BigInt(k) + 1n))) {
+          while (
+            start % (size * 2n) === 0n &&
+            [...Array(Number(size))].every((_, k) => run(size + BigInt(k) + 1n))
+          ) {
             size *= 2n;
           }
           for (let v = start; v < start + size; v++) {
