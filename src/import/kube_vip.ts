@@ -110,10 +110,19 @@ export function importKubeVip(text: string, options: KubeVipImportOptions): stri
       "Keelson hands out the lowest free address of a pool; Services keep the ones they hold.",
     );
   }
-  writeAnnounceTables(out, options.announce, data, known, object);
-  const pools = poolKeys(data);
   const skipEnds = data["skip-end-ips-in-cidr"] === "true";
-  if (data["skip-end-ips-in-cidr"] !== undefined) known.add("skip-end-ips-in-cidr");
+  if (data["skip-end-ips-in-cidr"] !== undefined) {
+    note(
+      "skip-end-ips-in-cidr",
+      skipEnds
+        ? "the first and last address of each CIDR below are never handed out (a Keelson CIDR " +
+          "skips them itself; elsewhere they are reserved)."
+        : 'only "true" turns it on; CIDRs below hand out every address.',
+    );
+  }
+  writeAnnounceTables(out, options.announce, data, known);
+  const pools = poolKeys(data);
+
   if (pools.length > 0) {
     out.blank().comment("Address pools, one per namespace key (cidr-*/range-*).");
   }
@@ -167,7 +176,6 @@ function writeAnnounceTables(
   announce: KubeVipAnnounce | undefined,
   data: Record<string, string>,
   known: Set<string>,
-  object: SourceObject,
 ): void {
   out.table("[load_balancer]");
   out.comment(
@@ -205,7 +213,6 @@ function writeAnnounceTables(
         "carry the machines' internal_ips:",
     ).raw('# interface = "eth0"');
   }
-  void object;
 }
 
 function writePool(
@@ -285,11 +292,16 @@ function writePool(
   const share = data[`allow-share-${pool.namespace}`];
   if (share !== undefined) {
     known.add(`allow-share-${pool.namespace}`);
-    if (share === "true") {
+    if (share !== "true") {
+      out.comment(
+        `kube-vip allow-share-${pool.namespace} = ${JSON.stringify(share)}: no sharing, as ` +
+          "Keelson does for Services without a keelson.io/allow-shared-ip annotation.",
+      );
+    } else {
       out.comment(
         `kube-vip allow-share-${pool.namespace} = "true": kube-vip put Services with disjoint ` +
-          "ports on one address by itself;\nKeelson shares an address only between Services " +
-          "annotated with the same keelson.io/allow-shared-ip\n(or metallb.io/allow-shared-ip) " +
+          "ports on one address by itself; Keelson shares an address only between Services " +
+          "annotated with the same keelson.io/allow-shared-ip (or metallb.io/allow-shared-ip) " +
           "value. Annotate the Services that share before Keelson takes over.",
       );
     }

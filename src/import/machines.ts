@@ -34,13 +34,32 @@ const HOSTNAME =
   /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
 /**
+ * The machines the Nodes become (what node selectors are resolved against).
+ * @param nodes the cluster's Nodes (validated)
+ * @returns one per Node, in Node order
+ */
+export function importedMachines(nodes: readonly V1Node[]): ImportedMachine[] {
+  return nodes.map((node) => {
+    const labels = node.metadata?.labels ?? {};
+    return {
+      name: node.metadata?.name ?? "",
+      role: roleOf(labels),
+      labels,
+      zone: labels["topology.kubernetes.io/zone"] ?? "",
+    };
+  });
+}
+
+function roleOf(labels: Readonly<Record<string, string>>): ImportedMachine["role"] {
+  return CONTROL_PLANE_LABELS.some((l) => Object.hasOwn(labels, l)) ? "control-plane" : "worker";
+}
+
+/**
  * Writes one `[[machines]]` entry per Node, sorted by name.
  * @param out the document
  * @param nodes the cluster's Nodes (validated)
- * @returns the machines written
  */
-export function writeNodeMachines(out: TomlLines, nodes: readonly V1Node[]): ImportedMachine[] {
-  const machines: ImportedMachine[] = [];
+export function writeNodeMachines(out: TomlLines, nodes: readonly V1Node[]): void {
   out.blank().comment(
     "Machines: one per Node of the cluster when it was imported. Add each machine's id (asset\n" +
       "tag or serial; providerID = baremetal://<id>), zone and labels as you want them.",
@@ -51,9 +70,7 @@ export function writeNodeMachines(out: TomlLines, nodes: readonly V1Node[]): Imp
   for (const node of sorted) {
     const name = node.metadata?.name ?? "";
     const labels = node.metadata?.labels ?? {};
-    const role = CONTROL_PLANE_LABELS.some((l) => Object.hasOwn(labels, l))
-      ? "control-plane"
-      : "worker";
+    const role = roleOf(labels);
     out.table("[[machines]]");
     if (!NAME_REGEXP.test(name)) {
       out.comment(
@@ -86,9 +103,7 @@ export function writeNodeMachines(out: TomlLines, nodes: readonly V1Node[]): Imp
     if (hostname !== undefined && hostname.length <= 253 && HOSTNAME.test(hostname)) {
       out.set("hostname", hostname);
     }
-    machines.push({ name, role, labels, zone: labels["topology.kubernetes.io/zone"] ?? "" });
   }
-  return machines;
 }
 
 /**

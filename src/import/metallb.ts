@@ -13,7 +13,12 @@ import { BGP_NAME_REGEXP } from "../config/bgp_schema.ts";
 import type { AddressInterval } from "../config/pool_size.ts";
 import { parseIp } from "../net/ip.ts";
 import { selectorText, selects } from "./label_match.ts";
-import { type ImportedMachine, writeMachinePlaceholder, writeNodeMachines } from "./machines.ts";
+import {
+  type ImportedMachine,
+  importedMachines,
+  writeMachinePlaceholder,
+  writeNodeMachines,
+} from "./machines.ts";
 import {
   type BfdProfile,
   type BgpAdvertisement,
@@ -135,22 +140,32 @@ export function importMetallb(text: string, options: MetallbImportOptions): stri
   }
   const out = new TomlLines();
   header(out, options.source, parsed);
-  const machines = options.nodes ? undefined : [];
   const announce = decideAnnounce(parsed);
+  unusedAdvertisements(out, parsed, announce);
   writeKeepalived(out, parsed);
-  const written = options.nodes ? writeMachinesLater(options.nodes) : undefined;
-  writeBgp(out, parsed, announce, written?.machines ?? machines!);
+  writeBgp(out, parsed, announce, importedMachines(options.nodes ?? []));
   writePools(out, parsed, announce);
-  if (written) written.write(out);
+  if (options.nodes) writeNodeMachines(out, options.nodes);
   else writeMachinePlaceholder(out);
   return out.text();
 }
 
-/** The Nodes' machines are resolved first (peers' node selectors) and written last. */
-function writeMachinesLater(nodes: readonly V1Node[]) {
-  const scratch = new TomlLines();
-  const machines = writeNodeMachines(scratch, nodes);
-  return { machines, write: (out: TomlLines) => void writeNodeMachines(out, nodes) };
+/** Advertisements that select no pool: said in the header, as MetalLB ignored them too. */
+function unusedAdvertisements(
+  out: TomlLines,
+  parsed: Parsed,
+  announce: Map<string, PoolAnnounce>,
+): void {
+  const used = new Set(
+    [...announce.values()].flatMap((a) => [...a.l2, ...a.bgp].map((x) => x.object)),
+  );
+  for (const { object } of [...parsed.l2, ...parsed.bgpAds]) {
+    if (used.has(object)) continue;
+    out.comment(
+      `MetalLB ${object.kind} "${object.name}" selects no IPAddressPool of the file; nothing ` +
+        "to import from it.",
+    );
+  }
 }
 
 function parse(objects: SourceObject[]): Parsed {
@@ -204,16 +219,15 @@ function parse(objects: SourceObject[]): Parsed {
 
 function header(out: TomlLines, source: string, parsed: Parsed): void {
   out.comment(
-    `Keelson inventory imported from MetalLB (${source}) by keelson import metallb.\n` +
-      'Review every comment that starts with "MetalLB": each is a setting Keelson has no\n' +
-      "equivalent for, with what to do instead. Then: keelson check --config THIS_FILE, and\n" +
-      "keelson plan --kubeconfig … --config THIS_FILE before Keelson takes over (README,\n" +
-      '"Migrating from MetalLB").\n' +
-      "\n" +
-      "How Keelson serves what MetalLB served: addresses of L2 pools are held by keepalived\n" +
-      "(VRRP, gratuitous ARP / unsolicited NA) on the control-plane machines, not by a speaker\n" +
-      "on every Node; addresses of BGP pools are announced by BIRD on every healthy\n" +
-      "control-plane machine (ECMP at the routers). Services keep the addresses MetalLB gave\n" +
+    `Keelson inventory imported from MetalLB (${source}) by keelson import metallb. Review ` +
+      'every comment that starts with "MetalLB": each is a setting Keelson has no equivalent ' +
+      "for, with what to do instead. Then: keelson check --config THIS_FILE, and keelson plan " +
+      '--kubeconfig … --config THIS_FILE before Keelson takes over (README, "Migrating from ' +
+      'MetalLB").\n\n' +
+      "How Keelson serves what MetalLB served: addresses of L2 pools are held by keepalived " +
+      "(VRRP, gratuitous ARP / unsolicited NA) on the control-plane machines, not by a speaker " +
+      "on every Node; addresses of BGP pools are announced by BIRD on every healthy " +
+      "control-plane machine (ECMP at the routers). Services keep the addresses MetalLB gave " +
       "them: Keelson reads metallb.io/* and metallb.universe.tf/* annotations.",
   );
   if (parsed.ignored.size > 0) {
@@ -298,11 +312,11 @@ function writeKeepalived(out: TomlLines, parsed: Parsed): void {
   out.comment(
     interfaces.size === 0
       ? "MetalLB L2Advertisement spec.interfaces was empty (MetalLB answered ARP/NDP on every " +
-        "interface):\nset the interface keepalived holds the VIPs on; it must carry the " +
+        "interface): set the interface keepalived holds the VIPs on; it must carry the " +
         "machines' internal_ips."
       : `MetalLB L2Advertisement spec.interfaces named ${
         [...interfaces].map((i) => `"${i}"`).join(", ")
-      }; keepalived holds all\nVIPs on one interface: set the one that carries the ` +
+      }; keepalived holds all VIPs on one interface: set the one that carries the ` +
         "machines' internal_ips.",
   ).raw('# interface = "eth0"');
 }
@@ -345,7 +359,15 @@ function writeBgp(
   machines: readonly ImportedMachine[],
 ): void {
   const bgpPools = [...announce].filter(([, a]) => a.bgp.length > 0).map(([name]) => name);
-  if (parsed.peers.length === 0 && bgpPools.length === 0) return;
+  if (parsed.peers.length === 0 && bgpPools.length === 0) {
+    for (const { object } of [...parsed.communities, ...parsed.bfd.values()]) {
+      out.comment(
+        `MetalLB ${object.kind} "${object.name}": unused, as no pool is announced ` +
+          "over BGP; nothing to import from it.",
+      );
+    }
+    return;
+  }
   out.table("[bgp]");
   // the ASN most peers used is the hosts' ASN; others are named at their peer
   const counts = new Map<number, number>();
@@ -489,8 +511,11 @@ function writePeer(
     );
     body.set("asn", spec.myASN);
   } else {
-    disabled ??= `${mlb(object, "dynamicASN", spec.dynamicASN ?? "")}: Keelson needs the ` +
-      "peer's AS number; write it and uncomment.";
+    disabled ??= spec.dynamicASN
+      ? `${mlb(object, "dynamicASN", spec.dynamicASN)}: Keelson needs the peer's AS number; ` +
+        "write it and uncomment."
+      : `MetalLB BGPPeer "${object.name}" has no spec.peerASN; write the peer's AS number and ` +
+        "uncomment.";
     body.raw("asn = 64512");
   }
   if (hostAsn !== undefined && spec.myASN !== hostAsn) {
@@ -719,18 +744,21 @@ function writeTimers(
   object: SourceObject,
   spec: BgpPeer["spec"],
 ): void {
-  const hold = spec.holdTime ? goDurationSeconds(spec.holdTime) : undefined;
-  const keep = spec.keepaliveTime ? goDurationSeconds(spec.keepaliveTime) : undefined;
-  if (spec.holdTime && hold === undefined) {
+  // v1beta1's timers are not pointers: the API prints "0s" for one never set
+  const unset = (text: string | null | undefined) =>
+    !text || (object.apiVersion === "metallb.io/v1beta1" && goDurationSeconds(text) === 0);
+  const hold = unset(spec.holdTime) ? undefined : goDurationSeconds(spec.holdTime!);
+  const keep = unset(spec.keepaliveTime) ? undefined : goDurationSeconds(spec.keepaliveTime!);
+  if (!unset(spec.holdTime) && hold === undefined) {
     notes.comment(`${mlb(object, "holdTime", spec.holdTime)}: not a duration this importer reads.`);
   }
-  if (spec.keepaliveTime && keep === undefined) {
+  if (!unset(spec.keepaliveTime) && keep === undefined) {
     notes.comment(
       `${mlb(object, "keepaliveTime", spec.keepaliveTime)}: not a duration this importer reads.`,
     );
   }
   if (hold === undefined && keep === undefined) {
-    if (!spec.holdTime && !spec.keepaliveTime) {
+    if (unset(spec.holdTime) && unset(spec.keepaliveTime)) {
       notes.comment(
         "MetalLB left this peer's holdTime and keepaliveTime to its BGP daemon; Keelson uses " +
           "[bgp] hold_time and keepalive_time (9 s and 3 s by default).",
@@ -838,7 +866,7 @@ function writeAnnounce(out: TomlLines, how: PoolAnnounce): void {
       out.comment(
         `MetalLB announced this pool over L2 as well (L2Advertisement ${
           how.l2.map((l) => `"${l.object.name}"`).join(", ")
-        }); Keelson announces a pool one way:\nBGP here. Write announce = "vrrp" to hold its ` +
+        }); Keelson announces a pool one way: BGP here. Write announce = "vrrp" to hold its ` +
           "addresses with keepalived instead.",
       );
     }
@@ -850,8 +878,8 @@ function writeAnnounce(out: TomlLines, how: PoolAnnounce): void {
   } else {
     out.comment(
       "MetalLB announced this pool nowhere (no L2Advertisement or BGPAdvertisement selected " +
-        "it): it\nassigned its addresses without making them reachable. Keelson serves every " +
-        "pool (here with keepalived);\nremove the pool, or set auto_assign = false, if it " +
+        "it): it assigned its addresses without making them reachable. Keelson serves every " +
+        "pool (here with keepalived); remove the pool, or set auto_assign = false, if it " +
         "should stay unreachable.",
     ).set("announce", "vrrp");
   }
@@ -950,7 +978,7 @@ function writeServiceAllocation(
     const shown = allocation.namespaceSelectors!.map(selectorText);
     out.comment(
       `${mlb(object, "serviceAllocation.namespaceSelectors", shown)}: Keelson does not watch ` +
-        "Namespaces; list the\nnamespaces it selects in namespaces " +
+        "Namespaces; list the namespaces it selects in namespaces " +
         `(kubectl get namespaces -l '${shown.join("' -l '")}' -o name).`,
     );
   }
