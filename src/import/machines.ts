@@ -84,8 +84,9 @@ export function writeNodeMachines(out: TomlLines, nodes: readonly V1Node[]): voi
       out.set("id", providerId.slice("baremetal://".length));
     } else if (providerId) {
       out.comment(
-        `The Node's providerID is "${providerId}" (another cloud provider set it); Keelson's ` +
-          `would be baremetal://<id>. Keelson leaves an initialized Node's providerID as it is.`,
+        `The Node's providerID is "${providerId}", another provider's: Keelson cannot look this ` +
+          "Node up (providerID is immutable; Keelson's would be baremetal://<id>). Drain it, " +
+          "delete the Node and let kubelet (--cloud-provider=external) register it again.",
       );
     }
     for (const [key, label] of TOPOLOGY) {

@@ -78,7 +78,7 @@ Deno.test("import metallb: the Nodes decide machines, roles and which hosts peer
   assert.match(text, /name = "cp-1"\nrole = "control-plane"\nregion = "dc1"\nzone = "dc1-row-a"/);
   assert.match(text, /name = "cp-2"\nrole = "control-plane"\nid = "SN-8H2K9R"/);
   assert.match(text, /name = "cp-3"\nrole = "control-plane"/);
-  assert.match(text, /providerID is "kind:\/\/docker\/kind\/cp-3"/);
+  assert.match(text, /providerID is "kind:\/\/docker\/kind\/cp-3", another provider.s/);
   assert.match(text, /name = "w-1"\nrole = "worker"/);
   // tor-a's selector (zone dc1-row-a) picks the control-plane Nodes of that zone
   assert.match(text, /name = "tor-a"[^[]*hosts = \["cp-1", "cp-2"\]/);
