@@ -26,6 +26,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: "offline: what run would do to a cluster snapshot",
     load: async () => (await import("./plan.ts")).planCommand,
   },
+  import: {
+    summary: "write an inventory from MetalLB's or kube-vip's configuration",
+    load: async () => (await import("./import.ts")).importCommand,
+  },
   render: {
     summary: "offline: print the keepalived or BIRD config a host would run",
     load: async () => (await import("./render.ts")).renderCommand,

@@ -1,0 +1,202 @@
+/**
+ * `keelson import metallb|kube-vip`: writes a Keelson inventory from another load balancer's
+ * configuration as kubectl exports it, then runs `keelson check`'s validation on what it wrote,
+ * with the written text's line numbers. With `--kubeconfig`, the machines come from the cluster's
+ * Nodes (one list request; nothing is written to the cluster).
+ *
+ * @module
+ */
+import type { V1Node } from "@kubernetes/client-node";
+import { Registry } from "prom-client";
+import { formatIssue } from "../config/config_error.ts";
+import { readInputFile } from "../config/read_input_file.ts";
+import { inventoryIssues } from "../import/check_output.ts";
+import { importKubeVip, type KubeVipAnnounce } from "../import/kube_vip.ts";
+import { importMetallb } from "../import/metallb.ts";
+import { ImportError } from "../import/source_objects.ts";
+import { createKubeClient } from "../kube/kube_client.ts";
+import { KubeconfigError, resolveConnectionSettings } from "../kube/kubeconfig.ts";
+import { errorMessage } from "../log/error_message.ts";
+import { SnapshotNodeSchema } from "../snapshot/snapshot_schema.ts";
+import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
+import { print, printError } from "./output.ts";
+import { parseFlags, UsageError } from "./usage_error.ts";
+
+const USAGE =
+  `Usage: keelson import metallb  --from FILE [--kubeconfig FILE [--context NAME]] [-o FILE]
+       keelson import kube-vip --from FILE [--announce vrrp|bgp]
+                               [--kubeconfig FILE [--context NAME]] [-o FILE]
+
+Writes a Keelson inventory (TOML) from another load balancer's configuration, then validates it
+as keelson check does. Every setting with no Keelson equivalent is a comment beside the key it
+would be, saying what it was and what to do instead. Pools keep exactly the addresses the old
+controller handed out.
+
+  metallb    FILE is MetalLB's resources:
+               kubectl get ipaddresspools,l2advertisements,bgpadvertisements,bgppeers,\\
+                 communities,bfdprofiles -A -o yaml > metallb.yaml
+  kube-vip   FILE is kube-vip-cloud-provider's ConfigMap:
+               kubectl get configmap kubevip -n kube-system -o yaml > kubevip.yaml
+
+Flags:
+      --from FILE         the exported resources (YAML or JSON)
+      --kubeconfig FILE   list the cluster's Nodes (read only) for [[machines]]; without it the
+                          machines are a commented example to fill in
+      --context NAME      the kubeconfig context (default: its current-context)
+      --announce MODE     kube-vip only: vrrp (kube-vip's ARP mode, the default) or bgp
+  -o, --output FILE       write the inventory to FILE (created, mode 0640; an existing file is
+                          never replaced) instead of stdout
+  -h, --help              print this help
+
+Exit codes: 0 written and valid, 1 unreadable input, or written but not valid yet (every
+problem on stderr with its line, e.g. machines still to fill in), 2 wrong command line.`;
+
+const NODE_LIST_TIMEOUT_MS = 30_000;
+
+/**
+ * Runs `keelson import`.
+ * @param args the arguments after `import`
+ * @returns the exit code
+ * @throws {UsageError} on a wrong command line (exit 2)
+ * @example
+ * ```ts
+ * const code = await importCommand(["metallb", "--from", "metallb.yaml", "-o", "keelson.toml"]);
+ * ```
+ */
+export async function importCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, {
+    from: { type: "string" },
+    kubeconfig: { type: "string" },
+    context: { type: "string" },
+    announce: { type: "string" },
+    output: { type: "string", short: "o" },
+    help: { type: "boolean", short: "h" },
+  });
+  if (values.help) {
+    print(USAGE);
+    return EXIT_OK;
+  }
+  const [source, ...extra] = positionals;
+  if (source !== "metallb" && source !== "kube-vip") {
+    throw new UsageError(
+      source === undefined
+        ? "name what to import from: keelson import metallb|kube-vip --from FILE"
+        : `cannot import from "${source}"; use metallb or kube-vip`,
+    );
+  }
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
+  if (!values.from) throw new UsageError("--from FILE is required");
+  if (values.context && !values.kubeconfig) {
+    throw new UsageError("--context needs --kubeconfig FILE");
+  }
+  let announce: KubeVipAnnounce | undefined;
+  if (values.announce !== undefined) {
+    if (source !== "kube-vip") throw new UsageError("--announce is for kube-vip only");
+    if (values.announce !== "vrrp" && values.announce !== "bgp") {
+      throw new UsageError(`--announce "${values.announce}" is not allowed; use vrrp or bgp`);
+    }
+    announce = values.announce;
+  }
+
+  let text: string;
+  try {
+    text = await readInputFile(values.from);
+  } catch (error) {
+    printError(`keelson import: cannot read ${values.from}: ${errorMessage(error)}`);
+    return EXIT_INVALID;
+  }
+  let nodes: V1Node[] | undefined;
+  if (values.kubeconfig) {
+    nodes = await listNodes(values.kubeconfig, values.context);
+    if (nodes === undefined) return EXIT_INVALID;
+  }
+  let inventory: string;
+  try {
+    inventory = source === "metallb"
+      ? importMetallb(text, { source: values.from, nodes })
+      : importKubeVip(text, { source: values.from, nodes, announce });
+  } catch (error) {
+    if (!(error instanceof ImportError)) throw error;
+    printError(`keelson import: ${error.message}`);
+    return EXIT_INVALID;
+  }
+
+  const target = values.output;
+  const issues = await inventoryIssues(inventory, target ?? "<stdout>");
+  if (target !== undefined) {
+    const problem = await writeNew(target, inventory);
+    if (problem) {
+      printError(`keelson import: ${problem}`);
+      return EXIT_INVALID;
+    }
+  } else print(inventory.trimEnd());
+  if (issues.length > 0) {
+    printError(
+      [
+        ...issues.map(formatIssue),
+        `${target ?? "the inventory above"}: written, but keelson check would refuse it ` +
+        `(${issues.length} problem${issues.length === 1 ? "" : "s"}); fix the lines named ` +
+        "above, then run keelson check",
+      ].join("\n"),
+    );
+    return EXIT_INVALID;
+  }
+  if (target !== undefined) printError(`${target}: written; it passes keelson check`);
+  return EXIT_OK;
+}
+
+/** Lists the cluster's Nodes (one paged list), or prints why not and returns undefined. */
+async function listNodes(kubeconfig: string, context?: string): Promise<V1Node[] | undefined> {
+  try {
+    const settings = await resolveConnectionSettings({
+      kubeconfig,
+      ...(context ? { context } : {}),
+    });
+    const client = createKubeClient(settings, {
+      registry: new Registry(),
+      userAgent: "keelson-import",
+      pingIntervalMs: 0,
+    });
+    try {
+      const list = await client.list("/api/v1/nodes", {
+        signal: AbortSignal.timeout(NODE_LIST_TIMEOUT_MS),
+      });
+      return list.items.map((item, i) => {
+        const parsed = SnapshotNodeSchema.safeParse(item);
+        if (!parsed.success) {
+          throw new Error(
+            `Node ${i} of the cluster's list is malformed: ${parsed.error.issues[0]?.message}`,
+          );
+        }
+        return parsed.data as V1Node;
+      });
+    } finally {
+      client.close();
+    }
+  } catch (error) {
+    const message = error instanceof KubeconfigError ? error.message : errorMessage(error);
+    printError(`keelson import: cannot list the cluster's Nodes: ${message}`);
+    return undefined;
+  }
+}
+
+/**
+ * Creates `path` with mode 0640 and writes `text`; never replaces an existing file.
+ * @returns why it could not, or undefined
+ */
+async function writeNew(path: string, text: string): Promise<string | undefined> {
+  try {
+    await Deno.writeTextFile(path, text, { createNew: true, mode: 0o640 });
+    await Deno.chmod(path, 0o640);
+    return undefined;
+  } catch (error) {
+    if (error instanceof Deno.errors.AlreadyExists) {
+      return `${path} exists; it is never replaced: name a new file, or remove it first`;
+    }
+    if (error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied) {
+      return `cannot write ${path}: ${errorMessage(error)}. The keelson binary may write only ` +
+        "below its own directories; write to stdout instead: keelson import … > FILE";
+    }
+    return `cannot write ${path}: ${errorMessage(error)}`;
+  }
+}

@@ -1,0 +1,243 @@
+/**
+ * `keelson import` as an operator runs it (`deno run main.ts import …`, no --allow-all): the
+ * exit codes, `-o` (a new file, mode 0640, never replacing one), errors with file and line, the
+ * Nodes listed from a cluster with --kubeconfig (a loopback API server that records every
+ * request: one GET, nothing written), and hostile names that cannot break the TOML or the
+ * terminal.
+ */
+import assert from "node:assert/strict";
+import { parse as parseToml } from "smol-toml";
+import { parse as parseYaml } from "yaml";
+
+const ROOT = new URL("../../../", import.meta.url).pathname;
+const DATA = "tests/unit/import/testdata";
+const TEMP = await Deno.makeTempDir({ prefix: "keelson-import-test." });
+globalThis.addEventListener("unload", () => Deno.removeSync(TEMP, { recursive: true }));
+
+async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-read",
+      "--allow-env",
+      "--allow-net",
+      "--allow-sys=hostname,uid",
+      `--allow-write=${TEMP}`,
+      "main.ts",
+      "import",
+      ...args,
+    ],
+    cwd: ROOT,
+    env: { NO_COLOR: "1", KUBECONFIG: "" },
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decode = (b: Uint8Array) => new TextDecoder().decode(b);
+  return { code: output.code, out: decode(output.stdout), err: decode(output.stderr) };
+}
+
+Deno.test("keelson import: help, and a wrong command line exits 2", async () => {
+  const help = await cli(["--help"]);
+  assert.equal(help.code, 0);
+  assert.match(help.out, /keelson import metallb {2}--from FILE/);
+  assert.match(help.out, /kubectl get configmap kubevip -n kube-system -o yaml/);
+  for (
+    const args of [
+      [],
+      ["calico"],
+      ["metallb"],
+      ["metallb", "--from", "x", "--announce", "bgp"],
+      ["kube-vip", "--from", "x", "--announce", "arp"],
+      ["metallb", "--from", "x", "--context", "c"],
+    ]
+  ) {
+    const run = await cli(args);
+    assert.equal(run.code, 2, `${args.join(" ")}: ${run.err}`);
+  }
+});
+
+Deno.test("keelson import metallb: stdout, then check's problems with the output's lines, exit 1", async () => {
+  const run = await cli(["metallb", "--from", `${DATA}/metallb.yaml`]);
+  assert.equal(run.code, 1);
+  assert.match(run.out, /^# Keelson inventory imported from MetalLB/);
+  parseToml(run.out); // the whole output is TOML
+  assert.match(run.err, /^<stdout>:\d+: keepalived\.enabled: /m);
+  assert.match(run.err, /the inventory lists no machines/);
+  assert.match(run.err, /written, but keelson check would refuse it \(3 problems\)/);
+  assert.doesNotMatch(run.out + run.err, /s3cr3t-md5/); // the password is never copied
+});
+
+Deno.test("keelson import -o: a new file of mode 0640 that passes check; an existing file is kept", async () => {
+  const server = fakeApiServer();
+  try {
+    const kubeconfig = await writeKubeconfig(server.port);
+    const target = `${TEMP}/keelson.toml`;
+    const run = await cli([
+      "metallb",
+      "--from",
+      `${DATA}/metallb.yaml`,
+      "--kubeconfig",
+      kubeconfig,
+      "-o",
+      target,
+    ]);
+    assert.equal(run.code, 0, run.err);
+    assert.equal(run.out, "");
+    assert.match(run.err, /keelson\.toml: written; it passes keelson check/);
+    assert.equal((await Deno.stat(target)).mode! & 0o777, 0o640);
+    const written = await Deno.readTextFile(target);
+    assert.match(written, /name = "cp-1"\nrole = "control-plane"/);
+    // read only: one list of Nodes, nothing else
+    assert.deepEqual(server.requests.map((r) => `${r.method} ${new URL(r.url).pathname}`), [
+      "GET /api/v1/nodes",
+    ]);
+    const check = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-read", "--allow-env", "--allow-sys", "main.ts", "check", "-c", target],
+      cwd: ROOT,
+      stdout: "piped",
+    }).output();
+    assert.equal(check.code, 0, new TextDecoder().decode(check.stdout));
+
+    await Deno.writeTextFile(target, "# mine\n");
+    const again = await cli(["kube-vip", "--from", `${DATA}/kubevip.yaml`, "-o", target]);
+    assert.equal(again.code, 1);
+    assert.match(again.err, /keelson\.toml exists; it is never replaced/);
+    assert.equal(await Deno.readTextFile(target), "# mine\n");
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("keelson import: an unreachable cluster or a bad file says why, with file and line", async () => {
+  const unreachable = await writeKubeconfig(1);
+  const down = await cli([
+    "kube-vip",
+    "--from",
+    `${DATA}/kubevip.yaml`,
+    "--kubeconfig",
+    unreachable,
+  ]);
+  assert.equal(down.code, 1);
+  assert.match(down.err, /^keelson import: cannot list the cluster's Nodes: /);
+
+  const bad = `${TEMP}/bad.yaml`;
+  await Deno.writeTextFile(
+    bad,
+    "apiVersion: v1\nkind: List\nitems:\n- apiVersion: metallb.io/v1beta1\n  kind: IPAddressPool\n" +
+      "  metadata:\n    name: p\n  spec:\n    addresses:\n    - 10.0.0.0/24\n    - 10.0.1.300/24\n",
+  );
+  const run = await cli(["metallb", "--from", bad]);
+  assert.equal(run.code, 1);
+  assert.match(
+    run.err,
+    /bad\.yaml:11: IPAddressPool "p" spec\.addresses\[1\]: "10\.0\.1\.300\/24" is not a CIDR/,
+  );
+
+  await Deno.writeTextFile(
+    bad,
+    "apiVersion: v1\nkind: List\nitems:\n- kind: Pod\n  metadata: {name: x}\n",
+  );
+  const none = await cli(["metallb", "--from", bad]);
+  assert.equal(none.code, 1);
+  assert.match(
+    none.err,
+    /holds no MetalLB IPAddressPool or BGPPeer \(it holds 1 Pod \(no apiVersion\)\)/,
+  );
+
+  await Deno.writeTextFile(
+    bad,
+    "kind: ConfigMap\nmetadata: {name: kubevip}\ndata:\n  cidr-global: 10.0.0.0/33\n",
+  );
+  const vip = await cli(["kube-vip", "--from", bad]);
+  assert.match(
+    vip.err,
+    /bad\.yaml:4: ConfigMap "kubevip" cidr-global: "10\.0\.0\.0\/33" is not a CIDR/,
+  );
+});
+
+Deno.test("keelson import: hostile names stay values (TOML-escaped) and comments stay comments", async () => {
+  const hostile = `${TEMP}/hostile.json`;
+  const evil = 'p\n[evil]\nx = "\u001b]0;owned\u0007';
+  await Deno.writeTextFile(
+    hostile,
+    JSON.stringify({
+      kind: "List",
+      items: [
+        {
+          apiVersion: "metallb.io/v1beta1",
+          kind: "IPAddressPool",
+          metadata: { name: evil },
+          spec: {
+            addresses: ["10.1.0.0/24"],
+            serviceAllocation: { namespaceSelectors: [{ matchLabels: { a: evil } }] },
+          },
+        },
+        {
+          apiVersion: "metallb.io/v1beta1",
+          kind: "L2Advertisement",
+          metadata: { name: evil },
+          spec: { interfaces: [evil, "eth1"] },
+        },
+      ],
+    }),
+  );
+  const run = await cli(["metallb", "--from", hostile]);
+  assert.equal(run.code, 1);
+  const doc = parseToml(run.out) as { pools: { name: string }[]; evil?: unknown };
+  assert.equal(doc.pools[0]!.name, evil);
+  assert.equal(doc.evil, undefined);
+  for (const control of ["\u001b", "\u0007"]) assert.ok(!(run.out + run.err).includes(control));
+  for (const line of run.out.split("\n")) {
+    assert.ok(line === "" || line.startsWith("#") || /^(\[|[a-z_]+ = )/.test(line), line);
+  }
+});
+
+/** A loopback API server answering the Node list from testdata/nodes.yaml; records requests. */
+function fakeApiServer() {
+  const requests: Request[] = [];
+  const nodes = parseYaml(Deno.readTextFileSync(`${ROOT}${DATA}/nodes.yaml`)) as {
+    items: unknown[];
+  };
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => {
+    requests.push(request);
+    if (request.method === "GET" && new URL(request.url).pathname === "/api/v1/nodes") {
+      return Response.json({
+        kind: "NodeList",
+        items: nodes.items,
+        metadata: { resourceVersion: "9" },
+      });
+    }
+    return Response.json({ kind: "Status", code: 403 }, { status: 403 });
+  });
+  return { requests, port: server.addr.port, close: () => server.shutdown() };
+}
+
+async function writeKubeconfig(port: number): Promise<string> {
+  const path = `${TEMP}/kubeconfig-${port}.yaml`;
+  await Deno.writeTextFile(
+    path,
+    `apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: k\n  cluster:\n` +
+      `    server: http://127.0.0.1:${port}\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\n` +
+      `users:\n- name: u\n  user: {token: t}\n`,
+  );
+  return path;
+}
+
+Deno.test("keelson import as shipped: stdout works; -o outside the baked write set says to redirect", async () => {
+  const { runAsShipped, ROOT_URL } = await import("../_fakes/run_as_shipped.ts");
+  const run = (args: string[]) =>
+    runAsShipped(
+      `import { dispatch } from "${ROOT_URL}src/cli/dispatch.ts";\n` +
+        `Deno.exit(await dispatch(${JSON.stringify(["import", ...args])}));\n`,
+    );
+  const from = `${ROOT}${DATA}/kubevip.yaml`;
+  const stdout = await run(["kube-vip", "--from", from]);
+  assert.equal(stdout.code, 1, stdout.stderr); // machines still to fill in
+  assert.match(stdout.stdout, /^# Keelson inventory imported from kube-vip/);
+  const target = `${TEMP}/shipped.toml`;
+  const file = await run(["kube-vip", "--from", from, "-o", target]);
+  assert.equal(file.code, 1);
+  assert.match(file.stderr, /may write only below its own directories; write to stdout instead/);
+  await assert.rejects(Deno.stat(target), Deno.errors.NotFound);
+});
