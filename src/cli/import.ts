@@ -44,9 +44,10 @@ Flags:
                           machines are a commented example to fill in
       --context NAME      the kubeconfig context (default: its current-context)
       --announce MODE     kube-vip only: vrrp (kube-vip's ARP mode, the default) or bgp
-  -o, --output FILE       write the inventory to FILE (created, mode 0640; an existing file is
-                          never replaced) instead of stdout
   -h, --help              print this help
+
+The inventory goes to stdout (redirect it: the binary may write only below its own
+directories); problems go to stderr.
 
 Exit codes: 0 written and valid, 1 unreadable input, or written but not valid yet (every
 problem on stderr with its line, e.g. machines still to fill in), 2 wrong command line.`;
@@ -60,7 +61,7 @@ const NODE_LIST_TIMEOUT_MS = 30_000;
  * @throws {UsageError} on a wrong command line (exit 2)
  * @example
  * ```ts
- * const code = await importCommand(["metallb", "--from", "metallb.yaml", "-o", "keelson.toml"]);
+ * const code = await importCommand(["metallb", "--from", "metallb.yaml"]);
  * ```
  */
 export async function importCommand(args: string[]): Promise<number> {
@@ -69,7 +70,6 @@ export async function importCommand(args: string[]): Promise<number> {
     kubeconfig: { type: "string" },
     context: { type: "string" },
     announce: { type: "string" },
-    output: { type: "string", short: "o" },
     help: { type: "boolean", short: "h" },
   });
   if (values.help) {
@@ -121,27 +121,19 @@ export async function importCommand(args: string[]): Promise<number> {
     return EXIT_INVALID;
   }
 
-  const target = values.output;
-  const issues = await inventoryIssues(inventory, target ?? "<stdout>");
-  if (target !== undefined) {
-    const problem = await writeNew(target, inventory);
-    if (problem) {
-      printError(`keelson import: ${problem}`);
-      return EXIT_INVALID;
-    }
-  } else print(inventory.trimEnd());
+  const issues = await inventoryIssues(inventory, "<stdout>");
+  print(inventory.trimEnd());
   if (issues.length > 0) {
     printError(
       [
         ...issues.map(formatIssue),
-        `${target ?? "the inventory above"}: written, but keelson check would refuse it ` +
+        `the inventory above: written, but keelson check would refuse it ` +
         `(${issues.length} problem${issues.length === 1 ? "" : "s"}); fix the lines named ` +
         "above, then run keelson check",
       ].join("\n"),
     );
     return EXIT_INVALID;
   }
-  if (target !== undefined) printError(`${target}: written; it passes keelson check`);
   return EXIT_OK;
 }
 
@@ -177,26 +169,5 @@ async function listNodes(kubeconfig: string, context?: string): Promise<V1Node[]
     const message = error instanceof KubeconfigError ? error.message : errorMessage(error);
     printError(`keelson import: cannot list the cluster's Nodes: ${message}`);
     return undefined;
-  }
-}
-
-/**
- * Creates `path` with mode 0640 and writes `text`; never replaces an existing file.
- * @returns why it could not, or undefined
- */
-async function writeNew(path: string, text: string): Promise<string | undefined> {
-  try {
-    await Deno.writeTextFile(path, text, { createNew: true, mode: 0o640 });
-    await Deno.chmod(path, 0o640);
-    return undefined;
-  } catch (error) {
-    if (error instanceof Deno.errors.AlreadyExists) {
-      return `${path} exists; it is never replaced: name a new file, or remove it first`;
-    }
-    if (error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied) {
-      return `cannot write ${path}: ${errorMessage(error)}. The keelson binary may write only ` +
-        "below its own directories; write to stdout instead: keelson import … > FILE";
-    }
-    return `cannot write ${path}: ${errorMessage(error)}`;
   }
 }
