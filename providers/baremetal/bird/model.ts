@@ -65,6 +65,10 @@ export interface StaticRoute {
 export interface StaticProtocol {
   /** `keelson_vips4_p0`, `keelson_cp6`, `keelson_pods4_s1`, `keelson_pods4_any`. */
   name: string;
+  /** What its routes are: Service VIPs of a pool, the control-plane VIP, or pod CIDRs. */
+  kind: "service" | "control-plane" | "pod";
+  /** The pool whose VIPs it holds (`service` protocols). */
+  pool?: string;
   family: IpFamily;
   routes: StaticRoute[];
 }
@@ -198,6 +202,8 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
         if (ips.length === 0) continue;
         statics.push({
           name: `keelson_vips${family}_p${index}`,
+          kind: "service",
+          pool: config.pools[index]!.name,
           family,
           routes: ips.map((ip) => ({ prefix: hostPrefix(ip) })),
         });
@@ -214,6 +220,7 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
       if (ips.length === 0) continue;
       statics.push({
         name: `keelson_cp${family}`,
+        kind: "control-plane",
         family,
         routes: ips.map((ip) => ({ prefix: hostPrefix(ip) })),
       });
@@ -243,8 +250,8 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
     if (!prefix || !nextHop || prefix.family !== nextHop.family) continue;
     const subnet = mostSpecific(subnets, nextHop);
     const name = `keelson_pods${prefix.family}_${subnet === undefined ? "any" : `s${subnet}`}`;
-    const protocol = podStatics.get(name) ??
-      { name, family: prefix.family, routes: [] };
+    const protocol: StaticProtocol = podStatics.get(name) ??
+      { name, kind: "pod", family: prefix.family, routes: [] };
     protocol.routes.push({ prefix, nextHop, node: route.node });
     podStatics.set(name, protocol);
   }
@@ -272,11 +279,9 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
     }
     const exports: string[] = [];
     for (const s of statics) {
-      if (s.name.startsWith("keelson_vips")) {
-        const poolIndex = Number(s.name.split("_p")[1]);
-        const poolName = config.pools[poolIndex]!.name;
-        if (peer.pools.length === 0 || peer.pools.includes(poolName)) exports.push(s.name);
-      } else if (s.name.startsWith("keelson_cp")) {
+      if (s.kind === "service") {
+        if (peer.pools.length === 0 || peer.pools.includes(s.pool!)) exports.push(s.name);
+      } else if (s.kind === "control-plane") {
         if (peer.control_plane) exports.push(s.name);
       } else if (peer.pod_cidrs) {
         const subnet = peer.subnet === undefined
@@ -332,7 +337,7 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
  * @returns sorted addresses of the `keelson_vips*` protocols
  */
 export function announcedVips(model: BirdModel): string[] {
-  return model.statics.filter((s) => s.name.startsWith("keelson_vips"))
+  return model.statics.filter((s) => s.kind === "service")
     .flatMap((s) => s.routes.map((r) => formatIp(r.prefix.family, r.prefix.value))).sort();
 }
 

@@ -166,7 +166,16 @@ Deno.test("the renderer refuses hostile values even when a model carries them", 
       }],
     },
     { ...model, host: "cp-1; protocol" },
-    { ...model, statics: [{ name: "keelson_vips4_p1 { }", family: 4 as const, routes: [] }] },
+    {
+      ...model,
+      statics: [{
+        name: "keelson_vips4_p1 { }",
+        kind: "service" as const,
+        pool: "bgp",
+        family: 4 as const,
+        routes: [],
+      }],
+    },
   ];
   for (const attempt of attempts) {
     assert.throws(() => renderBirdConfig(attempt), RangeError);
