@@ -13,7 +13,8 @@ import type { Config } from "../../../src/config/types.ts";
 import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
 import { objectKey } from "../../../src/kube/ports.ts";
 import { ingressIps } from "../ipam/status_holdings.ts";
-import { type BirdModel, type BirdModelInput, buildBirdModel, inBgpPool } from "./model.ts";
+import { addressOwner } from "../ipam/address_owner.ts";
+import { type BirdModel, type BirdModelInput, buildBirdModel } from "./model.ts";
 import { renderBirdConfig } from "./render.ts";
 
 /** The text of one host's BIRD file, with what was left out. */
@@ -136,7 +137,7 @@ export function birdServiceVips(
   const notHere: VipNotHere[] = [];
   for (const service of services) {
     if (!handlesService(config, service)) continue;
-    const ips = ingressIps(service).filter((ip) => inBgpPool(config, ip));
+    const ips = ingressIps(service).filter((ip) => addressOwner(config, ip)?.announce === "bgp");
     if (ips.length === 0) continue;
     if (service.spec?.externalTrafficPolicy === "Local") {
       const nodes = endpointNodeNames?.(service);

@@ -37,7 +37,7 @@ import {
 } from "../../../src/config/bgp_values.ts";
 import type { Config, Machine } from "../../../src/config/types.ts";
 import { formatIp, type IpFamily, parseIp, parseRange } from "../../../src/net/ip.ts";
-import { type AddressInterval, poolUsableIntervals } from "../../../src/config/pool_size.ts";
+import { ownerOf } from "../ipam/address_owner.ts";
 import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
 import type { V1Node } from "@kubernetes/client-node";
 import { decidePodRoutes, type PodRouteDecision } from "./decide_pod_routes.ts";
@@ -171,10 +171,6 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
   // Service VIPs of BGP pools, one protocol per pool and family
   const bgpPools = config.pools.map((pool, index) => ({ pool, index }))
     .filter(({ pool }) => pool.announce === "bgp");
-  const poolRanges = bgpPools.map(({ pool, index }) => ({
-    index,
-    usable: poolUsableIntervals(pool),
-  }));
   const vipsByPool = new Map<number, ModelIp[]>();
   const cpVips = config.control_plane.vip.map((v) => parseIp(v)).filter((v) => v !== undefined);
   for (const value of input.serviceVips) {
@@ -187,8 +183,9 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
       skipped.push({ value, reason: "is the control-plane VIP" });
       continue;
     }
-    const holder = poolRanges.find((p) => inIntervals(p.usable, ip));
-    if (!holder) continue; // a VRRP pool's VIP, or no pool at all: keepalived's or nobody's
+    const holder = ownerOf(config, ip.family, ip.value);
+    // a VRRP pool's VIP, or no pool at all: keepalived's or nobody's
+    if (holder?.announce !== "bgp") continue;
     if (!families.includes(ip.family)) {
       skipped.push({ value, reason: `IPv${ip.family} is not in bgp.families` });
       continue;
@@ -348,36 +345,6 @@ export function announcedVips(model: BirdModel): string[] {
  */
 export function peerProtocolName(peer: string): string {
   return `keelson_peer_${peer}`;
-}
-
-/**
- * Whether a pool with `announce = "bgp"` holds the address as a usable one (keepalived leaves
- * those out): the addresses IPAM allocates (`poolUsableIntervals`: no reserved address, no
- * network or broadcast address of an IPv4 CIDR), so BIRD announces only what IPAM could have
- * handed out, and an address a reload made unusable is withdrawn like one it left out.
- * @param config the inventory
- * @param address an IP as text
- */
-export function inBgpPool(config: Config, address: string): boolean {
-  const ip = parseIp(address);
-  if (!ip) return false;
-  return inIntervals(bgpUsableIntervals(config), ip);
-}
-
-/** Per config (a reload replaces the object): asked for every VIP of every render. */
-const bgpIntervalsMemo = new WeakMap<Config, readonly AddressInterval[]>();
-
-function bgpUsableIntervals(config: Config): readonly AddressInterval[] {
-  let intervals = bgpIntervalsMemo.get(config);
-  if (!intervals) {
-    intervals = config.pools.filter((pool) => pool.announce === "bgp").flatMap(poolUsableIntervals);
-    bgpIntervalsMemo.set(config, intervals);
-  }
-  return intervals;
-}
-
-function inIntervals(intervals: readonly AddressInterval[], ip: ModelIp): boolean {
-  return intervals.some((r) => r.family === ip.family && r.first <= ip.value && ip.value <= r.last);
 }
 
 function hostPrefix(ip: ModelIp): ModelPrefix {
