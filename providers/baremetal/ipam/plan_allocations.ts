@@ -163,3 +163,30 @@ function time(service: V1Service): number {
   const ms = raw === undefined ? NaN : new Date(raw as string | Date).getTime();
   return Number.isNaN(ms) ? Number.MAX_SAFE_INTEGER : ms;
 }
+
+/**
+ * The Services as they will be once the leader has allocated: each Service the plan gives new
+ * addresses gets them as its ingress; the others stay as they are. `keelson render` feeds them
+ * to the announcers' pipelines.
+ * @param config the inventory
+ * @param services the snapshot's Services
+ * @returns copies with the planned ingress
+ */
+export function convergedServices(config: Config, services: readonly V1Service[]): V1Service[] {
+  const planned = new Map(
+    planAllocations(config, services).services
+      .filter((p) => p.outcome === "allocated")
+      .map((p) => [p.serviceKey, p.ips]),
+  );
+  return services.map((service) => {
+    const ips = planned.get(objectKey(service));
+    if (!ips) return service;
+    return {
+      ...service,
+      status: {
+        ...service.status,
+        loadBalancer: { ingress: ips.map((ip) => ({ ip, ipMode: "VIP" })) },
+      },
+    };
+  });
+}
