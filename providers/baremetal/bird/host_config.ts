@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
+import type { V1Node, V1Service } from "@kubernetes/client-node";
 import type { Config } from "../../../src/config/types.ts";
 import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
 import { objectKey } from "../../../src/kube/ports.ts";
@@ -47,7 +47,7 @@ export interface BirdHostInputs {
   /** Every Node whose pod CIDRs are announced; empty while unknown or pod routes are off. */
   nodes: readonly V1Node[];
   /**
-   * Node names of a Service's ready endpoints (`endpointNodeNamesOf`); absent, or undefined for
+   * Node names of a Service's ready endpoints (`src/kube/endpoint_nodes.ts`); absent, or undefined for
    * a Service: unknown, so an `externalTrafficPolicy: Local` Service is announced as a Cluster one.
    */
   endpointNodeNames?: (service: V1Service) => string[] | undefined;
@@ -167,28 +167,6 @@ export function birdServiceVips(
 export function nodeIsReady(node: V1Node | undefined): boolean {
   const ready = node?.status?.conditions?.find((c) => c.type === "Ready");
   return ready === undefined || ready.status === "True";
-}
-
-/**
- * The Node names of a Service's ready endpoints, from its EndpointSlices.
- * @param slices every EndpointSlice known
- * @param service the Service
- * @returns the names, sorted and unique
- */
-export function endpointNodeNamesOf(
-  slices: readonly V1EndpointSlice[],
-  service: V1Service,
-): string[] {
-  const names = new Set<string>();
-  for (const slice of slices) {
-    if (slice.metadata?.namespace !== service.metadata?.namespace) continue;
-    if (slice.metadata?.labels?.["kubernetes.io/service-name"] !== service.metadata?.name) continue;
-    for (const endpoint of slice.endpoints ?? []) {
-      if (endpoint.conditions?.ready === false) continue;
-      if (endpoint.nodeName) names.add(endpoint.nodeName);
-    }
-  }
-  return [...names].sort();
 }
 
 /**

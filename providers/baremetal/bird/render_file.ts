@@ -18,13 +18,9 @@ import type {
 import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
 import { readBgpSecrets } from "../../../src/config/bgp_secrets.ts";
 import type { Config } from "../../../src/config/types.ts";
+import { endpointNodeNamesOf } from "../../../src/kube/endpoint_nodes.ts";
 import { convergedServices } from "../ipam/plan_allocations.ts";
-import {
-  birdHostFile,
-  type BirdHostInputs,
-  endpointNodeNamesOf,
-  nodeIsReady,
-} from "./host_config.ts";
+import { birdHostFile, type BirdHostInputs, nodeIsReady } from "./host_config.ts";
 
 /** Placeholder printed instead of a password; it passes `bird -p` like the real one. */
 export const PASSWORD_PLACEHOLDER = "redacted-see-password_file";

@@ -27,7 +27,8 @@ import {
 } from "../host_announcer.ts";
 import { BirdAnnouncer, type BirdClusterSource } from "./announcer.ts";
 import { BirdApplier } from "./config_applier.ts";
-import { endpointNodeNamesOf, nodeIsReady } from "./host_config.ts";
+import { endpointNodeNamesOf } from "../../../src/kube/endpoint_nodes.ts";
+import { nodeIsReady } from "./host_config.ts";
 import { renderBirdFile } from "./render_file.ts";
 import { BirdRoutes } from "./routes.ts";
 import { SessionMonitor } from "./session_monitor.ts";
