@@ -55,8 +55,8 @@ export interface BaremetalProviderOptions {
 }
 
 /**
- * Builds the bare-metal provider's inventory part (no host side): what offline commands and
- * tests use.
+ * Builds the bare-metal provider's inventory part (no host side, no hooks): what controller
+ * tests use; the commands build the full provider through the registry.
  * @param inventory returns the configuration in force and whether it is usable
  * @param options optional capabilities
  * @returns the provider, with `instancesV2` and, when given, `loadBalancer`
