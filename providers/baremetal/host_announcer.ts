@@ -1,13 +1,23 @@
 /**
- * The seam between the bare-metal provider's host side and the daemons that announce its
- * addresses from this host: keepalived (VRRP) today, BIRD (BGP) next to it. The provider owns a
- * list of them; each renders its daemon's config from the inventory and the Services' ingress
- * addresses, and applies it.
+ * The announcer contract: what keepalived (VRRP) and BIRD (BGP) both implement, so the host side
+ * (`host_side.ts`) and the registry entry (`mod.ts`) treat them alike. An announcer is started
+ * on a host that runs it, renders its daemon's file from the inventory and the caches, applies
+ * it, follows the caches once connected, tells its share of the host's data plane, and stops
+ * with the host side's signal. Offline, it renders the same file from a snapshot for
+ * `keelson render`. Which announcer serves an address is the pools' decision
+ * (`ipam/address_owner.ts`), never one announcer's question to the other.
  *
  * @module
  */
 import type { V1Service } from "@kubernetes/client-node";
+import type { Registry } from "prom-client";
+import type { HostFileRequest, HostFileResult } from "../../src/cloud/host_file.ts";
+import type { ApplyState, DataPlaneSnapshot } from "../../src/cloud/host_data_plane.ts";
+import type { ClusterContext, Route, Routes } from "../../src/cloud/provider.ts";
+import type { Config } from "../../src/config/types.ts";
 import type { Lister } from "../../src/kube/ports.ts";
+import { errorMessage } from "../../src/log/error_message.ts";
+import { logger } from "../../src/log/logging.ts";
 
 /** Where an announcer reads Services from, once a Kubernetes connection exists. */
 export interface ServiceSource {
@@ -15,18 +25,84 @@ export interface ServiceSource {
   hasSynced(): boolean;
 }
 
-/** One daemon this host announces addresses through. */
+/** What an announcer is started with. */
+export interface AnnouncerStart {
+  /** The configuration in force. */
+  config: () => Config;
+  /** This host's machine name. */
+  host: string;
+  registry: Registry;
+  /** Stops the announcer's loops (it withdraws what it must before they end). */
+  signal: AbortSignal;
+  /** Routes other hosts report announced (heartbeats), for a Routes capability. */
+  reportedRoutes?: () => Route[];
+}
+
+/** An announcer's share of this host's data plane. */
+export interface AnnouncerDataPlane {
+  /** @returns its part of the snapshot */
+  snapshot(): Partial<DataPlaneSnapshot>;
+  /**
+   * Calls `listener` after every change of its part.
+   * @returns unsubscribe
+   */
+  subscribe(listener: () => void): () => void;
+  /** @returns the outcome of its last config apply, when it reports one */
+  lastApply?(): ApplyState;
+}
+
+/** One announcer, running on this host. */
 export interface HostAnnouncer {
   /** The daemon, for logs (`keepalived`, `bird`). */
   readonly name: string;
   /**
-   * Renders and applies now (the inventory or the Services changed). Before a Service source is
-   * connected it must keep the Service addresses it already announces.
+   * Renders and applies now (the inventory or the caches changed). Before the caches have synced
+   * it keeps the Service addresses it already announces.
    * @param reason for the log
    */
   sync(reason: string): Promise<unknown>;
-  /** Connects the synced Service cache and renders. */
-  setServiceSource(source: ServiceSource): Promise<unknown>;
-  /** Resolves when the announcer's loops have stopped (after the host side's signal aborts). */
+  /** Follows the caches (they may not have synced yet): every change re-renders. */
+  connect(context: ClusterContext): void;
+  /** Its share of the host's data plane. */
+  readonly dataPlane?: AnnouncerDataPlane;
+  /** The Routes capability it answers, when it has one. */
+  readonly routes?: Routes;
+  /**
+   * Its loops, each named for the message when one stops before the stop signal (e.g.
+   * `keepalived side`).
+   */
+  readonly loops: readonly (readonly [string, Promise<unknown>])[];
+  /** Resolves when every loop has stopped (after the signal aborts). */
   readonly finished: Promise<void>;
+}
+
+/** An announcer as the provider knows it: how to start it and the file it renders. */
+export interface Announcer {
+  /** The daemon (`keepalived`, `bird`): the name `keelson render` takes. */
+  readonly name: string;
+  /**
+   * Starts it, rendered once before this returns, when this host runs it.
+   * @returns the running announcer, or undefined (logged why) when this host does not run it
+   */
+  start(options: AnnouncerStart): Promise<HostAnnouncer | undefined>;
+  /**
+   * One host's file from the inventory and a snapshot, by the pipeline the running announcer
+   * applies (`keelson render`). Offline: writes nothing.
+   * @param request the host, snapshot and options
+   * @param config the validated inventory
+   */
+  renderFile(request: HostFileRequest, config: Config): Promise<HostFileResult>;
+}
+
+/**
+ * What a sync that threw is told to, for every announcer alike: one error line naming the
+ * announcer. A render that fails on its inputs returns an
+ * error the announcer logs itself; an apply's outcome is counted by its applier.
+ * @param name the announcer
+ * @returns the handler for a rejected `sync`
+ */
+export function syncFailed(name: string): (error: unknown) => void {
+  const log = logger("agent");
+  return (error) =>
+    log.error("Rendering {name} failed: {error}", { name, error: errorMessage(error) });
 }

@@ -1,38 +1,22 @@
 /**
  * The bare-metal provider's host side: the announcers this host runs (keepalived and, with
- * `[bgp]`, BIRD on control-plane machines), started before any Kubernetes connection exists and
- * fed the caches once it does.
+ * `[bgp]`, BIRD on control-plane machines, each through the contract of `host_announcer.ts`),
+ * started before any Kubernetes connection exists and fed the caches once it does.
  *
  * @module
  */
-import type { V1Service } from "@kubernetes/client-node";
-import type { Registry } from "prom-client";
-import type { Config } from "../../src/config/types.ts";
-import type { Informer } from "../../src/kube/ports.ts";
+import type { ApplyState, HostDataPlane } from "../../src/cloud/host_data_plane.ts";
+import type { ClusterContext, Routes } from "../../src/cloud/provider.ts";
 import { errorMessage } from "../../src/log/error_message.ts";
-import { logger } from "../../src/log/logging.ts";
-import { bgpPeerReports } from "./bird/bgp_report.ts";
-import { type BirdClusterContext, type RunningBird, startBird } from "./bird/start_bird.ts";
-import type { HostDataPlane } from "../../src/cloud/host_data_plane.ts";
-import type { Route } from "../../src/cloud/provider.ts";
-import { handlesService } from "../../src/cloud/load_balancer_class.ts";
-import { canonicalIp } from "../../src/net/ip.ts";
-import type { HostAnnouncer } from "./host_announcer.ts";
-import { readInterfaceAddresses } from "./keepalived/interface_addresses.ts";
-import { NOTIFY_FIFO_FILE } from "./keepalived/model.ts";
-import { type RunningKeepalived, startKeepalived } from "./keepalived/start_keepalived.ts";
-import { DataPlaneTracker } from "./keepalived/vrrp_state.ts";
+import { BIRD } from "./bird/start_bird.ts";
+import type { Announcer, AnnouncerStart, HostAnnouncer } from "./host_announcer.ts";
+import { KEEPALIVED } from "./keepalived/start_keepalived.ts";
+
+/** The announcers of the bare-metal provider, in the order they start. */
+export const ANNOUNCERS: readonly Announcer[] = [KEEPALIVED, BIRD];
 
 /** Options of `startHostSide`. */
-export interface HostSideOptions {
-  config: () => Config;
-  /** This host's machine name. */
-  host: string;
-  registry: Registry;
-  signal: AbortSignal;
-  /** Routes other hosts report announced (heartbeats), for BIRD's Routes capability. */
-  reportedRoutes?: () => Route[];
-}
+export type HostSideOptions = AnnouncerStart;
 
 /** The running host side. */
 export interface HostSide {
@@ -40,16 +24,13 @@ export interface HostSide {
   readonly announcers: readonly HostAnnouncer[];
   /** Renders and applies every announcer (a reload). */
   sync(reason: string): Promise<void>;
+  /** Follows the caches: every change re-renders; once synced they replace the files' VIPs. */
+  connect(context: ClusterContext): void;
+  /** The Routes capability of the announcer that answers one here (BIRD), if any. */
+  readonly routes: Routes | undefined;
   /**
-   * Follows the caches: every change re-renders; once synced they replace the files' VIPs. BIRD
-   * also reads Nodes (pod CIDRs, this host's readiness) and EndpointSlices.
-   */
-  connect(context: BirdClusterContext): void;
-  /** The BIRD side, when this host runs it. */
-  readonly bird: RunningBird | undefined;
-  /**
-   * This host's VRRP states, served VIPs and BGP sessions; undefined when neither keepalived nor
-   * BIRD runs here.
+   * This host's VRRP states, served VIPs and routing sessions; undefined when no announcer runs
+   * here.
    */
   readonly dataPlane?: HostDataPlane;
   /** Resolves when every announcer's loops have stopped. */
@@ -61,60 +42,31 @@ export interface HostSide {
 /**
  * Starts the announcers this host runs, each rendered once before this returns.
  * @param options configuration source, host, metrics registry, stop signal
+ * @param announcers the announcers to start. @default ANNOUNCERS
  * @returns the host side
  */
-export async function startHostSide(options: HostSideOptions): Promise<HostSide> {
-  const log = logger("agent");
-  const announcers: HostAnnouncer[] = [];
-  const keepalived = await startKeepalived(options);
-  if (keepalived) announcers.push(keepalived);
-  let services: Informer<V1Service> | undefined;
-  const tracked = keepalived ? trackDataPlane(keepalived, options, () => services) : undefined;
-  const bird = await startBird(options);
-  const dataPlane = composeDataPlane(tracked?.dataPlane, bird);
-
-  const syncAll = async (reason: string) => {
-    await Promise.all([...announcers.map((a) => a.sync(reason)), bird?.sync(reason)]);
-  };
+export async function startHostSide(
+  options: HostSideOptions,
+  announcers: readonly Announcer[] = ANNOUNCERS,
+): Promise<HostSide> {
+  const running: HostAnnouncer[] = [];
+  for (const announcer of announcers) {
+    const started = await announcer.start(options);
+    if (started) running.push(started);
+  }
+  const dataPlane = composeDataPlane(running);
   return {
-    announcers,
-    bird,
-    sync: syncAll,
+    announcers: running,
+    routes: running.find((a) => a.routes)?.routes,
+    async sync(reason) {
+      await Promise.all(running.map((a) => a.sync(reason)));
+    },
     ...(dataPlane ? { dataPlane } : {}),
     connect(context) {
-      const { services: informer, signal } = context;
-      services = informer;
-      bird?.connect(context);
-      for (const announcer of announcers) {
-        const failed = (error: unknown) =>
-          log.error("Rendering {name} failed: {error}", {
-            name: announcer.name,
-            error: String(error),
-          });
-        informer.subscribe(() => {
-          announcer.sync("services changed").catch(failed);
-        });
-        informer.waitForSync(signal).then((ok) => {
-          if (!ok) return;
-          return announcer.setServiceSource({
-            services: informer,
-            hasSynced: () => informer.hasSynced(),
-          });
-        }).catch(failed);
-      }
+      for (const announcer of running) announcer.connect(context);
     },
-    finished: Promise.all([
-      ...announcers.map((a) => a.finished),
-      tracked?.finished,
-      bird?.finished,
-    ]).then(
-      () => undefined,
-    ),
-    stopped: firstEarlyStop([
-      ...announcers.map((a) => [`${a.name} side`, a.finished] as const),
-      ["VRRP state tracker (notify FIFO, interface addresses)", tracked?.finished],
-      ["BIRD side", bird?.finished],
-    ], options.signal),
+    finished: Promise.all(running.map((a) => a.finished)).then(() => undefined),
+    stopped: firstEarlyStop(running.flatMap((a) => a.loops), options.signal),
   };
 }
 
@@ -148,69 +100,29 @@ export function firstEarlyStop(
 }
 
 /**
- * Adds BIRD's sessions and exported prefixes (`bgp_report.ts`) to keepalived's data plane.
- * @param vrrp keepalived's data plane, when it runs here
- * @param bird the BIRD side, when it runs here
- * @returns the combined data plane, or undefined when neither runs
+ * The host's data plane from each announcer's share: keepalived's instances and VIPs, BIRD's
+ * sessions and exported prefixes.
+ * @param announcers the running announcers
+ * @returns the combined data plane, or undefined when no announcer runs here
  */
-function composeDataPlane(
-  vrrp: HostDataPlane | undefined,
-  bird: RunningBird | undefined,
-): HostDataPlane | undefined {
-  if (!bird) return vrrp;
+function composeDataPlane(announcers: readonly HostAnnouncer[]): HostDataPlane | undefined {
+  const parts = announcers.flatMap((a) => a.dataPlane ? [a.dataPlane] : []);
+  if (parts.length === 0) return undefined;
   return {
-    snapshot: () => ({
-      ...(vrrp?.snapshot() ?? { instances: [], vips: [] }),
-      bgp: bgpPeerReports(bird.announcer.configuredModel, bird.sessions),
-    }),
-    // VRRP changes and a change of what BIRD announces (accepted by BIRD, or a session that went
-    // up or down) each ask for a heartbeat write at once
+    snapshot: () => {
+      const shares = parts.map((p) => p.snapshot());
+      const sessions = shares.flatMap((s) => s.sessions ? [s.sessions] : []);
+      return {
+        instances: shares.flatMap((s) => s.instances ?? []),
+        vips: shares.flatMap((s) => s.vips ?? []),
+        ...(sessions.length > 0 ? { sessions: sessions.flat() } : {}),
+      };
+    },
+    // every change of a share asks for a heartbeat write at once
     subscribe: (listener) => {
-      const offs = [vrrp?.subscribe(listener), bird.subscribe(listener)];
-      return () => offs.forEach((off) => off?.());
+      const offs = parts.map((p) => p.subscribe(listener));
+      return () => offs.forEach((off) => off());
     },
-    lastApply: () => vrrp?.lastApply() ?? "none",
-  };
-}
-
-/**
- * Follows keepalived's notify FIFO and the interface's addresses (`vrrp_state.ts`).
- * @param keepalived the running keepalived side
- * @param options configuration, registry and signal
- * @param services the Service cache once connected (for the `service` label)
- * @returns the data plane and the tracker's loop
- */
-function trackDataPlane(
-  keepalived: RunningKeepalived,
-  options: HostSideOptions,
-  services: () => Informer<V1Service> | undefined,
-): { dataPlane: HostDataPlane; finished: Promise<void> } {
-  // start-only settings (config/restart_settings.ts): read once, as startKeepalived does
-  const { track_file_dir: trackDir, config_file: configFile } = options.config().keepalived;
-  const dir = trackDir.replace(/\/+$/, "");
-  const tracker = new DataPlaneTracker({
-    registry: options.registry,
-    interface: () => options.config().keepalived.interface,
-    ...(keepalived.notifyFifo ? { fifoPath: `${dir}/${NOTIFY_FIFO_FILE}` } : {}),
-    configFile: () => configFile,
-    servicesOf: (vip) => {
-      const keys: string[] = [];
-      for (const s of services()?.list() ?? []) {
-        if (!handlesService(options.config(), s)) continue;
-        const ips = (s.status?.loadBalancer?.ingress ?? []).map((i) => canonicalIp(i.ip ?? ""));
-        if (ips.includes(vip)) keys.push(`${s.metadata?.namespace}/${s.metadata?.name}`);
-      }
-      return keys.sort();
-    },
-    readAddresses: (iface) => readInterfaceAddresses({ interface: iface }),
-    onKeepalivedStarted: () => keepalived.onStarted(),
-  });
-  return {
-    dataPlane: {
-      snapshot: () => tracker.snapshot(),
-      subscribe: (listener) => tracker.subscribe(listener),
-      lastApply: () => keepalived.lastApply(),
-    },
-    finished: tracker.run(options.signal),
+    lastApply: (): ApplyState => parts.find((p) => p.lastApply)?.lastApply?.() ?? "none",
   };
 }

@@ -1,8 +1,10 @@
 /**
  * The built-in bare-metal provider, and its registry entry: machines from the TOML inventory
  * (InstancesV2), VIPs from the inventory's pools (LoadBalancer, `load_balancer.ts`), and the host
- * side that announces them from this host (`host_side.ts`: keepalived, through the
- * `HostAnnouncer` seam). Everything outside `providers/` reaches the provider through this file.
+ * side that announces them from this host (`host_side.ts`: keepalived and BIRD, through the
+ * announcer contract of `host_announcer.ts`). Everything outside `providers/` reaches the
+ * provider through this file, and then only through the contract (`src/cloud/provider.ts`):
+ * reload validation, `keelson render` and `keelson plan` are its hooks.
  *
  * @example
  * ```ts
@@ -24,7 +26,7 @@ import {
 } from "../../src/cloud/provider.ts";
 import { reportedRoutes } from "./bird/reported_routes.ts";
 import { decidePodRoutes, type PodRouteDecision } from "./bird/decide_pod_routes.ts";
-import type { ProviderRegistry } from "../../src/cloud/registry.ts";
+import type { ProviderInputs, ProviderRegistry } from "../../src/cloud/registry.ts";
 import type { Config } from "../../src/config/types.ts";
 import {
   type EventRecorder,
@@ -33,40 +35,13 @@ import {
   type Lister,
   objectKey,
 } from "../../src/kube/ports.ts";
-import { type HostSide, startHostSide } from "./host_side.ts";
+import { ANNOUNCERS, type HostSide, startHostSide } from "./host_side.ts";
 import { BaremetalInstances, type InventorySource } from "./instances.ts";
+import { planAllocations } from "./ipam/plan_allocations.ts";
 import { createLoadBalancer } from "./load_balancer.ts";
 import { reportOrphanedAddresses } from "./orphaned_addresses.ts";
+import { strandedAddressIssues } from "./stranded_addresses.ts";
 import { UnservedAddressReporter } from "./unserved_addresses.ts";
-
-export { BaremetalInstances, type InventorySource, type InventoryView } from "./instances.ts";
-export { machineMetadata } from "./instances.ts";
-export { type MachineMatch, matchMachine, type MatchStep } from "./machine_matcher.ts";
-export {
-  type KeepalivedHostFile,
-  keepalivedHostFile,
-  renderHostKeepalived,
-  serviceVipsOf,
-} from "./keepalived/announcer.ts";
-export {
-  type BirdHostFile,
-  birdHostFile,
-  type BirdHostInputs,
-  endpointNodeNamesOf,
-  nodeIsReady,
-  renderHostBird,
-} from "./bird/host_config.ts";
-export { decidePodRoutes, type PodRouteDecision } from "./bird/decide_pod_routes.ts";
-export {
-  servedAddressChecker,
-  servedServiceAddresses,
-  type SkippedAddress,
-} from "./keepalived/served_addresses.ts";
-export { strandedAddressIssues } from "./stranded_addresses.ts";
-export { REASON_ADDRESS_NOT_SERVED } from "./unserved_addresses.ts";
-export { renderWithdrawnConfig, USER_NAME_REGEXP } from "./keepalived/render.ts";
-export { keepalivedWithdrawal } from "./keepalived/withdrawal.ts";
-export { type AllocationPlan, planAllocations } from "./ipam/plan_allocations.ts";
 
 /** The registry name and providerID scheme. */
 export const BAREMETAL_PROVIDER_NAME = "baremetal";
@@ -80,8 +55,8 @@ export interface BaremetalProviderOptions {
 }
 
 /**
- * Builds the bare-metal provider's inventory part (no host side): what offline commands and
- * tests use.
+ * Builds the bare-metal provider's inventory part (no host side, no hooks): what controller
+ * tests use; the commands build the full provider through the registry.
  * @param inventory returns the configuration in force and whether it is usable
  * @param options optional capabilities
  * @returns the provider, with `instancesV2` and, when given, `loadBalancer`
@@ -108,13 +83,8 @@ export function createBaremetalProvider(
   };
 }
 
-/** Options of `registerBaremetal`. */
-export interface RegisterBaremetalOptions {
-  /** The live inventory (reloads, health). @default the Config given to the factory, always healthy */
-  inventory?: InventorySource;
-  /** Where the provider's metrics go (pool usage, keepalived). @default not exported */
-  metrics?: Registry;
-}
+/** Options of `registerBaremetal`: the live inventory (reloads, health) and the metrics. */
+export type RegisterBaremetalOptions = ProviderInputs;
 
 /**
  * Registers the provider under `baremetal`. The provider it builds has every capability and
@@ -167,8 +137,9 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
     registry: metrics,
   });
   // Routes: pod CIDRs over BIRD, answered from this host's BIRD once the host side runs
-  const routes = current().bgp?.peers.some((p) => p.pod_cidrs)
-    ? hostRoutes(() => hostSide?.bird?.routes, () => reported, () => decided)
+  const routesPodCidrs = (config: Config) => config.bgp?.peers.some((p) => p.pod_cidrs) ?? false;
+  const routes = routesPodCidrs(current())
+    ? hostRoutes(() => hostSide?.routes, () => reported, () => decided)
     : undefined;
   const base = createBaremetalProvider(inventory, { loadBalancer, ...(routes ? { routes } : {}) });
   // the leader's Warning Events for Service addresses keepalived will not serve
@@ -209,6 +180,33 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
       hostSide?.connect(context);
       const unsubscribe = services.subscribe(reportUnserved);
       signal.addEventListener("abort", unsubscribe, { once: true });
+    },
+    validateReload(next, inForce, file) {
+      // a reload may not take an address from a pool while a Service holds it
+      const services = cluster.services?.hasSynced() ? cluster.services.list() : undefined;
+      return strandedAddressIssues(inForce, next, services, file);
+    },
+    async renderHostFile(request) {
+      const announcer = ANNOUNCERS.find((a) => a.name === request.announcer);
+      if (!announcer) {
+        return {
+          error: `The bare-metal provider has no announcer "${request.announcer}" (announcers: ` +
+            `${ANNOUNCERS.map((a) => a.name).join(", ")})`,
+          usage: true,
+        };
+      }
+      return await announcer.renderFile(request, current());
+    },
+    planCluster({ nodes, services }) {
+      const config = current();
+      const instances = new BaremetalInstances(inventory);
+      instances.useNodes(() => nodes);
+      return {
+        instances,
+        allocations: planAllocations(config, services),
+        // pod routes only where the provider has Routes (some peer receives pod CIDRs)
+        ...(routesPodCidrs(config) ? { podRoutes: decidePodRoutes({ config, nodes }) } : {}),
+      };
     },
     async reconfigure(reason) {
       await hostSide?.sync(reason);

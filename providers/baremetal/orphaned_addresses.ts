@@ -2,8 +2,8 @@
  * Addresses Services hold that no pool offers: a reload can no longer cause them (a reload that
  * would strand served addresses is rejected, see src/agent/stranded_addresses.ts), but a process
  * started with a changed file, or a status written by hand, can. Each gets a Warning event;
- * keepalived does not serve them (`AddressNotServed`), BIRD does not announce them (`inBgpPool`:
- * the same usable addresses), and the Service keeps them in its status
+ * keepalived does not serve them (`AddressNotServed`), BIRD does not announce them (no pool owns
+ * them, `ipam/address_owner.ts`), and the Service keeps them in its status
  * until its owner changes the Service or the pool is restored. The orphans come from the load
  * balancer's own allocator, so they are computed in one place.
  *

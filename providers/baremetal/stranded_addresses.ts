@@ -15,7 +15,7 @@ import { objectKey } from "../../src/kube/ports.ts";
 import { formatIp, parseIp } from "../../src/net/ip.ts";
 import { ingressIps } from "./ipam/status_holdings.ts";
 import { type AddressVerdict, servedAddressChecker } from "./keepalived/served_addresses.ts";
-import { inBgpPool } from "./bird/model.ts";
+import { addressOwner } from "./ipam/address_owner.ts";
 
 const LISTED = 10;
 
@@ -66,7 +66,7 @@ function servedByEither(config: Config): (ip: string) => AddressVerdict {
   const keepalived = servedAddressChecker(config);
   return (ip) => {
     const verdict = keepalived(ip);
-    if (verdict.ok || !inBgpPool(config, ip)) return verdict;
+    if (verdict.ok || addressOwner(config, ip)?.announce !== "bgp") return verdict;
     const parsed = parseIp(ip)!;
     return { ok: true, family: parsed.family, value: parsed.value };
   };

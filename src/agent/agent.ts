@@ -26,7 +26,7 @@ import { createServer } from "../server/create_server.ts";
 import { HealthChecks } from "../server/health_checks.ts";
 import { metricsTokenReader } from "../server/metrics_token_file.ts";
 import { serve } from "../server/serve.ts";
-import { registerBaremetal, strandedAddressIssues } from "../../providers/baremetal/mod.ts";
+import { registerBuiltInProviders } from "../../providers/mod.ts";
 import { createClusterCaches } from "./cluster_caches.ts";
 import { createHeartbeatInformer, startHeartbeat } from "./data_plane.ts";
 import { LiveConfig } from "./live_config.ts";
@@ -130,11 +130,10 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     caches.synced()
       ? { ok: true, reasons: [] }
       : { ok: false, reasons: ["caches have not synced"] };
-  // a reload may not take an address from a pool while a Service holds it
-  live.addCheck((next, inForce) => {
-    const services = caches.services.hasSynced() ? caches.services.list() : undefined;
-    return strandedAddressIssues(inForce, next, services, options.configPath);
-  });
+  // what the provider sees of the cluster may reject a reload (e.g. addresses Services hold)
+  live.addCheck((next, inForce) =>
+    provider.validateReload?.(next, inForce, options.configPath) ?? []
+  );
   // events from this host (e.g. a VIP it starts announcing), closed with a grace at stop
   const hostEvents = new AggregatingEventRecorder(
     createEventSink(clients.client(CLIENT_NAMES.hostEvents)),
@@ -217,7 +216,7 @@ function createProvider(
   registry: Registry,
 ): CloudProvider | undefined {
   const providers = new ProviderRegistry();
-  registerBaremetal(providers, {
+  registerBuiltInProviders(providers, {
     inventory: () => ({ config: live.current(), healthy: live.lastReloadSucceeded() }),
     metrics: registry,
   });

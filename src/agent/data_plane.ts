@@ -8,7 +8,7 @@
  */
 import type { V1Lease, V1Node } from "@kubernetes/client-node";
 import type { Registry } from "prom-client";
-import type { HostDataPlane } from "../cloud/host_data_plane.ts";
+import type { AnnouncingInstance, HostDataPlane, InstanceRole } from "../cloud/host_data_plane.ts";
 import { HostHeartbeat, type HostNode } from "../kube/host_heartbeat.ts";
 import { createInformer, type RunnableInformer } from "../kube/informer.ts";
 import type { KubeClient } from "../kube/kube_client.ts";
@@ -16,7 +16,11 @@ import { createLeaseApi } from "../kube/lease_api.ts";
 import type { Informer } from "../kube/ports.ts";
 import type { PoolUsage } from "../cloud/provider.ts";
 import type { ConfigReloader } from "../config/reloader.ts";
-import { HEARTBEAT_NAMESPACE, type HostReport } from "../status/host_report.ts";
+import {
+  HEARTBEAT_NAMESPACE,
+  type HostReport,
+  type InstanceReport,
+} from "../status/host_report.ts";
 import { VERSION } from "../version.ts";
 
 /** Where this host's report comes from: each input from the part that owns it. */
@@ -53,7 +57,7 @@ export function hostReport(inputs: HostReportInputs): HostReport {
     v: 1,
     host: inputs.host,
     version: VERSION,
-    instances: snapshot.instances,
+    instances: snapshot.instances.map(instanceReport),
     vips: snapshot.vips,
     reload: {
       ok: inputs.reloads.lastReloadSucceeded(),
@@ -62,7 +66,27 @@ export function hostReport(inputs: HostReportInputs): HostReport {
       ...(restart.length > 0 ? { restart } : {}),
     },
     pools: inputs.pools?.() ?? [],
-    ...(snapshot.bgp ? { bgp: snapshot.bgp } : {}),
+    ...(snapshot.sessions ? { bgp: snapshot.sessions } : {}),
+  };
+}
+
+/** The report's words (VRRP's) for the contract's instance roles. */
+const REPORTED_STATES: Readonly<Record<InstanceRole, InstanceReport["state"]>> = {
+  holding: "MASTER",
+  standby: "BACKUP",
+  failed: "FAULT",
+  stopped: "STOP",
+  unknown: "UNKNOWN",
+};
+
+/** One announcing instance as the heartbeat report writes it. */
+function instanceReport(instance: AnnouncingInstance): InstanceReport {
+  return {
+    name: instance.name,
+    state: REPORTED_STATES[instance.role],
+    source: instance.observedFrom === "daemon" ? "fifo" : "addresses",
+    since: instance.since,
+    vips: instance.addresses,
   };
 }
 

@@ -7,9 +7,9 @@
 import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
 import type { EndpointLocator } from "../controllers/service/local_traffic.ts";
 import type { Config } from "../config/types.ts";
+import { endpointNodeNamesOf } from "../kube/endpoint_nodes.ts";
 import type { Lister } from "../kube/ports.ts";
 
-const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
 const CONTROL_PLANE_ROLE_LABEL = "node-role.kubernetes.io/control-plane";
 
 /**
@@ -27,18 +27,7 @@ export function createEndpointLocator(
   return {
     endpointNodeNames(service: V1Service): string[] | undefined {
       if (!slices.hasSynced()) return undefined;
-      const namespace = service.metadata?.namespace;
-      const name = service.metadata?.name;
-      const names = new Set<string>();
-      for (const slice of slices.list()) {
-        if (slice.metadata?.namespace !== namespace) continue;
-        if (slice.metadata?.labels?.[SERVICE_NAME_LABEL] !== name) continue;
-        for (const endpoint of slice.endpoints ?? []) {
-          if (endpoint.conditions?.ready === false) continue;
-          if (endpoint.nodeName) names.add(endpoint.nodeName);
-        }
-      }
-      return [...names].sort();
+      return endpointNodeNamesOf(slices.list(), service);
     },
     controlPlaneNodeNames(): string[] {
       const machines = new Set(

@@ -9,14 +9,9 @@
 import { policyFromConfig } from "../controllers/node_lifecycle/node_lifecycle_controller.ts";
 import { formatPlan } from "../plan/format_plan.ts";
 import { planNodes } from "../plan/plan_nodes.ts";
-import {
-  createBaremetalProvider,
-  decidePodRoutes,
-  planAllocations,
-} from "../../providers/baremetal/mod.ts";
 import type { NodePlan } from "../plan/plan_nodes.ts";
-import type { Config } from "../config/types.ts";
-import type { V1Node } from "@kubernetes/client-node";
+import type { PodRoutePlan } from "../cloud/cluster_plan.ts";
+import { offlineProvider } from "./offline_provider.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
 import { planJson } from "../plan/plan_json.ts";
@@ -82,13 +77,19 @@ export async function planCommand(args: string[]): Promise<number> {
     );
     return EXIT_INVALID;
   }
-  const provider = createBaremetalProvider(() => ({ config, healthy: true }));
-  provider.instancesV2.useNodes(() => snapshot.nodes);
-  const nodes = await planNodes(snapshot.nodes, provider.instancesV2, {
+  // the provider's view of the snapshot: its machines, the Services' addresses, the pod routes
+  const provider = offlineProvider(config);
+  if (!provider) return EXIT_INVALID;
+  const plan = provider.planCluster?.({ nodes: snapshot.nodes, services: snapshot.services });
+  if (!plan) {
+    printError(`Provider "${provider.providerName}" cannot plan offline`);
+    return EXIT_INVALID;
+  }
+  const nodes = await planNodes(snapshot.nodes, plan.instances, {
     policy: policyFromConfig(config),
   });
-  addPodRoutes(nodes, config, snapshot.nodes);
-  const services = planAllocations(config, snapshot.services);
+  if (plan.podRoutes) addPodRoutes(nodes, plan.podRoutes);
+  const services = plan.allocations;
   if (values.output === "json") {
     print(toJsonText(planJson(nodes, services)).trimEnd());
   } else {
@@ -111,12 +112,10 @@ function heldObjects(snapshot: Snapshot): string {
 }
 
 /**
- * Adds each Node's pod routes to its plan, as the route controller and BIRD would have them:
- * only when some peer receives pod CIDRs (otherwise the provider has no Routes).
+ * Adds each Node's pod routes to its plan, as the route controller and BIRD would have them
+ * (the provider plans them only when it has Routes: some peer receives pod CIDRs).
  */
-function addPodRoutes(plans: NodePlan[], config: Config, nodes: readonly V1Node[]): void {
-  if (!config.bgp?.peers.some((p) => p.pod_cidrs)) return;
-  const decision = decidePodRoutes({ config, nodes });
+function addPodRoutes(plans: NodePlan[], decision: PodRoutePlan): void {
   const byNode = new Map(plans.map((p) => [p.node, p]));
   for (const route of decision.announced) {
     byNode.get(route.node)?.actions.push({

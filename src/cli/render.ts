@@ -2,25 +2,17 @@
  * `keelson render keepalived`: prints the keepalived file one control-plane host would run once
  * the agent has converged on a cluster snapshot. The VIPs are the ingress addresses of the
  * Services Keelson handles, with the addresses `keelson plan` would give the pending ones; the
- * text comes from the pipeline the running announcer applies (`keepalivedHostFile`), fed from
- * the snapshot instead of the caches. Offline: it talks to no cluster and writes nothing.
+ * provider renders the text (`renderHostFile`) with the pipeline its running announcer applies,
+ * fed from the snapshot instead of the caches. Offline: it talks to no cluster and writes nothing.
  *
  * @module
  */
-import type { V1Service } from "@kubernetes/client-node";
-import type { Config } from "../config/types.ts";
-import { objectKey } from "../kube/ports.ts";
-import {
-  keepalivedHostFile,
-  planAllocations,
-  USER_NAME_REGEXP,
-} from "../../providers/baremetal/mod.ts";
-import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
-import { print, printError } from "./output.ts";
+import { EXIT_OK } from "./exit_codes.ts";
+import { print } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 import { requiredFlag } from "./read_env.ts";
 import { INPUT_FLAGS } from "./input_flags.ts";
-import { readInventory, readSnapshot } from "./command_inputs.ts";
+import { printHostFile } from "./print_host_file.ts";
 import { renderBirdCommand } from "./render_bird.ts";
 
 const USAGE = `Usage: keelson render keepalived --config FILE --host NAME [--state SNAPSHOT]
@@ -82,91 +74,10 @@ export async function renderCommand(args: string[]): Promise<number> {
   const configPath = requiredFlag(values.config, "--config FILE", "KEELSON_CONFIG");
   const host = requiredFlag(values.host, "--host NAME", "KEELSON_HOST");
 
-  const config = await readInventory(configPath);
-  if (!config) return EXIT_INVALID;
-  const problem = hostProblem(config, configPath, host);
-  if (problem) {
-    printError(problem);
-    return EXIT_INVALID;
-  }
-  let services: V1Service[] = [];
-  if (values.state) {
-    const snapshot = await readSnapshot(values.state);
-    if (!snapshot) return EXIT_INVALID;
-    services = snapshot.services;
-  }
-  const fifoUser = values["fifo-user"] ?? "keelson";
-  if (!USER_NAME_REGEXP.test(fifoUser)) {
-    throw new UsageError(`--fifo-user "${fifoUser}" is not a user name`);
-  }
-  const rendered = keepalivedHostFile({
-    config,
+  return await printHostFile({
+    announcer: "keepalived",
     host,
-    services: convergedServices(config, services),
-    notifyFifoUser: fifoUser,
-  });
-  if ("error" in rendered) {
-    printError(rendered.error);
-    return EXIT_INVALID;
-  }
-  if (rendered.withdrawal) {
-    // hostProblem refused the hosts that never drive keepalived; what is left is a retired one,
-    // given what `keelson run` gives its keepalived at a reload
-    printError(
-      `Host "${host}" serves no VIP through keepalived (${rendered.withdrawal.reason} in ` +
-        `${configPath}): this file has no VRRP instance; the other control-plane hosts no longer ` +
-        `peer with it`,
-    );
-  }
-  for (const { service, value, reason } of rendered.skipped) {
-    printError(`Not serving "${value}"${service ? ` of service "${service}"` : ""}: ${reason}`);
-  }
-  print(rendered.text);
-  return EXIT_OK;
-}
-
-/**
- * The Services as they will be once the leader has allocated: each Service the plan gives new
- * addresses gets them as its ingress; the others stay as they are.
- * @param config the inventory
- * @param services the snapshot's Services
- * @returns copies with the planned ingress
- */
-export function convergedServices(config: Config, services: readonly V1Service[]): V1Service[] {
-  const planned = new Map(
-    planAllocations(config, services).services
-      .filter((p) => p.outcome === "allocated")
-      .map((p) => [p.serviceKey, p.ips]),
-  );
-  return services.map((service) => {
-    const ips = planned.get(objectKey(service));
-    if (!ips) return service;
-    return {
-      ...service,
-      status: {
-        ...service.status,
-        loadBalancer: { ingress: ips.map((ip) => ({ ip, ipMode: "VIP" })) },
-      },
-    };
-  });
-}
-
-function hostProblem(config: Config, configPath: string, host: string): string | undefined {
-  const controlPlane = config.machines.filter((m) => m.role === "control-plane")
-    .map((m) => `"${m.name}"`).join(", ") || "none";
-  const machine = config.machines.find((m) => m.name === host);
-  if (!config.keepalived.enabled) {
-    return `Cannot render keepalived: ${configPath} sets [keepalived] enabled = false, so ` +
-      `Keelson drives keepalived on no host (a reload that turns it off gives the keepalived ` +
-      `a running keelson drives a file with no VRRP instance)`;
-  }
-  if (!machine) {
-    return `Cannot render keepalived for host "${host}": ${configPath} has no machine of that ` +
-      `name (control-plane machines: ${controlPlane})`;
-  }
-  if (machine.role !== "control-plane") {
-    return `Cannot render keepalived for host "${host}": its role is "${machine.role}", and ` +
-      `only control-plane machines run keepalived (control-plane machines: ${controlPlane})`;
-  }
-  return undefined;
+    configFile: configPath,
+    ...(values["fifo-user"] !== undefined ? { runAsUser: values["fifo-user"] } : {}),
+  }, values.state);
 }

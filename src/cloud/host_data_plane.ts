@@ -1,19 +1,47 @@
 /**
  * What a provider's host side tells about this host's data plane (Keelson extension): the state
- * of each announcing instance and the VIPs really present on this host, for the heartbeat Lease
- * the agent publishes (`src/kube/host_heartbeat.ts`).
+ * of each announcing instance, the VIPs really present on this host and its routing sessions, for
+ * the heartbeat Lease the agent publishes (`src/agent/data_plane.ts` turns it into the report).
+ * Neutral: no daemon's vocabulary.
  *
  * @module
  */
-import type { BgpPeerReport, InstanceReport } from "../status/host_report.ts";
+
+/**
+ * Where an announcing instance stands on this host: `holding` its addresses (VRRP's MASTER),
+ * `standby` ready to take them (BACKUP), `failed` (FAULT), `stopped`, or `unknown`.
+ */
+export type InstanceRole = "holding" | "standby" | "failed" | "stopped" | "unknown";
+
+/** One announcing instance (e.g. a VRRP instance) on this host. */
+export interface AnnouncingInstance {
+  /** Its name in its daemon's file. */
+  name: string;
+  role: InstanceRole;
+  /** How the role was learned: the daemon told (`daemon`), or inferred from the interface. */
+  observedFrom: "daemon" | "addresses";
+  /** When it took this role (ISO 8601). */
+  since: string;
+  /** The addresses it serves while holding. */
+  addresses: string[];
+}
+
+/** One routing session (e.g. BGP) of this host and what it exports over it. */
+export interface RoutingSession {
+  /** The peer's name in the inventory. */
+  peer: string;
+  established: boolean;
+  /** Prefixes exported to the peer, canonical, sorted. */
+  routes: string[];
+}
 
 /** The data plane of this host at one moment. */
 export interface DataPlaneSnapshot {
-  instances: InstanceReport[];
+  instances: AnnouncingInstance[];
   /** VIPs (rendered by Keelson) present on the interface, with the time each appeared. */
   vips: { ip: string; since: string }[];
-  /** BGP sessions and what this host exports over each; absent where BIRD does not run. */
-  bgp?: BgpPeerReport[];
+  /** Routing sessions and what this host exports over each; absent where none runs. */
+  sessions?: RoutingSession[];
 }
 
 /**

@@ -7,6 +7,10 @@
  * @module
  */
 import type { HostDataPlane } from "./host_data_plane.ts";
+import type { AllocationPlan, PlannedCluster, PodRoutePlan } from "./cluster_plan.ts";
+import type { HostFileRequest, HostFileResult } from "./host_file.ts";
+import type { ConfigIssue } from "../config/config_error.ts";
+import type { Config } from "../config/types.ts";
 import type {
   V1EndpointSlice,
   V1LoadBalancerStatus,
@@ -211,6 +215,16 @@ export interface ProviderContext {
   signal: AbortSignal;
 }
 
+/** What a provider would do to a cluster snapshot (`keelson plan`; Keelson extension). */
+export interface ClusterPlan {
+  /** InstancesV2 answering with the snapshot's Nodes as the Nodes that exist. */
+  instances: InstancesV2;
+  /** The LoadBalancer Services' addresses. */
+  allocations: AllocationPlan;
+  /** The pod routes, when the provider would route pod CIDRs (it has Routes). */
+  podRoutes?: PodRoutePlan;
+}
+
 /**
  * A cloud provider. Each capability is optional; absent means unsupported.
  *
@@ -229,6 +243,23 @@ export interface CloudProvider {
   connect?(context: ClusterContext): void;
   /** A configuration reload was accepted (every host); Keelson extension. */
   reconfigure?(reason: string): Promise<void>;
+  /**
+   * What rejects a reload, judged against the configuration in force and what the provider sees
+   * of the cluster (e.g. addresses Services hold that the new file no longer offers). Keelson
+   * extension.
+   * @param next the reloaded configuration (validated, flags applied)
+   * @param inForce the configuration in force
+   * @param file the configuration file, named in the issues
+   * @returns the issues; none accepts the reload
+   */
+  validateReload?(next: Config, inForce: Config, file: string): ConfigIssue[];
+  /**
+   * One host's file of one of the provider's announcers, rendered offline (`keelson render`).
+   * Keelson extension.
+   */
+  renderHostFile?(request: HostFileRequest): Promise<HostFileResult>;
+  /** What the provider would do to a cluster snapshot, offline (`keelson plan`). Keelson extension. */
+  planCluster?(cluster: PlannedCluster): ClusterPlan;
   /**
    * Usage of each address pool and family as this host computes it, sorted by pool then family;
    * for this host's heartbeat. Keelson extension.

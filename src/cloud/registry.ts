@@ -4,11 +4,23 @@
  *
  * @module
  */
+import type { Registry } from "prom-client";
 import type { Config } from "../config/types.ts";
 import type { CloudProvider } from "./provider.ts";
 
 /** Builds a provider from the validated configuration. */
 export type ProviderFactory = (config: Config) => CloudProvider;
+
+/** What the process hands every provider it registers. */
+export interface ProviderInputs {
+  /**
+   * The configuration in force and whether it is usable (false after a rejected reload).
+   * @default the Config given to the factory, always usable
+   */
+  inventory?: () => { config: Config; healthy: boolean };
+  /** Where the provider's metrics go. @default not exported */
+  metrics?: Registry;
+}
 
 /** A name → factory map; one per process, passed around rather than global. */
 export class ProviderRegistry {

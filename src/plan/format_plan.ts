@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { AllocationPlan } from "../../providers/baremetal/mod.ts";
+import type { AllocationPlan } from "../cloud/cluster_plan.ts";
 import type { NodePlan, PlannedNodeAction } from "./plan_nodes.ts";
 import { terminalSafe } from "../text/terminal_safe.ts";
 

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { AllocationPlan } from "../../providers/baremetal/mod.ts";
+import type { AllocationPlan } from "../cloud/cluster_plan.ts";
 import type { NodePlan } from "./plan_nodes.ts";
 import { jsonCount } from "../text/json_text.ts";
 

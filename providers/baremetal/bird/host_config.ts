@@ -8,12 +8,13 @@
  *
  * @module
  */
-import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
+import type { V1Node, V1Service } from "@kubernetes/client-node";
 import type { Config } from "../../../src/config/types.ts";
 import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
 import { objectKey } from "../../../src/kube/ports.ts";
 import { ingressIps } from "../ipam/status_holdings.ts";
-import { type BirdModel, type BirdModelInput, buildBirdModel, inBgpPool } from "./model.ts";
+import { addressOwner } from "../ipam/address_owner.ts";
+import { type BirdModel, type BirdModelInput, buildBirdModel } from "./model.ts";
 import { renderBirdConfig } from "./render.ts";
 
 /** The text of one host's BIRD file, with what was left out. */
@@ -46,7 +47,7 @@ export interface BirdHostInputs {
   /** Every Node whose pod CIDRs are announced; empty while unknown or pod routes are off. */
   nodes: readonly V1Node[];
   /**
-   * Node names of a Service's ready endpoints (`endpointNodeNamesOf`); absent, or undefined for
+   * Node names of a Service's ready endpoints (`src/kube/endpoint_nodes.ts`); absent, or undefined for
    * a Service: unknown, so an `externalTrafficPolicy: Local` Service is announced as a Cluster one.
    */
   endpointNodeNames?: (service: V1Service) => string[] | undefined;
@@ -136,7 +137,7 @@ export function birdServiceVips(
   const notHere: VipNotHere[] = [];
   for (const service of services) {
     if (!handlesService(config, service)) continue;
-    const ips = ingressIps(service).filter((ip) => inBgpPool(config, ip));
+    const ips = ingressIps(service).filter((ip) => addressOwner(config, ip)?.announce === "bgp");
     if (ips.length === 0) continue;
     if (service.spec?.externalTrafficPolicy === "Local") {
       const nodes = endpointNodeNames?.(service);
@@ -166,28 +167,6 @@ export function birdServiceVips(
 export function nodeIsReady(node: V1Node | undefined): boolean {
   const ready = node?.status?.conditions?.find((c) => c.type === "Ready");
   return ready === undefined || ready.status === "True";
-}
-
-/**
- * The Node names of a Service's ready endpoints, from its EndpointSlices.
- * @param slices every EndpointSlice known
- * @param service the Service
- * @returns the names, sorted and unique
- */
-export function endpointNodeNamesOf(
-  slices: readonly V1EndpointSlice[],
-  service: V1Service,
-): string[] {
-  const names = new Set<string>();
-  for (const slice of slices) {
-    if (slice.metadata?.namespace !== service.metadata?.namespace) continue;
-    if (slice.metadata?.labels?.["kubernetes.io/service-name"] !== service.metadata?.name) continue;
-    for (const endpoint of slice.endpoints ?? []) {
-      if (endpoint.conditions?.ready === false) continue;
-      if (endpoint.nodeName) names.add(endpoint.nodeName);
-    }
-  }
-  return [...names].sort();
 }
 
 /**

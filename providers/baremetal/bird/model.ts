@@ -37,7 +37,7 @@ import {
 } from "../../../src/config/bgp_values.ts";
 import type { Config, Machine } from "../../../src/config/types.ts";
 import { formatIp, type IpFamily, parseIp, parseRange } from "../../../src/net/ip.ts";
-import { type AddressInterval, poolUsableIntervals } from "../../../src/config/pool_size.ts";
+import { ownerOf } from "../ipam/address_owner.ts";
 import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
 import type { V1Node } from "@kubernetes/client-node";
 import { decidePodRoutes, type PodRouteDecision } from "./decide_pod_routes.ts";
@@ -65,6 +65,10 @@ export interface StaticRoute {
 export interface StaticProtocol {
   /** `keelson_vips4_p0`, `keelson_cp6`, `keelson_pods4_s1`, `keelson_pods4_any`. */
   name: string;
+  /** What its routes are: Service VIPs of a pool, the control-plane VIP, or pod CIDRs. */
+  kind: "service" | "control-plane" | "pod";
+  /** The pool whose VIPs it holds (`service` protocols). */
+  pool?: string;
   family: IpFamily;
   routes: StaticRoute[];
 }
@@ -167,10 +171,6 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
   // Service VIPs of BGP pools, one protocol per pool and family
   const bgpPools = config.pools.map((pool, index) => ({ pool, index }))
     .filter(({ pool }) => pool.announce === "bgp");
-  const poolRanges = bgpPools.map(({ pool, index }) => ({
-    index,
-    usable: poolUsableIntervals(pool),
-  }));
   const vipsByPool = new Map<number, ModelIp[]>();
   const cpVips = config.control_plane.vip.map((v) => parseIp(v)).filter((v) => v !== undefined);
   for (const value of input.serviceVips) {
@@ -183,8 +183,9 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
       skipped.push({ value, reason: "is the control-plane VIP" });
       continue;
     }
-    const holder = poolRanges.find((p) => inIntervals(p.usable, ip));
-    if (!holder) continue; // a VRRP pool's VIP, or no pool at all: keepalived's or nobody's
+    const holder = ownerOf(config, ip.family, ip.value);
+    // a VRRP pool's VIP, or no pool at all: keepalived's or nobody's
+    if (holder?.announce !== "bgp") continue;
     if (!families.includes(ip.family)) {
       skipped.push({ value, reason: `IPv${ip.family} is not in bgp.families` });
       continue;
@@ -198,6 +199,8 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
         if (ips.length === 0) continue;
         statics.push({
           name: `keelson_vips${family}_p${index}`,
+          kind: "service",
+          pool: config.pools[index]!.name,
           family,
           routes: ips.map((ip) => ({ prefix: hostPrefix(ip) })),
         });
@@ -214,6 +217,7 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
       if (ips.length === 0) continue;
       statics.push({
         name: `keelson_cp${family}`,
+        kind: "control-plane",
         family,
         routes: ips.map((ip) => ({ prefix: hostPrefix(ip) })),
       });
@@ -243,8 +247,8 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
     if (!prefix || !nextHop || prefix.family !== nextHop.family) continue;
     const subnet = mostSpecific(subnets, nextHop);
     const name = `keelson_pods${prefix.family}_${subnet === undefined ? "any" : `s${subnet}`}`;
-    const protocol = podStatics.get(name) ??
-      { name, family: prefix.family, routes: [] };
+    const protocol: StaticProtocol = podStatics.get(name) ??
+      { name, kind: "pod", family: prefix.family, routes: [] };
     protocol.routes.push({ prefix, nextHop, node: route.node });
     podStatics.set(name, protocol);
   }
@@ -272,11 +276,9 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
     }
     const exports: string[] = [];
     for (const s of statics) {
-      if (s.name.startsWith("keelson_vips")) {
-        const poolIndex = Number(s.name.split("_p")[1]);
-        const poolName = config.pools[poolIndex]!.name;
-        if (peer.pools.length === 0 || peer.pools.includes(poolName)) exports.push(s.name);
-      } else if (s.name.startsWith("keelson_cp")) {
+      if (s.kind === "service") {
+        if (peer.pools.length === 0 || peer.pools.includes(s.pool!)) exports.push(s.name);
+      } else if (s.kind === "control-plane") {
         if (peer.control_plane) exports.push(s.name);
       } else if (peer.pod_cidrs) {
         const subnet = peer.subnet === undefined
@@ -332,7 +334,7 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
  * @returns sorted addresses of the `keelson_vips*` protocols
  */
 export function announcedVips(model: BirdModel): string[] {
-  return model.statics.filter((s) => s.name.startsWith("keelson_vips"))
+  return model.statics.filter((s) => s.kind === "service")
     .flatMap((s) => s.routes.map((r) => formatIp(r.prefix.family, r.prefix.value))).sort();
 }
 
@@ -343,36 +345,6 @@ export function announcedVips(model: BirdModel): string[] {
  */
 export function peerProtocolName(peer: string): string {
   return `keelson_peer_${peer}`;
-}
-
-/**
- * Whether a pool with `announce = "bgp"` holds the address as a usable one (keepalived leaves
- * those out): the addresses IPAM allocates (`poolUsableIntervals`: no reserved address, no
- * network or broadcast address of an IPv4 CIDR), so BIRD announces only what IPAM could have
- * handed out, and an address a reload made unusable is withdrawn like one it left out.
- * @param config the inventory
- * @param address an IP as text
- */
-export function inBgpPool(config: Config, address: string): boolean {
-  const ip = parseIp(address);
-  if (!ip) return false;
-  return inIntervals(bgpUsableIntervals(config), ip);
-}
-
-/** Per config (a reload replaces the object): asked for every VIP of every render. */
-const bgpIntervalsMemo = new WeakMap<Config, readonly AddressInterval[]>();
-
-function bgpUsableIntervals(config: Config): readonly AddressInterval[] {
-  let intervals = bgpIntervalsMemo.get(config);
-  if (!intervals) {
-    intervals = config.pools.filter((pool) => pool.announce === "bgp").flatMap(poolUsableIntervals);
-    bgpIntervalsMemo.set(config, intervals);
-  }
-  return intervals;
-}
-
-function inIntervals(intervals: readonly AddressInterval[], ip: ModelIp): boolean {
-  return intervals.some((r) => r.family === ip.family && r.first <= ip.value && ip.value <= r.last);
 }
 
 function hostPrefix(ip: ModelIp): ModelPrefix {

@@ -166,7 +166,7 @@ export function announcedRoutes(
   }
   const routes: Route[] = [];
   for (const protocol of model.statics) {
-    if (!protocol.name.startsWith("keelson_pods") || !live.has(protocol.name)) continue;
+    if (protocol.kind !== "pod" || !live.has(protocol.name)) continue;
     for (const r of protocol.routes) {
       const cidr = `${formatIp(r.prefix.family, r.prefix.value)}/${r.prefix.length}`;
       routes.push({
@@ -186,7 +186,7 @@ function whyNot(
 ): string {
   if (!model) return "BIRD has not accepted any configuration from Keelson yet";
   const protocol = model.statics.find((s) =>
-    s.name.startsWith("keelson_pods") &&
+    s.kind === "pod" &&
     s.routes.some((r) => r.node === route.targetNode)
   );
   if (!protocol) {

@@ -13,59 +13,56 @@ import { Gauge, type Registry } from "prom-client";
 import { declareOnce } from "../../../src/metrics/registry.ts";
 import { bgpAnnouncedAddresses } from "../../../src/status/host_report.ts";
 import { bgpPeerReports } from "./bgp_report.ts";
-import type { Route, Routes } from "../../../src/cloud/provider.ts";
-import type { Config } from "../../../src/config/types.ts";
+import type { ClusterContext, Routes } from "../../../src/cloud/provider.ts";
 import { runsBird } from "../../../src/config/restart_settings.ts";
 import { delay } from "../../../src/kube/delay.ts";
-import type { EventRecorder, Informer, Lister } from "../../../src/kube/ports.ts";
+import type { EventRecorder, Lister } from "../../../src/kube/ports.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { ApiserverProbe } from "../control_plane/apiserver_probe.ts";
+import {
+  type Announcer,
+  type AnnouncerStart,
+  type HostAnnouncer,
+  syncFailed,
+} from "../host_announcer.ts";
 import { BirdAnnouncer, type BirdClusterSource } from "./announcer.ts";
 import { BirdApplier } from "./config_applier.ts";
-import { endpointNodeNamesOf, nodeIsReady } from "./host_config.ts";
+import { endpointNodeNamesOf } from "../../../src/kube/endpoint_nodes.ts";
+import { nodeIsReady } from "./host_config.ts";
+import { renderBirdFile } from "./render_file.ts";
 import { BirdRoutes } from "./routes.ts";
 import { SessionMonitor } from "./session_monitor.ts";
 
 /** Options of `startBird`. */
-export interface BirdOptions {
-  config: () => Config;
-  host: string;
-  registry: Registry;
-  signal: AbortSignal;
-  /** Routes other hosts report announced (heartbeats), for the Routes capability. */
-  reportedRoutes?: () => Route[];
-}
+export type BirdOptions = AnnouncerStart;
 
-/** What BIRD reads once the Kubernetes connection exists. */
-export interface BirdClusterContext {
-  nodes: Informer<V1Node>;
-  services: Informer<V1Service>;
-  /** Where endpoints run, for `externalTrafficPolicy: Local`. @default unknown: as Cluster */
-  endpointSlices?: Informer<V1EndpointSlice>;
-  /** Records `AnnouncedByBGP` on Services. @default none */
-  events?: EventRecorder;
-  signal: AbortSignal;
-}
+/**
+ * What BIRD reads once the Kubernetes connection exists: Services, Nodes (pod CIDRs, this host's
+ * readiness), EndpointSlices (`externalTrafficPolicy: Local`; absent: unknown, as Cluster), and
+ * where `AnnouncedByBGP` Events go.
+ */
+export type BirdClusterContext = ClusterContext;
+
+/** BIRD, as the provider's host side starts it and `keelson render` renders its file. */
+export const BIRD: Announcer = {
+  name: "bird",
+  start: (options) => startBird(options),
+  renderFile: (request, config) => renderBirdFile(request, config),
+};
 
 /** The running BIRD side. */
-export interface RunningBird {
+export interface RunningBird extends HostAnnouncer {
   readonly name: "bird";
   announcer: BirdAnnouncer;
   sessions: SessionMonitor;
   /** The Routes capability, when a peer of this host receives pod CIDRs. */
-  routes: Routes | undefined;
-  /** Renders and applies now. */
-  sync(reason: string): Promise<unknown>;
-  /** Feeds the announcer from the caches. */
-  connect(context: BirdClusterContext): void;
+  readonly routes: Routes | undefined;
   /**
    * Calls `listener` when this host's BGP report (`bgp_report.ts`) changes: BIRD accepted a file
    * announcing another set, or a session went up or down at a poll.
    * @returns unsubscribe
    */
   subscribe(listener: () => void): () => void;
-  /** Resolves once the VIPs are withdrawn after the stop signal and every loop has stopped. */
-  finished: Promise<void>;
 }
 
 const RESYNC_PERIOD_MS = 30_000;
@@ -184,7 +181,7 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
   loops.push((async () => {
     while (!options.signal.aborted) {
       await delay(RESYNC_PERIOD_MS, options.signal);
-      if (!options.signal.aborted) await announcer.sync("periodic").catch(() => {});
+      if (!options.signal.aborted) await announcer.sync("periodic").catch(syncFailed("bird"));
     }
   })());
   await announcer.sync("startup");
@@ -231,6 +228,13 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
     if (options.signal.aborted) drain();
     else options.signal.addEventListener("abort", drain, { once: true });
   });
+  const subscribe = (listener: () => void) => {
+    listeners.add(listener);
+    return () => {
+      listeners.delete(listener);
+    };
+  };
+  const finished = Promise.all([drained, ...loops]).then(() => undefined);
   return {
     name: "bird",
     announcer,
@@ -242,11 +246,15 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
       events = context.events;
       wireCaches(announcer, context, options.host);
     },
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
+    subscribe,
+    // BIRD's sessions and exported prefixes (`bgp_report.ts`); changes of what BIRD announces
+    // (accepted by BIRD, or a session that went up or down) ask for a heartbeat write at once
+    dataPlane: {
+      snapshot: () => ({ sessions: bgpPeerReports(announcer.configuredModel, sessions) }),
+      subscribe,
     },
-    finished: Promise.all([drained, ...loops]).then(() => undefined),
+    loops: [["BIRD side", finished]],
+    finished,
   };
 }
 
@@ -256,7 +264,7 @@ async function probeLoop(probe: ApiserverProbe, announcer: BirdAnnouncer, option
     const state = await probe.tick(options.signal);
     if (state !== last) {
       last = state;
-      await announcer.sync(`kube-apiserver is ${state}`).catch(() => {});
+      await announcer.sync(`kube-apiserver is ${state}`).catch(syncFailed("bird"));
     }
     const interval = options.config().control_plane.health_interval.ms;
     await delay(state === "unknown" ? Math.min(interval, 200) : interval, options.signal);
@@ -295,9 +303,7 @@ export function endpointNodeNames(
  * EndpointSlices (`externalTrafficPolicy: Local`), once Services and Nodes have synced.
  */
 function wireCaches(announcer: BirdAnnouncer, context: BirdClusterContext, host: string): void {
-  const log = logger("bird");
-  const failed = (error: unknown) =>
-    log.error("Rendering BIRD failed: {error}", { error: String(error) });
+  const failed = syncFailed("bird");
   const resync = (reason: string) => () => {
     announcer.sync(reason).catch(failed);
   };

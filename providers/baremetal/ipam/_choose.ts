@@ -8,7 +8,24 @@ import { formatIp, type IpFamily } from "../../../src/net/ip.ts";
 import { type AddressPool, addressStanding, poolHasFamily } from "./pools.ts";
 import { poolRefusal, poolsToTry } from "./pool_order.ts";
 import type { ServiceRequest } from "./service_requests.ts";
-import type { AllocationFailure, Holding } from "./allocator.ts";
+
+/** Machine-readable reasons an assignment fails (used as Event reasons' detail and in errors). */
+export type AllocationFailure =
+  | "AddressInUse"
+  | "AddressNotInPool"
+  | "AddressReserved"
+  | "PoolNotAllowed"
+  | "PoolExhausted"
+  | "UnknownPool"
+  | "InvalidRequest"
+  | "FamilyUnavailable";
+
+/** One address held by a Service. */
+export interface Holding {
+  family: IpFamily;
+  value: bigint;
+  text: string;
+}
 
 /** What `chooseAddresses` needs. */
 export interface ChooseOptions {

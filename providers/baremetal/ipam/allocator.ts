@@ -26,21 +26,12 @@ import {
 } from "./pools.ts";
 import type { ServiceRequest, SharingProfile } from "./service_requests.ts";
 import { sharingConflict } from "./sharing.ts";
-import { chooseAddresses } from "./_choose.ts";
+import { type AllocationFailure, chooseAddresses, type Holding } from "./_choose.ts";
+
+export type { AllocationFailure, Holding } from "./_choose.ts";
 import { FreeSearch } from "./_free_search.ts";
 import { sameAddresses } from "./same_addresses.ts";
 import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
-
-/** Machine-readable reasons an assignment fails (used as Event reasons' detail and in errors). */
-export type AllocationFailure =
-  | "AddressInUse"
-  | "AddressNotInPool"
-  | "AddressReserved"
-  | "PoolNotAllowed"
-  | "PoolExhausted"
-  | "UnknownPool"
-  | "InvalidRequest"
-  | "FamilyUnavailable";
 
 /** The outcome of `assign`. */
 export type AssignResult =
@@ -79,13 +70,6 @@ export interface RestoreOptions {
    * share, the older keeps it and the younger is moved. @default youngest
    */
   created?: number | undefined;
-}
-
-/** One address held by a Service. */
-export interface Holding {
-  family: IpFamily;
-  value: bigint;
-  text: string;
 }
 
 interface Allocation {

@@ -10,55 +10,17 @@ import type { Config } from "../../../src/config/types.ts";
 import { objectKey } from "../../../src/kube/ports.ts";
 import { canonicalIp, parseIp } from "../../../src/net/ip.ts";
 import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
-import {
-  type AllocationFailure,
-  Allocator,
-  type OrphanedAllocation,
-  type PoolStats,
-} from "./allocator.ts";
+import type {
+  AllocationPlan,
+  OtherClassService,
+  PlannedAllocation,
+} from "../../../src/cloud/cluster_plan.ts";
+import { Allocator } from "./allocator.ts";
 import { type AddressPool, buildPools } from "./pools.ts";
 import { readServiceRequest } from "./service_requests.ts";
 import { ingressIps, restoreHoldings, statusHoldings } from "./status_holdings.ts";
 import { sameAddresses } from "./same_addresses.ts";
 import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
-
-/** What one Service would get. */
-export interface PlannedAllocation {
-  serviceKey: string;
-  /** `kept`: its status already shows these addresses; `allocated`: new or changed; `pending`: none. */
-  outcome: "kept" | "allocated" | "pending";
-  /** Canonical addresses (empty when pending). */
-  ips: string[];
-  /** The pool they come from (undefined when pending or outside every pool). */
-  pool: string | undefined;
-  /** The pool of each address of `ips`, in order (a dual-stack pair may span two pools). */
-  pools: (string | undefined)[];
-  /** Why it stays pending. */
-  reason?: AllocationFailure;
-  /** The sentence explaining `reason`, quoting the values. */
-  message?: string;
-}
-
-/** A LoadBalancer Service of a class Keelson does not handle: another implementation's. */
-export interface OtherClassService {
-  serviceKey: string;
-  /** Its `spec.loadBalancerClass`; absent when unset (`[load_balancer] default_class = false`). */
-  loadBalancerClass?: string;
-}
-
-/** The whole plan. */
-export interface AllocationPlan {
-  /** One entry per LoadBalancer Service Keelson handles, sorted by key. */
-  services: PlannedAllocation[];
-  /** LoadBalancer Services left to another implementation by their class, sorted by key. */
-  otherClass: OtherClassService[];
-  /** Addresses Services keep although no pool offers them any more. */
-  orphans: OrphanedAllocation[];
-  /** Pool usage after the plan. */
-  stats: PoolStats[];
-  /** Pool entries that did not parse (validation normally rejects them first). */
-  problems: string[];
-}
 
 /**
  * Plans allocations for a snapshot: existing statuses are restored first (they are never taken
@@ -162,4 +124,31 @@ function time(service: V1Service): number {
   const raw: unknown = service.metadata?.creationTimestamp;
   const ms = raw === undefined ? NaN : new Date(raw as string | Date).getTime();
   return Number.isNaN(ms) ? Number.MAX_SAFE_INTEGER : ms;
+}
+
+/**
+ * The Services as they will be once the leader has allocated: each Service the plan gives new
+ * addresses gets them as its ingress; the others stay as they are. `keelson render` feeds them
+ * to the announcers' pipelines.
+ * @param config the inventory
+ * @param services the snapshot's Services
+ * @returns copies with the planned ingress
+ */
+export function convergedServices(config: Config, services: readonly V1Service[]): V1Service[] {
+  const planned = new Map(
+    planAllocations(config, services).services
+      .filter((p) => p.outcome === "allocated")
+      .map((p) => [p.serviceKey, p.ips]),
+  );
+  return services.map((service) => {
+    const ips = planned.get(objectKey(service));
+    if (!ips) return service;
+    return {
+      ...service,
+      status: {
+        ...service.status,
+        loadBalancer: { ingress: ips.map((ip) => ({ ip, ipMode: "VIP" })) },
+      },
+    };
+  });
 }

@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { formatSelector, matchesLabels } from "./label_selector.ts";
+import { formatSelector, matchesLabels } from "../../../src/kube/label_selector.ts";
 import type { AddressPool } from "./pools.ts";
 
 /** What pool selection reads of a Service. */

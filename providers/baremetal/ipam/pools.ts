@@ -11,7 +11,7 @@ import type { Pool } from "../../../src/config/types.ts";
 import { poolCapacity, poolUsableIntervals } from "../../../src/config/pool_size.ts";
 import { type IpFamily, type IpRange, parseRange } from "../../../src/net/ip.ts";
 import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
-import type { LabelSelector } from "./label_selector.ts";
+import type { LabelSelector } from "../../../src/kube/label_selector.ts";
 
 /** An inclusive span of address values of one family. */
 export interface Span {

@@ -332,18 +332,6 @@ export class KeepalivedAnnouncer {
   }
 }
 
-/**
- * The Service VIPs a host serves: ingress addresses of the Services Keelson handles (class
- * filter of `handlesService`) that a served pool holds and that are no machine's and not the
- * control-plane VIP, canonical, sorted and unique. `keelson render` uses it too.
- * @param config the configuration in force
- * @param services every Service (a lister's snapshot)
- * @returns the addresses
- */
-export function serviceVipsOf(config: Config, services: readonly V1Service[]): string[] {
-  return servedServiceAddresses(config, services).vips;
-}
-
 /** The text of one host's keepalived file, with the VIPs left out. */
 export interface RenderedHostConfig {
   text: string;

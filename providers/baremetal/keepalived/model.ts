@@ -23,7 +23,7 @@
  */
 import type { Config, Machine } from "../../../src/config/types.ts";
 import { formatIp, type IpFamily, parseIp } from "../../../src/net/ip.ts";
-import { inBgpPool } from "../bird/model.ts";
+import { addressOwner } from "../ipam/address_owner.ts";
 import { servedAddressChecker } from "./served_addresses.ts";
 import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
 
@@ -189,7 +189,7 @@ export function buildKeepalivedModel(
   const check = servedAddressChecker(config);
   const serviceIps: ModelIp[] = [];
   for (const value of input.serviceVips) {
-    if (inBgpPool(config, value)) continue; // announced by BIRD, not by VRRP
+    if (addressOwner(config, value)?.announce === "bgp") continue; // BIRD's, not VRRP's
     const verdict = check(value);
     if (verdict.ok) serviceIps.push({ family: verdict.family, value: verdict.value });
     else skipped.push({ value, reason: verdict.reason });

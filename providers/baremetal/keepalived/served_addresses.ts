@@ -9,13 +9,12 @@
  * @module
  */
 import type { V1Service } from "@kubernetes/client-node";
-import { poolUsableIntervals } from "../../../src/config/pool_size.ts";
-import type { Config, Pool } from "../../../src/config/types.ts";
+import type { Config } from "../../../src/config/types.ts";
 import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
 import { objectKey } from "../../../src/kube/ports.ts";
 import { formatIp, type IpFamily, parseIp } from "../../../src/net/ip.ts";
 import { ingressIps } from "../ipam/status_holdings.ts";
-import { inBgpPool } from "../bird/model.ts";
+import { addressOwner, ownerOf } from "../ipam/address_owner.ts";
 
 /** A Service address keepalived will not serve, and why. */
 export interface SkippedAddress {
@@ -33,25 +32,12 @@ export type AddressVerdict =
   | { ok: false; reason: string };
 
 /**
- * The pools whose addresses keepalived serves: those announced over VRRP (a pool with
- * `announce = "bgp"` is BIRD's).
- * @param config the configuration in force
- * @returns the pools
- */
-export function keepalivedPools(config: Config): readonly Pool[] {
-  return config.pools.filter((pool) => pool.announce !== "bgp");
-}
-
-/**
- * Builds the check for one configuration: pools merged into sorted intervals once, so each
- * address costs O(log n) in the number of pool entries.
+ * Builds the check for one configuration: an address is keepalived's when a pool announced over
+ * VRRP holds it (`address_owner.ts`, O(log n) in the number of pool entries).
  * @param config the configuration in force
  * @returns a function telling whether one address may be served
  */
 export function servedAddressChecker(config: Config): (text: string) => AddressVerdict {
-  const usable = keepalivedPools(config).flatMap((pool) =>
-    poolUsableIntervals(pool).map((interval) => ({ ...interval, pool: pool.name }))
-  ).sort((a, b) => a.family - b.family || (a.first < b.first ? -1 : a.first > b.first ? 1 : 0));
   const owners = new Map<string, string>();
   for (const machine of config.machines) {
     for (const text of [...machine.internal_ips, ...machine.external_ips]) {
@@ -74,14 +60,8 @@ export function servedAddressChecker(config: Config): (text: string) => AddressV
     if (owner !== undefined) {
       return { ok: false, reason: `is an address of machine "${owner}"` };
     }
-    let lo = 0, hi = usable.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      const c = usable[mid]!;
-      if (c.family > ip.family || (c.family === ip.family && c.first > ip.value)) hi = mid - 1;
-      else if (c.family === ip.family && ip.value <= c.last) {
-        return { ok: true, family: ip.family, value: ip.value };
-      } else lo = mid + 1;
+    if (ownerOf(config, ip.family, ip.value)?.announce === "vrrp") {
+      return { ok: true, family: ip.family, value: ip.value };
     }
     return {
       ok: false,
@@ -109,7 +89,8 @@ export function servedServiceAddresses(
   for (const service of services) {
     if (!handlesService(config, service)) continue;
     for (const value of ingressIps(service)) {
-      if (inBgpPool(config, value)) continue; // BIRD announces it: not keepalived's, not skipped
+      // BIRD announces it: not keepalived's, not skipped
+      if (addressOwner(config, value)?.announce === "bgp") continue;
       const verdict = check(value);
       if (verdict.ok) vips.add(formatIp(verdict.family, verdict.value));
       else skipped.push({ service: objectKey(service), value, reason: verdict.reason });

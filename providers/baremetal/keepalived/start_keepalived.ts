@@ -6,19 +6,30 @@
  *
  * @module
  */
+import type { V1Service } from "@kubernetes/client-node";
 import type { Registry } from "prom-client";
 import type { Config } from "../../../src/config/types.ts";
 import { runsKeepalived } from "../../../src/config/restart_settings.ts";
+import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
 import { delay } from "../../../src/kube/delay.ts";
+import type { Informer } from "../../../src/kube/ports.ts";
 import { logger } from "../../../src/log/logging.ts";
-import type { HostAnnouncer } from "../host_announcer.ts";
+import { canonicalIp } from "../../../src/net/ip.ts";
+import {
+  type Announcer,
+  type AnnouncerDataPlane,
+  type HostAnnouncer,
+  syncFailed,
+} from "../host_announcer.ts";
 import { ApiserverProbe } from "../control_plane/apiserver_probe.ts";
 import { KeepalivedAnnouncer } from "./announcer.ts";
 import { type ApplyOutcome, KeepalivedApplier } from "./config_applier.ts";
 import { currentUser } from "./current_user.ts";
-import { APISERVER_TRACK_FILE } from "./model.ts";
+import { readInterfaceAddresses } from "./interface_addresses.ts";
+import { APISERVER_TRACK_FILE, NOTIFY_FIFO_FILE } from "./model.ts";
+import { renderKeepalivedFile } from "./render_file.ts";
 import { GENERATED_HEADER } from "./render.ts";
-import { instancesInFile } from "./vrrp_state.ts";
+import { announcingInstances, DataPlaneTracker, instancesInFile } from "./vrrp_state.ts";
 import { createVipRoleGauge, observeVipRoles } from "./vip_roles.ts";
 import { readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
 
@@ -29,6 +40,13 @@ export interface KeepalivedOptions {
   registry: Registry;
   signal: AbortSignal;
 }
+
+/** keepalived, as the provider's host side starts it and `keelson render` renders its file. */
+export const KEEPALIVED: Announcer = {
+  name: "keepalived",
+  start: (options) => startKeepalived(options),
+  renderFile: (request, config) => Promise.resolve(renderKeepalivedFile(request, config)),
+};
 
 /** The running keepalived side: one of the provider's host announcers. */
 export interface RunningKeepalived extends HostAnnouncer {
@@ -120,21 +138,94 @@ export async function startKeepalived(
     ...(notifyFifoUser ? { notifyFifoUser } : {}),
   });
   await announcer.sync("startup");
+  const failed = syncFailed("keepalived");
   loops.push(observeRoles(announcer, () => lastApply, options));
   options.signal.addEventListener("abort", () => applier.close(), { once: true });
+  const onStarted = () => {
+    if (lastApply === "not_running") announcer.sync("keepalived started").catch(failed);
+  };
+  let services: Informer<V1Service> | undefined;
+  const tracked = trackDataPlane({
+    options,
+    notifyFifo: notifyFifoUser !== undefined,
+    services: () => services,
+    lastApply: () => lastApply,
+    onStarted,
+  });
+  const named = [
+    ["keepalived side", Promise.all(loops)],
+    ["VRRP state tracker (notify FIFO, interface addresses)", tracked.finished],
+  ] as const;
   return {
     name: "keepalived",
     announcer,
     notifyFifo: notifyFifoUser !== undefined,
     lastApply: () => lastApply,
-    onStarted: () => {
-      if (lastApply === "not_running") {
-        announcer.sync("keepalived started").catch(() => undefined);
-      }
-    },
+    onStarted,
     sync: (reason) => announcer.sync(reason),
-    setServiceSource: (source) => announcer.setServiceSource(source),
-    finished: Promise.all(loops).then(() => undefined),
+    connect(context) {
+      const { services: informer, signal } = context;
+      services = informer;
+      informer.subscribe(() => {
+        announcer.sync("services changed").catch(failed);
+      });
+      informer.waitForSync(signal).then((ok) => {
+        if (!ok) return;
+        return announcer.setServiceSource({
+          services: informer,
+          hasSynced: () => informer.hasSynced(),
+        });
+      }).catch(failed);
+    },
+    dataPlane: tracked.dataPlane,
+    loops: named,
+    finished: Promise.all(named.map(([, loop]) => loop)).then(() => undefined),
+  };
+}
+
+/**
+ * Follows keepalived's notify FIFO and the interface's addresses (`vrrp_state.ts`).
+ * @returns keepalived's share of the data plane and the tracker's loop
+ */
+function trackDataPlane(inputs: {
+  options: KeepalivedOptions;
+  notifyFifo: boolean;
+  /** The Service cache once connected (for the `service` label). */
+  services: () => Informer<V1Service> | undefined;
+  lastApply: () => ApplyOutcome | "none";
+  onStarted: () => void;
+}): { dataPlane: AnnouncerDataPlane; finished: Promise<void> } {
+  const { options } = inputs;
+  // start-only settings (config/restart_settings.ts): read once, as startKeepalived does
+  const { track_file_dir: trackDir, config_file: configFile } = options.config().keepalived;
+  const dir = trackDir.replace(/\/+$/, "");
+  const tracker = new DataPlaneTracker({
+    registry: options.registry,
+    interface: () => options.config().keepalived.interface,
+    ...(inputs.notifyFifo ? { fifoPath: `${dir}/${NOTIFY_FIFO_FILE}` } : {}),
+    configFile: () => configFile,
+    servicesOf: (vip) => {
+      const keys: string[] = [];
+      for (const s of inputs.services()?.list() ?? []) {
+        if (!handlesService(options.config(), s)) continue;
+        const ips = (s.status?.loadBalancer?.ingress ?? []).map((i) => canonicalIp(i.ip ?? ""));
+        if (ips.includes(vip)) keys.push(`${s.metadata?.namespace}/${s.metadata?.name}`);
+      }
+      return keys.sort();
+    },
+    readAddresses: (iface) => readInterfaceAddresses({ interface: iface }),
+    onKeepalivedStarted: () => inputs.onStarted(),
+  });
+  return {
+    dataPlane: {
+      snapshot: () => {
+        const vrrp = tracker.snapshot();
+        return { instances: announcingInstances(vrrp.instances), vips: vrrp.vips };
+      },
+      subscribe: (listener) => tracker.subscribe(listener),
+      lastApply: () => inputs.lastApply(),
+    },
+    finished: tracker.run(options.signal),
   };
 }
 
@@ -169,9 +260,9 @@ async function observeRoles(
     // a withdrawal that keepalived did not take, or whose VIPs stayed, is tried again; a file
     // written while no keepalived ran is reloaded once one runs, so the outcome stops saying so
     if (announcer.withdrawalFailed) {
-      await announcer.sync("retrying the withdrawal").catch(() => undefined);
+      await announcer.sync("retrying the withdrawal").catch(syncFailed("keepalived"));
     } else if (lastApply() === "not_running") {
-      await announcer.sync("keepalived was not running").catch(() => undefined);
+      await announcer.sync("keepalived was not running").catch(syncFailed("keepalived"));
     }
     // a control-plane VIP announced over BGP is BIRD's: keepalived never holds it; a host out of
     // VRRP renders none, but the VIPs a failed withdrawal has not seen leave are observed (the

@@ -20,7 +20,7 @@
  * @module
  */
 import { Gauge, type Registry } from "prom-client";
-import type { DataPlaneSnapshot } from "../../../src/cloud/host_data_plane.ts";
+import type { AnnouncingInstance, InstanceRole } from "../../../src/cloud/host_data_plane.ts";
 import { Wakeable } from "../../../src/kube/wakeable_delay.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { canonicalIp } from "../../../src/net/ip.ts";
@@ -62,6 +62,35 @@ export interface DataPlaneTrackerOptions {
   now?: () => number;
   /** keepalived opened its FIFO: it (re)started, or reloaded (a new FIFO each time). */
   onKeepalivedStarted?: () => void;
+}
+
+/** This host's VRRP instances and the VIPs on its interface, in keepalived's words. */
+export interface VrrpSnapshot {
+  instances: InstanceReport[];
+  vips: { ip: string; since: string }[];
+}
+
+const ROLES: Readonly<Record<InstanceReport["state"], InstanceRole>> = {
+  MASTER: "holding",
+  BACKUP: "standby",
+  FAULT: "failed",
+  STOP: "stopped",
+  UNKNOWN: "unknown",
+};
+
+/**
+ * The VRRP instances in the provider contract's words (`src/cloud/host_data_plane.ts`).
+ * @param instances the tracker's instances
+ * @returns each with its role and where it was learned
+ */
+export function announcingInstances(instances: readonly InstanceReport[]): AnnouncingInstance[] {
+  return instances.map((i) => ({
+    name: i.name,
+    role: ROLES[i.state],
+    observedFrom: i.source === "fifo" ? "daemon" : "addresses",
+    since: i.since,
+    addresses: i.vips,
+  }));
 }
 
 /** Tracks this host's VRRP states and served VIPs. */
@@ -114,8 +143,8 @@ export class DataPlaneTracker {
     return this.#fifoStates.size;
   }
 
-  /** @returns the data plane now */
-  snapshot(): DataPlaneSnapshot {
+  /** @returns the VRRP instances and the VIPs on the interface now */
+  snapshot(): VrrpSnapshot {
     const now = new Date(this.#now()).toISOString();
     const instances: InstanceReport[] = [];
     for (const [name, vips] of [...this.#instanceVips].sort(([a], [b]) => compareCodeUnits(a, b))) {

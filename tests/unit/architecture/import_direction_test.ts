@@ -44,9 +44,12 @@ const FORBIDDEN: Record<string, readonly string[]> = {
   "src/plan": ["src/agent", "src/cli"],
 };
 
-/** Layers allowed to import a provider, and only its registry entry. */
+/**
+ * Layers allowed to import a provider, and only its registry entry or the list of built-in
+ * providers (`providers/mod.ts`).
+ */
 const PROVIDER_USERS: readonly string[] = ["src/agent", "src/cli", "src/plan"];
-const PROVIDER_ENTRY = /^providers\/[^/]+\/mod\.ts$/;
+const PROVIDER_ENTRY = /^providers\/(?:[^/]+\/)?mod\.ts$/;
 
 /**
  * The module specifiers a TypeScript file imports or re-exports: static `import … from`,
@@ -158,6 +161,7 @@ Deno.test("violation() allows the design's arrows and refuses the others", () =>
     ["providers/baremetal/load_balancer.ts", "src/cloud/provider.ts", undefined],
     ["src/agent/agent.ts", "providers/baremetal/mod.ts", undefined],
     ["src/cli/render.ts", "providers/baremetal/mod.ts", undefined],
+    ["src/cli/offline_provider.ts", "providers/mod.ts", undefined],
     [
       "providers/baremetal/load_balancer.ts",
       "src/controllers/service/service_controller.ts",

@@ -11,7 +11,7 @@ import { reset } from "@logtape/logtape";
 import { BirdAnnouncer } from "../../../providers/baremetal/bird/announcer.ts";
 import { endpointNodeNames, hostNodeReady } from "../../../providers/baremetal/bird/start_bird.ts";
 import { KeepalivedAnnouncer } from "../../../providers/baremetal/keepalived/announcer.ts";
-import { convergedServices } from "../../../src/cli/render.ts";
+import { convergedServices } from "../../../providers/baremetal/ipam/plan_allocations.ts";
 import { loadConfigFile } from "../../../src/config/load_config.ts";
 import { loadSnapshot } from "../../../src/snapshot/load_snapshot.ts";
 import { FakeInformer } from "../_fakes/fake_cluster.ts";

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { V1Service } from "@kubernetes/client-node";
-import { convergedServices, renderCommand } from "../../../src/cli/render.ts";
+import { renderCommand } from "../../../src/cli/render.ts";
+import { convergedServices } from "../../../providers/baremetal/ipam/plan_allocations.ts";
 import { UsageError } from "../../../src/cli/usage_error.ts";
 import { loadConfigFile } from "../../../src/config/load_config.ts";
 import { objectKey } from "../../../src/kube/ports.ts";

@@ -28,7 +28,7 @@ import { formatPlan } from "../../../src/plan/format_plan.ts";
 import { planNodes } from "../../../src/plan/plan_nodes.ts";
 import { parseSnapshot } from "../../../src/snapshot/load_snapshot.ts";
 import { parseIp } from "../../../src/net/ip.ts";
-import { convergedServices } from "../../../src/cli/render.ts";
+import { convergedServices } from "../../../providers/baremetal/ipam/plan_allocations.ts";
 import { createBaremetalProvider } from "../../../providers/baremetal/mod.ts";
 import { planAllocations } from "../../../providers/baremetal/ipam/plan_allocations.ts";
 import { renderHostKeepalived } from "../../../providers/baremetal/keepalived/announcer.ts";

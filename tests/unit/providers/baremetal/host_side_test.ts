@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { Registry } from "prom-client";
 import { startHostSide } from "../../../../providers/baremetal/host_side.ts";
+import type { RunningBird } from "../../../../providers/baremetal/bird/start_bird.ts";
 import type { Config } from "../../../../src/config/types.ts";
 import { bgpAnnouncedAddresses } from "../../../../src/status/host_report.ts";
 import { fakeBird } from "./bird/_fake_bird.ts";
@@ -51,16 +52,17 @@ Deno.test("the host side's data plane tells its listeners (the heartbeat) at onc
     signal: stop.signal,
   });
   try {
-    assert.ok(side.bird && side.dataPlane, "BIRD runs here");
-    await side.bird.sessions.poll();
-    const announced = () => bgpAnnouncedAddresses(side.dataPlane!.snapshot().bgp ?? []).sort();
+    const bird = side.announcers.find((a) => a.name === "bird") as RunningBird | undefined;
+    assert.ok(bird && side.dataPlane, "BIRD runs here");
+    await bird.sessions.poll();
+    const announced = () => bgpAnnouncedAddresses(side.dataPlane!.snapshot().sessions ?? []).sort();
     assert.deepEqual(announced(), ["198.51.100.7"]);
     let heard = 0;
     side.dataPlane.subscribe(() => heard++);
 
     // nothing changes: nobody is woken
     await side.sync("periodic");
-    await side.bird.sessions.poll();
+    await bird.sessions.poll();
     assert.equal(heard, 0);
 
     // the machine goes to maintenance: BIRD accepts a file announcing no VIP, and the listener
@@ -81,13 +83,13 @@ Deno.test("the host side's data plane tells its listeners (the heartbeat) at onc
 
     // the session drops at a poll: no address is announced over it any more
     replies["show protocols all"] = showProtocols(false);
-    await side.bird.sessions.poll();
+    await bird.sessions.poll();
     assert.equal(heard, 3);
     assert.deepEqual(announced(), []);
 
     // a file BIRD refuses changes nothing it announces: nobody is woken
     replies["show protocols all"] = showProtocols(true);
-    await side.bird.sessions.poll();
+    await bird.sessions.poll();
     assert.equal(heard, 4);
     replies["configure"] = "8002 Configuration error\n";
     config = {

@@ -166,7 +166,16 @@ Deno.test("the renderer refuses hostile values even when a model carries them", 
       }],
     },
     { ...model, host: "cp-1; protocol" },
-    { ...model, statics: [{ name: "keelson_vips4_p1 { }", family: 4 as const, routes: [] }] },
+    {
+      ...model,
+      statics: [{
+        name: "keelson_vips4_p1 { }",
+        kind: "service" as const,
+        pool: "bgp",
+        family: 4 as const,
+        routes: [],
+      }],
+    },
   ];
   for (const attempt of attempts) {
     assert.throws(() => renderBirdConfig(attempt), RangeError);
@@ -247,8 +256,8 @@ Deno.test("keepalived leaves BGP-pool VIPs and a BGP control-plane VIP to BIRD",
   const { buildKeepalivedModel } = await import(
     "../../../../../providers/baremetal/keepalived/model.ts"
   );
-  const { serviceVipsOf } = await import(
-    "../../../../../providers/baremetal/keepalived/announcer.ts"
+  const { servedServiceAddresses } = await import(
+    "../../../../../providers/baremetal/keepalived/served_addresses.ts"
   );
   const config = await bgpConfig();
   const model = buildKeepalivedModel({ config, host: "cp-1", serviceVips: VIPS });
@@ -261,7 +270,7 @@ Deno.test("keepalived leaves BGP-pool VIPs and a BGP control-plane VIP to BIRD",
     spec: { type: "LoadBalancer" },
     status: { loadBalancer: { ingress: [{ ip }] } },
   }));
-  assert.deepEqual(serviceVipsOf(config, services), ["192.0.2.3"]);
+  assert.deepEqual(servedServiceAddresses(config, services).vips, ["192.0.2.3"]);
 });
 
 Deno.test("graceful restart on, a host ASN and source address override pass bird -p", async () => {

@@ -1,0 +1,74 @@
+/**
+ * keepalived's file for `keelson render keepalived`: the file one control-plane host would run
+ * once the agent has converged on a cluster snapshot. The VIPs are the ingress addresses of the
+ * Services Keelson handles, with the addresses `keelson plan` would give the pending ones; the
+ * text comes from the pipeline the running announcer applies (`keepalivedHostFile`), fed from
+ * the snapshot instead of the caches. Offline: writes nothing.
+ *
+ * @module
+ */
+import type { HostFileRequest, HostFileResult } from "../../../src/cloud/host_file.ts";
+import type { Config } from "../../../src/config/types.ts";
+import { convergedServices } from "../ipam/plan_allocations.ts";
+import { keepalivedHostFile } from "./announcer.ts";
+import { USER_NAME_REGEXP } from "./render.ts";
+
+/** The user `keelson run` runs as when none is named (deploy/systemd/keelson.service). */
+const DEFAULT_RUN_AS_USER = "keelson";
+
+/**
+ * One host's keepalived file from the inventory and a snapshot.
+ * @param request the host, the snapshot and the user keepalived's notify FIFO is made for
+ * @param config the validated inventory
+ * @returns the text with notes on what was left out, or why it cannot be rendered
+ */
+export function renderKeepalivedFile(request: HostFileRequest, config: Config): HostFileResult {
+  const { host, configFile } = request;
+  const problem = hostProblem(config, configFile, host);
+  if (problem) return { error: problem };
+  const fifoUser = request.runAsUser ?? DEFAULT_RUN_AS_USER;
+  if (!USER_NAME_REGEXP.test(fifoUser)) {
+    return { error: `--fifo-user "${fifoUser}" is not a user name`, usage: true };
+  }
+  const rendered = keepalivedHostFile({
+    config,
+    host,
+    services: convergedServices(config, request.snapshot?.services ?? []),
+    notifyFifoUser: fifoUser,
+  });
+  if ("error" in rendered) return { error: rendered.error };
+  const notes: string[] = [];
+  if (rendered.withdrawal) {
+    // hostProblem refused the hosts that never drive keepalived; what is left is a retired one,
+    // given what `keelson run` gives its keepalived at a reload
+    notes.push(
+      `Host "${host}" serves no VIP through keepalived (${rendered.withdrawal.reason} in ` +
+        `${configFile}): this file has no VRRP instance; the other control-plane hosts no longer ` +
+        `peer with it`,
+    );
+  }
+  for (const { service, value, reason } of rendered.skipped) {
+    notes.push(`Not serving "${value}"${service ? ` of service "${service}"` : ""}: ${reason}`);
+  }
+  return { text: rendered.text, notes };
+}
+
+function hostProblem(config: Config, configPath: string, host: string): string | undefined {
+  const controlPlane = config.machines.filter((m) => m.role === "control-plane")
+    .map((m) => `"${m.name}"`).join(", ") || "none";
+  const machine = config.machines.find((m) => m.name === host);
+  if (!config.keepalived.enabled) {
+    return `Cannot render keepalived: ${configPath} sets [keepalived] enabled = false, so ` +
+      `Keelson drives keepalived on no host (a reload that turns it off gives the keepalived ` +
+      `a running keelson drives a file with no VRRP instance)`;
+  }
+  if (!machine) {
+    return `Cannot render keepalived for host "${host}": ${configPath} has no machine of that ` +
+      `name (control-plane machines: ${controlPlane})`;
+  }
+  if (machine.role !== "control-plane") {
+    return `Cannot render keepalived for host "${host}": its role is "${machine.role}", and ` +
+      `only control-plane machines run keepalived (control-plane machines: ${controlPlane})`;
+  }
+  return undefined;
+}

@@ -1,0 +1,40 @@
+/**
+ * `keelson render`'s view of a provider (Keelson extension): the file one of its announcers would
+ * keep on one host, rendered offline by the pipeline the running announcer applies, from the
+ * inventory and a cluster snapshot instead of the caches.
+ *
+ * @module
+ */
+import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
+
+/** A cluster snapshot's objects, and the file they were read from (for messages). */
+export interface SnapshotObjects {
+  file: string;
+  services: readonly V1Service[];
+  nodes: readonly V1Node[];
+  endpointSlices: readonly V1EndpointSlice[];
+}
+
+/** Which file to render, for which host, from what. */
+export interface HostFileRequest {
+  /** The announcer whose file it is, e.g. `keepalived`, `bird`. */
+  announcer: string;
+  /** The machine's name. */
+  host: string;
+  /** The inventory file, named in messages. */
+  configFile: string;
+  /** The cluster; absent: the inventory alone. */
+  snapshot?: SnapshotObjects;
+  /** Print secrets (e.g. BGP passwords) instead of a placeholder. @default false */
+  showSecrets?: boolean;
+  /** The user `keelson run` runs as, where the file names one. */
+  runAsUser?: string;
+}
+
+/**
+ * The file's text with notes for the operator (what was left out and why), or why it cannot be
+ * rendered; `usage`: a wrong command-line value (exit 2), not a wrong input file.
+ */
+export type HostFileResult =
+  | { text: string; notes: string[] }
+  | { error: string; usage?: boolean };
