@@ -1,5 +1,5 @@
 /**
- * The shape of the Nodes, Services, EndpointSlices and PersistentVolumes a snapshot may hold: the fields Keelson
+ * The shape of the Nodes, Services, EndpointSlices, Leases and PersistentVolumes a snapshot may hold: the fields Keelson
  * reads, with their types, checked with zod before any code touches them (a snapshot is untrusted
  * input: an annotation that is a number or `spec.ports` written as a map must be refused with the
  * item and field, never reach `.trim()`). Other fields pass through unchecked.
@@ -92,6 +92,16 @@ export const SnapshotEndpointSliceSchema = z.looseObject({
     nodeName: z.string().nullish(),
     conditions: z.looseObject({ ready: z.boolean().nullish() }).nullish(),
   })).nullish(),
+});
+
+/** A Lease as Keelson reads it (a host's heartbeat: `keelson-host-<name>` in kube-system). */
+export const SnapshotLeaseSchema = z.looseObject({
+  metadata,
+  spec: z.looseObject({
+    holderIdentity: z.string().nullish(),
+    leaseDurationSeconds: z.number().int().nullish(),
+    renewTime: time.nullish(),
+  }).optional(),
 });
 
 /** A PersistentVolume as Keelson reads it. */
