@@ -92,7 +92,8 @@ export async function listAllPages(
   let requests = 0;
   let restarted = false;
   let continueToken: string | undefined;
-  do {
+  // a loop, not do/while: the restart's `continue` must go round again without a token
+  while (true) {
     options.signal?.throwIfAborted();
     requests++;
     let page;
@@ -117,6 +118,7 @@ export async function listAllPages(
     }
     items.push(...page.items);
     continueToken = page.continueToken;
-  } while (continueToken);
+    if (!continueToken) break;
+  }
   return { items, requests };
 }
