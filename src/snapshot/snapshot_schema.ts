@@ -17,7 +17,7 @@ const metadata = z.looseObject({
   uid: z.string().optional(),
   resourceVersion: z.string().optional(),
   generation: z.number().optional(),
-  creationTimestamp: time.optional(),
+  creationTimestamp: time.nullish(),
   deletionTimestamp: time.nullish(),
   labels: stringMap.optional(),
   annotations: stringMap.optional(),
@@ -69,7 +69,7 @@ export const SnapshotNodeSchema = z.looseObject({
       key: z.string(),
       value: z.string().optional(),
       effect: z.string(),
-      timeAdded: time.optional(),
+      timeAdded: time.nullish(),
     })).optional(),
   }).optional(),
   status: z.looseObject({
@@ -79,8 +79,8 @@ export const SnapshotNodeSchema = z.looseObject({
       status: z.string(),
       reason: z.string().optional(),
       message: z.string().optional(),
-      lastHeartbeatTime: time.optional(),
-      lastTransitionTime: time.optional(),
+      lastHeartbeatTime: time.nullish(),
+      lastTransitionTime: time.nullish(),
     })).optional(),
   }).optional(),
 });

@@ -4,6 +4,7 @@
  * force, one that retires the machine of a NotReady Node, one that shrinks the pool under an
  * address a Service holds, and one that changes nothing but comments.
  */
+import type { V1Node, V1Service, V1ServiceStatus } from "@kubernetes/client-node";
 
 const HEAD = `
 [cluster]
@@ -82,7 +83,7 @@ export const SERVICES: readonly FixtureService[] = [
 ];
 
 /** The Node object (metadata and spec; the status is written apart in a live cluster). */
-export function nodeObject(node: FixtureNode) {
+export function nodeObject(node: FixtureNode): V1Node {
   return {
     metadata: { name: node.name, labels: { "kubernetes.io/hostname": node.name, ...LABELS } },
     spec: { providerID: node.providerID },
@@ -97,7 +98,7 @@ export function nodeObject(node: FixtureNode) {
 }
 
 /** The Service object, without its status. */
-export function serviceObject(service: FixtureService) {
+export function serviceObject(service: FixtureService): V1Service {
   return {
     metadata: {
       name: service.name,
@@ -110,7 +111,7 @@ export function serviceObject(service: FixtureService) {
 }
 
 /** The Service's status, as Keelson wrote it. */
-export function serviceStatus(service: FixtureService) {
+export function serviceStatus(service: FixtureService): V1ServiceStatus {
   return { loadBalancer: { ingress: [{ ip: service.ip, ipMode: "VIP" }] } };
 }
 
