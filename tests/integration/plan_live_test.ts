@@ -79,6 +79,7 @@ interface AuditEvent {
   stage: string;
   requestURI: string;
   user: { username: string };
+  userAgent?: string;
   responseStatus?: { code: number };
   requestReceivedTimestamp: string;
   stageTimestamp: string;
@@ -162,6 +163,11 @@ integrationTest(
         cp.viewerToken,
       );
       assert.equal(denied.status, 403);
+      // that refused DELETE is in the audit log too: the runs' requests are the ones after it
+      const before = (await waitFor(async () => {
+        const events = await auditEvents(audit);
+        return events.some((e) => e.verb === "delete") ? events : undefined;
+      }, { timeoutMs: 10_000, message: "the refused DELETE in the audit log" })).length;
 
       const live = (inventory: string, kubeconfig = files.viewer) =>
         plan([
@@ -183,7 +189,8 @@ integrationTest(
           runs.push(run);
           assert.equal(run.code, 2, run.err);
           const diff = JSON.parse(run.out);
-          assert.deepEqual(diff.read, { nodes: 2, services: 2, endpointSlices: 0, heartbeats: 1 });
+          // the Services: shop's two and the apiserver's own default/kubernetes
+          assert.deepEqual([diff.read.nodes, diff.read.services, diff.read.heartbeats], [2, 3, 1]);
           assert.deepEqual(diff.nodes.map((n: { node: string }) => n.node), ["n-2"]);
           assert.deepEqual(diff.nodes[0].proposed, {
             machineState: "retired",
@@ -243,9 +250,10 @@ integrationTest(
 
         // four runs as the viewer (three JSON, one text); the audit backend writes as it answers
         const events = await waitFor(async () => {
-          const all = await auditEvents(audit);
+          const all = (await auditEvents(audit)).slice(before);
           return all.length >= 16 ? all : undefined;
         }, { timeoutMs: 10_000, message: "16 audit events of the read-only user" });
+        assert.ok(events.every((e) => e.userAgent === "keelson-plan"), JSON.stringify(events));
         const verbs = [...new Set(events.map((e) => e.verb))];
         assert.deepEqual(verbs, ["list"], JSON.stringify(events.map((e) => e.requestURI)));
         assert.ok(events.every((e) => e.responseStatus?.code === 200));
