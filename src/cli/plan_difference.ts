@@ -78,13 +78,15 @@ export async function planDifference(
   inputs: PlanDifferenceInputs,
   planning: ProviderPlanning,
 ): Promise<number> {
-  const current = await readInventory(inputs.currentPath);
-  if (!current) {
+  if (!await exists(inputs.currentPath)) {
     printError(
-      `${inputs.currentPath}: the inventory in force cannot be read (give it with --current)`,
+      `keelson plan: ${inputs.currentPath}, the inventory in force, does not exist; name it with ` +
+        "--current FILE",
     );
     return EXIT_INVALID;
   }
+  const current = await readInventory(inputs.currentPath);
+  if (!current) return EXIT_INVALID;
   let snapshot: Snapshot | undefined;
   let cluster: string;
   if (inputs.source.kind === "snapshot") {
@@ -173,6 +175,17 @@ async function readLive(
         : `keelson plan: cannot read the cluster at ${where}: ${message}`,
     );
     return undefined;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    // anything else (a permission, a loop) is for readInventory to explain
+    return true;
   }
 }
 
