@@ -5,7 +5,8 @@
  * edit gives its exit status (retire a NotReady Node's machine: deleted, 2; shrink a pool under a
  * held address: stranded and refused, 2; a comment: 0), the read-only user gets the same answer
  * as the admin, and the apiserver's audit log shows that user sent only GETs (list), never a
- * write. An unreachable apiserver and a missing kubeconfig exit 1, naming them.
+ * write. An unreachable apiserver, one that never answers (the read ends at --timeout) and a
+ * missing kubeconfig exit 1, naming them.
  */
 import assert from "node:assert/strict";
 import { integrationTest, startControlPlane } from "./_harness/control_plane.ts";
@@ -272,7 +273,7 @@ integrationTest(
       });
 
       await t.step(
-        "an unreachable apiserver and a missing kubeconfig: exit 1, naming them",
+        "an unreachable, a silent apiserver and a missing kubeconfig: exit 1, naming them",
         async () => {
           // a port nothing listens on: bound, read, then closed
           const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -293,6 +294,36 @@ integrationTest(
             ),
           );
           assert.doesNotMatch(unreachable.err, /^\s+at /m);
+
+          // an apiserver that accepts connections and never answers: the whole read ends at --timeout
+          const silent = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+          const held: Deno.Conn[] = [];
+          const accepting = (async () => {
+            for await (const conn of silent) held.push(conn);
+          })().catch(() => {});
+          try {
+            const mute = `${dir}/mute.kubeconfig`;
+            await writeKubeconfig(mute, `https://127.0.0.1:${silent.addr.port}`, cp.caPem, VIEWER, {
+              token: cp.viewerToken,
+            });
+            await readableByTestUser(mute);
+            const hung = await plan([
+              "-c",
+              files.same,
+              "--current",
+              files.current,
+              "--kubeconfig",
+              mute,
+              "--timeout",
+              "2s",
+            ]);
+            assert.equal(hung.code, 1);
+            assert.match(hung.err, /the cluster was not read within --timeout 2s/);
+          } finally {
+            silent.close();
+            for (const conn of held) conn.close();
+            await accepting;
+          }
 
           const missing = await live(files.same, `${dir}/none.kubeconfig`);
           assert.equal(missing.code, 1);
