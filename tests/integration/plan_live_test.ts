@@ -5,7 +5,7 @@
  * edit gives its exit status (retire a NotReady Node's machine: deleted, 2; shrink a pool under a
  * held address: stranded and refused, 2; a comment: 0), the read-only user gets the same answer
  * as the admin, and the apiserver's audit log shows that user sent only GETs (list), never a
- * write. An unreachable apiserver, one that never answers (the read ends at --timeout) and a
+ * write; a collection above one page (600 Leases) is read in two pages of 500. An unreachable apiserver, one that never answers (the read ends at --timeout) and a
  * missing kubeconfig exit 1, naming them.
  */
 import assert from "node:assert/strict";
@@ -270,6 +270,35 @@ integrationTest(
             runs.map((r) => Math.round(r.ms)).join(", ")
           } ms (process start included)`,
         );
+      });
+
+      await t.step("a collection above one page is read in pages of 500 (continue)", async () => {
+        // 600 Leases that are no heartbeat: the Lease list takes two pages
+        const leases = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases";
+        for (let i = 0; i < 600; i += 50) {
+          await Promise.all(
+            Array.from(
+              { length: 50 },
+              (_, j) => cp.requestOk("POST", leases, { metadata: { name: `filler-${i + j}` } }),
+            ),
+          );
+        }
+        const seen = (await auditEvents(audit)).length;
+        const run = await live(files.same);
+        assert.equal(run.code, 0, run.err);
+        assert.equal(JSON.parse(run.out).read.heartbeats, 1);
+        const events = await waitFor(async () => {
+          const all = (await auditEvents(audit)).slice(seen);
+          return all.length >= 5 ? all : undefined;
+        }, { timeoutMs: 10_000, message: "5 audit events of the paged run" });
+        const leaseLists = events.filter((e) => e.requestURI.startsWith(`${leases}?`));
+        assert.deepEqual(
+          leaseLists.map((e) => new URL(e.requestURI, "https://x").searchParams.has("continue")),
+          [false, true],
+        );
+        assert.ok(leaseLists.every((e) => /[?&]limit=500(&|$)/.test(e.requestURI)));
+        assert.deepEqual([...new Set(events.map((e) => e.verb))], ["list"]);
+        assert.equal(events.length, 5);
       });
 
       await t.step(
