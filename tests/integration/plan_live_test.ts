@@ -5,8 +5,9 @@
  * edit gives its exit status (retire a NotReady Node's machine: deleted, 2; shrink a pool under a
  * held address: stranded and refused, 2; a comment: 0), the read-only user gets the same answer
  * as the admin, and the apiserver's audit log shows that user sent only GETs (list), never a
- * write; a collection above one page (600 Leases) is read in two pages of 500. An unreachable apiserver, one that never answers (the read ends at --timeout) and a
- * missing kubeconfig exit 1, naming them.
+ * write; a collection above one page (600 Leases) is read in two pages of 500. An unreachable
+ * apiserver, one that never answers (the read ends at --timeout) and a missing kubeconfig exit 1,
+ * naming them.
  */
 import assert from "node:assert/strict";
 import { integrationTest, startControlPlane } from "./_harness/control_plane.ts";
