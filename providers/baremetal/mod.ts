@@ -181,10 +181,11 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
       const unsubscribe = services.subscribe(reportUnserved);
       signal.addEventListener("abort", unsubscribe, { once: true });
     },
-    validateReload(next, inForce, file) {
+    validateReload(next, inForce, file, services) {
       // a reload may not take an address from a pool while a Service holds it
-      const services = cluster.services?.hasSynced() ? cluster.services.list() : undefined;
-      return strandedAddressIssues(inForce, next, services, file);
+      const held = services ??
+        (cluster.services?.hasSynced() ? cluster.services.list() : undefined);
+      return strandedAddressIssues(inForce, next, held, file);
     },
     async renderHostFile(request) {
       const announcer = ANNOUNCERS.find((a) => a.name === request.announcer);

@@ -23,7 +23,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     load: async () => (await import("./check.ts")).checkCommand,
   },
   plan: {
-    summary: "offline: what run would do to a cluster snapshot",
+    summary: "what run would do to a snapshot, or what an inventory edit would change (live)",
     load: async () => (await import("./plan.ts")).planCommand,
   },
   import: {

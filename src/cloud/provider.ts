@@ -250,9 +250,16 @@ export interface CloudProvider {
    * @param next the reloaded configuration (validated, flags applied)
    * @param inForce the configuration in force
    * @param file the configuration file, named in the issues
+   * @param services the Services to judge by (`keelson plan`'s); default: what the provider's
+   *   connected caches hold, once synced
    * @returns the issues; none accepts the reload
    */
-  validateReload?(next: Config, inForce: Config, file: string): ConfigIssue[];
+  validateReload?(
+    next: Config,
+    inForce: Config,
+    file: string,
+    services?: readonly V1Service[],
+  ): ConfigIssue[];
   /**
    * One host's file of one of the provider's announcers, rendered offline (`keelson render`).
    * Keelson extension.

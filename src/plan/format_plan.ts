@@ -13,7 +13,10 @@ import { terminalSafe } from "../text/terminal_safe.ts";
  * @param services from `planAllocations`, or undefined
  * @returns the text, ending with a newline
  */
-export function formatPlan(nodes: NodePlan[], services: AllocationPlan | undefined): string {
+export function formatPlan(
+  nodes: readonly NodePlan[],
+  services: AllocationPlan | undefined,
+): string {
   const lines: string[] = [`Nodes (${nodes.length}):`];
   const width = Math.max(0, ...nodes.map((n) => n.node.length));
   for (const plan of nodes) {
@@ -27,7 +30,10 @@ export function formatPlan(nodes: NodePlan[], services: AllocationPlan | undefin
       continue;
     }
     plan.actions.forEach((action, index) => {
-      const text = describe(action).map((line, i) => (i === 0 ? line : `${indent}  ${line}`));
+      const text = describeNodeAction(action).map((
+        line,
+        i,
+      ) => (i === 0 ? line : `${indent}  ${line}`));
       lines.push(`${index === 0 ? head : indent}${text[0]}${index === 0 ? ` ${state}` : ""}`);
       lines.push(...text.slice(1));
     });
@@ -72,7 +78,12 @@ function describeAddresses(
   return `${ips.join(", ")}${pool ? ` from pool ${pool}` : ""}`;
 }
 
-function describe(action: PlannedNodeAction): string[] {
+/**
+ * One Node action as text lines (the first is the action, the rest its details).
+ * @param action the planned action
+ * @returns the lines, not yet made terminal-safe
+ */
+export function describeNodeAction(action: PlannedNodeAction): string[] {
   switch (action.action) {
     case "initialize": {
       const lines = [`initialize: providerID ${action.providerID}, remove the uninitialized taint`];

@@ -1,12 +1,14 @@
 /**
  * The document `keelson plan -o json` prints, one flat object (README "Machine-readable
- * output"): `nodes`, `services`, `otherClass`, `orphans`, `pools`, `problems`. Pure.
+ * output"): `nodes`, `services`, `otherClass`, `orphans`, `pools`, `problems`; and the one
+ * `keelson plan --current`/`--kubeconfig` prints: what differs between two inventories. Pure.
  *
  * @module
  */
 import type { AllocationPlan } from "../cloud/cluster_plan.ts";
 import type { NodePlan } from "./plan_nodes.ts";
 import { jsonCount } from "../text/json_text.ts";
+import { hasChanges, type PlanDiff } from "./plan_diff.ts";
 
 /** One pool and family in the plan's JSON, as in `keelson status -o json`. */
 export interface PoolJson {
@@ -56,4 +58,31 @@ export function planJson(nodes: readonly NodePlan[], allocations: AllocationPlan
     })),
     problems: allocations.problems,
   };
+}
+
+/** The `plan --current`/`--kubeconfig -o json` document. */
+export interface PlanDiffJson extends PlanDiff {
+  /** Whether anything differs (then the exit status is 2). */
+  changes: boolean;
+  /** The proposed inventory file. */
+  proposed: string;
+  /** The inventory in force. */
+  current: string;
+  /** Where the objects came from: the snapshot file or the kubeconfig source. */
+  cluster: string;
+  /** What was read: Nodes, Services, EndpointSlices, heartbeat Leases. */
+  read: { nodes: number; services: number; endpointSlices: number; heartbeats: number };
+}
+
+/**
+ * The difference as one flat document; every key always present.
+ * @param diff from `diffPlans`
+ * @param inputs the files, the cluster source and what was read
+ * @returns the document
+ */
+export function planDiffJson(
+  diff: PlanDiff,
+  inputs: Omit<PlanDiffJson, keyof PlanDiff | "changes">,
+): PlanDiffJson {
+  return { changes: hasChanges(diff), ...inputs, ...diff };
 }

@@ -53,6 +53,11 @@ export interface PlanNodesOptions {
   policy: NodeLifecyclePolicy;
   /** Milliseconds since the epoch, for the rate limit window. @default Date.now() */
   now?: number;
+  /**
+   * Why every deletion is held back (the reload guard: too many machines removed at once), if
+   * it would be.
+   */
+  deletionsBlocked?: string;
 }
 
 /**
@@ -115,7 +120,13 @@ export async function planNodes(
       actions.push({ action: "untaint", taints: life.removeTaints });
     }
     if (life.blocked) actions.push({ action: "keep", reason: life.blocked });
-    if (life.delete) actions.push(deletion(life.delete, limiter, now, options.policy));
+    if (life.delete) {
+      actions.push(
+        options.deletionsBlocked
+          ? { action: "keep", reason: `${life.delete}; held back: ${options.deletionsBlocked}` }
+          : deletion(life.delete, limiter, now, options.policy),
+      );
+    }
     plans.push({
       node: node.metadata?.name ?? "",
       ready: life.ready,

@@ -6,6 +6,7 @@
  */
 import type {
   V1EndpointSlice,
+  V1Lease,
   V1Node,
   V1PersistentVolume,
   V1Service,
@@ -15,6 +16,7 @@ import { readInputFile } from "../config/read_input_file.ts";
 import {
   describeItemIssue,
   SnapshotEndpointSliceSchema,
+  SnapshotLeaseSchema,
   SnapshotNodeSchema,
   SnapshotPersistentVolumeSchema,
   SnapshotServiceSchema,
@@ -26,6 +28,8 @@ export interface Snapshot {
   services: V1Service[];
   persistentVolumes: V1PersistentVolume[];
   endpointSlices: V1EndpointSlice[];
+  /** Leases (hosts' heartbeats among them). */
+  leases: V1Lease[];
   /** How many objects of each other kind (Pods, ConfigMaps, ...) it held, unread. */
   otherKinds: Map<string, number>;
 }
@@ -55,13 +59,7 @@ export async function loadSnapshot(path: string): Promise<Snapshot> {
  * @throws {Error} naming `source` and the document/item index on a malformed input
  */
 export function parseSnapshot(text: string, source: string): Snapshot {
-  const snapshot: Snapshot = {
-    nodes: [],
-    services: [],
-    persistentVolumes: [],
-    endpointSlices: [],
-    otherKinds: new Map(),
-  };
+  const snapshot = emptySnapshot();
   const documents = parseAllDocuments(text);
   if (!Array.isArray(documents)) {
     throw new Error(`Cannot parse cluster state ${source}: it is empty`);
@@ -91,6 +89,36 @@ export function parseSnapshot(text: string, source: string): Snapshot {
   return snapshot;
 }
 
+/** @returns a snapshot holding nothing */
+export function emptySnapshot(): Snapshot {
+  return {
+    nodes: [],
+    services: [],
+    persistentVolumes: [],
+    endpointSlices: [],
+    leases: [],
+    otherKinds: new Map(),
+  };
+}
+
+/**
+ * Adds the items of one list (a file's `List`, or a page the API server answered) to a snapshot,
+ * each checked as a snapshot file's items are: the one validation path for cluster objects.
+ * @param snapshot where the items go
+ * @param items the list's items, untrusted
+ * @param listKind e.g. `NodeList`: the kind of items that carry none (the API server omits it)
+ * @param source names the list in error messages, e.g. `list /api/v1/nodes`
+ * @throws {Error} naming `source`, the item index, the object and the field on a malformed item
+ */
+export function addListItems(
+  snapshot: Snapshot,
+  items: readonly unknown[],
+  listKind: string,
+  source: string,
+): void {
+  items.forEach((item, index) => add(snapshot, item, `${source} item ${index}`, listKind));
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -100,6 +128,7 @@ const LIST_KINDS: Record<string, string> = {
   ServiceList: "Service",
   PersistentVolumeList: "PersistentVolume",
   EndpointSliceList: "EndpointSlice",
+  LeaseList: "Lease",
 };
 
 function add(snapshot: Snapshot, item: unknown, where: string, listKind: unknown): void {
@@ -144,6 +173,10 @@ function add(snapshot: Snapshot, item: unknown, where: string, listKind: unknown
     case "EndpointSlice":
       check(SnapshotEndpointSliceSchema);
       snapshot.endpointSlices.push(item as unknown as V1EndpointSlice);
+      break;
+    case "Lease":
+      check(SnapshotLeaseSchema);
+      snapshot.leases.push(item as V1Lease);
       break;
     case undefined:
       throw new Error(`Cannot read cluster state ${where}: kind is missing`);

@@ -1,5 +1,5 @@
 /**
- * The shape of the Nodes, Services, EndpointSlices and PersistentVolumes a snapshot may hold: the fields Keelson
+ * The shape of the Nodes, Services, EndpointSlices, Leases and PersistentVolumes a snapshot may hold: the fields Keelson
  * reads, with their types, checked with zod before any code touches them (a snapshot is untrusted
  * input: an annotation that is a number or `spec.ports` written as a map must be refused with the
  * item and field, never reach `.trim()`). Other fields pass through unchecked.
@@ -17,7 +17,7 @@ const metadata = z.looseObject({
   uid: z.string().optional(),
   resourceVersion: z.string().optional(),
   generation: z.number().optional(),
-  creationTimestamp: time.optional(),
+  creationTimestamp: time.nullish(),
   deletionTimestamp: time.nullish(),
   labels: stringMap.optional(),
   annotations: stringMap.optional(),
@@ -69,7 +69,7 @@ export const SnapshotNodeSchema = z.looseObject({
       key: z.string(),
       value: z.string().optional(),
       effect: z.string(),
-      timeAdded: time.optional(),
+      timeAdded: time.nullish(),
     })).optional(),
   }).optional(),
   status: z.looseObject({
@@ -79,8 +79,8 @@ export const SnapshotNodeSchema = z.looseObject({
       status: z.string(),
       reason: z.string().optional(),
       message: z.string().optional(),
-      lastHeartbeatTime: time.optional(),
-      lastTransitionTime: time.optional(),
+      lastHeartbeatTime: time.nullish(),
+      lastTransitionTime: time.nullish(),
     })).optional(),
   }).optional(),
 });
@@ -92,6 +92,16 @@ export const SnapshotEndpointSliceSchema = z.looseObject({
     nodeName: z.string().nullish(),
     conditions: z.looseObject({ ready: z.boolean().nullish() }).nullish(),
   })).nullish(),
+});
+
+/** A Lease as Keelson reads it (a host's heartbeat: `keelson-host-<name>` in kube-system). */
+export const SnapshotLeaseSchema = z.looseObject({
+  metadata,
+  spec: z.looseObject({
+    holderIdentity: z.string().nullish(),
+    leaseDurationSeconds: z.number().int().nullish(),
+    renewTime: time.nullish(),
+  }).optional(),
 });
 
 /** A PersistentVolume as Keelson reads it. */

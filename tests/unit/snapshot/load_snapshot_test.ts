@@ -51,3 +51,23 @@ Deno.test("parseSnapshot names the file on a YAML syntax error", () => {
 Deno.test("loadSnapshot names a missing file", async () => {
   await assert.rejects(loadSnapshot("/nonexistent/state.yaml"), /\/nonexistent\/state\.yaml/);
 });
+
+Deno.test("parseSnapshot reads the null times the API server writes for unset ones", () => {
+  // kube-apiserver serializes an unset metav1.Time as null (kubectl prints `lastHeartbeatTime: null`)
+  const text = JSON.stringify({
+    kind: "NodeList",
+    items: [{
+      metadata: { name: "n-1", creationTimestamp: "2026-01-01T00:00:00Z" },
+      spec: { taints: [{ key: "k", effect: "NoSchedule", timeAdded: null }] },
+      status: {
+        conditions: [{
+          type: "Ready",
+          status: "False",
+          lastHeartbeatTime: null,
+          lastTransitionTime: null,
+        }],
+      },
+    }],
+  });
+  assert.equal(parseSnapshot(text, "s.json").nodes.length, 1);
+});

@@ -1,0 +1,207 @@
+/**
+ * `keelson plan --current FILE` and `keelson plan --kubeconfig FILE`: what a proposed inventory
+ * would change compared with the one in force, for the objects of a snapshot file or of a live
+ * cluster. The live read goes through the read-only client (it has no write method), lists only,
+ * in bounded pages, each request with a deadline and the whole read within `--timeout`. Exit
+ * status as terraform's `plan -detailed-exitcode`: 0 nothing would change, 2 something would,
+ * 1 an error.
+ *
+ * @module
+ */
+import { Registry } from "prom-client";
+import type { Config } from "../config/types.ts";
+import { KubeconfigError, resolveConnectionSettings } from "../kube/kubeconfig.ts";
+import { createReadOnlyKubeClient } from "../kube/read_only_client.ts";
+import { errorMessage } from "../log/error_message.ts";
+import { formatDiff } from "../plan/format_diff.ts";
+import { readLiveCluster } from "../plan/live_cluster.ts";
+import { type ClusterPlan, diffPlans, hasChanges } from "../plan/plan_diff.ts";
+import { planDiffJson } from "../plan/plan_json.ts";
+import type { Snapshot } from "../snapshot/load_snapshot.ts";
+import { parseHeartbeatLease } from "../status/heartbeats.ts";
+import { toJsonText } from "../text/json_text.ts";
+import { readInventory, readSnapshot } from "./command_inputs.ts";
+import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
+import { print, printError } from "./output.ts";
+
+/** Exit status when the proposed inventory changes something (terraform's 2). */
+export const EXIT_CHANGES = 2;
+
+/** The inventory in force when `--current` is not given: the file keelson.service runs with. */
+export const DEFAULT_CURRENT_INVENTORY = "/etc/keelson/keelson.toml";
+
+/** The deadline of each request of the live read. */
+export const LIVE_REQUEST_TIMEOUT_MS = 15_000;
+
+/** Where the objects come from. */
+export type ClusterSource =
+  | { kind: "snapshot"; path: string }
+  | { kind: "live"; kubeconfig: string; context: string | undefined; timeoutMs: number };
+
+/** What the caller (plan.ts) knows how to compute from the provider. */
+export interface ProviderPlanning {
+  /**
+   * What one inventory makes of the objects.
+   * @param config the inventory
+   * @param snapshot the objects
+   * @param deletionsBlocked a guard's reason that holds back every Node deletion, if any
+   */
+  plan(
+    config: Config,
+    snapshot: Snapshot,
+    deletionsBlocked: string | undefined,
+  ): Promise<ClusterPlan | undefined>;
+  /** Why a running agent would refuse to reload `next` over `current`, as sentences. */
+  refusals(current: Config, next: Config, snapshot: Snapshot, file: string): string[];
+  /** Why Node deletions would be held back right after reloading `next` over `current`. */
+  deletionsBlocked(current: Config, next: Config): string | undefined;
+}
+
+/** Inputs of `planDifference`. */
+export interface PlanDifferenceInputs {
+  /** The proposed inventory, read and valid. */
+  proposed: Config;
+  proposedPath: string;
+  /** The inventory in force (`--current`). */
+  currentPath: string;
+  source: ClusterSource;
+  json: boolean;
+}
+
+/**
+ * Prints what the proposed inventory would change.
+ * @param inputs the inventories, where the objects come from, the output format
+ * @param planning the provider's planning functions
+ * @returns 0 no change, 2 changes, 1 an input or the cluster could not be read
+ */
+export async function planDifference(
+  inputs: PlanDifferenceInputs,
+  planning: ProviderPlanning,
+): Promise<number> {
+  if (!await exists(inputs.currentPath)) {
+    printError(
+      `keelson plan: ${inputs.currentPath}, the inventory in force, does not exist; name it with ` +
+        "--current FILE",
+    );
+    return EXIT_INVALID;
+  }
+  const current = await readInventory(inputs.currentPath);
+  if (!current) return EXIT_INVALID;
+  let snapshot: Snapshot | undefined;
+  let cluster: string;
+  if (inputs.source.kind === "snapshot") {
+    snapshot = await readSnapshot(inputs.source.path);
+    cluster = inputs.source.path;
+  } else {
+    const read = await readLive(inputs.source);
+    snapshot = read?.snapshot;
+    cluster = read?.cluster ?? "";
+  }
+  if (!snapshot) return EXIT_INVALID;
+  if (snapshot.nodes.length === 0 && snapshot.services.length === 0) {
+    // an empty read would pass as "nothing to change" for a cluster it never saw
+    printError(`${cluster} holds no Node and no Service: nothing to compare the inventories on`);
+    return EXIT_INVALID;
+  }
+  const inForce = await planning.plan(current, snapshot, undefined);
+  const proposed = await planning.plan(
+    inputs.proposed,
+    snapshot,
+    planning.deletionsBlocked(current, inputs.proposed),
+  );
+  if (!inForce || !proposed) return EXIT_INVALID; // the provider said why
+  const diff = diffPlans(inForce, proposed, {
+    refused: planning.refusals(current, inputs.proposed, snapshot, inputs.proposedPath),
+    reportedBy: reportedVips(snapshot),
+  });
+  if (inputs.json) {
+    print(
+      toJsonText(planDiffJson(diff, {
+        proposed: inputs.proposedPath,
+        current: inputs.currentPath,
+        cluster,
+        read: {
+          nodes: snapshot.nodes.length,
+          services: snapshot.services.length,
+          endpointSlices: snapshot.endpointSlices.length,
+          heartbeats: heartbeatsOf(snapshot).length,
+        },
+      })).trimEnd(),
+    );
+  } else {
+    print(
+      formatDiff(diff, {
+        proposed: inputs.proposedPath,
+        current: inputs.currentPath,
+        cluster,
+        nodes: snapshot.nodes.length,
+        services: snapshot.services.length,
+      }).trimEnd(),
+    );
+  }
+  return hasChanges(diff) ? EXIT_CHANGES : EXIT_OK;
+}
+
+/** Reads the live cluster; undefined after printing why it could not. */
+async function readLive(
+  source: Extract<ClusterSource, { kind: "live" }>,
+): Promise<{ snapshot: Snapshot; cluster: string } | undefined> {
+  let where = `kubeconfig "${source.kubeconfig}"`;
+  try {
+    const settings = await resolveConnectionSettings({
+      kubeconfig: source.kubeconfig,
+      ...(source.context ? { context: source.context } : {}),
+    });
+    where = `${settings.source} (${settings.server})`;
+    const client = createReadOnlyKubeClient(settings, {
+      registry: new Registry(),
+      userAgent: "keelson-plan",
+      requestTimeoutMs: LIVE_REQUEST_TIMEOUT_MS,
+    });
+    try {
+      const read = await readLiveCluster(client, { signal: AbortSignal.timeout(source.timeoutMs) });
+      return { snapshot: read.snapshot, cluster: where };
+    } finally {
+      client.close();
+    }
+  } catch (error) {
+    const timedOut = error instanceof DOMException && error.name === "TimeoutError";
+    const message = timedOut
+      ? `the cluster was not read within --timeout ${source.timeoutMs / 1000}s`
+      : errorMessage(error);
+    // a KubeconfigError names its file; anything else is about the server it was reaching
+    printError(
+      error instanceof KubeconfigError
+        ? `keelson plan: ${message}`
+        : `keelson plan: cannot read the cluster at ${where}: ${message}`,
+    );
+    return undefined;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    // anything else (a permission, a loop) is for readInventory to explain
+    return true;
+  }
+}
+
+function heartbeatsOf(snapshot: Snapshot) {
+  return snapshot.leases.map(parseHeartbeatLease).filter((h) => h !== undefined);
+}
+
+/** VIP -> hosts whose last heartbeat report lists it (one read: freshness is not judged). */
+function reportedVips(snapshot: Snapshot): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const heartbeat of heartbeatsOf(snapshot)) {
+    if ("error" in heartbeat.report) continue;
+    for (const vip of heartbeat.report.vips) {
+      out.set(vip.ip, [...(out.get(vip.ip) ?? []), heartbeat.host]);
+    }
+  }
+  return out;
+}

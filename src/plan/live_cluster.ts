@@ -1,0 +1,124 @@
+/**
+ * Reads what `keelson plan --kubeconfig` plans against from a live cluster: Nodes, Services,
+ * EndpointSlices and the hosts' heartbeat Leases. Lists only (no watch), in bounded pages
+ * (`limit`/`continue`), through the read-only client (it has no write method), each request with
+ * its own deadline (the client's) and the whole read under the caller's signal. Every item goes
+ * through the snapshot file's validation (`addListItems`): the answer is as untrusted as a file.
+ *
+ * @module
+ */
+import { addListItems, emptySnapshot, type Snapshot } from "../snapshot/load_snapshot.ts";
+import { KubeApiError } from "../kube/ports.ts";
+import type { ReadOnlyKubeClient } from "../kube/read_only_client.ts";
+import { HEARTBEAT_NAMESPACE } from "../status/host_report.ts";
+
+/** One collection the live plan reads. */
+export interface LiveCollection {
+  /** The collection's path. */
+  path: string;
+  /** The kind of its list, e.g. `NodeList` (its items carry no kind). */
+  listKind: string;
+}
+
+/** What the live plan reads, in this order. */
+export const LIVE_COLLECTIONS: readonly LiveCollection[] = [
+  { path: "/api/v1/nodes", listKind: "NodeList" },
+  { path: "/api/v1/services", listKind: "ServiceList" },
+  { path: "/apis/discovery.k8s.io/v1/endpointslices", listKind: "EndpointSliceList" },
+  {
+    path: `/apis/coordination.k8s.io/v1/namespaces/${HEARTBEAT_NAMESPACE}/leases`,
+    listKind: "LeaseList",
+  },
+];
+
+/** Options of `readLiveCluster` and `listAllPages`. */
+export interface LiveReadOptions {
+  /** Items per page (`limit`). @default 500 */
+  pageSize?: number;
+  /** The most items one collection may hold; more is refused, not truncated. @default 100 000 */
+  maxItems?: number;
+  /** Aborts the whole read (the total deadline). */
+  signal?: AbortSignal;
+}
+
+/** What was read, and what it cost. */
+export interface LiveCluster {
+  /** The objects, validated as a snapshot file's. */
+  snapshot: Snapshot;
+  /** How many requests were sent (all GETs). */
+  requests: number;
+}
+
+/**
+ * Reads every collection of `LIVE_COLLECTIONS` into one snapshot.
+ * @param client the read-only client
+ * @param options page size, item bound, signal
+ * @returns the snapshot and the request count
+ * @throws {KubeApiError} when a request fails; {Error} naming the item on a malformed object or a
+ *   collection above `maxItems`; the signal's reason on abort
+ */
+export async function readLiveCluster(
+  client: ReadOnlyKubeClient,
+  options: LiveReadOptions = {},
+): Promise<LiveCluster> {
+  const snapshot = emptySnapshot();
+  let requests = 0;
+  for (const collection of LIVE_COLLECTIONS) {
+    const read = await listAllPages(client, collection.path, options);
+    requests += read.requests;
+    addListItems(snapshot, read.items, collection.listKind, `list ${collection.path}`);
+  }
+  return { snapshot, requests };
+}
+
+/**
+ * Lists one collection page by page. A continue token that expired (410 Gone) between pages
+ * restarts the list once from the first page, as client-go's pager does, so the result is one
+ * consistent list.
+ * @param client the read-only client
+ * @param path the collection
+ * @param options page size, item bound, signal
+ * @returns every item and the number of requests sent
+ * @throws {KubeApiError} when a request fails; {Error} above `maxItems`
+ */
+export async function listAllPages(
+  client: ReadOnlyKubeClient,
+  path: string,
+  options: LiveReadOptions = {},
+): Promise<{ items: unknown[]; requests: number }> {
+  const limit = options.pageSize ?? 500;
+  const maxItems = options.maxItems ?? 100_000;
+  const items: unknown[] = [];
+  let requests = 0;
+  let restarted = false;
+  let continueToken: string | undefined;
+  // a loop, not do/while: the restart's `continue` must go round again without a token
+  while (true) {
+    options.signal?.throwIfAborted();
+    requests++;
+    let page;
+    try {
+      page = await client.listPage(path, {
+        limit,
+        ...(continueToken ? { continueToken } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+    } catch (error) {
+      if (error instanceof KubeApiError && error.code === 410 && continueToken && !restarted) {
+        restarted = true;
+        items.length = 0;
+        continueToken = undefined;
+        continue;
+      }
+      throw error;
+    }
+    // a server may ignore `limit` (the API allows it); the total stays bounded all the same
+    if (items.length + page.items.length > maxItems) {
+      throw new Error(`Cannot list ${path}: it holds more than ${maxItems} items`);
+    }
+    items.push(...page.items);
+    continueToken = page.continueToken;
+    if (!continueToken) break;
+  }
+  return { items, requests };
+}
