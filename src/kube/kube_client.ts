@@ -122,12 +122,14 @@ async function listAll(
   let resourceVersion = "";
   let continueToken: string | undefined;
   let restarted = false;
-  do {
+  for (;;) {
     const query = new URLSearchParams({ limit: String(options.limit ?? 500) });
     if (continueToken) query.set("continue", continueToken);
     const page = await request(transport, `${path}?${query}`, `list ${path}`, options.signal);
     if (page.status === 410 && continueToken && !restarted) {
       // the continue token expired between pages: start again with one full, consistent list
+      // (a `continue` in a do/while would test the cleared token and end with no items)
+      await page.body?.cancel();
       restarted = true;
       items.length = 0;
       continueToken = undefined;
@@ -144,7 +146,8 @@ async function listAll(
     items.push(...(list.items ?? []));
     resourceVersion = list.metadata?.resourceVersion ?? "";
     continueToken = list.metadata?.continue || undefined;
-  } while (continueToken);
+    if (!continueToken) break;
+  }
   return { items, resourceVersion };
 }
 

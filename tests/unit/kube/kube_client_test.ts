@@ -71,6 +71,34 @@ Deno.test("KubeClient.list() follows continue tokens and sends the bearer token 
   assert.equal(new URL(s.requests[1]!.url).searchParams.get("limit"), "1");
 });
 
+Deno.test("KubeClient.list() starts one full list again when a continue token expires (410), and returns its items", async () => {
+  let expired = false;
+  await using s = serve((request) => {
+    const page = new URL(request.url).searchParams.get("continue");
+    if (page === "p2" && !expired) {
+      expired = true;
+      return Response.json({ kind: "Status", code: 410, reason: "Expired" }, { status: 410 });
+    }
+    return Response.json(
+      page === "p2"
+        ? { items: [{ metadata: { name: "b" } }], metadata: { resourceVersion: "9" } }
+        : {
+          items: [{ metadata: { name: "a" } }],
+          metadata: { resourceVersion: "8", continue: "p2" },
+        },
+    );
+  });
+  const result = await s.client.list("/api/v1/nodes", { limit: 1 });
+  assert.deepEqual(result, {
+    items: [{ metadata: { name: "a" } }, { metadata: { name: "b" } }],
+    resourceVersion: "9",
+  });
+  assert.deepEqual(
+    s.requests.map((r) => new URL(r.url).searchParams.get("continue")),
+    [null, "p2", null, "p2"],
+  );
+});
+
 Deno.test("KubeClient.list() throws KubeApiError with the Status of a 403", async () => {
   await using s = serve(() =>
     Response.json(
