@@ -186,9 +186,9 @@ export class Sushy implements AsyncDisposable {
   readonly dir: string;
   /** Its CA and serving certificate. */
   readonly certificates: BmcCertificates;
-  /** A file holding the user name (0644, no trailing newline): an inventory's `username_file`. */
+  /** A file holding the user name (0600; `readableByTestUser` hands it to Keelson's user). */
   readonly usernameFile: string;
-  /** A file holding the password (0644): an inventory's `password_file`. */
+  /** A file holding the password and a newline (0600): an inventory's `password_file`. */
   readonly passwordFile: string;
   /** The credentials, for the test's own requests. */
   readonly username: string;
@@ -361,8 +361,10 @@ export async function startSushy(options: SushyOptions): Promise<Sushy> {
   const passwordFile = `${dir}/bmc-password`;
   await Deno.writeTextFile(usernameFile, username);
   await Deno.writeTextFile(passwordFile, `${password}\n`);
-  await Deno.chmod(usernameFile, 0o644);
-  await Deno.chmod(passwordFile, 0o644);
+  // a world-readable password file is refused by `keelson check`; a test hands both to Keelson's
+  // user with `readableByTestUser` (0640, its group)
+  await Deno.chmod(usernameFile, 0o600);
+  await Deno.chmod(passwordFile, 0o600);
   const systems = options.systems.map((s) =>
     `{"uuid": ${py(s.uuid)}, "name": ${py(s.name)}, "power_state": ${
       py(s.power)
