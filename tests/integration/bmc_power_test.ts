@@ -15,7 +15,8 @@ import { writeKubeconfig } from "./_harness/kubeconfig.ts";
 import { registerNode } from "./_harness/kubelet.ts";
 import { figure } from "./_harness/lb_services.ts";
 import { freePorts } from "./_harness/process.ts";
-import { readableByTestUser } from "./_harness/shipped_keelson.ts";
+import { keelsonCommand, readableByTestUser } from "./_harness/shipped_keelson.ts";
+import type { ClusterStatus } from "../../src/status/cluster_status.ts";
 import { makeBmcCertificates, startSushy, sushyTest } from "./_harness/sushy.ts";
 import { waitFor } from "./_harness/wait.ts";
 
@@ -273,6 +274,40 @@ ${Object.entries(cases).map(([name, lines]) => machine(name, lines)).join("\n")}
           assert.equal(await hasShutdownTaint(cp, name), false, `${name} must stay untainted`);
         });
       }
+
+      await t.step(
+        "keelson status shows each machine's power from the leader's heartbeat",
+        async () => {
+          const run = async (args: string[]) => {
+            const [command, ...argv] = await keelsonCommand([
+              "status",
+              "--kubeconfig",
+              cp.tokenKubeconfigPath,
+              ...args,
+            ]);
+            const out = await new Deno.Command(command!, {
+              args: argv,
+              stdout: "piped",
+              stderr: "piped",
+              env: { NO_COLOR: "1" },
+            }).output();
+            return new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+          };
+          const model = JSON.parse(await run(["-o", "json"])) as ClusterStatus;
+          assert.equal(model.powerFrom, "w-off");
+          const states = Object.fromEntries(model.power.map((p) => [p.machine, p.state]));
+          assert.equal(states["w-off"], "off");
+          assert.equal(states["w-refused"], "unknown");
+          assert.equal(states["w-mistrusted"], "unknown");
+          assert.ok(
+            model.problems.some((p) => p.startsWith("machine w-hung: power unknown")),
+            model.problems.join("\n"),
+          );
+          const text = await run([]);
+          assert.match(text, /Machine power \(from w-off's heartbeat\)/);
+          assert.match(text, /w-off +off +\d/);
+        },
+      );
     } finally {
       silent.close();
       await notRedfish.close();

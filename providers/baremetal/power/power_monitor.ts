@@ -13,7 +13,7 @@
  * @module
  */
 import { Counter, Gauge, type Registry } from "prom-client";
-import type { PowerObservation } from "../../../src/cloud/provider.ts";
+import type { MachinePower, PowerObservation } from "../../../src/cloud/provider.ts";
 import { BmcCredentialError, readBmcCredentials } from "../../../src/config/bmc_credentials.ts";
 import type { Config, Machine } from "../../../src/config/types.ts";
 import { machineId } from "../../../src/config/types.ts";
@@ -164,6 +164,16 @@ export class PowerMonitor {
       sinceMs: this.#now(),
       detail: this.#signal ? "not asked yet" : "not polled on this host (only the leader polls)",
     };
+  }
+
+  /**
+   * Every machine's power as polled now (none while not leading), sorted by machine.
+   * @returns the observations
+   */
+  observed(): MachinePower[] {
+    return [...this.#tracked.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([machine, { observation }]) => ({ machine, observation: { ...observation } }));
   }
 
   /**
