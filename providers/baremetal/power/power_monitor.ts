@@ -20,7 +20,12 @@ import { machineId } from "../../../src/config/types.ts";
 import { declareOnce } from "../../../src/metrics/registry.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { errorMessage } from "../../../src/log/error_message.ts";
-import { REDFISH_FAILURES, RedfishClient, RedfishError } from "./redfish_client.ts";
+import {
+  type PowerReading,
+  REDFISH_FAILURES,
+  RedfishClient,
+  RedfishError,
+} from "./redfish_client.ts";
 
 const log = logger("provider", "power");
 
@@ -79,6 +84,11 @@ export interface PowerMonitorOptions {
   metrics: PowerMetrics;
   /** This process's clock (ms since the epoch). @default Date.now */
   now?: () => number;
+  /**
+   * Reads one machine's power (tests: a scripted BMC). @default its credentials, then Redfish
+   * @throws {RedfishError} or {BmcCredentialError} when there is no usable answer
+   */
+  readPower?: (machine: Machine, signal: AbortSignal) => Promise<PowerReading>;
 }
 
 /** Polls every configured BMC while started; answers from what it saw. */
@@ -86,6 +96,7 @@ export class PowerMonitor {
   readonly #config: () => Config;
   readonly #metrics: PowerMetrics;
   readonly #now: () => number;
+  readonly #readPower: PowerMonitorOptions["readPower"];
   readonly #tracked = new Map<string, Tracked>();
   /** Running loops by machine name, with the settings they were started with. */
   readonly #loops = new Map<string, { key: string; stop: AbortController }>();
@@ -96,6 +107,7 @@ export class PowerMonitor {
     this.#config = options.config;
     this.#metrics = options.metrics;
     this.#now = options.now ?? Date.now;
+    this.#readPower = options.readPower;
   }
 
   /**
@@ -206,10 +218,12 @@ export class PowerMonitor {
   async #poll(machine: Machine, signal: AbortSignal): Promise<void> {
     const bmc = machine.bmc!;
     const client = clientOf(machine);
+    const read = this.#readPower ??
+      (async (_: Machine, s: AbortSignal) =>
+        await client.readPower(await readBmcCredentials(bmc), s));
     while (!signal.aborted) {
       try {
-        const credentials = await readBmcCredentials(bmc);
-        const reading = await client.readPower(credentials, signal);
+        const reading = await read(machine, signal);
         this.#record(machine.name, reading.state, reading.detail, true);
       } catch (error) {
         if (signal.aborted) break;
