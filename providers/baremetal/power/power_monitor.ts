@@ -14,7 +14,11 @@
  */
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { MachinePower, PowerObservation } from "../../../src/cloud/provider.ts";
-import { BmcCredentialError, readBmcCredentials } from "../../../src/config/bmc_credentials.ts";
+import {
+  BmcCredentialError,
+  type BmcCredentials,
+  readBmcCredentials,
+} from "../../../src/config/bmc_credentials.ts";
 import type { Config, Machine } from "../../../src/config/types.ts";
 import { machineId } from "../../../src/config/types.ts";
 import { declareOnce } from "../../../src/metrics/registry.ts";
@@ -28,6 +32,9 @@ import {
 } from "./redfish_client.ts";
 
 const log = logger("provider", "power");
+
+/** How long credentials read from their files are used before they are read again. */
+const CREDENTIALS_MAX_AGE_MS = 60_000;
 
 /** What the monitor knows of one machine. */
 interface Tracked {
@@ -218,14 +225,20 @@ export class PowerMonitor {
   async #poll(machine: Machine, signal: AbortSignal): Promise<void> {
     const bmc = machine.bmc!;
     const client = clientOf(machine);
-    const read = this.#readPower ??
-      (async (_: Machine, s: AbortSignal) =>
-        await client.readPower(await readBmcCredentials(bmc), s));
+    // the credential files are read again after a minute or after any failure (rotated)
+    let credentials: { value: BmcCredentials; readAtMs: number } | undefined;
+    const read = this.#readPower ?? (async (_: Machine, s: AbortSignal) => {
+      if (credentials === undefined || Date.now() - credentials.readAtMs > CREDENTIALS_MAX_AGE_MS) {
+        credentials = { value: await readBmcCredentials(bmc), readAtMs: Date.now() };
+      }
+      return await client.readPower(credentials.value, s);
+    });
     while (!signal.aborted) {
       try {
         const reading = await read(machine, signal);
         this.#record(machine.name, reading.state, reading.detail, true);
       } catch (error) {
+        credentials = undefined;
         if (signal.aborted) break;
         const reason = error instanceof RedfishError
           ? error.reason

@@ -163,3 +163,30 @@ Deno.test("instanceState/instanceShutdown: an active machine its BMC confirmed o
   assert.equal((await provider.power!.powerState(node("w-1")))!.state, "unknown");
   await assert.rejects(provider.power!.forceOff(node("w-3")), /has no \[machines.bmc\]/);
 });
+
+Deno.test("PowerMonitor.sync: a machine whose [machines.bmc] a reload removed is no longer polled or reported", async () => {
+  let current = testConfig({ machines: [{ name: "w-1", bmc: BMC }] });
+  const bmc = scripted({ "w-1": ["on"] });
+  const registry = new Registry();
+  const monitor = new PowerMonitor({
+    config: () => current,
+    metrics: declarePowerMetrics(registry),
+    readPower: bmc.read,
+  });
+  const stop = new AbortController();
+  monitor.start(stop.signal);
+  try {
+    await until(() => monitor.observed().length === 1);
+    current = testConfig({ machines: [{ name: "w-1" }] });
+    monitor.sync();
+    assert.equal(monitor.observed().length, 0);
+    assert.equal(monitor.observation("w-1"), null);
+    const reads = bmc.reads();
+    await new Promise((r) => setTimeout(r, 1_500));
+    assert.equal(bmc.reads(), reads, "still polled after the reload");
+    const up = (await registry.getMetricsAsJSON()).find((m) => m.name === "keelson_bmc_up")!;
+    assert.equal(up.values.length, 0);
+  } finally {
+    stop.abort();
+  }
+});
