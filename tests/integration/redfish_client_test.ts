@@ -46,3 +46,65 @@ sushyTest(
     );
   },
 );
+
+sushyTest(
+  "RedfishClient: PoweringOff is not off, a body over 1 MiB is not Redfish, a redirect is not followed",
+  async () => {
+    await using bmc = await startSushy({
+      systems: [{ uuid: crypto.randomUUID(), name: "w-1", power: "On" }],
+    });
+    const credentials = await readBmcCredentials(
+      {
+        endpoint: bmc.url,
+        username_file: bmc.usernameFile,
+        password_file: bmc.passwordFile,
+        ca_file: bmc.certificates.caFile,
+      } as Parameters<typeof readBmcCredentials>[0],
+    );
+    const system = (PowerState: unknown) => ({
+      "@odata.type": "#ComputerSystem.v1_13_0.ComputerSystem",
+      PowerState,
+    });
+    const answers: Record<string, () => Response> = {
+      "/redfish/v1/Systems/powering-off": () => Response.json(system("PoweringOff")),
+      "/redfish/v1/Systems/null": () => Response.json(system(null)),
+      "/redfish/v1/Systems/huge": () =>
+        Response.json({ ...system("Off"), pad: "x".repeat(2 * 1024 * 1024) }),
+      "/redfish/v1/Systems/moved": () =>
+        new Response(null, { status: 302, headers: { location: "https://example.invalid/" } }),
+    };
+    const server = Deno.serve(
+      {
+        hostname: "127.0.0.1",
+        port: 0,
+        cert: await Deno.readTextFile(bmc.certificates.certFile),
+        key: await Deno.readTextFile(bmc.certificates.keyFile),
+        onListen() {},
+      },
+      (request) => answers[new URL(request.url).pathname]?.() ?? new Response("", { status: 404 }),
+    );
+    try {
+      const read = (path: string) =>
+        new RedfishClient({
+          endpoint: `https://127.0.0.1:${server.addr.port}`,
+          system: path,
+          serial: "w-1",
+          timeoutMs: 5_000,
+        }).readPower(credentials, AbortSignal.timeout(30_000));
+      const poweringOff = await read("/redfish/v1/Systems/powering-off");
+      assert.equal(poweringOff.state, "unknown");
+      assert.match(poweringOff.detail, /PoweringOff.*not off yet/);
+      assert.equal((await read("/redfish/v1/Systems/null")).state, "unknown");
+      await assert.rejects(
+        read("/redfish/v1/Systems/huge"),
+        (error) => error instanceof RedfishError && error.reason === "not_redfish",
+      );
+      await assert.rejects(
+        read("/redfish/v1/Systems/moved"),
+        (error) => error instanceof RedfishError && error.reason === "http_error",
+      );
+    } finally {
+      await server.shutdown();
+    }
+  },
+);
