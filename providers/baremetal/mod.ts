@@ -42,6 +42,7 @@ import { createLoadBalancer } from "./load_balancer.ts";
 import { reportOrphanedAddresses } from "./orphaned_addresses.ts";
 import { strandedAddressIssues } from "./stranded_addresses.ts";
 import { UnservedAddressReporter } from "./unserved_addresses.ts";
+import { type BaremetalPower, createBaremetalPower } from "./power/power_control.ts";
 
 /** The registry name and providerID scheme. */
 export const BAREMETAL_PROVIDER_NAME = "baremetal";
@@ -52,6 +53,8 @@ export interface BaremetalProviderOptions {
   loadBalancer?: LoadBalancer;
   /** The Routes capability (pod CIDRs over BIRD). @default none */
   routes?: Routes;
+  /** Machine power from the BMCs (`power/power_control.ts`). @default none */
+  power?: BaremetalPower;
 }
 
 /**
@@ -65,7 +68,7 @@ export function createBaremetalProvider(
   inventory: InventorySource,
   options: BaremetalProviderOptions = {},
 ): CloudProvider & { instancesV2: BaremetalInstances } {
-  const instancesV2 = new BaremetalInstances(inventory);
+  const instancesV2 = new BaremetalInstances(inventory, options.power?.confirmedOff);
   const provider: CloudProvider & { instancesV2: BaremetalInstances } = {
     providerName: BAREMETAL_PROVIDER_NAME,
     hasClusterID: () => true,
@@ -80,6 +83,7 @@ export function createBaremetalProvider(
     ...provider,
     ...(options.loadBalancer ? { loadBalancer: options.loadBalancer } : {}),
     ...(options.routes ? { routes: options.routes } : {}),
+    ...(options.power ? { power: options.power.control((n) => instancesV2.findMachine(n)) } : {}),
   };
 }
 
@@ -141,7 +145,12 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
   const routes = routesPodCidrs(current())
     ? hostRoutes(() => hostSide?.routes, () => reported, () => decided)
     : undefined;
-  const base = createBaremetalProvider(inventory, { loadBalancer, ...(routes ? { routes } : {}) });
+  const power = createBaremetalPower(current, metrics);
+  const base = createBaremetalProvider(inventory, {
+    loadBalancer,
+    power,
+    ...(routes ? { routes } : {}),
+  });
   // the leader's Warning Events for Service addresses keepalived will not serve
   const unserved = new UnservedAddressReporter();
   const reportUnserved = (event?: InformerEvent<V1Service>): void => {
@@ -153,6 +162,7 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
   const provider: CloudProvider = {
     ...base,
     poolUsage: () => loadBalancer.poolUsage(),
+    machinePower: () => power.monitor.observed(),
     async startHost({ host, signal }) {
       hostSide = await startHostSide({
         config: current,
@@ -210,6 +220,7 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
       };
     },
     async reconfigure(reason) {
+      power.monitor.sync();
       await hostSide?.sync(reason);
       if (events && cluster.services?.hasSynced()) {
         reportOrphanedAddresses(loadBalancer.orphanedAllocations(), cluster.services, events);
@@ -217,6 +228,7 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
       reportUnserved();
     },
     initialize(context) {
+      power.monitor.start(context.signal);
       events = context.events;
       reportUnserved();
       const heartbeats = context.heartbeats;
