@@ -36,10 +36,15 @@ export class BaremetalInstances implements InstancesV2 {
   #source: InventorySource;
   #nodes: (() => readonly V1Node[]) | undefined;
   #holders: ProviderIdIndex | undefined;
+  #poweredOff: (machine: Machine) => boolean;
 
-  /** @param source the current inventory and whether it is usable */
-  constructor(source: InventorySource) {
+  /**
+   * @param source the current inventory and whether it is usable
+   * @param poweredOff whether the machine's BMC confirmed it off. @default never
+   */
+  constructor(source: InventorySource, poweredOff: (machine: Machine) => boolean = () => false) {
     this.#source = source;
+    this.#poweredOff = poweredOff;
   }
 
   /**
@@ -143,9 +148,15 @@ export class BaremetalInstances implements InstancesV2 {
     });
   }
 
-  /** @returns true when the machine's state is `shutdown` */
+  /**
+   * @returns true when the machine's state is `shutdown` (the operator's word), or its BMC
+   *   confirmed it powered off; power never changes `instanceExists`
+   */
   instanceShutdown(node: V1Node): Promise<boolean> {
-    return attempt(() => this.findMachine(node)?.state === "shutdown");
+    return attempt(() => {
+      const machine = this.findMachine(node);
+      return machine !== undefined && (machine.state === "shutdown" || this.#poweredOff(machine));
+    });
   }
 
   /**

@@ -38,6 +38,7 @@ import { BaremetalInstances, type InventorySource } from "./instances.ts";
 import { createLoadBalancer } from "./load_balancer.ts";
 import { reportOrphanedAddresses } from "./orphaned_addresses.ts";
 import { UnservedAddressReporter } from "./unserved_addresses.ts";
+import { type BaremetalPower, createBaremetalPower } from "./power/power_control.ts";
 
 export { BaremetalInstances, type InventorySource, type InventoryView } from "./instances.ts";
 export { machineMetadata } from "./instances.ts";
@@ -77,6 +78,8 @@ export interface BaremetalProviderOptions {
   loadBalancer?: LoadBalancer;
   /** The Routes capability (pod CIDRs over BIRD). @default none */
   routes?: Routes;
+  /** Machine power from the BMCs (`power/power_control.ts`). @default none */
+  power?: BaremetalPower;
 }
 
 /**
@@ -90,7 +93,7 @@ export function createBaremetalProvider(
   inventory: InventorySource,
   options: BaremetalProviderOptions = {},
 ): CloudProvider & { instancesV2: BaremetalInstances } {
-  const instancesV2 = new BaremetalInstances(inventory);
+  const instancesV2 = new BaremetalInstances(inventory, options.power?.confirmedOff);
   const provider: CloudProvider & { instancesV2: BaremetalInstances } = {
     providerName: BAREMETAL_PROVIDER_NAME,
     hasClusterID: () => true,
@@ -105,6 +108,7 @@ export function createBaremetalProvider(
     ...provider,
     ...(options.loadBalancer ? { loadBalancer: options.loadBalancer } : {}),
     ...(options.routes ? { routes: options.routes } : {}),
+    ...(options.power ? { power: options.power.control((n) => instancesV2.findMachine(n)) } : {}),
   };
 }
 
@@ -170,7 +174,12 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
   const routes = current().bgp?.peers.some((p) => p.pod_cidrs)
     ? hostRoutes(() => hostSide?.bird?.routes, () => reported, () => decided)
     : undefined;
-  const base = createBaremetalProvider(inventory, { loadBalancer, ...(routes ? { routes } : {}) });
+  const power = createBaremetalPower(current, metrics);
+  const base = createBaremetalProvider(inventory, {
+    loadBalancer,
+    power,
+    ...(routes ? { routes } : {}),
+  });
   // the leader's Warning Events for Service addresses keepalived will not serve
   const unserved = new UnservedAddressReporter();
   const reportUnserved = (event?: InformerEvent<V1Service>): void => {
@@ -211,6 +220,7 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
       signal.addEventListener("abort", unsubscribe, { once: true });
     },
     async reconfigure(reason) {
+      power.monitor.sync();
       await hostSide?.sync(reason);
       if (events && cluster.services?.hasSynced()) {
         reportOrphanedAddresses(loadBalancer.orphanedAllocations(), cluster.services, events);
@@ -218,6 +228,7 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
       reportUnserved();
     },
     initialize(context) {
+      power.monitor.start(context.signal);
       events = context.events;
       reportUnserved();
       const heartbeats = context.heartbeats;

@@ -1,7 +1,8 @@
 /**
  * The files an inventory names for the agent to read, read now as the agent reads them (a regular
  * file, the size cap of its kind, a deadline): `[server] metrics_token_file`, `tls_cert_file`,
- * `tls_key_file`, and `[kubernetes] kubeconfig` with every file it names. `check`, `run` and each
+ * `tls_key_file`, `[kubernetes] kubeconfig` with every file it names, and each `[machines.bmc]`'s
+ * credential and CA files. `check`, `run` and each
  * reload ask this, so a file the agent could not use is an error of the inventory, with its line,
  * before the agent depends on it. `plan`, `render` and `status` work on other machines and do not.
  *
@@ -14,6 +15,7 @@
  */
 import type { RawIssue } from "./_schema_issues.ts";
 import { bearerTokenProblem } from "./bearer_token.ts";
+import { bmcFileIssues } from "./bmc_credentials.ts";
 import {
   type FileKind,
   InputFileError,
@@ -62,6 +64,7 @@ export async function namedFileIssues(
     const problem = await kubeconfigProblem(kubeconfig);
     if (problem) issues.push({ path: ["kubernetes", "kubeconfig"], message: problem });
   }
+  issues.push(...await bmcFileIssues(config));
   return issues;
 }
 

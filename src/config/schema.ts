@@ -354,6 +354,62 @@ export const PoolSchema = z.strictObject({
 /** Machine states. */
 export const MACHINE_STATES = ["active", "maintenance", "shutdown", "retired"] as const;
 
+/** The largest Redfish endpoint URL accepted. */
+const MAX_ENDPOINT_LENGTH = 2048;
+
+/**
+ * Why a BMC endpoint cannot be used, or undefined when it can: HTTPS only (the BMC's credentials
+ * travel in every request), no credentials, query or fragment in the URL.
+ * @param value e.g. "https://10.0.9.11" or "https://bmc-cp-1.example.net:8443"
+ * @returns a predicate sentence, or undefined
+ */
+export function bmcEndpointProblem(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'is not a URL; write "https://<BMC address>[:port]"';
+  }
+  if (url.protocol !== "https:") {
+    return `uses ${url.protocol.replace(/:$/, "")}; only https is accepted (the BMC's ` +
+      "credentials are in every request): give the BMC's CA or certificate in ca_file";
+  }
+  if (url.username !== "" || url.password !== "") {
+    return "holds credentials; put them in username_file and password_file";
+  }
+  if (url.search !== "" || url.hash !== "" || (url.pathname !== "/" && url.pathname !== "")) {
+    return "must be the BMC's base URL only (\"https://host[:port]\"); the system's path goes " +
+      "in system";
+  }
+  return undefined;
+}
+
+/** A Redfish ComputerSystem path: `/redfish/v1/Systems/<id>`. */
+export const SYSTEM_PATH_REGEXP = /^\/redfish\/v1\/Systems\/[A-Za-z0-9._~:@-]{1,128}$/;
+
+/** `[machines.bmc]`: the machine's BMC (Redfish), where Keelson reads its power. */
+export const BmcSchema = z.strictObject({
+  endpoint: z.string().max(MAX_ENDPOINT_LENGTH).superRefine((value, ctx) => {
+    const problem = bmcEndpointProblem(value);
+    if (problem) ctx.addIssue({ code: "custom", input: value, message: problem });
+  }),
+  system: z.string().regex(
+    SYSTEM_PATH_REGEXP,
+    'must be a Redfish system path such as "/redfish/v1/Systems/1" (letters, digits, ' +
+      "'.', '_', '~', ':', '@' and '-' in the id)",
+  ).optional(),
+  username_file: path,
+  password_file: path,
+  ca_file: path.optional(),
+  poll_interval: duration(
+    "1s",
+    "10m",
+    "the BMC is asked this often; under 1s loads a BMC for nothing, and a power-off is seen at " +
+      "most about two intervals late",
+  ).prefault("5s"),
+  timeout: duration("100ms", "1m", "how long one request to the BMC may take").prefault("5s"),
+});
+
 /** One `[[machines]]` entry. */
 export const MachineSchema = z.strictObject({
   name,
@@ -370,6 +426,7 @@ export const MachineSchema = z.strictObject({
   labels: z.record(labelKey, labelValue).default({}),
   keepalived_priority: z.number().int().min(1).max(254).optional(),
   bgp: MachineBgpSchema.optional(),
+  bmc: BmcSchema.optional(),
 });
 
 /** The whole file. */

@@ -1,0 +1,277 @@
+/**
+ * Machine power as this process observes it: one polling loop per machine with a `[machines.bmc]`
+ * table, run while this process leads (the leader's lifecycle controller is the only reader of
+ * `instanceShutdown`; polling from every host would multiply each BMC's load by the number of
+ * control-plane hosts). Each loop asks its BMC every `poll_interval` and keeps a
+ * `PowerObservation` by this process's clock: `sinceMs` restarts at every change of state, so a
+ * flapping power state never looks settled.
+ *
+ * A machine counts as powered off (`confirmedOff`) only when its BMC answered exactly "Off" twice
+ * in a row, the latest answer no older than about three intervals: one stray answer, a flapping
+ * state or a stalled loop never shuts a machine down.
+ *
+ * @module
+ */
+import { Counter, Gauge, type Registry } from "prom-client";
+import type { PowerObservation } from "../../../src/cloud/provider.ts";
+import { BmcCredentialError, readBmcCredentials } from "../../../src/config/bmc_credentials.ts";
+import type { Config, Machine } from "../../../src/config/types.ts";
+import { machineId } from "../../../src/config/types.ts";
+import { declareOnce } from "../../../src/metrics/registry.ts";
+import { logger } from "../../../src/log/logging.ts";
+import { errorMessage } from "../../../src/log/error_message.ts";
+import { REDFISH_FAILURES, RedfishClient, RedfishError } from "./redfish_client.ts";
+
+const log = logger("provider", "power");
+
+/** What the monitor knows of one machine. */
+interface Tracked {
+  observation: PowerObservation;
+  /** Valid answers in a row with the current state. */
+  streak: number;
+}
+
+/** The BMC metrics (declared when the provider is built, on every host). */
+export interface PowerMetrics {
+  up: Gauge<"machine">;
+  state: Gauge<"machine" | "state">;
+  errors: Counter<"machine" | "reason">;
+}
+
+/**
+ * Declares the BMC metric families (no series until a machine is polled).
+ * @param registry the process's registry
+ * @returns the metrics
+ */
+export function declarePowerMetrics(registry: Registry): PowerMetrics {
+  return {
+    up: declareOnce(registry, "keelson_bmc_up", () =>
+      new Gauge({
+        name: "keelson_bmc_up",
+        help: "1 when the machine's BMC gave a valid Redfish answer to the last request of the " +
+          "leader, 0 when it did not; no series on hosts that do not lead.",
+        labelNames: ["machine"],
+        registers: [registry],
+      })),
+    state: declareOnce(registry, "keelson_bmc_power_state", () =>
+      new Gauge({
+        name: "keelson_bmc_power_state",
+        help: "1 for the machine's power state as its BMC last reported it (on, off, unknown).",
+        labelNames: ["machine", "state"],
+        registers: [registry],
+      })),
+    errors: declareOnce(registry, "keelson_bmc_request_errors_total", () =>
+      new Counter({
+        name: "keelson_bmc_request_errors_total",
+        help: "Requests to a machine's BMC that gave no usable answer, by reason (" +
+          `${REDFISH_FAILURES.join(", ")}).`,
+        labelNames: ["machine", "reason"],
+        registers: [registry],
+      })),
+  };
+}
+
+/** Options of `PowerMonitor`. */
+export interface PowerMonitorOptions {
+  /** The configuration in force. */
+  config: () => Config;
+  /** The metrics. */
+  metrics: PowerMetrics;
+  /** This process's clock (ms since the epoch). @default Date.now */
+  now?: () => number;
+}
+
+/** Polls every configured BMC while started; answers from what it saw. */
+export class PowerMonitor {
+  readonly #config: () => Config;
+  readonly #metrics: PowerMetrics;
+  readonly #now: () => number;
+  readonly #tracked = new Map<string, Tracked>();
+  /** Running loops by machine name, with the settings they were started with. */
+  readonly #loops = new Map<string, { key: string; stop: AbortController }>();
+  #signal: AbortSignal | undefined;
+
+  /** @param options the configuration, metrics and clock */
+  constructor(options: PowerMonitorOptions) {
+    this.#config = options.config;
+    this.#metrics = options.metrics;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /**
+   * Starts polling until `signal` aborts (a term of leadership); what was observed is forgotten
+   * then, so a later term starts from "unknown".
+   * @param signal the end of the term
+   */
+  start(signal: AbortSignal): void {
+    this.#signal = signal;
+    this.sync();
+    signal.addEventListener("abort", () => {
+      for (const loop of this.#loops.values()) loop.stop.abort();
+      this.#loops.clear();
+      this.#tracked.clear();
+      this.#metrics.up.reset();
+      this.#metrics.state.reset();
+      this.#signal = undefined;
+    }, { once: true });
+  }
+
+  /** Starts, restarts or stops loops to match the configuration (after a reload). */
+  sync(): void {
+    const signal = this.#signal;
+    if (signal === undefined || signal.aborted) return;
+    const wanted = new Map<string, Machine>();
+    for (const machine of this.#config().machines) {
+      if (machine.bmc !== undefined) wanted.set(machine.name, machine);
+    }
+    for (const [name, loop] of this.#loops) {
+      const machine = wanted.get(name);
+      if (machine === undefined || settingsKey(machine) !== loop.key) {
+        loop.stop.abort();
+        this.#loops.delete(name);
+        this.#tracked.delete(name);
+        this.#metrics.up.remove({ machine: name });
+        for (const state of ["on", "off", "unknown"]) {
+          this.#metrics.state.remove({ machine: name, state });
+        }
+      }
+    }
+    for (const [name, machine] of wanted) {
+      if (this.#loops.has(name)) continue;
+      const stop = new AbortController();
+      this.#loops.set(name, { key: settingsKey(machine), stop });
+      this.#poll(machine, AbortSignal.any([signal, stop.signal])).catch((error) =>
+        log.error("Power polling of machine {machine} stopped: {error}", {
+          machine: name,
+          error: errorMessage(error),
+        })
+      );
+    }
+  }
+
+  /**
+   * The machine's power as last observed, or null when it has no BMC configured.
+   * @param name the machine's name
+   * @returns the observation; `unknown` before the first answer or while not leading
+   */
+  observation(name: string): PowerObservation | null {
+    const machine = this.#config().machines.find((m) => m.name === name);
+    if (machine?.bmc === undefined) return null;
+    const tracked = this.#tracked.get(name);
+    if (tracked) return { ...tracked.observation };
+    return {
+      state: "unknown",
+      sinceMs: this.#now(),
+      detail: this.#signal ? "not asked yet" : "not polled on this host (only the leader polls)",
+    };
+  }
+
+  /**
+   * Whether the machine's BMC reported exactly "Off" twice in a row, the latest recently.
+   * @param machine the inventory entry
+   * @returns true only then
+   */
+  confirmedOff(machine: Machine): boolean {
+    const bmc = machine.bmc;
+    const tracked = this.#tracked.get(machine.name);
+    if (bmc === undefined || tracked === undefined) return false;
+    const { observation, streak } = tracked;
+    const fresh = observation.answeredAtMs !== undefined &&
+      this.#now() - observation.answeredAtMs <= 3 * bmc.poll_interval.ms + bmc.timeout.ms;
+    return observation.state === "off" && streak >= 2 && fresh;
+  }
+
+  /**
+   * Sends ForceOff to the machine's BMC.
+   * @param machine the inventory entry (with a `bmc` table)
+   * @param signal aborts the request
+   * @throws {RedfishError} or {BmcCredentialError} when it could not be sent or was refused
+   */
+  async forceOff(machine: Machine, signal: AbortSignal): Promise<void> {
+    const bmc = machine.bmc!;
+    const credentials = await readBmcCredentials(bmc);
+    await clientOf(machine).forceOff(credentials, signal);
+  }
+
+  async #poll(machine: Machine, signal: AbortSignal): Promise<void> {
+    const bmc = machine.bmc!;
+    const client = clientOf(machine);
+    while (!signal.aborted) {
+      try {
+        const credentials = await readBmcCredentials(bmc);
+        const reading = await client.readPower(credentials, signal);
+        this.#record(machine.name, reading.state, reading.detail, true);
+      } catch (error) {
+        if (signal.aborted) break;
+        const reason = error instanceof RedfishError
+          ? error.reason
+          : error instanceof BmcCredentialError
+          ? "credentials"
+          : "unreachable";
+        this.#metrics.errors.inc({ machine: machine.name, reason });
+        this.#record(machine.name, "unknown", errorMessage(error), false);
+      }
+      await sleep(bmc.poll_interval.ms, signal);
+    }
+  }
+
+  #record(name: string, state: PowerObservation["state"], detail: string, answered: boolean): void {
+    const now = this.#now();
+    const previous = this.#tracked.get(name);
+    const changed = previous === undefined || previous.observation.state !== state;
+    const observation: PowerObservation = {
+      state,
+      sinceMs: changed ? now : previous.observation.sinceMs,
+      detail,
+    };
+    const answeredAt = answered ? now : previous?.observation.answeredAtMs;
+    if (answeredAt !== undefined) observation.answeredAtMs = answeredAt;
+    const streak = answered ? (changed ? 1 : (previous?.streak ?? 0) + 1) : 0;
+    this.#tracked.set(name, { observation, streak });
+    this.#metrics.up.set({ machine: name }, answered ? 1 : 0);
+    for (const s of ["on", "off", "unknown"] as const) {
+      this.#metrics.state.set({ machine: name, state: s }, s === state ? 1 : 0);
+    }
+    if (changed) {
+      log.info("Machine {machine} power: {state} ({detail})", { machine: name, state, detail });
+    }
+  }
+}
+
+function clientOf(machine: Machine): RedfishClient {
+  const bmc = machine.bmc!;
+  return new RedfishClient({
+    endpoint: bmc.endpoint,
+    ...(bmc.system !== undefined ? { system: bmc.system } : {}),
+    serial: machineId(machine),
+    timeoutMs: bmc.timeout.ms,
+  });
+}
+
+/** What makes a loop restart when a reload changes it. */
+function settingsKey(machine: Machine): string {
+  const bmc = machine.bmc!;
+  return JSON.stringify([
+    machineId(machine),
+    bmc.endpoint,
+    bmc.system ?? "",
+    bmc.username_file,
+    bmc.password_file,
+    bmc.ca_file ?? "",
+    bmc.poll_interval.ms,
+    bmc.timeout.ms,
+  ]);
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
