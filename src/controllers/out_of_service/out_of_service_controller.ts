@@ -19,6 +19,7 @@ import type { V1Node } from "@kubernetes/client-node";
 import type { Registry } from "prom-client";
 import type { PowerControl, PowerObservation } from "../../cloud/provider.ts";
 import type { Config } from "../../config/types.ts";
+import { errorMessage } from "../../log/error_message.ts";
 import { logger } from "../../log/logging.ts";
 import {
   type ClusterWriter,
@@ -138,6 +139,8 @@ export class OutOfServiceController {
   #notReadySince = new Map<string, number>();
   /** When this process last decided to force each Node's machine off (dry runs included). */
   #lastFence = new Map<string, number>();
+  /** The last failure to read each Node's power (logged once per cause). */
+  #powerErrors = new Map<string, string>();
   /** The power episode in which someone removed Keelson's taint, per Node. */
   #withdrawn = new Map<string, number>();
   /** Held/mismatch Events already recorded, per Node and episode (one Event per episode). */
@@ -235,14 +238,22 @@ export class OutOfServiceController {
   }
 
   async #powerOf(node: V1Node): Promise<PowerObservation | null> {
+    const name = node.metadata?.name ?? "";
     try {
-      return await this.#deps.power.powerState(node);
+      const power = await this.#deps.power.powerState(node);
+      this.#powerErrors.delete(name);
+      return power;
     } catch (error) {
-      // no answer is not "off": nothing is added while the power cannot be told
-      this.#log.warn("Cannot read the power state of node {node}: {error}", {
-        node: node.metadata?.name,
-        error,
-      });
+      // no answer is not "off": nothing is added while the power cannot be told; said once per
+      // cause, not on every resync
+      const message = errorMessage(error);
+      if (this.#powerErrors.get(name) !== message) {
+        this.#powerErrors.set(name, message);
+        this.#log.warn("Cannot read the power state of node {node}: {error}", {
+          node: name,
+          error: message,
+        });
+      }
       return null;
     }
   }
@@ -437,5 +448,6 @@ export class OutOfServiceController {
     this.#lastFence.delete(name);
     this.#reported.delete(name);
     this.#withdrawn.delete(name);
+    this.#powerErrors.delete(name);
   }
 }
