@@ -135,9 +135,17 @@ export class BaremetalInstances implements InstancesV2 {
     }
   }
 
-  /** @returns the machine's state, `absent` when the inventory has none */
+  /**
+   * @returns the machine's state, `absent` when the inventory has none; an `active` machine whose
+   *   BMC confirmed it off is `shutdown` (a machine in maintenance or retired keeps the operator's
+   *   word)
+   */
   instanceState(node: V1Node): Promise<MachineState> {
-    return attempt(() => this.findMachine(node)?.state ?? "absent");
+    return attempt(() => {
+      const machine = this.findMachine(node);
+      if (machine === undefined) return "absent";
+      return machine.state === "active" && this.#poweredOff(machine) ? "shutdown" : machine.state;
+    });
   }
 
   /** @returns false for a machine absent from the inventory or retired */
