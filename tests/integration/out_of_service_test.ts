@@ -138,7 +138,14 @@ integrationTest(
       await bindPod(cp, `p-${name}`, name);
     }
     await using kcm = await startControllerManager(cp, {
-      controllers: ["taint-eviction-controller", "pod-garbage-collector-controller"],
+      // taint-eviction evicts (deletionTimestamp), pod GC force-deletes what is Terminating on an
+      // out-of-service Node; the node-lifecycle controller adds the pods' node-name index the
+      // taint-eviction controller reads
+      controllers: [
+        "node-lifecycle-controller",
+        "taint-eviction-controller",
+        "pod-garbage-collector-controller",
+      ],
     });
     const configPath = `${dir}/keelson.toml`;
 

@@ -433,6 +433,9 @@ export class OutOfServiceController {
     let seen = this.#reported.get(name);
     if (!seen) this.#reported.set(name, seen = new Set());
     if (seen.has(key)) return false;
+    // one episode per kind is remembered: an older one of the same kind cannot come back
+    const kind = key.slice(0, key.indexOf("@") + 1);
+    for (const old of [...seen]) if (old.startsWith(kind)) seen.delete(old);
     seen.add(key);
     return true;
   }
