@@ -212,7 +212,7 @@ integrationTest(
 
     await t.step(
       "switch on: w-1 powered off gets out-of-service and its Pod is force-deleted",
-      async () => {
+      async (t) => {
         await using agent = await start(true, "switch-on");
         const posted = performance.now();
         await bmc.reset(systems["w-1"], "ForceOff");
