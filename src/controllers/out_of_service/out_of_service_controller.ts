@@ -295,19 +295,21 @@ export class OutOfServiceController {
     const episode = `${power?.state ?? "none"}@${power?.sinceMs ?? 0}`;
     const notReadyEpisode = `${this.#notReadySince.get(name) ?? 0}`;
     switch (action.kind) {
-      case "forget-marker":
-        await this.#patch(name, (current) => {
+      case "forget-marker": {
+        const written = await this.#patch(name, (current) => {
           if (current.metadata?.annotations?.[OUT_OF_SERVICE_MARKER] === undefined) return null;
           if (hasOutOfServiceTaint(current)) return null;
           return { metadata: { annotations: { [OUT_OF_SERVICE_MARKER]: null } } };
         });
         if (power?.state === "off") this.#withdrawn.set(name, power.sinceMs);
+        if (!written) return;
         this.#log.info(
           "Node {node}: its out-of-service taint was removed by someone else; dropped Keelson's " +
             "marker, and the taint is not added again until the power changes",
           { node: name },
         );
         return;
+      }
       case "taint": {
         this.#taintLimit.take(now);
         const at = new Date(now).toISOString();
@@ -329,6 +331,8 @@ export class OutOfServiceController {
       case "untaint": {
         const written = await this.#patch(name, (current) => {
           if (current.metadata?.annotations?.[OUT_OF_SERVICE_MARKER] === undefined) return null;
+          // gone meanwhile: the next look drops the marker alone, with no removal to report
+          if (!hasOutOfServiceTaint(current)) return null;
           return {
             metadata: { annotations: { [OUT_OF_SERVICE_MARKER]: null } },
             spec: {
