@@ -10,6 +10,8 @@
  * - `out_of_service = true`: the next system powered off gets the out-of-service taint (with
  *   Keelson's marker and an Event), and kube-controller-manager force-deletes its Pod.
  * - The Node Ready again: Keelson removes the taint it added.
+ * - `fencing = "on"`: a NotReady Node whose power still says On is forced off through Redfish
+ *   (Events before and after), and then taken out of service.
  *
  * Power-off → taint and → Pod gone are printed with a `FIGURE` prefix (bounds here are generous).
  */
@@ -44,7 +46,7 @@ const missing = await (async () => {
   return kcm.ok ? undefined : kcm.reason;
 })();
 
-function inventory(bmc: Sushy, systems: Record<string, string>, outOfService: boolean): string {
+function inventory(bmc: Sushy, systems: Record<string, string>, power: string): string {
   const machines = Object.entries(systems).map(([name, uuid]) => `
 [[machines]]
 name = "${name}"
@@ -68,7 +70,7 @@ enabled = false
 enabled = ["cloud-node-lifecycle", "out-of-service"]
 
 [power]
-out_of_service = ${outOfService}
+${power}
 ${machines}`;
 }
 
@@ -117,7 +119,11 @@ async function withLog<T>(agent: KeelsonProcess, work: Promise<T>): Promise<T> {
 integrationTest(
   "power off through Redfish: out-of-service taint and the Pod force-deleted with the switch on; shutdown taint only and the Pod stays with it off",
   async (t) => {
-    const systems = { "w-1": crypto.randomUUID(), "w-2": crypto.randomUUID() };
+    const systems = {
+      "w-1": crypto.randomUUID(),
+      "w-2": crypto.randomUUID(),
+      "w-3": crypto.randomUUID(),
+    };
     await using cp = await startControlPlane();
     await using bmc = await startSushy({
       systems: Object.entries(systems).map(([name, uuid]) => ({ uuid, name, power: "On" })),
@@ -149,8 +155,8 @@ integrationTest(
     });
     const configPath = `${dir}/keelson.toml`;
 
-    const start = async (outOfService: boolean, name: string): Promise<KeelsonProcess> => {
-      await Deno.writeTextFile(configPath, inventory(bmc, systems, outOfService), { mode: 0o644 });
+    const start = async (power: string, name: string): Promise<KeelsonProcess> => {
+      await Deno.writeTextFile(configPath, inventory(bmc, systems, power), { mode: 0o644 });
       const agent = await startKeelson({
         configPath,
         kubeconfig,
@@ -177,7 +183,7 @@ integrationTest(
     await t.step(
       "switch off: w-2 powered off gets the shutdown taint only; its Pod stays",
       async () => {
-        await using agent = await start(false, "switch-off");
+        await using agent = await start("out_of_service = false", "switch-off");
         await bmc.reset(systems["w-2"], "ForceOff");
         const off = await bmc.waitForPower(systems["w-2"], "Off");
         await withLog(
@@ -213,7 +219,7 @@ integrationTest(
     await t.step(
       "switch on: w-1 powered off gets out-of-service and its Pod is force-deleted",
       async (t) => {
-        await using agent = await start(true, "switch-on");
+        await using agent = await start("out_of_service = true", "switch-on");
         const posted = performance.now();
         await bmc.reset(systems["w-1"], "ForceOff");
         const off = await bmc.waitForPower(systems["w-1"], "Off");
@@ -276,6 +282,51 @@ integrationTest(
           assert.equal((await node(cp, "w-1")).metadata?.annotations?.[MARKER], undefined);
           assert.equal((await events(cp, "w-1", "OutOfServiceTaintRemoved")).length, 1);
         });
+        await agent.stop();
+      },
+    );
+
+    await t.step(
+      "fencing on: w-3, NotReady with its power still On, is forced off through Redfish, then taken out of service",
+      async () => {
+        const started = performance.now();
+        await using agent = await start(
+          'out_of_service = true\nfencing = "on"\nfence_after = "30s"',
+          "fencing",
+        );
+        const fenced = await withLog(
+          agent,
+          waitFor(
+            async () =>
+              (await events(cp, "w-3", "FencedNode")).length > 0 ? performance.now() : undefined,
+            { timeoutMs: 120_000, intervalMs: 100, message: "the FencedNode Event on w-3" },
+          ),
+        );
+        const [before] = await events(cp, "w-3", "FencingNode");
+        assert.match(before?.message ?? "", /Forcing node w-3's machine .*power on since/);
+        const off = await bmc.waitForPower(systems["w-3"], "Off", 60_000);
+        const tainted = await withLog(
+          agent,
+          waitFor(
+            async () =>
+              (await taintKeys(cp, "w-3")).includes(`${OUT_OF_SERVICE}:NoExecute`)
+                ? performance.now()
+                : undefined,
+            { timeoutMs: TAINT_BOUND_MS, intervalMs: 100, message: "out-of-service on w-3" },
+          ),
+        );
+        assert.ok(
+          (await agent.metric('keelson_power_fencing_actions_total{result="powered_off"}'))! >= 1,
+        );
+        const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+        figure(
+          `fencing (fence_after 30s): ForceOff ${
+            s(fenced - started)
+          } after Keelson was started (it first saw w-3 NotReady on becoming leader); ` +
+            `sushy Off ${s(off - fenced)} later; out-of-service taint ${
+              s(tainted - off)
+            } after that`,
+        );
         await agent.stop();
       },
     );
