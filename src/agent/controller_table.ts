@@ -211,11 +211,7 @@ export const CONTROLLER_TABLE: readonly ControllerEntry[] = [
   },
   {
     name: "out-of-service",
-    needs: {
-      capability: "power",
-      interfaceName: "PowerControl",
-      hint: "no machine with a BMC in the inventory",
-    },
+    needs: { capability: "power", interfaceName: "PowerControl" },
     queues: [OUT_OF_SERVICE_QUEUE_NAME],
     create: (term) =>
       new OutOfServiceController({

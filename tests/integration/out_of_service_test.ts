@@ -18,6 +18,7 @@
 import assert from "node:assert/strict";
 import type { CoreV1Event, V1Node, V1Pod } from "@kubernetes/client-node";
 import { integrationTest } from "./_harness/assets.ts";
+import { applyRbac, nodeBoundToken } from "./_harness/credentials.ts";
 import { type ControlPlane, startControlPlane } from "./_harness/control_plane.ts";
 import { findControllerManager, startControllerManager } from "./_harness/controller_manager.ts";
 import { type KeelsonProcess, startKeelson } from "./_harness/keelson_process.ts";
@@ -31,6 +32,8 @@ import { waitFor } from "./_harness/wait.ts";
 const OUT_OF_SERVICE = "node.kubernetes.io/out-of-service";
 const SHUTDOWN_TAINT = "node.cloudprovider.kubernetes.io/shutdown";
 const MARKER = "keelson.io/out-of-service-added";
+/** The host Keelson runs on: a control-plane machine without a BMC, its Node Ready. */
+const HOST = "cp-1";
 
 /** Power-off → taint; the goal is well under 30 s with the defaults (a loaded machine here). */
 const TAINT_BOUND_MS = 90_000;
@@ -71,6 +74,10 @@ enabled = ["cloud-node-lifecycle", "out-of-service"]
 
 [power]
 ${power}
+
+[[machines]]
+name = "${HOST}"
+role = "control-plane"
 ${machines}`;
 }
 
@@ -130,9 +137,6 @@ integrationTest(
     });
     const dir = bmc.dir;
     await readableByTestUser(bmc.usernameFile, bmc.passwordFile);
-    const kubeconfig = `${dir}/keelson.kubeconfig`;
-    await writeKubeconfig(kubeconfig, cp.server, cp.caPem, "admin", { token: cp.adminToken });
-    await readableByTestUser(kubeconfig);
     for (const name of Object.keys(systems)) {
       await registerNode(cp, name, {
         ready: false,
@@ -143,6 +147,18 @@ integrationTest(
       await setNodeReady(cp, name, "Unknown");
       await bindPod(cp, `p-${name}`, name);
     }
+    await registerNode(cp, HOST, {
+      initialized: true,
+      providerID: `baremetal://${HOST}`,
+      labels: { "node-role.kubernetes.io/control-plane": "" },
+    });
+    // Keelson's own credential and deploy/rbac.yaml, as installed (a token bound to its host's Node)
+    await applyRbac(cp);
+    const kubeconfig = `${dir}/keelson.kubeconfig`;
+    await writeKubeconfig(kubeconfig, cp.server, cp.caPem, "keelson", {
+      token: await nodeBoundToken(cp, HOST),
+    });
+    await readableByTestUser(kubeconfig);
     await using kcm = await startControllerManager(cp, {
       // taint-eviction evicts (deletionTimestamp), pod GC force-deletes what is Terminating on an
       // out-of-service Node; the node-lifecycle controller adds the pods' node-name index the
@@ -161,7 +177,7 @@ integrationTest(
         configPath,
         kubeconfig,
         dir,
-        host: "keelson-test",
+        host: HOST,
         name,
         unprivileged: true,
       });

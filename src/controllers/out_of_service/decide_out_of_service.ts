@@ -62,7 +62,7 @@ export interface GuardContext {
   controlPlane: boolean;
   /** Control-plane Nodes other than this one that are Ready and not out of service. */
   otherControlPlaneInService: number;
-  /** Whether the Node is the host this process runs on (never fenced). */
+  /** Whether the Node is the host this process runs on (never tainted or fenced). */
   self: boolean;
   /** Whether the taint rate limit has a free slot now. */
   taintSlotFree: boolean;
@@ -163,7 +163,10 @@ export function decideOutOfService(input: OutOfServiceInput): OutOfServiceDecisi
       return decision;
     }
     const what = `node ${name} (${readyText}; power ${seen})`;
-    const blocked = blockedBy(input.guards, "tainting");
+    const blocked = input.guards.self
+      ? "it is the host this Keelson runs on, so it is running: the power controller that says " +
+        "off cannot be its machine's (check its [machines.bmc])"
+      : blockedBy(input.guards, "tainting");
     if (blocked) {
       decision.actions.push({
         kind: "taint-held",

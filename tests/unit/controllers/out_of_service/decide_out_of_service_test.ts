@@ -146,7 +146,7 @@ Deno.test("decideOutOfService adds nothing while the switch is off or a taint is
   assert.deepEqual(kinds(decide({ node: node("False", { taint: true }) })), []);
 });
 
-Deno.test("decideOutOfService guards: a rejected reload, the last control-plane hosts, the rate limit", () => {
+Deno.test("decideOutOfService guards: a rejected reload, the last control-plane hosts, this host, the rate limit", () => {
   const held = decide({ guards: { ...FREE, held: "the inventory failed validation" } });
   assert.deepEqual(held.actions, [{
     kind: "taint-held",
@@ -162,6 +162,10 @@ Deno.test("decideOutOfService guards: a rejected reload, the last control-plane 
     guards: { ...FREE, controlPlane: true, otherControlPlaneInService: 1 },
   });
   assert.deepEqual(kinds(cpWithPeer), ["taint"]);
+
+  const self = decide({ guards: { ...FREE, self: true } });
+  assert.deepEqual(kinds(self), ["taint-held"]);
+  assert.match((self.actions[0] as { message: string }).message, /host this Keelson runs on/);
 
   const limited = decide({ guards: { ...FREE, taintSlotFree: false } });
   assert.equal(limited.actions[0]?.kind, "taint-held");
