@@ -191,6 +191,7 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
   const provider: CloudProvider = {
     ...base,
     poolUsage: () => loadBalancer.poolUsage(),
+    machinePower: () => power.monitor.observed(),
     async startHost({ host, signal }) {
       hostSide = await startHostSide({
         config: current,

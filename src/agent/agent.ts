@@ -158,6 +158,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     dataPlane: hostSide?.dataPlane,
     reloads: live.reloader,
     pools: () => provider.poolUsage?.() ?? [],
+    power: () => provider.machinePower?.() ?? [],
     nodes: caches.nodes,
     restartRequired: () => live.restart.pending(),
     signal: informersSignal,

@@ -14,9 +14,14 @@ import { createInformer, type RunnableInformer } from "../kube/informer.ts";
 import type { KubeClient } from "../kube/kube_client.ts";
 import { createLeaseApi } from "../kube/lease_api.ts";
 import type { Informer } from "../kube/ports.ts";
-import type { PoolUsage } from "../cloud/provider.ts";
+import type { MachinePower, PoolUsage } from "../cloud/provider.ts";
 import type { ConfigReloader } from "../config/reloader.ts";
-import { HEARTBEAT_NAMESPACE, type HostReport } from "../status/host_report.ts";
+import {
+  HEARTBEAT_NAMESPACE,
+  type HostReport,
+  MAX_POWER_DETAIL,
+  type PowerReport,
+} from "../status/host_report.ts";
 import { VERSION } from "../version.ts";
 
 /** Where this host's report comes from: each input from the part that owns it. */
@@ -30,6 +35,8 @@ export interface HostReportInputs {
   pools?: () => PoolUsage[];
   /** Start-only settings the file changed since start (`RestartRequired`). @default none */
   restartRequired?: () => string[];
+  /** Machines' power as this host observes it (the leader), from the provider. @default none */
+  power?: () => MachinePower[];
 }
 
 /** Options of `startHeartbeat`. */
@@ -49,6 +56,7 @@ export function hostReport(inputs: HostReportInputs): HostReport {
   const snapshot = inputs.dataPlane?.snapshot() ?? { instances: [], vips: [] };
   const at = inputs.reloads.lastSuccessAt().getTime();
   const restart = inputs.restartRequired?.() ?? [];
+  const power = (inputs.power?.() ?? []).map(powerReport);
   return {
     v: 1,
     host: inputs.host,
@@ -63,6 +71,20 @@ export function hostReport(inputs: HostReportInputs): HostReport {
     },
     pools: inputs.pools?.() ?? [],
     ...(snapshot.bgp ? { bgp: snapshot.bgp } : {}),
+    ...(power.length > 0 ? { power } : {}),
+  };
+}
+
+/** A machine's power for the report: times as ISO, the detail cut to printable ASCII. */
+function powerReport({ machine, observation }: MachinePower): PowerReport {
+  return {
+    machine,
+    state: observation.state,
+    since: new Date(observation.sinceMs).toISOString(),
+    ...(observation.answeredAtMs !== undefined
+      ? { answered: new Date(observation.answeredAtMs).toISOString() }
+      : {}),
+    detail: observation.detail.replace(/[^\x20-\x7e]/g, "?").slice(0, MAX_POWER_DETAIL),
   };
 }
 

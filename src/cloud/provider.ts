@@ -149,6 +149,13 @@ export interface PowerControl {
   forceOff(node: V1Node): Promise<void>;
 }
 
+/** One machine's power as this process observes it (for this host's heartbeat). */
+export interface MachinePower {
+  /** The machine's inventory name. */
+  machine: string;
+  observation: PowerObservation;
+}
+
 /** Upstream `Clusters`. */
 export interface Clusters {
   listClusters(): Promise<string[]>;
@@ -234,6 +241,11 @@ export interface CloudProvider {
    * for this host's heartbeat. Keelson extension.
    */
   poolUsage?(): PoolUsage[];
+  /**
+   * Each machine's power as this process observes it (only while it polls: the leader), sorted
+   * by machine; for this host's heartbeat and `keelson status`. Keelson extension.
+   */
+  machinePower?(): MachinePower[];
   /** Called once each time this process starts leading, before controllers run. */
   initialize?(context: ProviderContext): Promise<void>;
   readonly instancesV2?: InstancesV2;

@@ -139,6 +139,18 @@ export interface PoolStatus {
   full: boolean;
 }
 
+/** One machine's power, as the host polling its BMC (the leader) published it. */
+export interface PowerStatus {
+  machine: string;
+  state: "on" | "off" | "unknown";
+  /** When the host first saw this state (ISO, by this reader's clock, as `VipStatus.since`). */
+  since: string | undefined;
+  /** When the BMC last gave a valid answer (ISO, by this reader's clock); undefined when never. */
+  answered: string | undefined;
+  /** What was seen (the PowerState, or why there was no answer). */
+  detail: string;
+}
+
 /** The leader, from its Lease. */
 export interface LeaderStatus {
   identity: string | undefined;
@@ -167,6 +179,10 @@ export interface ClusterStatus {
   /** Whether the inventory was known (only then can a heartbeat be told retired). */
   inventoryKnown: boolean;
   pools: PoolStatus[];
+  /** Machines' power from the newest fresh heartbeat reporting any (the leader's); sorted. */
+  power: PowerStatus[];
+  /** The host whose heartbeat `power` comes from; undefined when none reports power. */
+  powerFrom: string | undefined;
   /** One sentence per problem; empty when healthy. */
   problems: string[];
 }
@@ -383,6 +399,10 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
       );
     }
   }
+  const { power, from: powerFrom } = machinePower(heartbeats.filter(isFresh), nowMs);
+  for (const p of power) {
+    if (p.state === "unknown") problems.push(`machine ${p.machine}: power unknown (${p.detail})`);
+  }
   return {
     now: new Date(nowMs).toISOString(),
     observedMs: observer.watchedMs(HEARTBEATS),
@@ -397,6 +417,8 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
     })),
     inventoryKnown: input.inventory !== undefined,
     pools,
+    power,
+    powerFrom,
     problems,
   };
 }
@@ -453,6 +475,25 @@ function poolUsage(fresh: readonly Heartbeat[]): PoolStatus[] {
     used: p.used,
     full: p.total > 0 && p.used / p.total > POOL_FULL_RATIO,
   }));
+}
+
+/** Machines' power from the most recently renewed fresh heartbeat that reports any. */
+function machinePower(
+  fresh: readonly Heartbeat[],
+  nowMs: number,
+): { power: PowerStatus[]; from: string | undefined } {
+  const newest =
+    [...fresh].filter((h) => !("error" in h.report) && (h.report.power?.length ?? 0) > 0)
+      .sort((a, b) => a.observed.ageMs - b.observed.ageMs)[0];
+  if (!newest || "error" in newest.report) return { power: [], from: undefined };
+  const power = (newest.report.power ?? []).map((p) => ({
+    machine: p.machine,
+    state: p.state,
+    since: sinceByReaderClock(p.since, newest, nowMs),
+    answered: p.answered === undefined ? undefined : sinceByReaderClock(p.answered, newest, nowMs),
+    detail: p.detail,
+  })).sort((a, b) => compareCodeUnits(a.machine, b.machine));
+  return { power, from: newest.host };
 }
 
 function isoTime(ms: number | undefined): string | undefined {

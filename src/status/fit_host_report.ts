@@ -2,7 +2,7 @@
  * Cutting a heartbeat report to its bounds (`host_report_limits.ts`) instead of refusing it: a
  * host beyond them still renews its heartbeat, with the lists cut and `omitted` counting what was
  * left out. First to the entry counts, then to the byte size, leaving out first what others also
- * tell (pool usage, which every host reports), then detail (each instance's VIP list, then the
+ * tell (pool usage, which every host reports), then the machines' power (the leader's), then detail (each instance's VIP list, then the
  * longest BGP peer lists), last the host's own VIPs and instances. Each list keeps its first
  * entries, so the cut is the same at every renewal while nothing changes.
  *
@@ -49,6 +49,7 @@ export function fitHostReport(report: HostReport): HostReport {
     vips: cut(report.vips, MAX.vips, "vips"),
     reload: { ...report.reload, ...(restart ? { restart } : {}) },
     pools: cut(report.pools, MAX.pools, "pools"),
+    ...(report.power ? { power: cut(report.power, MAX.power, "power") } : {}),
     ...(report.bgp
       ? {
         bgp: cut(report.bgp, MAX.peers, "peers").map((p) => ({
@@ -74,6 +75,7 @@ export function fitHostReport(report: HostReport): HostReport {
     }
   };
   if (excess > 0) shrink(fitted.pools, "pools");
+  if (excess > 0 && fitted.power) shrink(fitted.power, "power");
   for (let i = fitted.instances.length - 1; i >= 0 && excess > 0; i--) {
     shrink(fitted.instances[i]!.vips, "instance_vips");
   }

@@ -156,6 +156,30 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
     out.push("");
   }
 
+  // machines' power: only when some host (the leader) reports any
+  if (status.power.length > 0) {
+    out.push(
+      paint("bold", "Machine power") + paint("dim", ` (from ${status.powerFrom}'s heartbeat)`),
+    );
+    const ago = (iso: string | undefined) =>
+      iso === undefined ? "never" : `${formatAge(Math.max(0, nowMs - Date.parse(iso)))} ago`;
+    out.push(...table(
+      ["MACHINE", "POWER", "FOR", "LAST ANSWER", "DETAIL"],
+      status.power.map((p) => [
+        p.machine,
+        p.state === "off"
+          ? paint("yellow", "off")
+          : p.state === "unknown"
+          ? paint("red", "unknown")
+          : "on",
+        p.since === undefined ? "-" : formatAge(Math.max(0, nowMs - Date.parse(p.since))),
+        ago(p.answered),
+        p.detail,
+      ]),
+    ));
+    out.push("");
+  }
+
   out.push(paint("bold", "Pools"));
   out.push(...table(
     ["POOL", "FAMILY", "USED", "TOTAL", "FREE", "USE"],

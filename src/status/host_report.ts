@@ -63,6 +63,24 @@ export const BgpPeerReportSchema = z.strictObject({
   ).max(MAX.routes),
 });
 
+/** The longest power detail published (an error message, cut). */
+export const MAX_POWER_DETAIL = 200;
+
+/**
+ * Schema of one machine's power as the publishing host (the leader, which polls the BMCs)
+ * observed it; `since` and `answered` are by the host's own clock.
+ */
+export const PowerReportSchema = z.strictObject({
+  machine: z.string().regex(NAME_REGEXP).max(63),
+  state: z.enum(["on", "off", "unknown"]),
+  /** When the host first saw the current state. */
+  since: isoTime,
+  /** When the BMC last gave a valid answer; absent when never. */
+  answered: isoTime.optional(),
+  /** What was seen: printable ASCII, cut by the writer. */
+  detail: z.string().max(MAX_POWER_DETAIL).regex(/^[\x20-\x7e]*$/),
+});
+
 /** Schema of the report. */
 export const HostReportSchema = z.strictObject({
   v: z.literal(1),
@@ -97,6 +115,8 @@ export const HostReportSchema = z.strictObject({
   })).max(MAX.pools),
   /** BGP sessions of this host; absent where BIRD does not run (and in older reports). */
   bgp: z.array(BgpPeerReportSchema).max(MAX.peers).optional(),
+  /** Machines' power (the leader, with `[machines.bmc]`); absent when none (and older reports). */
+  power: z.array(PowerReportSchema).max(MAX.power).optional(),
   /**
    * Present when the writer cut the report at its bounds: per list, how many entries it left
    * out (`instance_vips` and `routes` summed over the instances and peers). What is not listed is
@@ -111,6 +131,8 @@ export const HostReportSchema = z.strictObject({
 
 /** One host's data plane, as published. */
 export type HostReport = z.infer<typeof HostReportSchema>;
+/** One machine's power, as published. */
+export type PowerReport = z.infer<typeof PowerReportSchema>;
 /** One BGP session's state, as published. */
 export type BgpPeerReport = z.infer<typeof BgpPeerReportSchema>;
 /** One instance's state, as published. */

@@ -34,6 +34,8 @@ export const REPORT_LIST_LIMITS = {
   routes: 16384,
   /** Start-only settings changed since the start. */
   restart: 64,
+  /** Machines whose power the host reports (the leader polls their BMCs). */
+  power: 2048,
 } as const;
 
 /** The lists that can be cut, as named in the report's `omitted` counts. */
@@ -45,6 +47,7 @@ export const OMITTED_KEYS = [
   "peers",
   "routes",
   "restart",
+  "power",
 ] as const;
 
 /**
@@ -54,7 +57,7 @@ export const OMITTED_KEYS = [
 export type Omitted = Partial<Record<(typeof OMITTED_KEYS)[number], number>>;
 
 /**
- * Bytes kept free for the `omitted` object when the writer cuts by size: its seven counts, each
+ * Bytes kept free for the `omitted` object when the writer cuts by size: its eight counts, each
  * at most 2^53, with their keys, quotes and commas take less than this.
  */
-export const OMITTED_RESERVE_BYTES = 256;
+export const OMITTED_RESERVE_BYTES = 320;

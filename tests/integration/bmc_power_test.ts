@@ -15,7 +15,8 @@ import { writeKubeconfig } from "./_harness/kubeconfig.ts";
 import { registerNode } from "./_harness/kubelet.ts";
 import { figure } from "./_harness/lb_services.ts";
 import { freePorts } from "./_harness/process.ts";
-import { readableByTestUser } from "./_harness/shipped_keelson.ts";
+import { keelsonCommand, readableByTestUser } from "./_harness/shipped_keelson.ts";
+import type { ClusterStatus } from "../../src/status/cluster_status.ts";
 import { makeBmcCertificates, startSushy, sushyTest } from "./_harness/sushy.ts";
 import { waitFor } from "./_harness/wait.ts";
 
@@ -46,7 +47,7 @@ internal_ips = []
 
 [machines.bmc]
 endpoint = "${bmc.endpoint}"
-system = "${bmc.system}"
+${bmc.system ? `system = "${bmc.system}"` : "# system: discovered"}
 username_file = "${bmc.usernameFile}"
 password_file = "${bmc.passwordFile}"
 ca_file = "${bmc.caFile}"
@@ -128,6 +129,12 @@ sushyTest(
         { uuid: mistrusted, name: "w-mistrusted", power: "Off" },
       ],
     });
+    // a BMC with a single system, Off from the start: found without `system`
+    const lone = crypto.randomUUID();
+    await using single = await startSushy({
+      systems: [{ uuid: lone, name: "w-lone", power: "Off" }],
+    });
+    await readableByTestUser(single.usernameFile, single.passwordFile);
     const dir = bmc.dir;
     const wrongPassword = `${dir}/wrong-password`;
     await Deno.writeTextFile(wrongPassword, "not-the-password\n", { mode: 0o600 });
@@ -179,6 +186,8 @@ sushyTest(
           caFile: otherCa.caFile,
         },
         "w-flapping": { ...fast, endpoint: flapping.url, system: "/redfish/v1/Systems/1" },
+        // three systems, none with the machine's id as SerialNumber: which one is unknown
+        "w-ambiguous": { ...fast, endpoint: bmc.url, system: "" },
       } as const;
       const reasons: Record<keyof typeof cases, string> = {
         "w-unreachable": "unreachable",
@@ -187,6 +196,7 @@ sushyTest(
         "w-not-redfish": "not_redfish",
         "w-mistrusted": "tls",
         "w-flapping": "",
+        "w-ambiguous": "no_system",
       };
       const inventory = `
 [cluster]
@@ -198,6 +208,16 @@ enabled = false
 [controllers]
 enabled = ["cloud-node-lifecycle"]
 ${machine("w-off", { ...common, endpoint: bmc.url })}
+${
+        machine("w-discovered", {
+          endpoint: single.url,
+          system: "",
+          usernameFile: single.usernameFile,
+          passwordFile: single.passwordFile,
+          caFile: single.certificates.caFile,
+          fast: true,
+        })
+      }
 ${Object.entries(cases).map(([name, lines]) => machine(name, lines)).join("\n")}`;
       const configPath = `${dir}/keelson.toml`;
       await Deno.writeTextFile(configPath, inventory, { mode: 0o644 });
@@ -205,7 +225,7 @@ ${Object.entries(cases).map(([name, lines]) => machine(name, lines)).join("\n")}
       await writeKubeconfig(kubeconfig, cp.server, cp.caPem, "admin", { token: cp.adminToken });
       await readableByTestUser(kubeconfig);
       // NotReady from the start, as a dead kubelet leaves a Node; already initialized
-      for (const name of ["w-off", ...Object.keys(cases)]) {
+      for (const name of ["w-off", "w-discovered", ...Object.keys(cases)]) {
         await registerNode(cp, name, {
           ready: false,
           initialized: true,
@@ -250,6 +270,16 @@ ${Object.entries(cases).map(([name, lines]) => machine(name, lines)).join("\n")}
         assert.ok((await cp.request("GET", "/api/v1/nodes/w-off")).status === 200);
       });
 
+      await t.step(
+        "a BMC's only system is found without `system`; Off from the start taints",
+        async () => {
+          await waitFor(() => hasShutdownTaint(cp, "w-discovered"), {
+            timeoutMs: TAINT_BOUND_MS,
+            message: "the shutdown taint on w-discovered",
+          });
+        },
+      );
+
       for (const [name, reason] of Object.entries(reasons)) {
         await t.step(`${name}: no taint (${reason || "PowerState flaps"})`, async () => {
           if (reason) {
@@ -273,6 +303,40 @@ ${Object.entries(cases).map(([name, lines]) => machine(name, lines)).join("\n")}
           assert.equal(await hasShutdownTaint(cp, name), false, `${name} must stay untainted`);
         });
       }
+
+      await t.step(
+        "keelson status shows each machine's power from the leader's heartbeat",
+        async () => {
+          const run = async (args: string[]) => {
+            const [command, ...argv] = await keelsonCommand([
+              "status",
+              "--kubeconfig",
+              cp.tokenKubeconfigPath,
+              ...args,
+            ]);
+            const out = await new Deno.Command(command!, {
+              args: argv,
+              stdout: "piped",
+              stderr: "piped",
+              env: { NO_COLOR: "1" },
+            }).output();
+            return new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+          };
+          const model = JSON.parse(await run(["-o", "json"])) as ClusterStatus;
+          assert.equal(model.powerFrom, "w-off");
+          const states = Object.fromEntries(model.power.map((p) => [p.machine, p.state]));
+          assert.equal(states["w-off"], "off");
+          assert.equal(states["w-refused"], "unknown");
+          assert.equal(states["w-mistrusted"], "unknown");
+          assert.ok(
+            model.problems.some((p) => p.startsWith("machine w-hung: power unknown")),
+            model.problems.join("\n"),
+          );
+          const text = await run([]);
+          assert.match(text, /Machine power \(from w-off's heartbeat\)/);
+          assert.match(text, /w-off +off +\d/);
+        },
+      );
     } finally {
       silent.close();
       await notRedfish.close();

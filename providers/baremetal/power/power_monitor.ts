@@ -13,16 +13,28 @@
  * @module
  */
 import { Counter, Gauge, type Registry } from "prom-client";
-import type { PowerObservation } from "../../../src/cloud/provider.ts";
-import { BmcCredentialError, readBmcCredentials } from "../../../src/config/bmc_credentials.ts";
+import type { MachinePower, PowerObservation } from "../../../src/cloud/provider.ts";
+import {
+  BmcCredentialError,
+  type BmcCredentials,
+  readBmcCredentials,
+} from "../../../src/config/bmc_credentials.ts";
 import type { Config, Machine } from "../../../src/config/types.ts";
 import { machineId } from "../../../src/config/types.ts";
 import { declareOnce } from "../../../src/metrics/registry.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { errorMessage } from "../../../src/log/error_message.ts";
-import { REDFISH_FAILURES, RedfishClient, RedfishError } from "./redfish_client.ts";
+import {
+  type PowerReading,
+  REDFISH_FAILURES,
+  RedfishClient,
+  RedfishError,
+} from "./redfish_client.ts";
 
 const log = logger("provider", "power");
+
+/** How long credentials read from their files are used before they are read again. */
+const CREDENTIALS_MAX_AGE_MS = 60_000;
 
 /** What the monitor knows of one machine. */
 interface Tracked {
@@ -79,6 +91,11 @@ export interface PowerMonitorOptions {
   metrics: PowerMetrics;
   /** This process's clock (ms since the epoch). @default Date.now */
   now?: () => number;
+  /**
+   * Reads one machine's power (tests: a scripted BMC). @default its credentials, then Redfish
+   * @throws {RedfishError} or {BmcCredentialError} when there is no usable answer
+   */
+  readPower?: (machine: Machine, signal: AbortSignal) => Promise<PowerReading>;
 }
 
 /** Polls every configured BMC while started; answers from what it saw. */
@@ -86,6 +103,7 @@ export class PowerMonitor {
   readonly #config: () => Config;
   readonly #metrics: PowerMetrics;
   readonly #now: () => number;
+  readonly #readPower: PowerMonitorOptions["readPower"];
   readonly #tracked = new Map<string, Tracked>();
   /** Running loops by machine name, with the settings they were started with. */
   readonly #loops = new Map<string, { key: string; stop: AbortController }>();
@@ -96,6 +114,7 @@ export class PowerMonitor {
     this.#config = options.config;
     this.#metrics = options.metrics;
     this.#now = options.now ?? Date.now;
+    this.#readPower = options.readPower;
   }
 
   /**
@@ -167,6 +186,16 @@ export class PowerMonitor {
   }
 
   /**
+   * Every machine's power as polled now (none while not leading), sorted by machine.
+   * @returns the observations
+   */
+  observed(): MachinePower[] {
+    return [...this.#tracked.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([machine, { observation }]) => ({ machine, observation: { ...observation } }));
+  }
+
+  /**
    * Whether the machine's BMC reported exactly "Off" twice in a row, the latest recently.
    * @param machine the inventory entry
    * @returns true only then
@@ -196,12 +225,20 @@ export class PowerMonitor {
   async #poll(machine: Machine, signal: AbortSignal): Promise<void> {
     const bmc = machine.bmc!;
     const client = clientOf(machine);
+    // the credential files are read again after a minute or after any failure (rotated)
+    let credentials: { value: BmcCredentials; readAtMs: number } | undefined;
+    const read = this.#readPower ?? (async (_: Machine, s: AbortSignal) => {
+      if (credentials === undefined || Date.now() - credentials.readAtMs > CREDENTIALS_MAX_AGE_MS) {
+        credentials = { value: await readBmcCredentials(bmc), readAtMs: Date.now() };
+      }
+      return await client.readPower(credentials.value, s);
+    });
     while (!signal.aborted) {
       try {
-        const credentials = await readBmcCredentials(bmc);
-        const reading = await client.readPower(credentials, signal);
+        const reading = await read(machine, signal);
         this.#record(machine.name, reading.state, reading.detail, true);
       } catch (error) {
+        credentials = undefined;
         if (signal.aborted) break;
         const reason = error instanceof RedfishError
           ? error.reason

@@ -107,6 +107,8 @@ export interface RedfishTarget {
 
 /** Deno HTTP clients by CA text: one TLS configuration per distinct CA. */
 const clients = new Map<string, Deno.HttpClient>();
+/** More distinct CAs than this (rotated files) and the oldest client is closed. */
+const MAX_CLIENTS = 256;
 
 function httpClient(caPem: string | undefined): Deno.HttpClient | undefined {
   if (caPem === undefined) return undefined;
@@ -115,6 +117,12 @@ function httpClient(caPem: string | undefined): Deno.HttpClient | undefined {
     // a BMC serves one connection badly enough; HTTP/1.1 as every BMC speaks it
     client = Deno.createHttpClient({ caCerts: [caPem], http2: false });
     clients.set(caPem, client);
+    if (clients.size > MAX_CLIENTS) {
+      const [oldest, stale] = clients.entries().next().value!;
+      clients.delete(oldest);
+      // a request still using it fails and is retried at the next poll
+      stale.close();
+    }
   }
   return client;
 }

@@ -1,0 +1,116 @@
+/**
+ * `[machines.bmc]`: what `check` (and `run`, and every reload) accepts and refuses, each refusal
+ * at the file's line and key.
+ */
+import assert from "node:assert/strict";
+import { ConfigError } from "../../../src/config/config_error.ts";
+import { loadConfigFile } from "../../../src/config/load_config.ts";
+import { credentialProblem } from "../../../src/config/bmc_credentials.ts";
+
+const CA = new URL("../kube/testdata/kubeconfig/ca.crt", import.meta.url).pathname;
+
+async function withScratch(body: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/user`, "admin\n", { mode: 0o600 });
+    await Deno.writeTextFile(`${dir}/password`, "s3cret\n", { mode: 0o600 });
+    await body(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+function inventory(dir: string, bmc: Record<string, string>): string {
+  const lines = Object.entries({
+    endpoint: '"https://10.0.9.11"',
+    system: '"/redfish/v1/Systems/1"',
+    username_file: `"${dir}/user"`,
+    password_file: `"${dir}/password"`,
+    ca_file: `"${CA}"`,
+    ...bmc,
+  }).filter(([, v]) => v !== "").map(([k, v]) => `${k} = ${v}`);
+  return ["[[machines]]", 'name = "w-1"', "", "[machines.bmc]", ...lines, ""].join("\n");
+}
+
+async function issuesOf(
+  dir: string,
+  text: string,
+): Promise<{ line?: number; path: string; message: string }[]> {
+  const path = `${dir}/keelson.toml`;
+  await Deno.writeTextFile(path, text);
+  const error = await loadConfigFile(path, { namedFiles: true }).then(() => undefined, (e) => e);
+  if (error === undefined) return [];
+  assert.ok(error instanceof ConfigError, String(error));
+  return error.issues.map((i) => ({
+    ...(i.line !== undefined ? { line: i.line } : {}),
+    path: i.path,
+    message: i.message,
+  }));
+}
+
+Deno.test("[machines.bmc]: a complete table is accepted, with the defaults of poll_interval and timeout", async () => {
+  await withScratch(async (dir) => {
+    const path = `${dir}/keelson.toml`;
+    await Deno.writeTextFile(path, inventory(dir, {}));
+    const config = await loadConfigFile(path, { namedFiles: true });
+    const bmc = config.machines[0]!.bmc!;
+    assert.equal(bmc.endpoint, "https://10.0.9.11");
+    assert.equal(bmc.poll_interval.ms, 5_000);
+    assert.equal(bmc.timeout.ms, 5_000);
+    // system and ca_file may be left out (discovery; the system's CAs)
+    await Deno.writeTextFile(path, inventory(dir, { system: "", ca_file: "" }));
+    assert.equal(
+      (await loadConfigFile(path, { namedFiles: true })).machines[0]!.bmc!.system,
+      undefined,
+    );
+  });
+});
+
+Deno.test("[machines.bmc]: each bad key is refused at its line", async () => {
+  await withScratch(async (dir) => {
+    const cases: [Record<string, string>, string, RegExp][] = [
+      [{ endpoint: '"http://10.0.9.11"' }, "endpoint", /only https is accepted/],
+      [{ endpoint: '"https://root:pw@10.0.9.11"' }, "endpoint", /holds credentials/],
+      [{ endpoint: '"https://10.0.9.11/redfish/v1"' }, "endpoint", /base URL only/],
+      [{ endpoint: '"not a url"' }, "endpoint", /is not a URL/],
+      [{ system: '"/redfish/v1/Systems/../Managers"' }, "system", /Redfish system path/],
+      [{ poll_interval: '"100ms"' }, "poll_interval", /between 1s and 10m/],
+      [{ timeout: '"2m"' }, "timeout", /between 100ms and 1m/],
+      [{ username_file: `"${dir}/missing"` }, "username_file", /cannot read ".*missing": /],
+      [{ ca_file: `"${dir}/user"` }, "ca_file", /holds no PEM certificate/],
+    ];
+    for (const [bmc, key, message] of cases) {
+      const issues = await issuesOf(dir, inventory(dir, bmc));
+      assert.equal(issues.length, 1, `${key}: ${JSON.stringify(issues)}`);
+      const line = inventory(dir, bmc).split("\n").findIndex((l) => l.startsWith(`${key} =`)) + 1;
+      assert.equal(issues[0]!.path, `machines[0].bmc.${key}`, JSON.stringify(issues));
+      assert.equal(issues[0]!.line, line, key);
+      assert.match(issues[0]!.message, message);
+    }
+    // a table without credentials
+    const missing = await issuesOf(dir, inventory(dir, { username_file: "" }));
+    assert.equal(missing[0]?.path, "machines[0].bmc.username_file");
+  });
+});
+
+Deno.test("[machines.bmc]: a password file every user can read is refused, and so is an empty one", async () => {
+  await withScratch(async (dir) => {
+    await Deno.chmod(`${dir}/password`, 0o644);
+    const open = await issuesOf(dir, inventory(dir, {}));
+    assert.equal(open.length, 1, JSON.stringify(open));
+    assert.equal(open[0]!.path, "machines[0].bmc.password_file");
+    assert.match(open[0]!.message, /readable by every user of the host \(mode 644\)/);
+    await Deno.writeTextFile(`${dir}/password`, "\n", { mode: 0o600 });
+    await Deno.chmod(`${dir}/password`, 0o600);
+    const empty = await issuesOf(dir, inventory(dir, {}));
+    assert.match(empty[0]!.message, /is empty/);
+  });
+});
+
+Deno.test("credentialProblem: basic auth cannot carry ':' in the user, a line break or a control character", () => {
+  assert.equal(credentialProblem("admin", true), undefined);
+  assert.equal(credentialProblem("pass:word", false), undefined);
+  assert.match(credentialProblem("ad:min", true)!, /':'/);
+  assert.match(credentialProblem("a\nb", false)!, /printable ASCII/);
+  assert.match(credentialProblem("x".repeat(257), false)!, /at most 256/);
+});
