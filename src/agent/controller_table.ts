@@ -32,6 +32,12 @@ import {
   SERVICE_QUEUE_NAME,
   ServiceController,
 } from "../controllers/service/service_controller.ts";
+import {
+  OUT_OF_SERVICE_EVENT_COMPONENT,
+  OUT_OF_SERVICE_QUEUE_NAME,
+  OutOfServiceController,
+  powerPolicyFromConfig,
+} from "../controllers/out_of_service/out_of_service_controller.ts";
 import { VipHostController } from "../controllers/vip_hosts/vip_host_controller.ts";
 import { CLIENT_NAMES } from "../kube/client_factory.ts";
 import type { ClusterWriter, EventRecorder, Informer } from "../kube/ports.ts";
@@ -52,6 +58,8 @@ export interface LeaderTerm {
   provider: CloudProvider;
   registry: Registry;
   guard: DeletionGuard;
+  /** This host's machine name (`--host`). */
+  host: string;
   /** A writer on the named client (each controller has its own rate limit). */
   writer(client: string): ClusterWriter;
   /** Events under `component` on the named client, flushed when the term ends. */
@@ -70,7 +78,7 @@ export interface RunnableController {
 
 /** A provider capability a controller needs (upstream skips a controller whose interface is missing). */
 export interface ProviderNeed {
-  capability: "instancesV2" | "loadBalancer" | "routes";
+  capability: "instancesV2" | "loadBalancer" | "routes" | "power";
   /** Upstream's interface name, for the log. */
   interfaceName: string;
   /** What would give the provider the capability, for the log. @default nothing more */
@@ -201,6 +209,21 @@ export const CONTROLLER_TABLE: readonly ControllerEntry[] = [
         observer: term.heartbeats.observer,
       }),
   },
+  {
+    name: "out-of-service",
+    needs: { capability: "power", interfaceName: "PowerControl" },
+    queues: [OUT_OF_SERVICE_QUEUE_NAME],
+    create: (term) =>
+      new OutOfServiceController({
+        nodes: term.caches.nodes,
+        writer: term.writer(CLIENT_NAMES.outOfService),
+        events: term.events(OUT_OF_SERVICE_EVENT_COMPONENT, CLIENT_NAMES.outOfService),
+        power: term.provider.power!,
+        registry: term.registry,
+        guard: term.guard,
+        host: term.host,
+      }, { policy: () => powerPolicyFromConfig(term.live()) }),
+  },
 ];
 
 /**
@@ -211,7 +234,7 @@ export const CONTROLLER_TABLE: readonly ControllerEntry[] = [
  */
 export function providerCanRun(
   entry: ControllerEntry,
-  provider: Pick<CloudProvider, "instancesV2" | "loadBalancer" | "routes">,
+  provider: Pick<CloudProvider, "instancesV2" | "loadBalancer" | "routes" | "power">,
 ): boolean {
   return !entry.needs || provider[entry.needs.capability] !== undefined;
 }

@@ -86,7 +86,7 @@ export const CONTROLLER_QUEUES: Readonly<Record<ControllerName, readonly string[
  */
 export function startableControllers(
   config: Config,
-  provider: Pick<CloudProvider, "instancesV2" | "loadBalancer" | "routes">,
+  provider: Pick<CloudProvider, "instancesV2" | "loadBalancer" | "routes" | "power">,
 ): Set<ControllerName> {
   const enabled = enabledControllers(config);
   return new Set(
@@ -146,6 +146,7 @@ export async function runLeaderControllers(
     provider: deps.provider,
     registry: deps.registry,
     guard: deps.guard,
+    host: deps.host,
     writer: (client) => createClusterWriter(deps.clients.client(client)),
     events,
     ...(serviceEvents ? { serviceEvents } : {}),

@@ -8,7 +8,8 @@
  *   leader election on; upstream exports nothing without it);
  * - the `rest_client_*` families (their series come with the first request, as upstream's);
  * - every `workqueue_*` family at zero for each queue of every controller this host would start
- *   when leading (upstream creates them with the queue, i.e. only on the leader).
+ *   when leading (upstream creates them with the queue, i.e. only on the leader);
+ * - the out-of-service controller's counters at zero when this host would start it.
  *
  * @module
  */
@@ -18,6 +19,7 @@ import type { Config } from "../config/types.ts";
 import { declareRestClientMetrics } from "../kube/http_transport.ts";
 import { declareElectionMetrics } from "../kube/leader_election.ts";
 import { declareQueueMetrics } from "../kube/work_queue.ts";
+import { outOfServiceMetrics } from "../controllers/out_of_service/metrics.ts";
 import { CONTROLLER_QUEUES, startableControllers } from "./leader_controllers.ts";
 
 /**
@@ -29,13 +31,15 @@ import { CONTROLLER_QUEUES, startableControllers } from "./leader_controllers.ts
 export function declareStartupMetrics(
   registry: Registry,
   config: Config,
-  provider: Pick<CloudProvider, "instancesV2" | "loadBalancer" | "routes">,
+  provider: Pick<CloudProvider, "instancesV2" | "loadBalancer" | "routes" | "power">,
 ): void {
   declareRestClientMetrics(registry);
   if (config.leader_election.enabled) {
     declareElectionMetrics(registry, config.leader_election.name);
   }
-  for (const controller of startableControllers(config, provider)) {
+  const controllers = startableControllers(config, provider);
+  for (const controller of controllers) {
     for (const queue of CONTROLLER_QUEUES[controller]) declareQueueMetrics(registry, queue);
   }
+  if (controllers.has("out-of-service")) outOfServiceMetrics(registry);
 }

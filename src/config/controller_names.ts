@@ -1,6 +1,6 @@
 /**
  * Controller names for `--controllers` / `[controllers] enabled`: upstream's canonical names and
- * their aliases, plus Keelson's pv-labels and VIP-host controllers.
+ * their aliases, plus Keelson's pv-labels, VIP-host and out-of-service controllers.
  *
  * @module
  */
@@ -13,6 +13,7 @@ export const CONTROLLERS = [
   "route",
   "pv-labels",
   "vip-host",
+  "out-of-service",
 ] as const;
 /** One controller's short name. */
 export type ControllerName = (typeof CONTROLLERS)[number];
@@ -30,6 +31,8 @@ const ALIASES: Record<string, ControllerName> = {
   "persistentvolume-labels": "pv-labels",
   "vip-host": "vip-host",
   "vip-host-controller": "vip-host",
+  "out-of-service": "out-of-service",
+  "out-of-service-controller": "out-of-service",
 };
 
 /** Upstream's canonical names (health check names follow them). */
@@ -40,6 +43,7 @@ export const CANONICAL_NAMES: Record<ControllerName, string> = {
   "route": "node-route-controller",
   "pv-labels": "pv-labels-controller",
   "vip-host": "vip-host-controller",
+  "out-of-service": "out-of-service-controller",
 };
 
 /**

@@ -245,6 +245,37 @@ export const NodeLifecycleSchema = z.strictObject({
   max_removed_fraction: z.number().min(0).max(1).default(0.2),
 });
 
+/**
+ * The `[power]` table: what Keelson does with the power its machines' power controllers (BMCs)
+ * report: the out-of-service taint on a NotReady Node whose machine is off, and fencing.
+ */
+export const PowerSchema = z.strictObject({
+  // the one switch: nothing is tainted or fenced while false
+  out_of_service: z.boolean().default(false),
+  confirm_off_for: duration(
+    "1s",
+    "1h",
+    "the power must have said off this long without a break before a NotReady Node is taken " +
+      "out of service; under 1s one stray answer would do",
+  ).prefault("10s"),
+  fencing: z.enum(["off", "dry-run", "on"]).default("dry-run"),
+  fence_after: duration(
+    "30s",
+    "24h",
+    "a Node must have been NotReady this long while its power says on before its machine is " +
+      "forced off; under 30s a kubelet restart would look like a dead host",
+  ).prefault("5m"),
+  max_actions_per_interval: z.number().int().min(0).max(
+    1000,
+    "is above 1000 actions per interval, which is no rate limit at all",
+  ).default(2),
+  action_interval: duration(
+    "1s",
+    "24h",
+    "the window of the power actions' rate limit; 0 would remove the limit",
+  ).prefault("1m"),
+});
+
 /** The `[load_balancer]` table. */
 export const LoadBalancerSchema = z.strictObject({
   default_class: z.boolean().default(true),
@@ -406,6 +437,7 @@ export const ConfigSchema = z.strictObject({
   server: ServerSchema.prefault({}),
   controllers: ControllersSchema.prefault({}),
   node_lifecycle: NodeLifecycleSchema.prefault({}),
+  power: PowerSchema.prefault({}),
   load_balancer: LoadBalancerSchema.prefault({}),
   keepalived: KeepalivedSchema.prefault({}),
   control_plane: ControlPlaneSchema.prefault({}),

@@ -27,6 +27,8 @@ export const CLIENT_NAMES = {
   heartbeat: "host-heartbeat",
   /** The leader's VIP-host Events. */
   vipHosts: "vip-host-controller",
+  /** The out-of-service controller: its taints and Events. */
+  outOfService: "out-of-service-controller",
   /** The route controller: Node conditions and its Events (upstream: `route-controller`). */
   route: "route-controller",
   /** Events this host records about itself (a VIP it starts announcing over BGP). */

@@ -7,12 +7,19 @@ Deno.test("resolveControllers() enables all for * and honours -name", () => {
   assert.deepEqual([...all.enabled].sort(), [
     "cloud-node",
     "cloud-node-lifecycle",
+    "out-of-service",
     "pv-labels",
     "route",
     "service",
     "vip-host",
   ]);
-  const some = resolveControllers(["*", "-service-lb-controller", "-pv-labels", "-vip-host"]);
+  const some = resolveControllers([
+    "*",
+    "-service-lb-controller",
+    "-pv-labels",
+    "-vip-host",
+    "-out-of-service-controller",
+  ]);
   assert.ok("enabled" in some);
   assert.deepEqual([...some.enabled].sort(), ["cloud-node", "cloud-node-lifecycle", "route"]);
 });

@@ -1,0 +1,460 @@
+/**
+ * The out-of-service controller (Keelson; upstream leaves this to a person): automates
+ * Kubernetes' non-graceful node shutdown. A NotReady Node whose machine the power controller has
+ * reported `off` without a break for `confirm_off_for` gets
+ * `node.kubernetes.io/out-of-service=nodeshutdown:NoExecute` and Keelson's marker annotation, so
+ * kube-controller-manager force-deletes its pods and detaches their volumes; Keelson removes only
+ * a taint it marked, once the Node is Ready again. Optional fencing forces a machine off whose
+ * Node has been NotReady for `fence_after` while its power still says `on`. Every action is
+ * guarded (held while a config reload is rejected, never the last control-plane hosts, a cap per
+ * interval, never this host for fencing) and every decision is an Event.
+ *
+ * Power changes do not change the Node, so besides the Node informer a resync adds every Node
+ * to the queue each `resyncMs`; a sync reads only the cache and the power controller's last
+ * observation, and is safe to run again.
+ *
+ * @module
+ */
+import type { V1Node } from "@kubernetes/client-node";
+import type { Registry } from "prom-client";
+import type { PowerControl, PowerObservation } from "../../cloud/provider.ts";
+import type { Config } from "../../config/types.ts";
+import { errorMessage } from "../../log/error_message.ts";
+import { logger } from "../../log/logging.ts";
+import {
+  type ClusterWriter,
+  type EventRecorder,
+  type Informer,
+  objectKey,
+} from "../../kube/ports.ts";
+import { delay } from "../../kube/delay.ts";
+import { retryOnConflict } from "../../kube/retry_on_conflict.ts";
+import { defaultControllerRateLimiter } from "../../kube/queue_rate_limiters.ts";
+import { runWorkers, WorkQueue } from "../../kube/work_queue.ts";
+import { nodeRef } from "../../kube/event_targets.ts";
+import { done, requeueAfter, type SyncResult } from "../../kube/sync_result.ts";
+import type { DeletionGuard } from "../node_lifecycle/deletion_guards.ts";
+import { readyStatus } from "../node_lifecycle/decide_lifecycle.ts";
+import { ActionRateLimit } from "./action_rate_limit.ts";
+import {
+  decideOutOfService,
+  type GuardContext,
+  hasOutOfServiceTaint,
+  isControlPlaneNode,
+  OUT_OF_SERVICE_MARKER,
+  OUT_OF_SERVICE_TAINT,
+  type OutOfServiceAction,
+  type OutOfServicePolicy,
+} from "./decide_out_of_service.ts";
+import { type OutOfServiceMetrics, outOfServiceMetrics } from "./metrics.ts";
+
+/** The queue name (and the workqueue metrics' `name` label). */
+export const OUT_OF_SERVICE_QUEUE_NAME = "OutOfService";
+/** The Events' source component. */
+export const OUT_OF_SERVICE_EVENT_COMPONENT = "out-of-service-controller";
+
+/** Event reasons. */
+export const REASON_TAINTED = "OutOfServiceTainted";
+/** Keelson removed the taint it added. */
+export const REASON_TAINT_REMOVED = "OutOfServiceTaintRemoved";
+/** A guard held the taint back. */
+export const REASON_TAINT_BLOCKED = "OutOfServiceBlocked";
+/** The rate limit held the taint back. */
+export const REASON_TAINT_RATE_LIMITED = "OutOfServiceRateLimited";
+/** The power says off while the Node is Ready. */
+export const REASON_POWER_MISMATCH = "PowerStateMismatch";
+/** Before a ForceOff. */
+export const REASON_FENCING = "FencingNode";
+/** After a successful ForceOff. */
+export const REASON_FENCED = "FencedNode";
+/** A ForceOff that failed. */
+export const REASON_FENCING_FAILED = "FencingFailed";
+/** A ForceOff only reported. */
+export const REASON_FENCING_DRY_RUN = "FencingDryRun";
+/** A guard held a ForceOff back. */
+export const REASON_FENCING_BLOCKED = "FencingBlocked";
+/** The rate limit held a ForceOff back. */
+export const REASON_FENCING_RATE_LIMITED = "FencingRateLimited";
+
+/** The policy with its rate limit, read on every sync so reloads apply. */
+export interface PowerActionPolicy extends OutOfServicePolicy {
+  /** Taints added (and, separately, machines forced off) per interval; 0: none. */
+  maxActionsPerInterval: number;
+  actionIntervalMs: number;
+}
+
+/**
+ * The policy in a configuration's `[power]` table.
+ * @param config the configuration
+ * @returns the policy
+ */
+export function powerPolicyFromConfig(config: Config): PowerActionPolicy {
+  const power = config.power;
+  return {
+    enabled: power.out_of_service,
+    confirmOffMs: power.confirm_off_for.ms,
+    fencing: power.fencing,
+    fenceAfterMs: power.fence_after.ms,
+    maxActionsPerInterval: power.max_actions_per_interval,
+    actionIntervalMs: power.action_interval.ms,
+  };
+}
+
+/** What the controller reads and writes. */
+export interface OutOfServiceDeps {
+  nodes: Informer<V1Node>;
+  writer: ClusterWriter;
+  events: EventRecorder;
+  power: PowerControl;
+  registry: Registry;
+  /** Holds every action while it says no (a rejected config reload). @default allow */
+  guard?: DeletionGuard;
+  /** The Node name of the host this process runs on: never fenced. */
+  host?: string;
+}
+
+/** Tuning. */
+export interface OutOfServiceOptions {
+  /** The policy (`[power]`). */
+  policy: () => PowerActionPolicy;
+  /** How often every Node is looked at again (power changes do not change the Node). @default 1000 */
+  resyncMs?: number;
+  /** Milliseconds since the epoch. @default Date.now */
+  now?: () => number;
+  /** The work queue (tests inject one). @default an "OutOfService" queue */
+  queue?: WorkQueue;
+}
+
+/** The out-of-service controller. */
+export class OutOfServiceController {
+  #deps: OutOfServiceDeps;
+  #policy: () => PowerActionPolicy;
+  #resyncMs: number;
+  #now: () => number;
+  #queue: WorkQueue;
+  #metrics: OutOfServiceMetrics;
+  #taintLimit = new ActionRateLimit();
+  #fenceLimit = new ActionRateLimit();
+  /** When this process first saw each Node NotReady (this episode), by its own clock. */
+  #notReadySince = new Map<string, number>();
+  /** When this process last decided to force each Node's machine off (dry runs included). */
+  #lastFence = new Map<string, number>();
+  /** The last failure to read each Node's power (logged once per cause). */
+  #powerErrors = new Map<string, string>();
+  /** The power episode in which someone removed Keelson's taint, per Node. */
+  #withdrawn = new Map<string, number>();
+  /** Held/mismatch Events already recorded, per Node and episode (one Event per episode). */
+  #reported = new Map<string, Set<string>>();
+  #log = logger("controllers", "out-of-service");
+
+  /**
+   * @param deps informer, writer, events, power control, registry, guard, this host
+   * @param options policy, resync period, clock, queue
+   */
+  constructor(deps: OutOfServiceDeps, options: OutOfServiceOptions) {
+    this.#deps = deps;
+    this.#policy = options.policy;
+    this.#resyncMs = options.resyncMs ?? 1000;
+    this.#now = options.now ?? Date.now;
+    this.#queue = options.queue ??
+      new WorkQueue({
+        name: OUT_OF_SERVICE_QUEUE_NAME,
+        rateLimiter: defaultControllerRateLimiter(),
+        registry: deps.registry,
+      });
+    this.#metrics = outOfServiceMetrics(deps.registry);
+  }
+
+  /**
+   * Runs until `signal` aborts: waits for the cache, then one worker and the resync loop.
+   * @param signal stops the controller
+   * @returns when stopped
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    const unsubscribe = this.#deps.nodes.subscribe((event) => {
+      const key = objectKey(event.object);
+      if (event.type === "delete") this.#forget(key);
+      else this.#queue.add(key);
+    });
+    try {
+      if (!(await this.#deps.nodes.waitForSync(signal))) return;
+      await Promise.all([
+        runWorkers(this.#queue, 1, (key) => this.sync(key), signal),
+        this.#resync(signal),
+      ]);
+    } finally {
+      unsubscribe();
+      this.#queue.shutDown();
+    }
+  }
+
+  async #resync(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      for (const node of this.#deps.nodes.list()) this.#queue.add(objectKey(node));
+      await delay(this.#resyncMs, signal);
+    }
+  }
+
+  /**
+   * Looks at one Node and carries out the decision.
+   * @param key the Node name
+   * @returns `done`, or `requeue` when a confirmation or fencing period is still running
+   * @throws when a write fails (the worker retries with backoff)
+   */
+  async sync(key: string): Promise<SyncResult> {
+    const node = this.#deps.nodes.get(key);
+    if (!node) {
+      this.#forget(key);
+      return done();
+    }
+    const now = this.#now();
+    const policy = this.#policy();
+    const ready = readyStatus(node);
+    if (ready === "True") {
+      this.#notReadySince.delete(key);
+      this.#lastFence.delete(key);
+    } else if (!this.#notReadySince.has(key)) {
+      this.#notReadySince.set(key, now);
+    }
+    const power = await this.#powerOf(node);
+    const decision = decideOutOfService({
+      node,
+      power,
+      nowMs: now,
+      policy,
+      notReadySinceMs: this.#notReadySince.get(key),
+      lastFenceMs: this.#lastFence.get(key),
+      withdrawnInEpisodeMs: this.#withdrawn.get(key),
+      guards: this.#guards(node, now, policy),
+    });
+    if (ready === "True") this.#dropReports(key, (k) => !k.startsWith("mismatch"));
+    for (const action of decision.actions) {
+      await this.#carryOut(node, action, power, now);
+    }
+    // a little after the period ends, so the next look does not land just short of it
+    return decision.recheckAfterMs === undefined
+      ? done()
+      : requeueAfter(Math.max(0, decision.recheckAfterMs) + 50);
+  }
+
+  async #powerOf(node: V1Node): Promise<PowerObservation | null> {
+    const name = node.metadata?.name ?? "";
+    try {
+      const power = await this.#deps.power.powerState(node);
+      this.#powerErrors.delete(name);
+      return power;
+    } catch (error) {
+      // no answer is not "off": nothing is added while the power cannot be told; said once per
+      // cause, not on every resync
+      const message = errorMessage(error);
+      if (this.#powerErrors.get(name) !== message) {
+        this.#powerErrors.set(name, message);
+        this.#log.warn("Cannot read the power state of node {node}: {error}", {
+          node: name,
+          error: message,
+        });
+      }
+      return null;
+    }
+  }
+
+  #guards(node: V1Node, now: number, policy: PowerActionPolicy): GuardContext {
+    const name = node.metadata?.name ?? "";
+    const allowed = this.#deps.guard?.deletionsAllowed() ?? { ok: true };
+    const controlPlane = isControlPlaneNode(node);
+    // only a control-plane Node needs the others counted (few), not every Node every second
+    const otherControlPlaneInService = controlPlane
+      ? this.#deps.nodes.list().filter((other) =>
+        other.metadata?.name !== name && isControlPlaneNode(other) &&
+        readyStatus(other) === "True" && !hasOutOfServiceTaint(other)
+      ).length
+      : 0;
+    const max = policy.maxActionsPerInterval, interval = policy.actionIntervalMs;
+    return {
+      ...(allowed.ok ? {} : {
+        held: `power actions are held as Node deletions are: ${
+          allowed.reason ?? "the guard says no"
+        }`,
+      }),
+      controlPlane,
+      otherControlPlaneInService,
+      self: this.#deps.host !== undefined && this.#deps.host === name,
+      taintSlotFree: this.#taintLimit.free(now, max, interval),
+      fenceSlotFree: this.#fenceLimit.free(now, max, interval),
+    };
+  }
+
+  async #carryOut(
+    node: V1Node,
+    action: OutOfServiceAction,
+    power: PowerObservation | null,
+    now: number,
+  ): Promise<void> {
+    const name = node.metadata?.name ?? "";
+    const ref = nodeRef(node);
+    const episode = `${power?.state ?? "none"}@${power?.sinceMs ?? 0}`;
+    const notReadyEpisode = `${this.#notReadySince.get(name) ?? 0}`;
+    switch (action.kind) {
+      case "forget-marker": {
+        const written = await this.#patch(name, (current) => {
+          if (current.metadata?.annotations?.[OUT_OF_SERVICE_MARKER] === undefined) return null;
+          if (hasOutOfServiceTaint(current)) return null;
+          return { metadata: { annotations: { [OUT_OF_SERVICE_MARKER]: null } } };
+        });
+        if (power?.state === "off") this.#withdrawn.set(name, power.sinceMs);
+        if (!written) return;
+        this.#log.info(
+          "Node {node}: its out-of-service taint was removed by someone else; dropped Keelson's " +
+            "marker, and the taint is not added again until the power changes",
+          { node: name },
+        );
+        return;
+      }
+      case "taint": {
+        this.#taintLimit.take(now);
+        const at = new Date(now).toISOString();
+        const written = await this.#patch(name, (current) => {
+          if (hasOutOfServiceTaint(current)) return null;
+          return {
+            metadata: { annotations: { [OUT_OF_SERVICE_MARKER]: at } },
+            spec: {
+              taints: [...(current.spec?.taints ?? []), { ...OUT_OF_SERVICE_TAINT, timeAdded: at }],
+            },
+          };
+        });
+        if (!written) return;
+        this.#metrics.applied.inc();
+        this.#deps.events.event(ref, "Normal", REASON_TAINTED, action.message);
+        this.#log.info(action.message);
+        return;
+      }
+      case "untaint": {
+        const written = await this.#patch(name, (current) => {
+          if (current.metadata?.annotations?.[OUT_OF_SERVICE_MARKER] === undefined) return null;
+          // gone meanwhile: the next look drops the marker alone, with no removal to report
+          if (!hasOutOfServiceTaint(current)) return null;
+          return {
+            metadata: { annotations: { [OUT_OF_SERVICE_MARKER]: null } },
+            spec: {
+              taints: (current.spec?.taints ?? []).filter((t) =>
+                !(t.key === OUT_OF_SERVICE_TAINT.key && t.effect === OUT_OF_SERVICE_TAINT.effect)
+              ),
+            },
+          };
+        });
+        if (!written) return;
+        this.#metrics.removed.inc();
+        this.#deps.events.event(ref, "Normal", REASON_TAINT_REMOVED, action.message);
+        this.#log.info(action.message);
+        return;
+      }
+      case "taint-held":
+        if (!this.#firstReport(name, `taint-${action.reason}@${episode}`)) return;
+        this.#metrics.held.inc({ reason: action.reason });
+        this.#deps.events.event(
+          ref,
+          "Warning",
+          action.reason === "blocked" ? REASON_TAINT_BLOCKED : REASON_TAINT_RATE_LIMITED,
+          action.message,
+        );
+        this.#log.warn(action.message);
+        return;
+      case "mismatch":
+        if (!this.#firstReport(name, `mismatch@${episode}`)) return;
+        this.#deps.events.event(ref, "Warning", REASON_POWER_MISMATCH, action.message);
+        this.#log.warn(action.message);
+        return;
+      case "fence-held":
+        if (!this.#firstReport(name, `fence-${action.reason}@${notReadyEpisode}`)) return;
+        this.#metrics.fencing.inc({ result: action.reason });
+        this.#deps.events.event(
+          ref,
+          "Warning",
+          action.reason === "blocked" ? REASON_FENCING_BLOCKED : REASON_FENCING_RATE_LIMITED,
+          action.message,
+        );
+        this.#log.warn(action.message);
+        return;
+      case "fence":
+        this.#lastFence.set(name, now);
+        if (action.dryRun) {
+          this.#metrics.fencing.inc({ result: "dry_run" });
+          this.#deps.events.event(ref, "Normal", REASON_FENCING_DRY_RUN, action.message);
+          this.#log.info(action.message);
+          return;
+        }
+        await this.#fence(node, action.message, now);
+    }
+  }
+
+  async #fence(node: V1Node, message: string, now: number): Promise<void> {
+    const name = node.metadata?.name ?? "";
+    const ref = nodeRef(node);
+    this.#fenceLimit.take(now);
+    this.#deps.events.event(ref, "Normal", REASON_FENCING, message);
+    this.#log.warn(message);
+    try {
+      await this.#deps.power.forceOff(node);
+    } catch (error) {
+      const text = `ForceOff of node ${name}'s machine failed: ${(error as Error).message}`;
+      this.#metrics.fencing.inc({ result: "failed" });
+      this.#deps.events.event(ref, "Warning", REASON_FENCING_FAILED, text);
+      this.#log.warn(text);
+      return;
+    }
+    const text = `Forced node ${name}'s machine off (ForceOff accepted); the out-of-service ` +
+      `taint follows once the power controller has reported it off for the confirmation period`;
+    this.#metrics.fencing.inc({ result: "powered_off" });
+    this.#deps.events.event(ref, "Normal", REASON_FENCED, text);
+    this.#log.warn(text);
+  }
+
+  /**
+   * A merge patch built from the cached Node, sent with its resourceVersion (a concurrent change
+   * is a conflict, retried from a fresh read); `build` returns null when nothing is left to do.
+   * @returns whether a patch was written
+   */
+  async #patch(
+    name: string,
+    build: (current: V1Node) => Record<string, unknown> | null,
+  ): Promise<boolean> {
+    return await retryOnConflict({ steps: 5, delayMs: 100 }, async () => {
+      const current = this.#deps.nodes.get(name);
+      if (!current) return false;
+      const patch = build(current);
+      if (!patch) return false;
+      const metadata = (patch.metadata ?? {}) as Record<string, unknown>;
+      await this.#deps.writer.patchNode(
+        name,
+        { ...patch, metadata: { ...metadata, resourceVersion: current.metadata?.resourceVersion } },
+        "merge",
+      );
+      return true;
+    });
+  }
+
+  #firstReport(name: string, key: string): boolean {
+    let seen = this.#reported.get(name);
+    if (!seen) this.#reported.set(name, seen = new Set());
+    if (seen.has(key)) return false;
+    // one episode per kind is remembered: an older one of the same kind cannot come back
+    const kind = key.slice(0, key.indexOf("@") + 1);
+    for (const old of [...seen]) if (old.startsWith(kind)) seen.delete(old);
+    seen.add(key);
+    return true;
+  }
+
+  #dropReports(name: string, which: (key: string) => boolean): void {
+    const seen = this.#reported.get(name);
+    if (!seen) return;
+    for (const key of [...seen]) if (which(key)) seen.delete(key);
+  }
+
+  #forget(name: string): void {
+    this.#notReadySince.delete(name);
+    this.#lastFence.delete(name);
+    this.#reported.delete(name);
+    this.#withdrawn.delete(name);
+    this.#powerErrors.delete(name);
+  }
+}

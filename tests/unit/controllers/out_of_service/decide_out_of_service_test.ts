@@ -1,0 +1,231 @@
+import assert from "node:assert/strict";
+import type { V1Node } from "@kubernetes/client-node";
+import type { PowerObservation } from "../../../../src/cloud/provider.ts";
+import {
+  decideOutOfService,
+  type GuardContext,
+  MISMATCH_GRACE_MS,
+  OUT_OF_SERVICE_MARKER,
+  OUT_OF_SERVICE_TAINT,
+  type OutOfServiceInput,
+  type OutOfServicePolicy,
+} from "../../../../src/controllers/out_of_service/decide_out_of_service.ts";
+
+const NOW = 1_800_000_000_000;
+const POLICY: OutOfServicePolicy = {
+  enabled: true,
+  confirmOffMs: 10_000,
+  fencing: "dry-run",
+  fenceAfterMs: 300_000,
+};
+const FREE: GuardContext = {
+  controlPlane: false,
+  otherControlPlaneInService: 0,
+  self: false,
+  taintSlotFree: true,
+  fenceSlotFree: true,
+};
+
+function node(
+  ready: "True" | "False" | "Unknown" | undefined,
+  options: { taint?: boolean; marker?: boolean; name?: string } = {},
+): V1Node {
+  return {
+    metadata: {
+      name: options.name ?? "w1",
+      ...(options.marker
+        ? { annotations: { [OUT_OF_SERVICE_MARKER]: "2027-01-15T08:00:00Z" } }
+        : {}),
+    },
+    spec: options.taint ? { taints: [{ ...OUT_OF_SERVICE_TAINT }] } : {},
+    status: ready ? { conditions: [{ type: "Ready", status: ready }] } : {},
+  };
+}
+
+function power(
+  state: PowerObservation["state"],
+  forMs: number,
+  answered = true,
+): PowerObservation {
+  return {
+    state,
+    sinceMs: NOW - forMs,
+    ...(answered ? { answeredAtMs: NOW - 500 } : {}),
+    detail: `PowerState "${state === "on" ? "On" : "Off"}"`,
+  };
+}
+
+function decide(over: Partial<OutOfServiceInput>) {
+  return decideOutOfService({
+    node: node("Unknown"),
+    power: power("off", 60_000),
+    nowMs: NOW,
+    policy: POLICY,
+    notReadySinceMs: NOW - 1000,
+    lastFenceMs: undefined,
+    guards: FREE,
+    ...over,
+  });
+}
+
+const kinds = (d: ReturnType<typeof decide>) => d.actions.map((a) => a.kind);
+
+Deno.test("decideOutOfService taints a NotReady Node whose power has been off for the confirmation period, saying what was seen", () => {
+  for (const ready of ["False", "Unknown", undefined] as const) {
+    const d = decide({ node: node(ready) });
+    assert.deepEqual(kinds(d), ["taint"], `Ready ${ready}`);
+    const message = (d.actions[0] as { message: string }).message;
+    assert.match(message, /node\.kubernetes\.io\/out-of-service=nodeshutdown:NoExecute/);
+    assert.match(message, /Ready condition (False|Unknown)/);
+    assert.match(message, /off since 2027-01-15T07:59:00\.000Z \(60s ago; PowerState "Off"\)/);
+  }
+});
+
+Deno.test("decideOutOfService waits out the confirmation period and says when to look again", () => {
+  const d = decide({ power: power("off", 4_000) });
+  assert.deepEqual(kinds(d), []);
+  assert.equal(d.recheckAfterMs, 6_000);
+  assert.deepEqual(kinds(decide({ power: power("off", 10_000) })), ["taint"]);
+});
+
+Deno.test("decideOutOfService: a flapping power state restarts the confirmation (sinceMs reset)", () => {
+  // off for 60 s, then on for a moment, then off again 2 s ago: the new episode counts, not the old
+  const d = decide({ power: power("off", 2_000) });
+  assert.deepEqual(kinds(d), []);
+  assert.equal(d.recheckAfterMs, 8_000);
+  assert.deepEqual(kinds(decide({ power: power("on", 1_000) })), []);
+});
+
+Deno.test("decideOutOfService: unknown power never counts as off, however long", () => {
+  assert.deepEqual(kinds(decide({ power: power("unknown", 3_600_000) })), []);
+  // "off" without any valid answer behind it is not trusted either
+  assert.deepEqual(kinds(decide({ power: power("off", 60_000, false) })), []);
+  // a machine without a power controller
+  assert.deepEqual(kinds(decide({ power: null })), []);
+});
+
+Deno.test("decideOutOfService: power off while the Node is Ready: no taint, a mismatch Warning after the grace", () => {
+  const early = decide({ node: node("True"), power: power("off", 30_000) });
+  assert.deepEqual(kinds(early), []);
+  assert.equal(early.recheckAfterMs, 10_000 + MISMATCH_GRACE_MS - 30_000);
+  const late = decide({ node: node("True"), power: power("off", 10_000 + MISMATCH_GRACE_MS) });
+  assert.deepEqual(kinds(late), ["mismatch"]);
+  assert.match((late.actions[0] as { message: string }).message, /but the node is Ready/);
+});
+
+Deno.test("decideOutOfService removes only the taint Keelson marked, once the Node is Ready", () => {
+  const own = decide({ node: node("True", { taint: true, marker: true }), power: power("on", 5) });
+  assert.deepEqual(kinds(own), ["untaint"]);
+  // someone else's taint (no marker) stays, Ready or not
+  assert.deepEqual(
+    kinds(decide({ node: node("True", { taint: true }), power: power("on", 5) })),
+    [],
+  );
+  // still NotReady with our taint, power back on: the Node has not returned; the taint stays
+  assert.deepEqual(
+    kinds(decide({ node: node("False", { taint: true, marker: true }), power: power("on", 5) })),
+    [],
+  );
+  // the marker without the taint (removed by hand) is dropped, so a later foreign taint is not
+  // ours, and the taint is not added again in that power episode
+  assert.deepEqual(kinds(decide({ node: node("False", { marker: true }) })), ["forget-marker"]);
+  assert.deepEqual(kinds(decide({ withdrawnInEpisodeMs: NOW - 60_000 })), []);
+  assert.deepEqual(kinds(decide({ withdrawnInEpisodeMs: NOW - 90_000 })), ["taint"]);
+  // own taints are still removed with the switch off
+  assert.deepEqual(
+    kinds(decide({
+      node: node("True", { taint: true, marker: true }),
+      policy: { ...POLICY, enabled: false },
+    })),
+    ["untaint"],
+  );
+});
+
+Deno.test("decideOutOfService adds nothing while the switch is off or a taint is already there", () => {
+  assert.deepEqual(kinds(decide({ policy: { ...POLICY, enabled: false } })), []);
+  assert.deepEqual(kinds(decide({ node: node("False", { taint: true }) })), []);
+});
+
+Deno.test("decideOutOfService guards: a rejected reload, the last control-plane hosts, this host, the rate limit", () => {
+  const held = decide({ guards: { ...FREE, held: "the inventory failed validation" } });
+  assert.deepEqual(held.actions, [{
+    kind: "taint-held",
+    reason: "blocked",
+    message: held.actions[0]!.kind === "taint-held" ? held.actions[0]!.message : "",
+  }]);
+  assert.match((held.actions[0] as { message: string }).message, /failed validation/);
+
+  const lastCp = decide({ guards: { ...FREE, controlPlane: true, otherControlPlaneInService: 0 } });
+  assert.deepEqual(kinds(lastCp), ["taint-held"]);
+  assert.match((lastCp.actions[0] as { message: string }).message, /control-plane/);
+  const cpWithPeer = decide({
+    guards: { ...FREE, controlPlane: true, otherControlPlaneInService: 1 },
+  });
+  assert.deepEqual(kinds(cpWithPeer), ["taint"]);
+
+  const self = decide({ guards: { ...FREE, self: true } });
+  assert.deepEqual(kinds(self), ["taint-held"]);
+  assert.match((self.actions[0] as { message: string }).message, /host this Keelson runs on/);
+
+  const limited = decide({ guards: { ...FREE, taintSlotFree: false } });
+  assert.equal(limited.actions[0]?.kind, "taint-held");
+  assert.equal((limited.actions[0] as { reason: string }).reason, "rate_limited");
+});
+
+Deno.test("decideOutOfService fences a Node NotReady for fence_after whose power still says on; dry run by default", () => {
+  const notYet = decide({ power: power("on", 600_000), notReadySinceMs: NOW - 100_000 });
+  assert.deepEqual(kinds(notYet), []);
+  assert.equal(notYet.recheckAfterMs, 200_000);
+
+  const due = decide({ power: power("on", 600_000), notReadySinceMs: NOW - 300_000 });
+  assert.deepEqual(due.actions.map((a) => a.kind === "fence" && a.dryRun), [true]);
+  assert.match((due.actions[0] as { message: string }).message, /Would force .*dry-run/);
+
+  const on = decide({
+    power: power("on", 600_000),
+    notReadySinceMs: NOW - 300_000,
+    policy: { ...POLICY, fencing: "on" },
+  });
+  assert.deepEqual(on.actions.map((a) => a.kind === "fence" && !a.dryRun), [true]);
+
+  // once per fence_after: a fence 1 minute ago waits 4 more
+  const again = decide({
+    power: power("on", 600_000),
+    notReadySinceMs: NOW - 900_000,
+    lastFenceMs: NOW - 60_000,
+  });
+  assert.deepEqual(kinds(again), []);
+  assert.equal(again.recheckAfterMs, 240_000);
+});
+
+Deno.test("decideOutOfService never fences on unknown power, with fencing off, this host, or past the guards", () => {
+  const base = { notReadySinceMs: NOW - 900_000, policy: { ...POLICY, fencing: "on" as const } };
+  assert.deepEqual(kinds(decide({ ...base, power: power("unknown", 900_000) })), []);
+  assert.deepEqual(
+    kinds(decide({ ...base, power: power("on", 900_000), policy: { ...POLICY, fencing: "off" } })),
+    [],
+  );
+  assert.deepEqual(
+    kinds(
+      decide({ ...base, power: power("on", 900_000), policy: { ...base.policy, enabled: false } }),
+    ),
+    [],
+  );
+  const self = decide({ ...base, power: power("on", 900_000), guards: { ...FREE, self: true } });
+  assert.deepEqual(kinds(self), ["fence-held"]);
+  assert.match((self.actions[0] as { message: string }).message, /host this Keelson runs on/);
+  const cp = decide({
+    ...base,
+    power: power("on", 900_000),
+    guards: { ...FREE, controlPlane: true },
+  });
+  assert.deepEqual(kinds(cp), ["fence-held"]);
+  const limited = decide({
+    ...base,
+    power: power("on", 900_000),
+    guards: { ...FREE, fenceSlotFree: false },
+  });
+  assert.equal((limited.actions[0] as { reason: string }).reason, "rate_limited");
+  // a Ready Node is never fenced
+  assert.deepEqual(kinds(decide({ ...base, node: node("True"), power: power("on", 900_000) })), []);
+});

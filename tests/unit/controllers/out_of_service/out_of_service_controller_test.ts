@@ -1,0 +1,346 @@
+import assert from "node:assert/strict";
+import type { V1Node } from "@kubernetes/client-node";
+import { Registry } from "prom-client";
+import type { PowerControl, PowerObservation } from "../../../../src/cloud/provider.ts";
+import { ProviderError } from "../../../../src/cloud/provider.ts";
+import {
+  OUT_OF_SERVICE_MARKER,
+  OUT_OF_SERVICE_TAINT,
+} from "../../../../src/controllers/out_of_service/decide_out_of_service.ts";
+import {
+  OutOfServiceController,
+  type PowerActionPolicy,
+} from "../../../../src/controllers/out_of_service/out_of_service_controller.ts";
+import { FakeCluster } from "../../_fakes/fake_cluster.ts";
+
+/** A PowerControl whose answers the test sets, as the BMC poller would report them. */
+class FakePower implements PowerControl {
+  readonly states = new Map<string, PowerObservation | Error>();
+  readonly forced: string[] = [];
+  forceOffError: Error | undefined;
+  powerState(node: V1Node): Promise<PowerObservation | null> {
+    const state = this.states.get(node.metadata?.name ?? "");
+    if (state instanceof Error) return Promise.reject(state);
+    return Promise.resolve(state ?? null);
+  }
+  forceOff(node: V1Node): Promise<void> {
+    this.forced.push(node.metadata?.name ?? "");
+    return this.forceOffError ? Promise.reject(this.forceOffError) : Promise.resolve();
+  }
+  set(name: string, state: PowerObservation["state"], sinceMs: number): void {
+    this.states.set(name, {
+      state,
+      sinceMs,
+      answeredAtMs: sinceMs,
+      detail: `PowerState "${state === "on" ? "On" : "Off"}"`,
+    });
+  }
+}
+
+function node(
+  name: string,
+  ready: "True" | "False" | "Unknown",
+  labels: Record<string, string> = {},
+): V1Node {
+  return {
+    metadata: { name, labels },
+    spec: {},
+    status: { conditions: [{ type: "Ready", status: ready }] },
+  };
+}
+
+function setup(options: {
+  policy?: Partial<PowerActionPolicy>;
+  guard?: { ok: boolean; reason?: string };
+  host?: string;
+} = {}) {
+  const cluster = new FakeCluster();
+  const power = new FakePower();
+  const registry = new Registry();
+  let now = 1_800_000_000_000;
+  const controller = new OutOfServiceController({
+    nodes: cluster.nodes,
+    writer: cluster,
+    events: cluster.events,
+    power,
+    registry,
+    ...(options.guard ? { guard: { deletionsAllowed: () => options.guard! } } : {}),
+    ...(options.host ? { host: options.host } : {}),
+  }, {
+    now: () => now,
+    policy: () => ({
+      enabled: true,
+      confirmOffMs: 10_000,
+      fencing: "dry-run",
+      fenceAfterMs: 300_000,
+      maxActionsPerInterval: 2,
+      actionIntervalMs: 60_000,
+      ...options.policy,
+    }),
+  });
+  const metric = async (line: string): Promise<number> => {
+    const text = await registry.metrics();
+    const escaped = line.replace(/[{}"]/g, (c) => `\\${c}`);
+    return Number(new RegExp(`^${escaped} (\\d+)$`, "m").exec(text)?.[1] ?? "NaN");
+  };
+  return {
+    cluster,
+    power,
+    controller,
+    metric,
+    now: () => now,
+    advance: (ms: number) => (now += ms),
+  };
+}
+
+const taintsOf = (cluster: FakeCluster, name: string) =>
+  (cluster.nodes.get(name)?.spec?.taints ?? []).map((t) => `${t.key}=${t.value}:${t.effect}`);
+
+Deno.test("OutOfServiceController taints a NotReady Node once its power has been off for confirm_off_for, marks it, and counts it", async () => {
+  const { cluster, power, controller, metric, now, advance } = setup();
+  cluster.addNode(node("w1", "Unknown"));
+  power.set("w1", "off", now());
+  const first = await controller.sync("w1");
+  assert.deepEqual(first, { kind: "requeue", afterMs: 10_050 });
+  assert.deepEqual(taintsOf(cluster, "w1"), []);
+  advance(10_000);
+  assert.deepEqual(await controller.sync("w1"), { kind: "done" });
+  assert.deepEqual(taintsOf(cluster, "w1"), [
+    "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute",
+  ]);
+  assert.equal(
+    cluster.nodes.get("w1")?.metadata?.annotations?.[OUT_OF_SERVICE_MARKER],
+    new Date(now()).toISOString(),
+  );
+  const [event] = cluster.events.withReason("OutOfServiceTainted");
+  assert.equal(event?.type, "Normal");
+  assert.match(event?.message ?? "", /Ready condition Unknown; power off since .*PowerState "Off"/);
+  assert.equal(await metric("keelson_out_of_service_taints_applied_total"), 1);
+  // safe to run again: nothing more is written
+  const writes = cluster.writes.length;
+  await controller.sync("w1");
+  assert.equal(cluster.writes.length, writes);
+});
+
+Deno.test("OutOfServiceController removes its own taint and marker when the Node is Ready, never another's", async () => {
+  const { cluster, power, controller, metric, now, advance } = setup();
+  cluster.addNode(node("w1", "False"));
+  cluster.addNode(node("w2", "False"));
+  cluster.updateNode("w2", (n) => (n.spec = { taints: [{ ...OUT_OF_SERVICE_TAINT }] }));
+  power.set("w1", "off", now());
+  power.set("w2", "off", now());
+  advance(20_000);
+  await controller.sync("w1");
+  await controller.sync("w2");
+  assert.equal(cluster.events.withReason("OutOfServiceTainted").length, 1);
+
+  for (const name of ["w1", "w2"]) {
+    power.set(name, "on", now());
+    cluster.updateNode(
+      name,
+      (n) => (n.status = { conditions: [{ type: "Ready", status: "True" }] }),
+    );
+    await controller.sync(name);
+  }
+  assert.deepEqual(taintsOf(cluster, "w1"), []);
+  assert.equal(cluster.nodes.get("w1")?.metadata?.annotations?.[OUT_OF_SERVICE_MARKER], undefined);
+  assert.deepEqual(taintsOf(cluster, "w2"), [
+    "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute",
+  ]);
+  assert.equal(cluster.events.withReason("OutOfServiceTaintRemoved").length, 1);
+  assert.equal(await metric("keelson_out_of_service_taints_removed_total"), 1);
+});
+
+Deno.test("OutOfServiceController does not add the taint again in the power episode someone removed it in", async () => {
+  const { cluster, power, controller, now, advance } = setup();
+  cluster.addNode(node("w1", "False"));
+  power.set("w1", "off", now());
+  advance(20_000);
+  await controller.sync("w1");
+  cluster.updateNode("w1", (n) => (n.spec = { taints: [] }));
+  await controller.sync("w1");
+  await controller.sync("w1");
+  assert.deepEqual(taintsOf(cluster, "w1"), []);
+  assert.equal(cluster.nodes.get("w1")?.metadata?.annotations?.[OUT_OF_SERVICE_MARKER], undefined);
+  // a new power-off episode is judged afresh
+  power.set("w1", "off", now());
+  advance(10_000);
+  await controller.sync("w1");
+  assert.equal(taintsOf(cluster, "w1").length, 1);
+});
+
+Deno.test("OutOfServiceController caps taints per interval and says so once per Node and episode", async () => {
+  const { cluster, power, controller, metric, now, advance } = setup({
+    policy: { maxActionsPerInterval: 1 },
+  });
+  for (const name of ["w1", "w2"]) {
+    cluster.addNode(node(name, "False"));
+    power.set(name, "off", now());
+  }
+  advance(10_000);
+  for (let i = 0; i < 3; i++) {
+    await controller.sync("w1");
+    await controller.sync("w2");
+  }
+  assert.equal(taintsOf(cluster, "w1").length, 1);
+  assert.equal(taintsOf(cluster, "w2").length, 0);
+  assert.equal(cluster.events.withReason("OutOfServiceRateLimited").length, 1);
+  assert.equal(await metric('keelson_out_of_service_taints_held_total{reason="rate_limited"}'), 1);
+  advance(60_000);
+  await controller.sync("w2");
+  assert.equal(taintsOf(cluster, "w2").length, 1);
+});
+
+Deno.test("OutOfServiceController holds every action while a config reload is rejected", async () => {
+  const { cluster, power, controller, metric, now, advance } = setup({
+    guard: { ok: false, reason: "the inventory file failed validation on its last reload" },
+  });
+  cluster.addNode(node("w1", "False"));
+  power.set("w1", "off", now());
+  advance(10_000);
+  await controller.sync("w1");
+  assert.deepEqual(taintsOf(cluster, "w1"), []);
+  const [event] = cluster.events.withReason("OutOfServiceBlocked");
+  assert.match(event?.message ?? "", /failed validation/);
+  assert.equal(await metric('keelson_out_of_service_taints_held_total{reason="blocked"}'), 1);
+});
+
+Deno.test("OutOfServiceController never takes the last Ready control-plane host out", async () => {
+  const { cluster, power, controller, now, advance } = setup();
+  const cp = { "node-role.kubernetes.io/control-plane": "" };
+  cluster.addNode(node("cp1", "False", cp));
+  cluster.addNode(node("cp2", "Unknown", cp));
+  power.set("cp1", "off", now());
+  advance(10_000);
+  await controller.sync("cp1");
+  assert.deepEqual(taintsOf(cluster, "cp1"), []);
+  assert.equal(cluster.events.withReason("OutOfServiceBlocked").length, 1);
+  cluster.updateNode(
+    "cp2",
+    (n) => (n.status = { conditions: [{ type: "Ready", status: "True" }] }),
+  );
+  await controller.sync("cp1");
+  assert.equal(taintsOf(cluster, "cp1").length, 1);
+});
+
+Deno.test("OutOfServiceController: unknown power or a power read that fails changes nothing", async () => {
+  const { cluster, power, controller, now, advance } = setup();
+  cluster.addNode(node("w1", "False"));
+  cluster.addNode(node("w2", "False"));
+  power.states.set("w1", {
+    state: "unknown",
+    sinceMs: now(),
+    answeredAtMs: now() - 1,
+    detail: "timeout after 5s",
+  });
+  power.states.set("w2", new ProviderError("BMC lookup failed"));
+  advance(3_600_000);
+  await controller.sync("w1");
+  await controller.sync("w2");
+  assert.equal(cluster.writes.length, 0);
+  assert.deepEqual(cluster.events.events, []);
+});
+
+Deno.test("OutOfServiceController warns once when the power says off for a Ready Node and taints nothing", async () => {
+  const { cluster, power, controller, now, advance } = setup();
+  cluster.addNode(node("w1", "True"));
+  power.set("w1", "off", now());
+  advance(120_000);
+  await controller.sync("w1");
+  await controller.sync("w1");
+  assert.deepEqual(taintsOf(cluster, "w1"), []);
+  const events = cluster.events.withReason("PowerStateMismatch");
+  assert.equal(events.length, 1);
+  assert.equal(events[0]?.type, "Warning");
+});
+
+Deno.test("OutOfServiceController fencing: dry run reports only; on forces off with Events before and after", async () => {
+  const dry = setup();
+  dry.cluster.addNode(node("w1", "False"));
+  dry.power.set("w1", "on", dry.now() - 3_600_000);
+  await dry.controller.sync("w1"); // first seen NotReady now
+  dry.advance(300_000);
+  await dry.controller.sync("w1");
+  assert.deepEqual(dry.power.forced, []);
+  assert.equal(dry.cluster.events.withReason("FencingDryRun").length, 1);
+  assert.equal(await dry.metric('keelson_power_fencing_actions_total{result="dry_run"}'), 1);
+
+  const on = setup({ policy: { fencing: "on" } });
+  on.cluster.addNode(node("w1", "False"));
+  on.power.set("w1", "on", on.now() - 3_600_000);
+  await on.controller.sync("w1");
+  on.advance(300_000);
+  await on.controller.sync("w1");
+  await on.controller.sync("w1"); // not again before fence_after has passed once more
+  assert.deepEqual(on.power.forced, ["w1"]);
+  assert.deepEqual(
+    on.cluster.events.events.map((e) => e.reason),
+    ["FencingNode", "FencedNode"],
+  );
+  assert.equal(await on.metric('keelson_power_fencing_actions_total{result="powered_off"}'), 1);
+
+  const failing = setup({ policy: { fencing: "on" } });
+  failing.power.forceOffError = new ProviderError("Redfish answered 401");
+  failing.cluster.addNode(node("w1", "False"));
+  failing.power.set("w1", "on", failing.now() - 3_600_000);
+  await failing.controller.sync("w1");
+  failing.advance(300_000);
+  await failing.controller.sync("w1");
+  assert.deepEqual(
+    failing.cluster.events.events.map((e) => e.reason),
+    ["FencingNode", "FencingFailed"],
+  );
+  assert.equal(await failing.metric('keelson_power_fencing_actions_total{result="failed"}'), 1);
+});
+
+Deno.test("OutOfServiceController never fences the host it runs on", async () => {
+  const { cluster, power, controller, advance, now } = setup({
+    policy: { fencing: "on" },
+    host: "cp1",
+  });
+  cluster.addNode(node("cp1", "False"));
+  power.set("cp1", "on", now());
+  await controller.sync("cp1");
+  advance(600_000);
+  await controller.sync("cp1");
+  assert.deepEqual(power.forced, []);
+  assert.equal(cluster.events.withReason("FencingBlocked").length, 1);
+});
+
+Deno.test("OutOfServiceController.run notices a power change without any Node event (resync)", async () => {
+  const cluster = new FakeCluster();
+  const power = new FakePower();
+  cluster.addNode(node("w1", "Unknown"));
+  const controller = new OutOfServiceController({
+    nodes: cluster.nodes,
+    writer: cluster,
+    events: cluster.events,
+    power,
+    registry: new Registry(),
+  }, {
+    resyncMs: 20,
+    policy: () => ({
+      enabled: true,
+      confirmOffMs: 1_000,
+      fencing: "off",
+      fenceAfterMs: 300_000,
+      maxActionsPerInterval: 1,
+      actionIntervalMs: 60_000,
+    }),
+  });
+  const stop = new AbortController();
+  const running = controller.run(stop.signal);
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.deepEqual(taintsOf(cluster, "w1"), []);
+    power.set("w1", "off", Date.now());
+    const deadline = Date.now() + 20_000;
+    while (taintsOf(cluster, "w1").length === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.equal(taintsOf(cluster, "w1").length, 1);
+  } finally {
+    stop.abort();
+    await running;
+  }
+});
