@@ -255,9 +255,9 @@ export const PowerSchema = z.strictObject({
   confirm_off_for: duration(
     "1s",
     "1h",
-    "the power must have said off this long without a break before a NotReady Node is taken " +
-      "out of service; under 1s one stray answer would do",
-  ).prefault("10s"),
+    "the power must have said off this long without a break (from the first Off answer to a " +
+      "later one) before a NotReady Node is taken out of service",
+  ).prefault("5s"),
   fencing: z.enum(["off", "dry-run", "on"]).default("dry-run"),
   fence_after: duration(
     "30s",

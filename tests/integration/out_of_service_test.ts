@@ -267,7 +267,7 @@ integrationTest(
             `(${
               s(tainted - posted)
             } after the ForceOff POST; sushy applies a reset 1-11 s late); ` +
-            "defaults: poll_interval 5s, confirm_off_for 10s",
+            "defaults: poll_interval 5s, confirm_off_for 5s",
         );
         figure(
           `power-off -> Pod gone: ${s(gone - off)} after sushy answered Off (taint -> Pod gone ` +

@@ -14,6 +14,9 @@ import type { PowerObservation } from "../../cloud/provider.ts";
 import { readyStatus } from "../node_lifecycle/decide_lifecycle.ts";
 
 /** Kubernetes' taint for a Node that is shut down non-gracefully (upstream's convention). */
+
+/** How soon to look again when only the power controller's next answer can confirm an Off. */
+const RECHECK_FOR_ANSWER_MS = 1_000;
 export const OUT_OF_SERVICE_TAINT: Readonly<V1Taint> = Object.freeze({
   key: "node.kubernetes.io/out-of-service",
   value: "nodeshutdown",
@@ -157,9 +160,11 @@ export function decideOutOfService(input: OutOfServiceInput): OutOfServiceDecisi
   if (power.state === "off" && power.sinceMs === input.withdrawnInEpisodeMs) return decision;
   const readyText = `Ready condition ${ready}`;
   if (power.state === "off") {
+    // confirmed by an answer: the first Off and a later one at least confirmOffMs apart, so one
+    // stray answer never does, however old it is
     const confirmedAt = power.sinceMs + policy.confirmOffMs;
-    if (nowMs < confirmedAt) {
-      decision.recheckAfterMs = confirmedAt - nowMs;
+    if ((power.answeredAtMs ?? power.sinceMs) < confirmedAt) {
+      decision.recheckAfterMs = Math.max(confirmedAt - nowMs, RECHECK_FOR_ANSWER_MS);
       return decision;
     }
     const what = `node ${name} (${readyText}; power ${seen})`;

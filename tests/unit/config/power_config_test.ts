@@ -9,11 +9,11 @@ import { powerPolicyFromConfig } from "../../../src/controllers/out_of_service/o
 
 const MACHINE = '[[machines]]\nname = "w-1"\ninternal_ips = ["10.0.0.21"]\n';
 
-Deno.test("[power] defaults: out_of_service off, confirm_off_for 10s, fencing dry-run after 5m, 2 actions per 1m", () => {
+Deno.test("[power] defaults: out_of_service off, confirm_off_for 5s, fencing dry-run after 5m, 2 actions per 1m", () => {
   const config = parseConfig(MACHINE, "k.toml");
   assert.deepEqual(powerPolicyFromConfig(config), {
     enabled: false,
-    confirmOffMs: 10_000,
+    confirmOffMs: 5_000,
     fencing: "dry-run",
     fenceAfterMs: 300_000,
     maxActionsPerInterval: 2,

@@ -50,7 +50,7 @@ function power(
   return {
     state,
     sinceMs: NOW - forMs,
-    ...(answered ? { answeredAtMs: NOW - 500 } : {}),
+    ...(answered ? { answeredAtMs: NOW } : {}),
     detail: `PowerState "${state === "on" ? "On" : "Off"}"`,
   };
 }
@@ -86,6 +86,16 @@ Deno.test("decideOutOfService waits out the confirmation period and says when to
   assert.deepEqual(kinds(d), []);
   assert.equal(d.recheckAfterMs, 6_000);
   assert.deepEqual(kinds(decide({ power: power("off", 10_000) })), ["taint"]);
+});
+
+Deno.test("decideOutOfService: an Off is confirmed by a later answer, never by one answer growing old", () => {
+  // one Off answer 60 s ago and nothing since (the BMC went silent without a failure yet)
+  const stale = decide({ power: { ...power("off", 60_000), answeredAtMs: NOW - 60_000 } });
+  assert.deepEqual(kinds(stale), []);
+  assert.equal(stale.recheckAfterMs, 1_000);
+  // the next answer, 10 s after the first, still Off: confirmed
+  const confirmed = { ...power("off", 60_000), answeredAtMs: NOW - 50_000 };
+  assert.deepEqual(kinds(decide({ power: confirmed })), ["taint"]);
 });
 
 Deno.test("decideOutOfService: a flapping power state restarts the confirmation (sinceMs reset)", () => {

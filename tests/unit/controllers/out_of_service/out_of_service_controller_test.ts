@@ -16,11 +16,19 @@ import { FakeCluster } from "../../_fakes/fake_cluster.ts";
 /** A PowerControl whose answers the test sets, as the BMC poller would report them. */
 class FakePower implements PowerControl {
   readonly states = new Map<string, PowerObservation | Error>();
+  /** @param clock the test's clock: every read is a fresh answer of the same state */
+  constructor(private readonly clock?: () => number) {}
   readonly forced: string[] = [];
   forceOffError: Error | undefined;
   powerState(node: V1Node): Promise<PowerObservation | null> {
     const state = this.states.get(node.metadata?.name ?? "");
     if (state instanceof Error) return Promise.reject(state);
+    if (state && this.clock && state.answeredAtMs !== undefined) {
+      return Promise.resolve({
+        ...state,
+        answeredAtMs: Math.max(state.answeredAtMs, this.clock()),
+      });
+    }
     return Promise.resolve(state ?? null);
   }
   forceOff(node: V1Node): Promise<void> {
@@ -55,9 +63,9 @@ function setup(options: {
   host?: string;
 } = {}) {
   const cluster = new FakeCluster();
-  const power = new FakePower();
-  const registry = new Registry();
   let now = 1_800_000_000_000;
+  const power = new FakePower(() => now);
+  const registry = new Registry();
   const controller = new OutOfServiceController({
     nodes: cluster.nodes,
     writer: cluster,
@@ -309,7 +317,7 @@ Deno.test("OutOfServiceController never fences the host it runs on", async () =>
 
 Deno.test("OutOfServiceController.run notices a power change without any Node event (resync)", async () => {
   const cluster = new FakeCluster();
-  const power = new FakePower();
+  const power = new FakePower(Date.now);
   cluster.addNode(node("w1", "Unknown"));
   const controller = new OutOfServiceController({
     nodes: cluster.nodes,
