@@ -79,7 +79,7 @@ export async function dispatch(args: string[]): Promise<number> {
   } catch (error) {
     if (error instanceof UsageError) {
       printError(`keelson ${name}: ${error.message}\nRun "keelson ${name} --help" for usage.`);
-      return EXIT_USAGE;
+      return error.exitCode ?? EXIT_USAGE;
     }
     // the reader of stdout went away (`| head -1`): nothing left to say to anyone
     if (error instanceof StdoutClosedError) return EXIT_OK_QUIET;

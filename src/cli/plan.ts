@@ -69,23 +69,34 @@ Flags:
   -h, --help             print this help
 
 Exit codes with --state alone: 0 planned, 1 invalid inventory, unreadable snapshot or one with
-no Node and no Service, 2 wrong command line.
+no Node and no Service.
 Exit codes with --kubeconfig or --current: 0 nothing would change, 2 something would change (or
 a reload of the file would be refused), 1 an inventory, the snapshot or the cluster cannot be
-read. A wrong command line also exits 2, with nothing on stdout.`;
+read.
+A wrong command line exits 1 (2 means only "changes" here, as in terraform).`;
 
 /**
  * Runs `keelson plan`.
  * @param args the arguments after `plan`
  * @returns with `--state` alone: 0 when a plan was printed, 1 when the inventory or snapshot
  *   cannot be used; with `--kubeconfig` or `--current`: 0 no change, 2 changes, 1 an error
- * @throws {UsageError} on a wrong command line (exit 2)
+ * @throws {UsageError} on a wrong command line (exit 1)
  * @example
  * ```ts
  * const code = await planCommand(["--config", "keelson.toml", "--state", "state.yaml"]);
  * ```
  */
 export async function planCommand(args: string[]): Promise<number> {
+  try {
+    return await plan(args);
+  } catch (error) {
+    // 2 is "something would change" here: a wrong command line must not read as that in a CI gate
+    if (error instanceof UsageError) throw new UsageError(error.message, EXIT_INVALID);
+    throw error;
+  }
+}
+
+async function plan(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(args, {
     ...INPUT_FLAGS,
     output: { type: "string", short: "o", default: "text" },

@@ -8,10 +8,19 @@ import { errorMessage } from "../log/error_message.ts";
 
 /** A command-line mistake; the CLI prints its message and exits 2. */
 export class UsageError extends Error {
-  /** @param message what is wrong and how to fix it */
-  constructor(message: string) {
+  /**
+   * The exit code, when the command's own convention differs from `EXIT_USAGE` (2): `plan`'s 2
+   * means "changes", so its wrong command lines exit 1, as terraform's do.
+   */
+  readonly exitCode: number | undefined;
+  /**
+   * @param message what is wrong and how to fix it
+   * @param exitCode the exit code, when not `EXIT_USAGE`
+   */
+  constructor(message: string, exitCode?: number) {
     super(message);
     this.name = "UsageError";
+    this.exitCode = exitCode;
   }
 }
 

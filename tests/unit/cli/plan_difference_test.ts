@@ -118,3 +118,11 @@ Deno.test("plan: --state and --kubeconfig exclude each other; --context needs --
     (e: unknown) => e instanceof UsageError && /--timeout/.test(e.message),
   );
 });
+
+Deno.test('plan: a wrong command line exits 1, never 2 (which means "changes" to a CI gate)', async () => {
+  const { dispatch } = await import("../../../src/cli/dispatch.ts");
+  assert.equal(await dispatch(["plan", "-c", "x.toml", "--no-such-flag"]), 1);
+  assert.equal(await dispatch(["plan", "-c", "x.toml", "-s", "s.yaml", "--kubeconfig", "k"]), 1);
+  // other commands keep 2 for a wrong command line
+  assert.equal(await dispatch(["check", "--no-such-flag"]), 2);
+});
