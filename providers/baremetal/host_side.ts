@@ -21,7 +21,7 @@ import type { HostAnnouncer } from "./host_announcer.ts";
 import { readInterfaceAddresses } from "./keepalived/interface_addresses.ts";
 import { NOTIFY_FIFO_FILE } from "./keepalived/model.ts";
 import { type RunningKeepalived, startKeepalived } from "./keepalived/start_keepalived.ts";
-import { DataPlaneTracker } from "./keepalived/vrrp_state.ts";
+import { VrrpStateTracker } from "./keepalived/vrrp_state.ts";
 
 /** Options of `startHostSide`. */
 export interface HostSideOptions {
@@ -188,7 +188,7 @@ function trackDataPlane(
   // start-only settings (config/restart_settings.ts): read once, as startKeepalived does
   const { track_file_dir: trackDir, config_file: configFile } = options.config().keepalived;
   const dir = trackDir.replace(/\/+$/, "");
-  const tracker = new DataPlaneTracker({
+  const tracker = new VrrpStateTracker({
     registry: options.registry,
     interface: () => options.config().keepalived.interface,
     ...(keepalived.notifyFifo ? { fifoPath: `${dir}/${NOTIFY_FIFO_FILE}` } : {}),

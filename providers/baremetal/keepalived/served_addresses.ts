@@ -13,7 +13,7 @@ import { poolUsableIntervals } from "../../../src/config/pool_size.ts";
 import type { Config, Pool } from "../../../src/config/types.ts";
 import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
 import { objectKey } from "../../../src/kube/ports.ts";
-import { formatIp, type IpFamily, parseIp } from "../../../src/net/ip.ts";
+import { compareRangeStarts, formatIp, type IpFamily, parseIp } from "../../../src/net/ip.ts";
 import { ingressIps } from "../ipam/status_holdings.ts";
 import { inBgpPool } from "../bird/model.ts";
 
@@ -51,7 +51,7 @@ export function keepalivedPools(config: Config): readonly Pool[] {
 export function servedAddressChecker(config: Config): (text: string) => AddressVerdict {
   const usable = keepalivedPools(config).flatMap((pool) =>
     poolUsableIntervals(pool).map((interval) => ({ ...interval, pool: pool.name }))
-  ).sort((a, b) => a.family - b.family || (a.first < b.first ? -1 : a.first > b.first ? 1 : 0));
+  ).sort(compareRangeStarts);
   const owners = new Map<string, string>();
   for (const machine of config.machines) {
     for (const text of [...machine.internal_ips, ...machine.external_ips]) {
