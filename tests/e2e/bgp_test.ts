@@ -21,6 +21,7 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { pollUntil } from "../_support/poll.ts";
 import type { V1Lease, V1Node, V1Service } from "@kubernetes/client-node";
 import { decodeHostReport, HOST_REPORT_ANNOTATION } from "../../src/status/host_report.ts";
 import { findAssets } from "../integration/_harness/assets.ts";
@@ -112,13 +113,7 @@ async function timed<T>(
   timeoutMs: number,
   intervalMs = 10,
 ): Promise<{ value: T; ms: number }> {
-  const start = performance.now();
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return { value, ms: performance.now() - start };
-    if (performance.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await sleep(intervalMs);
-  }
+  return await pollUntil(what, probe, { timeoutMs, intervalMs });
 }
 
 Deno.test({
