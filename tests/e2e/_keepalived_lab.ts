@@ -1,5 +1,5 @@
 /**
- * A real keepalived VRRP lab in network namespaces (after shared/reference/keepalived-lab.sh):
+ * A real keepalived VRRP lab in network namespaces:
  * a bridge in its own namespace, one namespace per control-plane node (10.250.0.11-13 on
  * eth0), keepalived per node with its own pid files. Nothing is added to the host namespace.
  * Everything a lab starts is stopped by pid and its namespaces deleted in `close()`.

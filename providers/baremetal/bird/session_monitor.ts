@@ -2,7 +2,7 @@
  * Reads BIRD's sessions over the control socket every few seconds: `keelson_bgp_session_up{peer}`
  * and `keelson_bgp_routes_exported{peer}` for Prometheus, and the Established set the route
  * provider needs before it reports a Node's routes as created. Polling also ends BIRD 2.0.12's
- * up-to-3 s pause before the first UPDATEs of a fresh session (bgp.md §5.1).
+ * up-to-3 s pause before the first UPDATEs of a fresh session.
  *
  * @module
  */
