@@ -1,6 +1,6 @@
 /**
  * Addresses Services hold that no pool offers: a reload can no longer cause them (a reload that
- * would strand served addresses is rejected, see src/agent/stranded_addresses.ts), but a process
+ * would strand served addresses is rejected, see stranded_addresses.ts), but a process
  * started with a changed file, or a status written by hand, can. Each gets a Warning event;
  * keepalived does not serve them (`AddressNotServed`), BIRD does not announce them (no pool owns
  * them, `ipam/address_owner.ts`), and the Service keeps them in its status

@@ -15,7 +15,7 @@ import { CLIENT_NAMES, type ClientFactory, createClientFactory } from "../kube/c
 import { createEventSink } from "../kube/cluster_writer.ts";
 import { AggregatingEventRecorder } from "../kube/event_recorder.ts";
 import { createKubeClient, type KubeClient } from "../kube/kube_client.ts";
-import { KubeconfigError, resolveConnectionSettings } from "../kube/kubeconfig.ts";
+import { resolveConnectionSettings } from "../kube/kubeconfig.ts";
 import { LeaderElector } from "../kube/leader_election.ts";
 import { createLeaseApi } from "../kube/lease_api.ts";
 import { delay } from "../kube/delay.ts";
@@ -28,7 +28,7 @@ import { metricsTokenReader } from "../server/metrics_token_file.ts";
 import { serve } from "../server/serve.ts";
 import { registerBuiltInProviders } from "../../providers/mod.ts";
 import { createClusterCaches } from "./cluster_caches.ts";
-import { createHeartbeatInformer, startHeartbeat } from "./data_plane.ts";
+import { createHeartbeatInformer, startHeartbeat } from "./heartbeat.ts";
 import { LiveConfig } from "./live_config.ts";
 import { managedControllersGauge, runLeaderControllers } from "./leader_controllers.ts";
 import type { ServiceController } from "../controllers/service/service_controller.ts";
@@ -361,9 +361,7 @@ async function connect(
         userAgent: "keelson",
       });
     } catch (error) {
-      const message = error instanceof KubeconfigError || error instanceof Error
-        ? error.message
-        : String(error);
+      const message = errorMessage(error);
       if (message !== lastError) {
         log.error("{message}; retrying every {seconds}s (keepalived keeps running)", {
           message,

@@ -6,6 +6,7 @@
 import { EXIT_INVALID, EXIT_USAGE } from "./exit_codes.ts";
 import { print, printError, StdoutClosedError } from "./output.ts";
 import { UsageError } from "./usage_error.ts";
+import { errorMessage } from "../log/error_message.ts";
 
 /** Exit code after stdout was closed by its reader: the command did what it was asked. */
 const EXIT_OK_QUIET = 0;
@@ -84,7 +85,7 @@ export async function dispatch(args: string[]): Promise<number> {
     // the reader of stdout went away (`| head -1`): nothing left to say to anyone
     if (error instanceof StdoutClosedError) return EXIT_OK_QUIET;
     // a runtime failure: one line on stderr and exit 1, never a stack trace
-    printError(`keelson ${name}: ${error instanceof Error ? error.message : String(error)}`);
+    printError(`keelson ${name}: ${errorMessage(error)}`);
     return EXIT_INVALID;
   }
 }

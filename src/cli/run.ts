@@ -15,6 +15,7 @@ import { readEnv } from "./read_env.ts";
 import { UsageError } from "./usage_error.ts";
 import { StopSignals } from "./stop_signals.ts";
 import { hostname } from "../net/hostname.ts";
+import { errorMessage } from "../log/error_message.ts";
 
 /**
  * Runs the agent until SIGTERM or SIGINT.
@@ -108,7 +109,7 @@ export async function runCommand(args: string[]): Promise<number> {
   } catch (error) {
     // a runtime failure the agent did not turn into an exit code: say it, then exit 1
     log.fatal("Stopped by an unexpected error: {error}", {
-      error: error instanceof Error ? error.message : String(error),
+      error: errorMessage(error),
     });
     return EXIT_INVALID;
   } finally {

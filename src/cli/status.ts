@@ -16,7 +16,7 @@ import { Registry } from "prom-client";
 import { ConfigError } from "../config/config_error.ts";
 import { loadConfigFile } from "../config/load_config.ts";
 import { createKubeClient } from "../kube/kube_client.ts";
-import { KubeconfigError, resolveConnectionSettings } from "../kube/kubeconfig.ts";
+import { resolveConnectionSettings } from "../kube/kubeconfig.ts";
 import { buildClusterStatus, type ClusterStatus } from "../status/cluster_status.ts";
 import { RecordObserver } from "../status/observed_freshness.ts";
 import { parseDuration } from "../config/duration.ts";
@@ -29,6 +29,7 @@ import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print, printError, printStyled } from "./output.ts";
 import { readEnv } from "./read_env.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
+import { errorMessage } from "../log/error_message.ts";
 
 /** Exit code when the cluster has problems (no host, split brain, silent host ...). */
 export const EXIT_PROBLEMS = 3;
@@ -173,9 +174,7 @@ export async function statusCommand(args: string[]): Promise<number> {
       client.close();
     }
   } catch (error) {
-    const message = error instanceof KubeconfigError || error instanceof Error
-      ? error.message
-      : String(error);
+    const message = errorMessage(error);
     printError(`keelson status: ${message}`);
     return EXIT_INVALID;
   }

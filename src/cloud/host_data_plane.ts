@@ -1,7 +1,7 @@
 /**
  * What a provider's host side tells about this host's data plane (Keelson extension): the state
  * of each announcing instance, the VIPs really present on this host and its routing sessions, for
- * the heartbeat Lease the agent publishes (`src/agent/data_plane.ts` turns it into the report).
+ * the heartbeat Lease the agent publishes (`src/agent/heartbeat.ts` turns it into the report).
  * Neutral: no daemon's vocabulary.
  *
  * @module

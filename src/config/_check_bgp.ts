@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { parseIp, parseRange } from "../net/ip.ts";
+import { parseIp, parseRange, rangeHolds } from "../net/ip.ts";
 import type { RawIssue } from "./_schema_issues.ts";
 import { duplicateName } from "./_duplicate_name.ts";
 import { checkBgpAddresses } from "./_check_bgp_addresses.ts";
@@ -209,7 +209,7 @@ function checkPeers(bgp: BgpConfig, view: BgpView): RawIssue[] {
           path: at("subnet"),
           message: `"${peer.subnet}" is not a CIDR` + ("error" in range ? `: ${range.error}` : ""),
         });
-      } else if (range.family !== ip.family || ip.value < range.first || ip.value > range.last) {
+      } else if (!rangeHolds(range, ip)) {
         issues.push({
           path: at("subnet"),
           message: `"${peer.subnet}" does not hold the peer's address "${peer.address}"`,

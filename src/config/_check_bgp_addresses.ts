@@ -11,11 +11,13 @@
 import {
   canonicalIp,
   formatIp,
+  type IpAddress,
   type IpFamily,
   type IpRange,
   nonUnicastProblem,
   parseIp,
   parseRange,
+  rangeHolds,
 } from "../net/ip.ts";
 import type { RawIssue } from "./_schema_issues.ts";
 import type { BgpConfig, BgpPeer } from "./bgp_schema.ts";
@@ -28,8 +30,6 @@ export interface BgpAddressView {
   pools: readonly (Pool | undefined)[];
   controlPlane: Config["control_plane"] | undefined;
 }
-
-type Ip = { family: IpFamily; value: bigint };
 
 /** Who else holds an address: a machine, the control-plane VIP or a pool. */
 interface AddressBook {
@@ -70,23 +70,22 @@ function addressBook(view: BgpAddressView): AddressBook {
  * Why an address is a VIP: the control-plane VIP or a pool address a Service may get (a
  * reserved one is never handed out, as for machine addresses); undefined otherwise.
  */
-function vipProblem(book: AddressBook, ip: Ip): string | undefined {
+function vipProblem(book: AddressBook, ip: IpAddress): string | undefined {
   if (book.controlPlane.has(formatIp(ip.family, ip.value))) return "is the control-plane VIP";
-  const holds = (range: IpRange) =>
-    range.family === ip.family && range.first <= ip.value && ip.value <= range.last;
+  const holds = (range: IpRange) => rangeHolds(range, ip);
   const holder = book.pools.find(({ range, reserved }) => holds(range) && !reserved.some(holds));
   if (holder) return `lies in pool "${holder.pool.name}" ("${holder.range.source}")`;
   return undefined;
 }
 
-const isV6LinkLocal = (ip: Ip) => ip.family === 6 && ip.value >> 118n === 0x3fan;
-const isV4LinkLocal = (ip: Ip) => ip.family === 4 && ip.value >> 16n === 0xa9fen;
+const isV6LinkLocal = (ip: IpAddress) => ip.family === 6 && ip.value >> 118n === 0x3fan;
+const isV4LinkLocal = (ip: IpAddress) => ip.family === 4 && ip.value >> 16n === 0xa9fen;
 
 /**
  * Why an address cannot be used for a BGP session at all: not unicast (IPv4 link-local stays
  * allowed: BIRD takes it on a direct link), or IPv6 link-local (BIRD needs the interface).
  */
-function sessionAddressProblem(ip: Ip): string | undefined {
+function sessionAddressProblem(ip: IpAddress): string | undefined {
   if (isV6LinkLocal(ip)) {
     return "is link-local: BIRD needs an interface for such an address, which Keelson does not " +
       "configure";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { canonicalIp, type IpFamily, nonUnicastProblem, parseIp } from "../net/ip.ts";
+import { canonicalIp, type IpFamily, nonUnicastProblem, parseIp, rangeHolds } from "../net/ip.ts";
 import type { PoolRange } from "./_check_pools.ts";
 import { ADDRESS_KEYS } from "./_check_machines.ts";
 import type { RawIssue } from "./_schema_issues.ts";
@@ -66,11 +66,7 @@ export function checkVips(view: ControlPlaneView): RawIssue[] {
       });
     } else byFamily.set(parsed.family, k);
     for (const { pool, entry, range } of view.poolRanges) {
-      if (
-        range.family !== parsed.family || parsed.value < range.first || parsed.value > range.last
-      ) {
-        continue;
-      }
+      if (!rangeHolds(range, parsed)) continue;
       issues.push({
         path,
         message: `"${vip}" lies inside "${range.source}" of pool "${view.pools[pool]!.name}" ` +

@@ -8,11 +8,14 @@
  */
 import {
   canonicalIp,
+  compareRangeStarts,
+  compareValues,
   type IpFamily,
   type IpRange,
   nonUnicastProblem,
   parseIp,
   parseRange,
+  rangeHolds,
 } from "../net/ip.ts";
 import { ADDRESS_KEYS } from "./_check_machines.ts";
 import type { RawIssue } from "./_schema_issues.ts";
@@ -86,8 +89,7 @@ function checkOverlaps(
   const issues: RawIssue[] = [];
   // address order; on a tie, file order, so the entry written later is the one reported
   const sorted = [...ranges].sort((a, b) =>
-    a.range.family - b.range.family || compare(a.range.first, b.range.first) ||
-    a.pool - b.pool || a.entry - b.entry
+    compareRangeStarts(a.range, b.range) || a.pool - b.pool || a.entry - b.entry
   );
   let reach: PoolRange | undefined;
   for (const current of sorted) {
@@ -122,10 +124,6 @@ function before(a: PoolRange, b: PoolRange): boolean {
   return a.pool < b.pool || (a.pool === b.pool && a.entry < b.entry);
 }
 
-function compare(a: bigint, b: bigint): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 function checkReserved(pool: Pool, index: number, own: IpRange[]): RawIssue[] {
   const issues: RawIssue[] = [];
   const covered = mergeIntervals(own);
@@ -158,9 +156,12 @@ function checkMachineAddresses(
 ): RawIssue[] {
   const issues: RawIssue[] = [];
   // pools do not overlap once valid; when they do, the first entry holding an address is named
-  const byStart = [...ranges].sort((a, b) =>
-    a.range.family - b.range.family || compare(a.range.first, b.range.first)
-  ).map((r) => ({ ...r, family: r.range.family, first: r.range.first, last: r.range.last }));
+  const byStart = [...ranges].sort((a, b) => compareRangeStarts(a.range, b.range)).map((r) => ({
+    ...r,
+    family: r.range.family,
+    first: r.range.first,
+    last: r.range.last,
+  }));
   const reservedOf = new Map<number, IpRange[]>();
   const reserved = (pool: number): IpRange[] => {
     let list = reservedOf.get(pool);
@@ -180,9 +181,7 @@ function checkMachineAddresses(
         const holder = findHolder(byStart, parsed.family, parsed.value);
         if (holder === undefined) continue;
         // a reserved address is never handed out, so a pool may span a machine that sits on it
-        const isIn = (r: IpRange): boolean =>
-          r.family === parsed.family && r.first <= parsed.value && parsed.value <= r.last;
-        if (reserved(holder.pool).some(isIn)) continue;
+        if (reserved(holder.pool).some((r) => rangeHolds(r, parsed))) continue;
         const pool = pools[holder.pool]!;
         issues.push({
           path: ["pools", holder.pool, "addresses", holder.entry],
@@ -210,7 +209,7 @@ function findHolder<T extends { family: IpFamily; first: bigint; last: bigint }>
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
     const c = sorted[mid]!;
-    if ((c.family - family || compare(c.first, value)) <= 0) [at, lo] = [mid, mid + 1];
+    if ((c.family - family || compareValues(c.first, value)) <= 0) [at, lo] = [mid, mid + 1];
     else hi = mid - 1;
   }
   for (let k = at; k >= 0 && k > at - 64; k--) {

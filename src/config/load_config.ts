@@ -11,6 +11,7 @@ import { formatPath, indexLines, locateLine } from "./source_lines.ts";
 import { parseConfig } from "./parse_config.ts";
 import { readInputFile } from "./read_input_file.ts";
 import type { Config } from "./types.ts";
+import { errorMessage } from "../log/error_message.ts";
 
 /** Options of `loadConfigFile`. */
 export interface LoadConfigOptions {
@@ -79,7 +80,7 @@ export async function readConfigText(path: string): Promise<string> {
     throw new ConfigError([{
       file: path,
       path: "",
-      message: `Cannot read the configuration file: ${(error as Error).message}`,
+      message: `Cannot read the configuration file: ${errorMessage(error)}`,
     }], { cause: error });
   }
 }

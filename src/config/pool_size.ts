@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type IpFamily, type IpRange, parseRange } from "../net/ip.ts";
+import { compareRangeStarts, type IpFamily, type IpRange, parseRange } from "../net/ip.ts";
 import type { Pool } from "./types.ts";
 
 /** An inclusive interval of one family. */
@@ -65,7 +65,7 @@ export function mergeIntervals(intervals: readonly AddressInterval[]): AddressIn
   const sorted = intervals
     .filter((r) => r.first <= r.last)
     .map((r) => ({ family: r.family, first: r.first, last: r.last }))
-    .sort((a, b) => a.family - b.family || (a.first < b.first ? -1 : a.first > b.first ? 1 : 0));
+    .sort(compareRangeStarts);
   const merged: AddressInterval[] = [];
   for (const interval of sorted) {
     const last = merged[merged.length - 1];
@@ -88,9 +88,6 @@ function usableInterval(range: IpRange): AddressInterval {
   return { family: range.family, first: range.first, last: range.last };
 }
 
-const order = (a: AddressInterval, b: AddressInterval): number =>
-  a.family - b.family || (a.first < b.first ? -1 : a.first > b.first ? 1 : 0);
-
 /** `intervals` minus `holes`, both sorted and disjoint (`mergeIntervals`): one sweep. */
 function subtract(
   intervals: readonly AddressInterval[],
@@ -101,7 +98,9 @@ function subtract(
   for (const interval of intervals) {
     let piece: AddressInterval | undefined = { ...interval };
     // holes wholly before this interval can be passed for good: intervals are sorted too
-    while (h < holes.length && order(holes[h]!, piece) < 0 && !touches(holes[h]!, piece)) h++;
+    while (
+      h < holes.length && compareRangeStarts(holes[h]!, piece) < 0 && !touches(holes[h]!, piece)
+    ) h++;
     for (let k = h; k < holes.length && piece !== undefined; k++) {
       const hole = holes[k]!;
       if (hole.family !== piece.family || hole.first > piece.last) break;

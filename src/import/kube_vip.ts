@@ -13,6 +13,7 @@ import { z } from "zod";
 import { type AddressInterval, mergeIntervals } from "../config/pool_size.ts";
 import { NAME_REGEXP } from "../config/schema.ts";
 import { parseIp } from "../net/ip.ts";
+import { errorMessage } from "../log/error_message.ts";
 import { writeMachinePlaceholder, writeNodeMachines } from "./machines.ts";
 import { dotZeroAndBroadcast, keelsonAddresses } from "./pool_addresses.ts";
 import {
@@ -276,7 +277,7 @@ function writePool(
   } catch (error) {
     throw new ImportError(
       `${object.at(["data", pool.key])}: ConfigMap "${object.name}" ${pool.key}: ` +
-        `${(error as Error).message}; split it`,
+        `${errorMessage(error)}; split it`,
     );
   }
   const { addresses, reserved } = keelsonAddresses(intervals, skipped);

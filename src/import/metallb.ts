@@ -12,6 +12,7 @@ import type { V1Node } from "@kubernetes/client-node";
 import { BGP_NAME_REGEXP } from "../config/bgp_schema.ts";
 import type { AddressInterval } from "../config/pool_size.ts";
 import { parseIp } from "../net/ip.ts";
+import { errorMessage } from "../log/error_message.ts";
 import { selectorText, selects } from "./label_match.ts";
 import {
   type ImportedMachine,
@@ -833,7 +834,7 @@ function writePools(out: TomlLines, parsed: Parsed, announce: Map<string, PoolAn
     } catch (error) {
       throw new ImportError(
         `${object.at(["spec", "avoidBuggyIPs"])}: IPAddressPool "${object.name}" ` +
-          `spec.avoidBuggyIPs: ${(error as Error).message}; split the pool`,
+          `spec.avoidBuggyIPs: ${errorMessage(error)}; split the pool`,
       );
     }
     const { addresses, reserved } = keelsonAddresses(intervals, skipped);

@@ -9,7 +9,7 @@
  * @module
  */
 import { type AddressInterval, mergeIntervals } from "../config/pool_size.ts";
-import { formatIp, type IpFamily } from "../net/ip.ts";
+import { compareRangeStarts, formatIp, type IpFamily, rangeHolds } from "../net/ip.ts";
 
 /** The most IPv4 addresses whose .0 and .255 are listed one by one (a /8). */
 export const MAX_SKIPPED_SPAN = 1n << 24n;
@@ -62,7 +62,7 @@ export function keelsonAddresses(
   const blocks = mergeOverlapping(intervals);
   const excluded = mergeIntervals(skipped);
   const isExcluded = (family: IpFamily, value: bigint) =>
-    excluded.some((e) => e.family === family && e.first <= value && value <= e.last);
+    excluded.some((e) => rangeHolds(e, { family, value }));
   const addresses: string[] = [];
   const covered: AddressInterval[] = [];
   for (const block of blocks) {
@@ -104,7 +104,7 @@ function prefixOf(span: AddressInterval): number | undefined {
  */
 function mergeOverlapping(intervals: readonly AddressInterval[]): AddressInterval[] {
   const sorted = intervals.map((i, order) => ({ ...i, order })).sort((a, b) =>
-    a.family - b.family || (a.first < b.first ? -1 : a.first > b.first ? 1 : 0)
+    compareRangeStarts(a, b)
   );
   const out: (AddressInterval & { order: number })[] = [];
   for (const interval of sorted) {

@@ -25,6 +25,7 @@ import { isConflict, isNotFound, KubeApiError } from "./ports.ts";
 import type { LeaseApi } from "./lease_api.ts";
 import { delay } from "./delay.ts";
 import { Wakeable } from "./wakeable_delay.ts";
+import { errorMessage } from "../log/error_message.ts";
 
 /**
  * This host's Node as known now: its uid; `absent` when no Node of that name exists; `unknown`
@@ -117,7 +118,7 @@ export class HostHeartbeat {
         if (this.#lastError) this.#log.info("Heartbeat written again");
         this.#lastError = "";
       } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
+        const message = errorMessage(error);
         if (message !== this.#lastError) {
           this.#log.warn("Cannot write heartbeat Lease {name}: {error}", {
             name: heartbeatLeaseName(this.#options.host),

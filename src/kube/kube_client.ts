@@ -13,12 +13,8 @@ import type { ConnectionSettings } from "./kubeconfig.ts";
 import { KubeApiError } from "./ports.ts";
 import { createRestApi, type RestApi } from "./rest_api.ts";
 import type { RawWatchEvent } from "./watch_lines.ts";
-import {
-  errorText,
-  randomWatchTimeoutSeconds,
-  watchEvents,
-  type WatchOptions,
-} from "./watch_events.ts";
+import { errorMessageWithCause } from "../log/error_message.ts";
+import { randomWatchTimeoutSeconds, watchEvents, type WatchOptions } from "./watch_events.ts";
 
 export { randomWatchTimeoutSeconds, type WatchOptions };
 
@@ -161,6 +157,9 @@ async function request(
     return await transport.fetch(url, { signal: signal ?? null });
   } catch (error) {
     if (isAbortError(error) || signal?.aborted) throw error;
-    throw new KubeApiError(`Cannot ${what}: ${errorText(error)}`, { code: 0, cause: error });
+    throw new KubeApiError(`Cannot ${what}: ${errorMessageWithCause(error)}`, {
+      code: 0,
+      cause: error,
+    });
   }
 }

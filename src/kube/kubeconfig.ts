@@ -371,9 +371,7 @@ async function readFile(
       ? error.message
       : error instanceof Deno.errors.PermissionDenied
       ? "permission denied"
-      : error instanceof Error
-      ? error.message
-      : String(error);
+      : errorMessage(error);
     throw new KubeconfigError(`${prefix} "${path}": ${detail}`, { cause: error });
   }
 }

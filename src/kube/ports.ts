@@ -1,6 +1,6 @@
 /**
  * The ports controllers use to reach the cluster. The real implementations live beside this file
- * (informer.ts, cluster_client.ts, event_recorder.ts); `tests/unit/_fakes/` has in-memory ones.
+ * (informer.ts, cluster_writer.ts, event_recorder.ts); `tests/unit/_fakes/` has in-memory ones.
  *
  * @module
  */

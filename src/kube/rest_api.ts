@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { errorMessageWithCause } from "../log/error_message.ts";
 import { isAbortError, statusError } from "./api_error.ts";
 import type { HttpTransport } from "./http_transport.ts";
 import { KubeApiError, type PatchType } from "./ports.ts";
@@ -128,14 +129,20 @@ export function createRestApi(transport: Pick<HttpTransport, "fetch">): RestApi 
       });
     } catch (error) {
       if (isAbortError(error) || signal?.aborted) throw error;
-      throw new KubeApiError(`Cannot ${what}: ${errorText(error)}`, { code: 0, cause: error });
+      throw new KubeApiError(`Cannot ${what}: ${errorMessageWithCause(error)}`, {
+        code: 0,
+        cause: error,
+      });
     }
     let text: string;
     try {
       text = await response.text();
     } catch (error) {
       if (isAbortError(error) || signal?.aborted) throw error;
-      throw new KubeApiError(`Cannot ${what}: ${errorText(error)}`, { code: 0, cause: error });
+      throw new KubeApiError(`Cannot ${what}: ${errorMessageWithCause(error)}`, {
+        code: 0,
+        cause: error,
+      });
     }
     if (response.status < 200 || response.status > 299) {
       throw statusError(response.status, text, response.headers.get("retry-after"), what);
@@ -161,12 +168,4 @@ export function createRestApi(transport: Pick<HttpTransport, "fetch">): RestApi 
       await call("DELETE", path, what, undefined, undefined, options);
     },
   };
-}
-
-function errorText(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
-    return `${error.message}${cause}`;
-  }
-  return String(error);
 }

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { errorMessageWithCause } from "../log/error_message.ts";
 import { statusError } from "./api_error.ts";
 import { ConnectionReplacedError } from "./connection.ts";
 import type { HttpTransport } from "./http_transport.ts";
@@ -90,7 +91,10 @@ export async function* watchEvents(
       });
     }
     if (error instanceof KubeApiError) return error;
-    return new KubeApiError(`Cannot ${what}: ${errorText(error)}`, { code: 0, cause: error });
+    return new KubeApiError(`Cannot ${what}: ${errorMessageWithCause(error)}`, {
+      code: 0,
+      cause: error,
+    });
   };
   try {
     if (options.signal?.aborted) return;
@@ -143,24 +147,14 @@ function eventOrThrow(line: string, what: string): RawWatchEvent {
   try {
     event = parseWatchLine(line);
   } catch (error) {
-    throw new KubeApiError(`Cannot ${what}: ${errorText(error)}`, { code: 0, cause: error });
+    throw new KubeApiError(`Cannot ${what}: ${errorMessageWithCause(error)}`, {
+      code: 0,
+      cause: error,
+    });
   }
   if (event.type === "ERROR") {
     const status = event.object as { code?: number } | undefined;
     throw statusError(status?.code ?? 500, JSON.stringify(event.object), undefined, what);
   }
   return event;
-}
-
-/**
- * An error's message with its cause's message.
- * @param error anything thrown
- * @returns text for a log line or error message
- */
-export function errorText(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
-    return `${error.message}${cause}`;
-  }
-  return String(error);
 }

@@ -14,6 +14,18 @@ export function errorMessage(error: unknown): string {
 }
 
 /**
+ * The message with its cause's message (`Cannot GET /x: connection refused`), for errors that
+ * wrap a transport failure.
+ * @param error what was thrown or rejected
+ * @returns `message: cause.message` when the cause is an Error, else as `errorMessage`
+ */
+export function errorMessageWithCause(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
+  return `${error.message}${cause}`;
+}
+
+/**
  * @param error what was thrown or rejected
  * @returns the Error itself, or a new Error whose message is `String(error)`
  */

@@ -5,9 +5,16 @@
  * @module
  */
 import { isIP } from "node:net";
+import { compareCodeUnits } from "../text/code_unit_order.ts";
 
 /** 4 or 6. */
 export type IpFamily = 4 | 6;
+
+/** One address: its family and its value. */
+export interface IpAddress {
+  family: IpFamily;
+  value: bigint;
+}
 
 /** An inclusive range of addresses of one family. */
 export interface IpRange {
@@ -26,7 +33,7 @@ export interface IpRange {
  * (`::ffff:10.0.0.1`) is the IPv4 address it maps, so duplicates and overlaps are seen.
  * @returns undefined when `text` is not exactly one IP address
  */
-export function parseIp(text: string): { family: IpFamily; value: bigint } | undefined {
+export function parseIp(text: string): IpAddress | undefined {
   if (typeof text !== "string" || text.length > 45) return undefined;
   const family = isIP(text);
   if (family === 4) {
@@ -201,4 +208,53 @@ export function rangesOverlap(a: IpRange, b: IpRange): boolean {
 /** Number of addresses in the range. */
 export function rangeSize(range: IpRange): bigint {
   return range.last - range.first + 1n;
+}
+
+/** Orders two address values ascending (a comparator for `sort`): -1, 0 or 1. */
+export function compareValues(a: bigint, b: bigint): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Orders addresses numerically, IPv4 before IPv6 (a comparator for `sort`). */
+export function compareIps(a: IpAddress, b: IpAddress): number {
+  return a.family - b.family || compareValues(a.value, b.value);
+}
+
+/** Orders ranges by where they start, IPv4 before IPv6 (a comparator for `sort`). */
+export function compareRangeStarts(
+  a: Pick<IpRange, "family" | "first">,
+  b: Pick<IpRange, "family" | "first">,
+): number {
+  return a.family - b.family || compareValues(a.first, b.first);
+}
+
+/** True when the range holds the address (same family, between its ends inclusive). */
+export function rangeHolds(
+  range: Pick<IpRange, "family" | "first" | "last">,
+  ip: IpAddress,
+): boolean {
+  return range.family === ip.family && range.first <= ip.value && ip.value <= range.last;
+}
+
+/**
+ * The first address of a family in a list of texts (a machine's `internal_ips`), parsed.
+ * @returns undefined when none of the texts is an address of that family
+ */
+export function firstIpOfFamily(texts: readonly string[], family: IpFamily): IpAddress | undefined {
+  for (const text of texts) {
+    const ip = parseIp(text);
+    if (ip?.family === family) return ip;
+  }
+  return undefined;
+}
+
+/**
+ * Orders address texts numerically, IPv4 before IPv6 (a comparator for `sort`); a text that is
+ * not an address comes after every address, in code-unit order.
+ */
+export function compareIpTexts(a: string, b: string): number {
+  const pa = parseIp(a), pb = parseIp(b);
+  if (pa && pb) return compareIps(pa, pb);
+  if (pa || pb) return pa ? -1 : 1;
+  return compareCodeUnits(a, b);
 }

@@ -14,6 +14,7 @@ import { decideLifecycle } from "../controllers/node_lifecycle/decide_lifecycle.
 import { DeletionRateLimiter } from "../controllers/node_lifecycle/deletion_guards.ts";
 import type { NodeLifecyclePolicy } from "../controllers/node_lifecycle/node_lifecycle_controller.ts";
 import { compareCodeUnits } from "../text/code_unit_order.ts";
+import { errorMessage } from "../log/error_message.ts";
 
 /** One thing a controller would do to a Node. */
 export type PlannedNodeAction =
@@ -149,7 +150,7 @@ async function periodicAddresses(
     // The lifecycle part of the plan says what happens to a Node of an unknown machine.
     if (error instanceof InstanceNotFoundError) return [];
     // The controller logs and skips such a Node on its periodic refresh.
-    return [{ action: "skip", reason: `addresses not refreshed: ${(error as Error).message}` }];
+    return [{ action: "skip", reason: `addresses not refreshed: ${errorMessage(error)}` }];
   }
 }
 

@@ -7,6 +7,7 @@
 import type { Hono } from "hono";
 import { PEM_FILE, readInputFile } from "../config/read_input_file.ts";
 import { logger } from "../log/logging.ts";
+import { errorMessage } from "../log/error_message.ts";
 
 /** Options of `serve`. */
 export interface ServeOptions {
@@ -75,7 +76,7 @@ async function readTlsFile(path: string, field: string): Promise<string> {
   try {
     return await readInputFile(path, PEM_FILE);
   } catch (error) {
-    throw new Error(`[server] ${field} "${path}" ${(error as Error).message}`, { cause: error });
+    throw new Error(`[server] ${field} "${path}" ${errorMessage(error)}`, { cause: error });
   }
 }
 

@@ -21,6 +21,7 @@ import {
   SnapshotPersistentVolumeSchema,
   SnapshotServiceSchema,
 } from "./snapshot_schema.ts";
+import { errorMessage } from "../log/error_message.ts";
 
 /** The objects of a snapshot, by kind. */
 export interface Snapshot {
@@ -46,7 +47,7 @@ export async function loadSnapshot(path: string): Promise<Snapshot> {
   try {
     text = await readInputFile(path);
   } catch (error) {
-    throw new Error(`Cannot read cluster state ${path}: ${(error as Error).message}`);
+    throw new Error(`Cannot read cluster state ${path}: ${errorMessage(error)}`);
   }
   return parseSnapshot(text, path);
 }

@@ -15,7 +15,7 @@
  * @module
  */
 import type { V1Lease, V1Service } from "@kubernetes/client-node";
-import { canonicalIp } from "../net/ip.ts";
+import { canonicalIp, compareIpTexts } from "../net/ip.ts";
 import {
   anyDataPlaneReported,
   bgpHostsByVip,
@@ -351,7 +351,7 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
   for (const [vip, silent] of lastSeenOnSilentHosts(heartbeats)) row(vip).lastSeenOn = silent;
   const silentHosts = new Set(heartbeats.filter(isSilent).map((h) => h.host));
   const partial = partialHosts(heartbeats);
-  const vips = [...rows.values()].sort((a, b) => compareIps(a.vip, b.vip));
+  const vips = [...rows.values()].sort((a, b) => compareIpTexts(a.vip, b.vip));
   for (const r of vips) {
     r.services.sort();
     r.hosts.sort();
@@ -535,18 +535,6 @@ export function claimedAgo(claimed: string | undefined, nowMs: number): string |
   const ms = claimed === undefined ? NaN : Date.parse(claimed);
   if (Number.isNaN(ms)) return undefined;
   return nowMs >= ms ? `${formatAge(nowMs - ms)} ago` : `${formatAge(ms - nowMs)} from now`;
-}
-
-function compareIps(a: string, b: string): number {
-  const v4 = (ip: string) => ip.includes(".") && !ip.includes(":");
-  if (v4(a) !== v4(b)) return v4(a) ? -1 : 1;
-  if (v4(a)) {
-    const pa = a.split(".").map(Number);
-    const pb = b.split(".").map(Number);
-    for (let i = 0; i < 4; i++) if (pa[i] !== pb[i]) return pa[i]! - pb[i]!;
-    return 0;
-  }
-  return compareCodeUnits(a, b);
 }
 
 /**

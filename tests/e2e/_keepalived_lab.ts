@@ -1,5 +1,5 @@
 /**
- * A real keepalived VRRP lab in network namespaces (after shared/reference/keepalived-lab.sh):
+ * A real keepalived VRRP lab in network namespaces:
  * a bridge in its own namespace, one namespace per control-plane node (10.250.0.11-13 on
  * eth0), keepalived per node with its own pid files. Nothing is added to the host namespace.
  * Everything a lab starts is stopped by pid and its namespaces deleted in `close()`.
@@ -11,6 +11,7 @@
  * @module
  */
 import { type ShippedDirs, shippedDirs } from "../integration/_harness/shipped_keelson.ts";
+import { pollUntil } from "../_support/poll.ts";
 
 const encoder = new TextEncoder();
 
@@ -297,15 +298,13 @@ export class KeepalivedLab {
     vips: readonly string[],
     timeoutMs = 15_000,
   ): Promise<number> {
-    const start = performance.now();
-    for (;;) {
-      if (predicate(await this.holders(vips))) return performance.now() - start;
-      if (performance.now() - start > timeoutMs) {
-        const now = await this.holders(vips);
-        throw new Error(`Timed out waiting for ${what}: ${JSON.stringify([...now])}`);
-      }
-      await sleep(20);
-    }
+    const placed = async () => predicate(await this.holders(vips));
+    const waited = await pollUntil(what, placed, {
+      timeoutMs,
+      intervalMs: 20,
+      context: async () => JSON.stringify([...await this.holders(vips)]),
+    });
+    return waited.ms;
   }
 
   /** Stops every process by pid (TERM, then KILL), deletes the namespaces and the work dir. */

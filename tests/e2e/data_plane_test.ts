@@ -42,7 +42,8 @@ import {
   readableByTestUser,
   shellCommand,
 } from "../integration/_harness/shipped_keelson.ts";
-import { e2eUnavailable, KeepalivedLab, report, run, sleep } from "./_keepalived_lab.ts";
+import { e2eUnavailable, KeepalivedLab, report, run } from "./_keepalived_lab.ts";
+import { pollUntil } from "../_support/poll.ts";
 
 const SUBNET = "10.254.12";
 /** The management network the hosts reach the apiserver on (the VRRP segment is SUBNET). */
@@ -203,15 +204,12 @@ async function until<T>(
   timeoutMs: number,
   onTimeout: () => Promise<string>,
 ): Promise<{ value: T; ms: number }> {
-  const start = performance.now();
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined) return { value, ms: performance.now() - start };
-    if (performance.now() - start > timeoutMs) {
-      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}\n${await onTimeout()}`);
-    }
-    await sleep(50);
-  }
+  return await pollUntil(what, check, {
+    timeoutMs,
+    intervalMs: 50,
+    retryErrors: true,
+    context: onTimeout,
+  });
 }
 
 async function metricsOf(lab: KeepalivedLab, node: string): Promise<string> {

@@ -25,6 +25,8 @@ const ignore = unavailable !== undefined;
 
 const HOSTS: Record<string, string> = { n1: "cp-1", n2: "cp-2", n3: "cp-3" };
 const CP_VIP = "10.250.0.100";
+/** A crashed host's VIPs move within this: 5× the 0.7 s the README gives as measured. */
+const CRASH_FAILOVER_BOUND_MS = 3_500;
 const SERVICE_VIPS = Array.from({ length: 8 }, (_, i) => `10.250.0.${150 + i}`);
 
 function render(lab: KeepalivedLab, node: string, vips: string[], healthy?: boolean): string {
@@ -122,7 +124,8 @@ Deno.test({
       );
       const crashMs = performance.now() - start;
       report(`RESULT crash_failover_ms=${crashMs.toFixed(0)} from=${victim} to=${survivor}`);
-      assert.ok(crashMs < 5000, `crash failover took ${crashMs.toFixed(0)} ms`);
+      // README: about 0.7 s measured; 5× that bounds it on a loaded machine
+      assert.ok(crashMs < CRASH_FAILOVER_BOUND_MS, `crash failover took ${crashMs.toFixed(0)} ms`);
     } finally {
       await lab.close();
     }

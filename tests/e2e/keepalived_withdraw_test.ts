@@ -27,6 +27,7 @@ import {
   shellCommand,
 } from "../integration/_harness/shipped_keelson.ts";
 import { e2eUnavailable, KeepalivedLab, report, run, sleep } from "./_keepalived_lab.ts";
+import { pollUntil } from "../_support/poll.ts";
 
 function unavailable(): string | undefined {
   const base = e2eUnavailable();
@@ -134,15 +135,7 @@ async function until<T>(
   timeoutMs: number,
   context: () => Promise<string> = () => Promise.resolve(""),
 ): Promise<{ value: T; ms: number }> {
-  const start = performance.now();
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return { value, ms: performance.now() - start };
-    if (performance.now() - start > timeoutMs) {
-      throw new Error(`timed out waiting for ${what}\n${await context()}`);
-    }
-    await sleep(20);
-  }
+  return await pollUntil(what, probe, { timeoutMs, intervalMs: 20, context });
 }
 
 function placedOnce(holders: Map<string, string[]>, allowed: readonly string[]): boolean {

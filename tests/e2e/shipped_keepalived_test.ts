@@ -32,7 +32,8 @@ import {
   shippedDirs,
   TEST_USER as USER,
 } from "../integration/_harness/shipped_keelson.ts";
-import { e2eUnavailable, report, run, sleep } from "./_keepalived_lab.ts";
+import { e2eUnavailable, report, run } from "./_keepalived_lab.ts";
+import { pollUntil } from "../_support/poll.ts";
 
 const NS = `kship${Deno.pid}`;
 const SUBNET = "10.250.77";
@@ -72,15 +73,7 @@ async function until<T>(
   probe: () => Promise<T | undefined>,
   context: () => Promise<string>,
 ): Promise<{ value: T; ms: number }> {
-  const start = performance.now();
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return { value, ms: performance.now() - start };
-    if (performance.now() - start > BOUND_MS) {
-      throw new Error(`timed out waiting for ${what}\n${await context()}`);
-    }
-    await sleep(50);
-  }
+  return await pollUntil(what, probe, { timeoutMs: BOUND_MS, intervalMs: 50, context });
 }
 
 const read = (path: string) => Deno.readTextFile(path).catch(() => "");

@@ -16,7 +16,7 @@ import { type ControlPlane, integrationTest, startControlPlane } from "./_harnes
 import { applyRbac, clientCertificate, nodeBoundToken } from "./_harness/credentials.ts";
 import { writeKubeconfig } from "./_harness/kubeconfig.ts";
 import { registerNode, waitFor } from "./_harness/kubelet.ts";
-import { hostNode } from "../../src/agent/data_plane.ts";
+import { hostNode } from "../../src/agent/heartbeat.ts";
 import { HostHeartbeat } from "../../src/kube/host_heartbeat.ts";
 import { createInformer } from "../../src/kube/informer.ts";
 import { createKubeClient, type KubeClient } from "../../src/kube/kube_client.ts";

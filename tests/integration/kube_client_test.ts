@@ -15,6 +15,7 @@ import { resolveConnectionSettings } from "../../src/kube/kubeconfig.ts";
 import type { InformerEvent, KubeApiError } from "../../src/kube/ports.ts";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { type ControlPlane, integrationTest, startControlPlane } from "./_harness/control_plane.ts";
+import { pollUntil } from "../_support/poll.ts";
 
 interface Running {
   client: KubeClient;
@@ -64,13 +65,9 @@ async function seen(
   match: (event: InformerEvent<V1Node>) => boolean,
   timeoutMs = 60_000,
 ): Promise<number> {
-  const deadline = performance.now() + timeoutMs;
-  while (performance.now() < deadline) {
-    const hit = running.events.find(match);
-    if (hit) return hit.at;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error("Timed out waiting for an informer event");
+  const hit = () => running.events.find(match);
+  const waited = await pollUntil("an informer event", hit, { timeoutMs, intervalMs: 20 });
+  return waited.value.at;
 }
 
 const isNode = (type: string, name: string) => (event: InformerEvent<V1Node>) =>
@@ -159,13 +156,15 @@ async function waitForCached(
   name: string,
   ready: (node: V1Node) => boolean,
 ): Promise<V1Node> {
-  const deadline = performance.now() + 30_000;
-  while (performance.now() < deadline) {
+  const cached = () => {
     const node = running.informer.get(name);
-    if (node && ready(node)) return node;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`Timed out waiting for node "${name}" in the informer cache`);
+    return node && ready(node) ? node : undefined;
+  };
+  const waited = await pollUntil(`node "${name}" in the informer cache`, cached, {
+    timeoutMs: 30_000,
+    intervalMs: 20,
+  });
+  return waited.value;
 }
 
 integrationTest(

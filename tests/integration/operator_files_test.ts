@@ -15,6 +15,7 @@ import assert from "node:assert/strict";
 import { keelsonCommand, testUser } from "./_harness/shipped_keelson.ts";
 import { startKeelson } from "./_harness/keelson_process.ts";
 import { figure } from "./_harness/lb_services.ts";
+import { pollUntil } from "../_support/poll.ts";
 
 const TOKEN = "s3cret-t0ken";
 /** The token file is re-read at most every 10 s. */
@@ -66,13 +67,7 @@ async function until<T>(
   probe: () => Promise<T | undefined>,
   timeoutMs = 20_000,
 ): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
+  return (await pollUntil(what, probe, { timeoutMs, intervalMs: 100 })).value;
 }
 
 async function mkfifo(path: string): Promise<void> {

@@ -15,9 +15,9 @@ sushyTest(
     await using bmc = await startSushy({ systems: [{ uuid, name: "w-1", power: "On" }] });
     const bmcTable = {
       endpoint: bmc.url,
-      username_file: bmc.usernameFile,
-      password_file: bmc.passwordFile,
-      ca_file: bmc.certificates.caFile,
+      "username_file": bmc.usernameFile,
+      "password_file": bmc.passwordFile,
+      "ca_file": bmc.certificates.caFile,
     };
     const credentials = await readBmcCredentials(
       bmcTable as Parameters<typeof readBmcCredentials>[0],

@@ -12,6 +12,7 @@
  * @module
  */
 import { Counter, Gauge, type Registry } from "prom-client";
+import { declareOnce } from "../../../src/metrics/registry.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { birdCommand, BirdSocketError } from "./control_socket.ts";
 import { installChecked } from "../checked_install.ts";
@@ -64,20 +65,19 @@ export class BirdApplier {
   /** @param options file, socket, check command and registry */
   constructor(options: BirdApplierOptions) {
     this.#options = options;
-    this.#counter = (options.registry.getSingleMetric(CONFIGURE_METRIC) as
-      | Counter<"result">
-      | undefined) ?? new Counter({
-      name: CONFIGURE_METRIC,
-      help: "BIRD config applies by result (success, invalid, error, unchanged).",
-      labelNames: ["result"],
-      registers: [options.registry],
-    });
-    this.#last = (options.registry.getSingleMetric(LAST_METRIC) as Gauge | undefined) ??
+    this.#counter = declareOnce(options.registry, CONFIGURE_METRIC, () =>
+      new Counter({
+        name: CONFIGURE_METRIC,
+        help: "BIRD config applies by result (success, invalid, error, unchanged).",
+        labelNames: ["result"],
+        registers: [options.registry],
+      }));
+    this.#last = declareOnce(options.registry, LAST_METRIC, () =>
       new Gauge({
         name: LAST_METRIC,
         help: "1 when the last BIRD configure (or check) succeeded, 0 when it failed.",
         registers: [options.registry],
-      });
+      }));
   }
 
   /** The text BIRD last accepted through `configure`, if any. */

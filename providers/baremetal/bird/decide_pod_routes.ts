@@ -27,12 +27,15 @@ import type { V1Node } from "@kubernetes/client-node";
 import { type Config, type Machine, machineId } from "../../../src/config/types.ts";
 import { clusterCidrRanges } from "../../../src/config/cluster_cidr.ts";
 import {
+  compareRangeStarts,
+  compareValues,
   formatIp,
   type IpFamily,
   type IpRange,
   nonUnicastProblem,
   parseIp,
   parseRange,
+  rangeHolds,
 } from "../../../src/net/ip.ts";
 import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
 import { matchMachine } from "../machine_matcher.ts";
@@ -431,9 +434,7 @@ function poolProblem(
   pools: readonly { name: string; range: IpRange }[],
   ip: { family: IpFamily; value: bigint },
 ): string | undefined {
-  const holder = pools.find(({ range }) =>
-    range.family === ip.family && range.first <= ip.value && ip.value <= range.last
-  );
+  const holder = pools.find(({ range }) => rangeHolds(range, ip));
   return holder && `lies in pool "${holder.name}" ("${holder.range.source}"): a VIP`;
 }
 
@@ -447,9 +448,7 @@ function settleOverlaps(candidates: readonly Candidate[]): {
   contested: RefusedPodRoute[];
 } {
   const sorted = [...candidates].sort((a, b) =>
-    a.range.family - b.range.family ||
-    (a.range.first < b.range.first ? -1 : a.range.first > b.range.first ? 1 : 0) ||
-    (a.range.last > b.range.last ? -1 : a.range.last < b.range.last ? 1 : 0) ||
+    compareRangeStarts(a.range, b.range) || compareValues(b.range.last, a.range.last) ||
     compareCodeUnits(a.node, b.node)
   );
   const announced: AnnouncedPodRoute[] = [];

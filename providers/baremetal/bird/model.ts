@@ -35,18 +35,23 @@ import {
   resolveCommunity,
   routerIdOf,
 } from "../../../src/config/bgp_values.ts";
-import type { Config, Machine } from "../../../src/config/types.ts";
-import { formatIp, type IpFamily, parseIp, parseRange } from "../../../src/net/ip.ts";
+import type { Config } from "../../../src/config/types.ts";
+import {
+  compareIps,
+  firstIpOfFamily,
+  formatIp,
+  type IpAddress as ModelIp,
+  type IpFamily,
+  parseIp,
+  parseRange,
+} from "../../../src/net/ip.ts";
 import { ownerOf } from "../ipam/address_owner.ts";
 import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
 import type { V1Node } from "@kubernetes/client-node";
 import { decidePodRoutes, type PodRouteDecision } from "./decide_pod_routes.ts";
 
-/** One parsed address. */
-export interface ModelIp {
-  family: IpFamily;
-  value: bigint;
-}
+/** One parsed address (`src/net/ip.ts`). */
+export type { ModelIp };
 
 /** One parsed prefix (network bits only). */
 export interface ModelPrefix extends ModelIp {
@@ -291,7 +296,7 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
     const { hold, keepalive } = peerTimers(bgp, peer);
     const localAddress = machine.bgp?.source_address !== undefined
       ? parseIp(machine.bgp.source_address)
-      : firstIp(machine, neighbor.family);
+      : firstIpOfFamily(machine.internal_ips, neighbor.family);
     bfd ||= peer.bfd;
     peers.push({
       name: peerProtocolName(peer.name),
@@ -397,33 +402,21 @@ function mostSpecific(subnets: Subnet[], ip: ModelIp): number | undefined {
   return best;
 }
 
-function firstIp(machine: Machine, family: IpFamily): ModelIp | undefined {
-  for (const text of machine.internal_ips) {
-    const ip = parseIp(text);
-    if (ip?.family === family) return ip;
-  }
-  return undefined;
-}
-
-function compareIp(a: ModelIp, b: ModelIp): number {
-  return a.family - b.family || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0);
-}
-
 function dedupe(ips: ModelIp[]): ModelIp[] {
-  const sorted = [...ips].sort(compareIp);
-  return sorted.filter((ip, i) => i === 0 || compareIp(ip, sorted[i - 1]!) !== 0);
+  const sorted = [...ips].sort(compareIps);
+  return sorted.filter((ip, i) => i === 0 || compareIps(ip, sorted[i - 1]!) !== 0);
 }
 
 function dedupeRoutes(routes: StaticRoute[]): StaticRoute[] {
   // in address order, one route per prefix (decidePodRoutes gives no prefix to two Nodes; this
   // stays a guard: the file must never announce one prefix towards two next hops)
   const sorted = [...routes].sort((a, b) =>
-    compareIp(a.prefix, b.prefix) || a.prefix.length - b.prefix.length ||
-    compareIp(a.nextHop!, b.nextHop!)
+    compareIps(a.prefix, b.prefix) || a.prefix.length - b.prefix.length ||
+    compareIps(a.nextHop!, b.nextHop!)
   );
   return sorted.filter((r, i) => {
     const prev = sorted[i - 1];
-    return !prev || compareIp(prev.prefix, r.prefix) !== 0 ||
+    return !prev || compareIps(prev.prefix, r.prefix) !== 0 ||
       prev.prefix.length !== r.prefix.length;
   });
 }

@@ -2,11 +2,12 @@
  * Reads BIRD's sessions over the control socket every few seconds: `keelson_bgp_session_up{peer}`
  * and `keelson_bgp_routes_exported{peer}` for Prometheus, and the Established set the route
  * provider needs before it reports a Node's routes as created. Polling also ends BIRD 2.0.12's
- * up-to-3 s pause before the first UPDATEs of a fresh session (bgp.md §5.1).
+ * up-to-3 s pause before the first UPDATEs of a fresh session.
  *
  * @module
  */
 import { Gauge, type Registry } from "prom-client";
+import { declareOnce } from "../../../src/metrics/registry.ts";
 import type { Config } from "../../../src/config/types.ts";
 import { delay } from "../../../src/kube/delay.ts";
 import { logger } from "../../../src/log/logging.ts";
@@ -40,8 +41,11 @@ export class SessionMonitor {
   constructor(options: SessionMonitorOptions) {
     this.#options = options;
     const gauge = (name: string, help: string) =>
-      (options.registry.getSingleMetric(name) as Gauge<"peer"> | undefined) ??
-        new Gauge({ name, help, labelNames: ["peer"], registers: [options.registry] });
+      declareOnce(
+        options.registry,
+        name,
+        () => new Gauge({ name, help, labelNames: ["peer"], registers: [options.registry] }),
+      );
     this.#up = gauge(
       "keelson_bgp_session_up",
       "1 while BIRD's BGP session to the peer (inventory name) is Established, else 0.",

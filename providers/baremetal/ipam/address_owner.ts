@@ -9,7 +9,7 @@
  */
 import { type AddressInterval, poolUsableIntervals } from "../../../src/config/pool_size.ts";
 import type { Config, Pool } from "../../../src/config/types.ts";
-import { type IpFamily, parseIp } from "../../../src/net/ip.ts";
+import { compareRangeStarts, type IpFamily, parseIp } from "../../../src/net/ip.ts";
 
 /** The pool that holds an address, and the announcer that serves it. */
 export interface AddressOwner {
@@ -41,7 +41,7 @@ function ownedIntervals(config: Config): readonly OwnedInterval[] {
           announce: pool.announce === "bgp" ? "bgp" : "vrrp",
         } as const,
       }))
-    ).sort((a, b) => a.family - b.family || (a.first < b.first ? -1 : a.first > b.first ? 1 : 0));
+    ).sort(compareRangeStarts);
     intervalsMemo.set(config, intervals);
   }
   return intervals;

@@ -8,7 +8,7 @@
 import type { V1Service } from "@kubernetes/client-node";
 import type { Config } from "../../../src/config/types.ts";
 import { objectKey } from "../../../src/kube/ports.ts";
-import { canonicalIp, parseIp } from "../../../src/net/ip.ts";
+import { canonicalIp, compareRangeStarts, parseIp } from "../../../src/net/ip.ts";
 import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
 import type {
   AllocationPlan,
@@ -74,7 +74,7 @@ export function planAllocations(config: Config, services: readonly V1Service[]):
       const cls = s.spec?.loadBalancerClass;
       return { serviceKey: objectKey(s), ...(cls ? { loadBalancerClass: cls } : {}) };
     })
-    .sort((a, b) => (a.serviceKey < b.serviceKey ? -1 : a.serviceKey > b.serviceKey ? 1 : 0));
+    .sort((a, b) => compareCodeUnits(a.serviceKey, b.serviceKey));
   return {
     services: planned,
     otherClass,
@@ -94,7 +94,7 @@ function poolIndex(pools: readonly AddressPool[]): (ip: string) => string | unde
     ([4, 6] as const).flatMap((family) =>
       pool.usable[family].map((span) => ({ family, ...span, pool: pool.name }))
     )
-  ).sort((a, b) => a.family - b.family || (a.first < b.first ? -1 : a.first > b.first ? 1 : 0));
+  ).sort(compareRangeStarts);
   return (ip) => {
     const parsed = parseIp(ip);
     if (!parsed) return undefined;

@@ -9,7 +9,7 @@
  */
 import type { Pool } from "../../../src/config/types.ts";
 import { poolCapacity, poolUsableIntervals } from "../../../src/config/pool_size.ts";
-import { type IpFamily, type IpRange, parseRange } from "../../../src/net/ip.ts";
+import { type IpFamily, type IpRange, parseRange, rangeHolds } from "../../../src/net/ip.ts";
 import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
 import type { LabelSelector } from "../../../src/kube/label_selector.ts";
 
@@ -129,7 +129,7 @@ export function addressStanding(
   family: IpFamily,
   value: bigint,
 ): "usable" | "outside" | ExcludedWhy {
-  if (!pool.ranges.some((r) => r.family === family && r.first <= value && value <= r.last)) {
+  if (!pool.ranges.some((r) => rangeHolds(r, { family, value }))) {
     return "outside";
   }
   if (isUsable(pool, family, value)) return "usable";

@@ -18,6 +18,7 @@
  */
 import type { V1Service } from "@kubernetes/client-node";
 import { Gauge, type Registry } from "prom-client";
+import { declareOnce } from "../../../src/metrics/registry.ts";
 import type { Config } from "../../../src/config/types.ts";
 import type { ServiceSource } from "../host_announcer.ts";
 import { logger } from "../../../src/log/logging.ts";
@@ -30,6 +31,7 @@ import { servedServiceAddresses, type SkippedAddress } from "./served_addresses.
 import { instancesInFile } from "./vrrp_state.ts";
 import { type KeepalivedWithdrawal, keepalivedWithdrawal } from "./withdrawal.ts";
 import { readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
+import { errorMessage } from "../../../src/log/error_message.ts";
 
 export type { ServiceSource } from "../host_announcer.ts";
 
@@ -92,13 +94,13 @@ export class KeepalivedAnnouncer {
     this.#options = options;
     const registry = options.registry;
     if (registry) {
-      this.#skippedGauge = (registry.getSingleMetric(SKIPPED_METRIC) as Gauge | undefined) ??
+      this.#skippedGauge = declareOnce(registry, SKIPPED_METRIC, () =>
         new Gauge({
           name: SKIPPED_METRIC,
           help: "Service addresses this host does not serve through keepalived because no pool " +
             "offers them, or they belong to a machine or the control-plane VIP.",
           registers: [registry],
-        });
+        }));
     }
   }
 
@@ -398,7 +400,7 @@ export function keepalivedHostFile(input: KeepalivedHostInputs): KeepalivedHostF
   } catch (error) {
     // render refuses (throws) rather than write anything doubtful
     return {
-      error: `Cannot render keepalived: ${(error as Error).message}`,
+      error: `Cannot render keepalived: ${errorMessage(error)}`,
       ...(withdrawal ? { withdrawal } : {}),
     };
   }

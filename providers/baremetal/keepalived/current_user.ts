@@ -9,6 +9,7 @@
 import { ACCOUNTS_FILE, osReason, readInputFile } from "../../../src/config/read_input_file.ts";
 import { accountEntry } from "../../../src/config/process_user.ts";
 import { USER_NAME_REGEXP } from "./render.ts";
+import { errorMessage } from "../../../src/log/error_message.ts";
 
 /** The passwd file read. */
 export const PASSWD_FILE = "/etc/passwd";
@@ -48,7 +49,7 @@ export async function currentUser(
   try {
     passwd = await readInputFile(file, ACCOUNTS_FILE);
   } catch (error) {
-    return { problem: `cannot read ${file}: ${(error as Error).message}` };
+    return { problem: `cannot read ${file}: ${errorMessage(error)}` };
   }
   const name = userNameOf(passwd, uid);
   return name === undefined

@@ -43,8 +43,8 @@ export function parseIpAddrJson(text: string): string[] {
 
 /** Options of `readInterfaceAddresses`. */
 export interface ReadAddressesOptions {
-  /** Only this interface. */
-  interface: string;
+  /** Only this interface. @default every interface */
+  interface?: string;
   /** Inside this network namespace (`ip -n`; tests). */
   netns?: string;
   /** Longest the command may run. @default 5000 */
@@ -52,7 +52,7 @@ export interface ReadAddressesOptions {
 }
 
 /**
- * Lists the addresses of one interface.
+ * Lists the addresses of one interface, or of every interface: the one reader of `ip -j addr`.
  * @param options interface, namespace, timeout
  * @returns the canonical addresses, sorted
  * @throws {Error} when `ip` fails, times out or prints something unexpected
@@ -63,9 +63,9 @@ export async function readInterfaceAddresses(options: ReadAddressesOptions): Pro
     "-j",
     "addr",
     "show",
-    "dev",
-    options.interface,
+    ...(options.interface ? ["dev", options.interface] : []),
   ];
+  // `ip` answers at once; a hung one must not hold the caller's loop
   const run = await runBounded(["ip", ...args], options.timeoutMs ?? 5000);
   if (run.code !== 0 || run.timedOut) {
     throw new Error(`Cannot list addresses with "ip ${args.join(" ")}": ${failureReason(run)}`);

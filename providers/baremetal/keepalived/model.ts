@@ -21,17 +21,21 @@
  *
  * @module
  */
-import type { Config, Machine } from "../../../src/config/types.ts";
-import { formatIp, type IpFamily, parseIp } from "../../../src/net/ip.ts";
+import type { Config } from "../../../src/config/types.ts";
+import {
+  compareIps,
+  firstIpOfFamily,
+  formatIp,
+  type IpAddress as ModelIp,
+  type IpFamily,
+  parseIp,
+} from "../../../src/net/ip.ts";
 import { addressOwner } from "../ipam/address_owner.ts";
 import { servedAddressChecker } from "./served_addresses.ts";
 import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
 
 /** One parsed address. Only these numbers, never the text they came from, are rendered. */
-export interface ModelIp {
-  family: IpFamily;
-  value: bigint;
-}
+export type { ModelIp };
 
 /** One `vrrp_instance`. */
 export interface VrrpInstanceModel {
@@ -144,7 +148,7 @@ export function buildKeepalivedModel(
     override ?? BASE_PRIORITY - step * ((hostIndex + groupIndex) % n);
 
   const addressing = (family: IpFamily): Addressing | { error: string } => {
-    const own = firstIp(peers[hostIndex]!, family);
+    const own = firstIpOfFamily(peers[hostIndex]!.internal_ips, family);
     if (!ka.unicast) return { unicastPeers: [] };
     if (!own) {
       return {
@@ -152,7 +156,9 @@ export function buildKeepalivedModel(
           `"${host}" has no IPv${family} address in internal_ips`,
       };
     }
-    const others = peers.filter((_, i) => i !== hostIndex).map((m) => firstIp(m, family))
+    const others = peers.filter((_, i) => i !== hostIndex).map((m) =>
+      firstIpOfFamily(m.internal_ips, family)
+    )
       .filter((ip): ip is ModelIp => ip !== undefined);
     return { unicastSrcIp: own, unicastPeers: sortIps(others) };
   };
@@ -274,22 +280,12 @@ interface Addressing {
   unicastPeers: ModelIp[];
 }
 
-function firstIp(machine: Machine, family: IpFamily): ModelIp | undefined {
-  for (const text of machine.internal_ips) {
-    const ip = parseIp(text);
-    if (ip?.family === family) return ip;
-  }
-  return undefined;
-}
-
 function ipKey(ip: ModelIp): string {
   return formatIp(ip.family, ip.value);
 }
 
 function sortIps(ips: ModelIp[]): ModelIp[] {
-  return [...ips].sort((a, b) =>
-    a.family - b.family || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0)
-  );
+  return [...ips].sort(compareIps);
 }
 
 function dedupe(ips: ModelIp[]): ModelIp[] {

@@ -21,6 +21,7 @@
  */
 import { delay } from "../../../src/kube/delay.ts";
 import { logger } from "../../../src/log/logging.ts";
+import { errorMessage } from "../../../src/log/error_message.ts";
 
 /** VRRP states keepalived reports for an instance. */
 export const VRRP_STATES = ["MASTER", "BACKUP", "FAULT", "STOP"] as const;
@@ -104,7 +105,7 @@ export async function readNotifyFifo(options: ReadNotifyFifoOptions): Promise<vo
       options.onOpen?.();
       await readLines(file, options);
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       // a FIFO that does not exist yet is the normal start (Keelson starts before keepalived),
       // reported once at info above; only other failures are warnings
       const expected = error instanceof Deno.errors.NotFound;

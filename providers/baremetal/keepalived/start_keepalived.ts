@@ -29,7 +29,7 @@ import { readInterfaceAddresses } from "./interface_addresses.ts";
 import { APISERVER_TRACK_FILE, NOTIFY_FIFO_FILE } from "./model.ts";
 import { renderKeepalivedFile } from "./render_file.ts";
 import { GENERATED_HEADER } from "./render.ts";
-import { announcingInstances, DataPlaneTracker, instancesInFile } from "./vrrp_state.ts";
+import { announcingInstances, instancesInFile, VrrpStateTracker } from "./vrrp_state.ts";
 import { createVipRoleGauge, observeVipRoles } from "./vip_roles.ts";
 import { readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
 
@@ -199,7 +199,7 @@ function trackDataPlane(inputs: {
   // start-only settings (config/restart_settings.ts): read once, as startKeepalived does
   const { track_file_dir: trackDir, config_file: configFile } = options.config().keepalived;
   const dir = trackDir.replace(/\/+$/, "");
-  const tracker = new DataPlaneTracker({
+  const tracker = new VrrpStateTracker({
     registry: options.registry,
     interface: () => options.config().keepalived.interface,
     ...(inputs.notifyFifo ? { fifoPath: `${dir}/${NOTIFY_FIFO_FILE}` } : {}),

@@ -8,10 +8,7 @@
 import { Gauge, type Registry } from "prom-client";
 import { canonicalIp } from "../../../src/net/ip.ts";
 import { declareOnce } from "../../../src/metrics/registry.ts";
-import { failureReason, runBounded } from "../run_bounded.ts";
-
-/** Longest `ip -j addr show` may run. */
-const IP_TIMEOUT_MS = 5_000;
+import { readInterfaceAddresses } from "./interface_addresses.ts";
 
 /** VIPs split by whether this host holds them. */
 export interface VipRoles {
@@ -57,28 +54,9 @@ export async function observeVipRoles(
   vips: readonly string[],
   options: ObserveVipRolesOptions = {},
 ): Promise<VipRoles> {
-  const args = [
-    ...(options.netns ? ["-n", options.netns] : []),
-    "-j",
-    "addr",
-    "show",
-    ...(options.interface ? ["dev", options.interface] : []),
-  ];
-  // `ip` answers at once; a hung one must not hold the VIP-role loop
-  const run = await runBounded(["ip", ...args], IP_TIMEOUT_MS);
-  if (run.code !== 0 || run.timedOut) {
-    throw new Error(`Cannot list addresses with "ip ${args.join(" ")}": ${failureReason(run)}`);
-  }
-  const held = new Set<string>();
-  const links = JSON.parse(run.stdout) as {
-    addr_info?: { local?: string }[];
-  }[];
-  for (const link of links) {
-    for (const info of link.addr_info ?? []) {
-      const ip = info.local && canonicalIp(info.local);
-      if (ip) held.add(ip);
-    }
-  }
+  const held = new Set(
+    await readInterfaceAddresses({ netns: options.netns, interface: options.interface }),
+  );
   const roles: VipRoles = { master: [], backup: [] };
   for (const vip of new Set(vips.map((v) => canonicalIp(v)).filter((v) => v !== undefined))) {
     (held.has(vip) ? roles.master : roles.backup).push(vip);

@@ -20,6 +20,7 @@
  * @module
  */
 import { Gauge, type Registry } from "prom-client";
+import { declareOnce } from "../../../src/metrics/registry.ts";
 import type { AnnouncingInstance, InstanceRole } from "../../../src/cloud/host_data_plane.ts";
 import { Wakeable } from "../../../src/kube/wakeable_delay.ts";
 import { logger } from "../../../src/log/logging.ts";
@@ -28,6 +29,7 @@ import type { InstanceReport } from "../../../src/status/host_report.ts";
 import { type NotifyEvent, readNotifyFifo, VRRP_STATES } from "./notify_fifo.ts";
 import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
 import { readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
+import { errorMessage } from "../../../src/log/error_message.ts";
 
 /**
  * States kept for instance names the rendered file does not hold (yet: keepalived may report an
@@ -43,8 +45,8 @@ export const VRRP_INSTANCE_STATE_METRIC = "keelson_vrrp_instance_state";
 /** See `VRRP_INSTANCE_STATE_METRIC`. */
 export const VIP_SERVED_METRIC = "keelson_vip_served";
 
-/** Options of `DataPlaneTracker`. */
-export interface DataPlaneTrackerOptions {
+/** Options of `VrrpStateTracker`. */
+export interface VrrpStateTrackerOptions {
   registry: Registry;
   /** The interface keepalived serves on. */
   interface: () => string;
@@ -94,8 +96,8 @@ export function announcingInstances(instances: readonly InstanceReport[]): Annou
 }
 
 /** Tracks this host's VRRP states and served VIPs. */
-export class DataPlaneTracker {
-  #options: DataPlaneTrackerOptions;
+export class VrrpStateTracker {
+  #options: VrrpStateTrackerOptions;
   #log = logger("keepalived", "data-plane");
   #fifoStates = new Map<string, { state: InstanceReport["state"]; since: string }>();
   #instanceVips = new Map<string, string[]>();
@@ -116,20 +118,22 @@ export class DataPlaneTracker {
   #forgotten = { count: 0, loggedAt: -Infinity };
 
   /** @param options registry, interface, FIFO, file, Service lookup, address reader */
-  constructor(options: DataPlaneTrackerOptions) {
+  constructor(options: VrrpStateTrackerOptions) {
     this.#options = options;
-    this.#stateGauge = new Gauge({
-      name: VRRP_INSTANCE_STATE_METRIC,
-      help: "VRRP state of each keepalived instance on this host (1 for the current state).",
-      labelNames: ["instance", "state"],
-      registers: [options.registry],
-    });
-    this.#servedGauge = new Gauge({
-      name: VIP_SERVED_METRIC,
-      help: "1 when this host serves the VIP (the address is on its interface), else 0.",
-      labelNames: ["vip", "service"],
-      registers: [options.registry],
-    });
+    this.#stateGauge = declareOnce(options.registry, VRRP_INSTANCE_STATE_METRIC, () =>
+      new Gauge({
+        name: VRRP_INSTANCE_STATE_METRIC,
+        help: "VRRP state of each keepalived instance on this host (1 for the current state).",
+        labelNames: ["instance", "state"],
+        registers: [options.registry],
+      }));
+    this.#servedGauge = declareOnce(options.registry, VIP_SERVED_METRIC, () =>
+      new Gauge({
+        name: VIP_SERVED_METRIC,
+        help: "1 when this host serves the VIP (the address is on its interface), else 0.",
+        labelNames: ["vip", "service"],
+        registers: [options.registry],
+      }));
   }
 
   /** Calls `listener` after every change of the snapshot. @returns unsubscribe */
@@ -263,7 +267,7 @@ export class DataPlaneTracker {
         await this.refresh();
         this.#warned = "";
       } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
+        const message = errorMessage(error);
         if (message !== this.#warned) this.#log.warn("{error}", { error: message });
         this.#warned = message;
       }

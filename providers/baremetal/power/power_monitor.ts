@@ -24,6 +24,7 @@ import { machineId } from "../../../src/config/types.ts";
 import { declareOnce } from "../../../src/metrics/registry.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { errorMessage } from "../../../src/log/error_message.ts";
+import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
 import {
   type PowerReading,
   REDFISH_FAILURES,
@@ -191,7 +192,7 @@ export class PowerMonitor {
    */
   observed(): MachinePower[] {
     return [...this.#tracked.entries()]
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .sort(([a], [b]) => compareCodeUnits(a, b))
       .map(([machine, { observation }]) => ({ machine, observation: { ...observation } }));
   }
 

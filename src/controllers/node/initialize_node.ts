@@ -18,6 +18,7 @@ import {
   UNINITIALIZED_TAINT,
 } from "./node_labels.ts";
 import { applyProvidedNodeIp } from "./provided_node_ip.ts";
+import { errorMessage } from "../../log/error_message.ts";
 
 /** What initialization changes on a Node. */
 export interface Initialization {
@@ -63,7 +64,7 @@ export function validateProvidedNodeIp(node: V1Node, metadata: InstanceMetadata)
   } catch (error) {
     throw new Error(
       `Cannot initialize node "${node.metadata?.name ?? ""}": provided node ip is not valid: ${
-        (error as Error).message
+        errorMessage(error)
       }`,
       { cause: error },
     );

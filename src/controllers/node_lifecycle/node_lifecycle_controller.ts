@@ -21,6 +21,7 @@ import { retryOnConflict } from "../../kube/retry_on_conflict.ts";
 import { nodeRef } from "../../kube/event_targets.ts";
 import { decideLifecycle, type LifecycleDecision, RETIRED_TAINT } from "./decide_lifecycle.ts";
 import { type DeletionGuard, DeletionRateLimiter } from "./deletion_guards.ts";
+import { errorMessage } from "../../log/error_message.ts";
 
 /** Deletion outcomes (the `result` label). */
 export type DeletionResult = "deleted" | "failed" | "dry_run" | "rate_limited" | "blocked";
@@ -204,7 +205,7 @@ export class NodeLifecycleController {
         nodeRef(node),
         "Warning",
         REASON_DELETING_NODE_FAILED,
-        `Cannot delete node ${name}: ${(error as Error).message}`,
+        `Cannot delete node ${name}: ${errorMessage(error)}`,
       );
     }
   }

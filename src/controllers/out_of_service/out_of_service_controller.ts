@@ -396,7 +396,7 @@ export class OutOfServiceController {
     try {
       await this.#deps.power.forceOff(node);
     } catch (error) {
-      const text = `ForceOff of node ${name}'s machine failed: ${(error as Error).message}`;
+      const text = `ForceOff of node ${name}'s machine failed: ${errorMessage(error)}`;
       this.#metrics.fencing.inc({ result: "failed" });
       this.#deps.events.event(ref, "Warning", REASON_FENCING_FAILED, text);
       this.#log.warn(text);

@@ -11,10 +11,12 @@
  */
 import type { V1Node } from "@kubernetes/client-node";
 import { Counter, type Registry } from "prom-client";
+import { declareOnce } from "../../metrics/registry.ts";
 import type { Route, Routes } from "../../cloud/provider.ts";
 import type { ClusterWriter, EventRecorder, Informer } from "../../kube/ports.ts";
 import { delay } from "../../kube/delay.ts";
 import { logger } from "../../log/logging.ts";
+import { errorMessage } from "../../log/error_message.ts";
 
 /** The Node condition this controller owns. */
 export const NETWORK_UNAVAILABLE = "NetworkUnavailable";
@@ -54,14 +56,17 @@ export class RouteController {
   constructor(deps: RouteControllerDeps, options: RouteControllerOptions) {
     this.#deps = deps;
     this.#options = options;
-    this.#syncs = (deps.registry.getSingleMetric("route_controller_route_sync_total") as
-      | Counter<"result">
-      | undefined) ?? new Counter({
-      name: "route_controller_route_sync_total",
-      help: "Route reconciles of the route controller, by result.",
-      labelNames: ["result"],
-      registers: [deps.registry],
-    });
+    this.#syncs = declareOnce(
+      deps.registry,
+      "route_controller_route_sync_total",
+      () =>
+        new Counter({
+          name: "route_controller_route_sync_total",
+          help: "Route reconciles of the route controller, by result.",
+          labelNames: ["result"],
+          registers: [deps.registry],
+        }),
+    );
   }
 
   /**
@@ -160,7 +165,7 @@ export class RouteController {
             await this.#deps.routes.createRoute(cluster, node.metadata?.uid ?? name, route);
           } catch (error) {
             created = false;
-            const message = error instanceof Error ? error.message : String(error);
+            const message = errorMessage(error);
             this.#deps.events.event(
               { kind: "Node", apiVersion: "v1", metadata: { name, uid: node.metadata?.uid } },
               "Warning",

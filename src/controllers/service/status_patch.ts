@@ -3,7 +3,7 @@
  * `services/{name}/status` subresource that carries the finalizer, the provider's annotations and
  * `status.loadBalancer` together.
  *
- * What kube-apiserver (1.35) does with such a patch, as tests/integration/service_status_patch_test.ts
+ * What kube-apiserver (1.35) does with such a patch, as tests/integration/service_writes_test.ts
  * shows: the Service status strategy resets only spec, so `metadata.finalizers` (merged as a set,
  * other finalizers kept), `metadata.annotations` (merged as a map) and the status all land in one
  * request; `status.loadBalancer.ingress` is an atomic list, replaced as a whole; removing the last

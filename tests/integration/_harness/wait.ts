@@ -1,9 +1,10 @@
 /**
- * Polling for integration tests: wait until the cluster reaches a state, with a deadline and a
- * message that says what never happened.
+ * The integration tests' ways to wait, over the one poll helper (tests/_support/poll.ts): until the
+ * cluster reaches a state, with a deadline and a message that says what never happened.
  *
  * @module
  */
+import { pollUntil } from "../../_support/poll.ts";
 
 /** Options for `waitFor`. */
 export interface WaitOptions {
@@ -26,25 +27,14 @@ export async function waitFor<T>(
   predicate: () => T | undefined | null | false | Promise<T | undefined | null | false>,
   options: WaitOptions = {},
 ): Promise<T> {
-  const timeoutMs = options.timeoutMs ?? 30_000;
-  const intervalMs = options.intervalMs ?? 100;
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (true) {
-    try {
-      const value = await predicate();
-      if (value) return value;
-      lastError = undefined;
-    } catch (error) {
-      lastError = error;
-    }
-    if (Date.now() >= deadline) break;
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-  throw new Error(
-    `Timed out after ${timeoutMs} ms waiting for ${options.message ?? "condition"}` +
-      (lastError === undefined ? "" : `: last error: ${String(lastError)}`),
-  );
+  // truthy, as callers expect: a count of 0 or an empty string is "not yet"
+  const truthy = async () => (await predicate()) || undefined;
+  const waited = await pollUntil(options.message ?? "condition", truthy, {
+    timeoutMs: options.timeoutMs ?? 30_000,
+    intervalMs: options.intervalMs ?? 100,
+    retryErrors: true,
+  });
+  return waited.value;
 }
 
 /**
@@ -62,11 +52,5 @@ export async function timedWait<T>(
   timeoutMs: number,
   intervalMs = 10,
 ): Promise<{ value: T; ms: number }> {
-  const start = performance.now();
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return { value, ms: performance.now() - start };
-    if (performance.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
+  return await pollUntil(what, probe, { timeoutMs, intervalMs });
 }

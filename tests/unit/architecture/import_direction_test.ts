@@ -1,55 +1,79 @@
 /**
- * The arrows point one way (DESIGN.md, ARCHITECTURE.md): controllers -> cloud contract <-
- * providers; controllers -> kube; kube, config, net, log and metrics below them; only the
- * composition root (src/agent) and the offline commands (src/cli, src/plan) know a provider, and
- * only through its registry entry (`providers/<name>/mod.ts`). This test reads the import graph
- * of every .ts file under src/ and providers/ and fails on any import against that direction.
+ * The arrows of ARCHITECTURE.md are the code's, exactly. This test reads the list of arrows
+ * there ("The arrows") and the import graph of main.ts, src/ and providers/, and fails on an
+ * import no drawn arrow allows, on a drawn arrow no import makes any more, and on a file named
+ * `_…` (folder-private) imported from another folder. So the map cannot drift from the code:
+ * changing the direction of the code means redrawing the map, in the same change.
  */
 import assert from "node:assert/strict";
-import { dirname, join, normalize, relative } from "node:path";
+import { basename, dirname, join, normalize, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = normalize(join(dirname(fileURLToPath(import.meta.url)), "../../.."));
 
-/** Layers no file of the key layer may import. */
-const FORBIDDEN: Record<string, readonly string[]> = {
-  "src/controllers": ["providers", "src/agent", "src/cli", "src/plan", "src/server"],
-  "providers": ["src/controllers", "src/agent", "src/cli", "src/plan", "src/server"],
-  "src/cloud": ["src/controllers", "providers", "src/agent", "src/cli", "src/plan", "src/server"],
-  "src/server": ["src/controllers", "src/cloud", "providers", "src/agent", "src/cli", "src/plan"],
-  ...Object.fromEntries(
-    [
-      "src/kube",
-      "src/config",
-      "src/net",
-      "src/log",
-      "src/metrics",
-      "src/snapshot",
-      "src/status",
-      "src/text",
-    ]
-      .map((
-        low,
-      ) => [low, [
-        "src/controllers",
-        "src/cloud",
-        "providers",
-        "src/agent",
-        "src/cli",
-        "src/plan",
-        "src/server",
-      ]]),
-  ),
-  "src/agent": ["src/cli", "src/plan"],
-  "src/plan": ["src/agent", "src/cli"],
-};
+/** Each room and the rooms it may import. */
+type Arrows = ReadonlyMap<string, ReadonlySet<string>>;
 
 /**
- * Layers allowed to import a provider, and only its registry entry or the list of built-in
- * providers (`providers/mod.ts`).
+ * The arrows drawn in ARCHITECTURE.md: the first `text` block under "## The arrows", one
+ * `room ──▶ rooms` per line, a line starting with spaces going on with the rooms of the one above.
+ * @returns the arrows, rooms in the order they are listed
+ * @throws {Error} when the section or the block is missing or a line is not an arrow
  */
-const PROVIDER_USERS: readonly string[] = ["src/agent", "src/cli", "src/plan"];
-const PROVIDER_ENTRY = /^providers\/(?:[^/]+\/)?mod\.ts$/;
+export function parseArrows(markdown: string): Arrows {
+  const section = markdown.split(/^## The arrows$/m)[1];
+  const block = section?.split(/^## /m)[0]?.match(/^```text\n([\s\S]*?)^```$/m)?.[1];
+  if (block === undefined) {
+    throw new Error('ARCHITECTURE.md has no ```text block under "## The arrows"');
+  }
+  const arrows = new Map<string, Set<string>>();
+  let current: Set<string> | undefined;
+  for (const line of block.split("\n").filter((l) => l.trim() !== "")) {
+    const arrow = line.match(/^(\S+)\s+──▶\s+(.*)$/);
+    if (arrow) {
+      if (arrows.has(arrow[1]!)) throw new Error(`ARCHITECTURE.md lists ${arrow[1]} twice`);
+      current = new Set();
+      arrows.set(arrow[1]!, current);
+    } else if (!/^\s/.test(line) || current === undefined) {
+      throw new Error(`ARCHITECTURE.md: not an arrow: "${line}"`);
+    }
+    for (const room of (arrow ? arrow[2]! : line).trim().split(/\s+/)) current!.add(room);
+  }
+  return arrows;
+}
+
+/**
+ * The room of a repository path: `main.ts`, `src/<folder>`, a file directly in src/,
+ * `providers/mod.ts` (the built-in providers), `providers/<name>/mod.ts` (a provider's registry
+ * entry) or `providers/<name>/*`.
+ */
+export function roomOf(path: string): string {
+  const parts = path.split("/");
+  if (parts[0] === "providers" && parts.length >= 3) {
+    return path === `providers/${parts[1]}/mod.ts`
+      ? "providers/<name>/mod.ts"
+      : "providers/<name>/*";
+  }
+  return parts[0] === "src" && parts.length > 2 ? `src/${parts[1]}` : path;
+}
+
+/**
+ * Why an import is not one the map allows, or undefined when it is.
+ * @param from the importing file, relative to the repository root
+ * @param to the imported file, relative to the repository root
+ * @param arrows the drawn arrows
+ */
+export function violation(from: string, to: string, arrows: Arrows): string | undefined {
+  if (basename(to).startsWith("_") && dirname(to) !== dirname(from)) {
+    return `${to} is private to ${dirname(to)}/ (its name starts with "_")`;
+  }
+  const [a, b] = [roomOf(from), roomOf(to)];
+  if (a.startsWith("providers/<name>") && b.startsWith("providers/<name>")) {
+    if (from.split("/")[1] !== to.split("/")[1]) return "a provider never imports another";
+  }
+  if (a === b) return undefined;
+  return arrows.get(a)?.has(b) ? undefined : `ARCHITECTURE.md draws no arrow ${a} ──▶ ${b}`;
+}
 
 /**
  * The module specifiers a TypeScript file imports or re-exports: static `import … from`,
@@ -67,32 +91,6 @@ function importSpecifiers(text: string): string[] {
   return patterns.flatMap((p) => [...text.matchAll(p)].map((m) => m[1]!));
 }
 
-/** The layer of a repository path: `providers`, `src/<folder>`, or the file itself. */
-function layerOf(path: string): string {
-  if (path.startsWith("providers/")) return "providers";
-  const parts = path.split("/");
-  return parts[0] === "src" && parts.length > 2 ? `src/${parts[1]}` : path;
-}
-
-/**
- * Why an import breaks the direction, or undefined when it is allowed.
- * @param from the importing file, relative to the repository root
- * @param to the imported file, relative to the repository root
- */
-function violation(from: string, to: string): string | undefined {
-  const a = layerOf(from);
-  const b = layerOf(to);
-  if (a === b) return undefined;
-  if (FORBIDDEN[a]?.includes(b)) return `${a} may not import ${b}`;
-  if (b === "providers") {
-    if (!PROVIDER_USERS.includes(a)) return `${a} may not import a provider`;
-    if (!PROVIDER_ENTRY.test(to)) {
-      return `${a} reaches a provider only through its registry entry providers/<name>/mod.ts`;
-    }
-  }
-  return undefined;
-}
-
 async function* typescriptFiles(dir: string): AsyncGenerator<string> {
   for await (const entry of Deno.readDir(dir)) {
     const path = join(dir, entry.name);
@@ -101,20 +99,24 @@ async function* typescriptFiles(dir: string): AsyncGenerator<string> {
   }
 }
 
-/** Every relative import edge of src/ and providers/, as repository-relative paths. */
+/** Every relative import edge of main.ts, src/ and providers/, as repository-relative paths. */
 async function importEdges(): Promise<{ from: string; to: string }[]> {
-  const edges: { from: string; to: string }[] = [];
+  const files = [join(ROOT, "main.ts")];
   for (const top of ["src", "providers"]) {
-    for await (const file of typescriptFiles(join(ROOT, top))) {
-      const from = relative(ROOT, file);
-      for (const specifier of importSpecifiers(await Deno.readTextFile(file))) {
-        if (!specifier.startsWith(".")) continue; // npm: and node: packages
-        edges.push({ from, to: relative(ROOT, join(dirname(file), specifier)) });
-      }
+    for await (const file of typescriptFiles(join(ROOT, top))) files.push(file);
+  }
+  const edges: { from: string; to: string }[] = [];
+  for (const file of files) {
+    const from = relative(ROOT, file);
+    for (const specifier of importSpecifiers(await Deno.readTextFile(file))) {
+      if (!specifier.startsWith(".")) continue; // npm: and node: packages
+      edges.push({ from, to: relative(ROOT, join(dirname(file), specifier)) });
     }
   }
   return edges;
 }
+
+const drawn = parseArrows(await Deno.readTextFile(join(ROOT, "ARCHITECTURE.md")));
 
 Deno.test("importSpecifiers() reads static, type-only, side-effect, re-export and dynamic imports, not JSDoc examples", () => {
   const text = [
@@ -154,45 +156,102 @@ Deno.test("importSpecifiers() reads static, type-only, side-effect, re-export an
   ]);
 });
 
-Deno.test("violation() allows the design's arrows and refuses the others", () => {
-  const cases: [from: string, to: string, expected: string | undefined][] = [
+Deno.test("parseArrows() reads arrows and continuation lines, and refuses anything else", () => {
+  const markdown = [
+    "## The arrows",
+    "",
+    "```text",
+    "src/cli   ──▶ src/agent  src/plan",
+    "              src/kube",
+    "src/agent ──▶ src/kube",
+    "```",
+    "",
+    "## Next",
+  ].join("\n");
+  assert.deepEqual(
+    [...parseArrows(markdown)].map(([room, to]) => [room, [...to]]),
+    [["src/cli", ["src/agent", "src/plan", "src/kube"]], ["src/agent", ["src/kube"]]],
+  );
+  assert.throws(() => parseArrows("## The arrows\n\nno block\n"), /no ```text block/);
+  assert.throws(
+    () => parseArrows("## The arrows\n```text\nsrc/cli -> src/agent\n```\n"),
+    /not an arrow/,
+  );
+});
+
+Deno.test("violation() under the drawn arrows allows the design's imports and refuses the others", () => {
+  const cases: [from: string, to: string, expected: RegExp | undefined][] = [
     ["src/controllers/service/service_controller.ts", "src/cloud/provider.ts", undefined],
     ["src/controllers/node/node_controller.ts", "src/kube/work_queue.ts", undefined],
     ["providers/baremetal/load_balancer.ts", "src/cloud/provider.ts", undefined],
-    ["src/agent/agent.ts", "providers/baremetal/mod.ts", undefined],
-    ["src/cli/render.ts", "providers/baremetal/mod.ts", undefined],
+    ["providers/baremetal/mod.ts", "providers/baremetal/load_balancer.ts", undefined],
+    ["providers/baremetal/keepalived/model.ts", "providers/baremetal/bird/model.ts", undefined],
+    ["src/agent/agent.ts", "providers/mod.ts", undefined],
+    ["providers/mod.ts", "providers/baremetal/mod.ts", undefined],
+    [
+      "src/agent/agent.ts",
+      "providers/baremetal/mod.ts",
+      /no arrow src\/agent ──▶ providers\/<name>\/mod\.ts$/,
+    ],
     ["src/cli/offline_provider.ts", "providers/mod.ts", undefined],
+    ["src/config/pool_size.ts", "src/config/_check_pools.ts", undefined],
+    ["main.ts", "src/cli/dispatch.ts", undefined],
     [
       "providers/baremetal/load_balancer.ts",
       "src/controllers/service/service_controller.ts",
-      "providers may not import src/controllers",
+      /no arrow providers\/<name>\/\* ──▶ src\/controllers$/,
     ],
     [
       "src/controllers/service/service_controller.ts",
       "providers/baremetal/mod.ts",
-      "src/controllers may not import providers",
+      /no arrow src\/controllers ──▶ providers\/<name>\/mod\.ts$/,
     ],
-    ["src/kube/work_queue.ts", "src/controllers/x.ts", "src/kube may not import src/controllers"],
-    ["src/config/schema.ts", "src/cloud/provider.ts", "src/config may not import src/cloud"],
-    ["src/cloud/provider.ts", "src/controllers/x.ts", "src/cloud may not import src/controllers"],
+    ["src/kube/work_queue.ts", "src/controllers/x.ts", /no arrow src\/kube ──▶ src\/controllers/],
+    ["src/config/schema.ts", "src/cloud/provider.ts", /no arrow src\/config ──▶ src\/cloud/],
     [
       "src/agent/agent.ts",
       "providers/baremetal/keepalived/announcer.ts",
-      "src/agent reaches a provider only through its registry entry providers/<name>/mod.ts",
+      /no arrow src\/agent ──▶ providers\/<name>\/\*$/,
     ],
-    ["src/server/serve.ts", "providers/baremetal/mod.ts", "src/server may not import providers"],
+    ["providers/baremetal/host_side.ts", "providers/baremetal/mod.ts", /no arrow/],
+    ["providers/other/x.ts", "providers/baremetal/ipam/pools.ts", /never imports another/],
+    ["src/server/serve.ts", "providers/baremetal/mod.ts", /no arrow src\/server/],
+    ["src/config/load_config.ts", "src/net/ip.ts", undefined],
+    ["providers/baremetal/load_balancer.ts", "providers/baremetal/ipam/_choose.ts", /private/],
+    ["src/cli/check.ts", "src/config/_check_pools.ts", /private to src\/config\//],
   ];
   for (const [from, to, expected] of cases) {
-    assert.equal(violation(from, to), expected, `${from} -> ${to}`);
+    const why = violation(from, to, drawn);
+    if (expected === undefined) assert.equal(why, undefined, `${from} -> ${to}`);
+    else assert.match(why ?? "", expected, `${from} -> ${to}`);
   }
 });
 
-Deno.test("src/ and providers/ import only in the design's direction", async () => {
+Deno.test("main.ts, src/ and providers/ import exactly along ARCHITECTURE.md's arrows", async () => {
   const edges = await importEdges();
   assert.ok(edges.length > 100, `read ${edges.length} import edges; the walk found too few`);
   const wrong = edges.flatMap(({ from, to }) => {
-    const why = violation(from, to);
+    const why = violation(from, to, drawn);
     return why ? [`${from} imports ${to}: ${why}`] : [];
   });
-  assert.deepEqual(wrong, [], `imports against the direction:\n${wrong.join("\n")}`);
+  assert.deepEqual(wrong, [], `imports the map does not draw:\n${wrong.join("\n")}`);
+  const used = new Set(edges.map(({ from, to }) => `${roomOf(from)} ──▶ ${roomOf(to)}`));
+  const stale = [...drawn].flatMap(([a, to]) =>
+    [...to].filter((b) => !used.has(`${a} ──▶ ${b}`)).map((b) => `${a} ──▶ ${b}`)
+  );
+  assert.deepEqual(stale, [], `ARCHITECTURE.md draws arrows no import makes:\n${stale.join("\n")}`);
+});
+
+Deno.test("ARCHITECTURE.md's arrows point down its list, but for the pairs that point both ways", () => {
+  const order = [...drawn.keys()];
+  for (const to of drawn.values()) for (const b of to) if (!order.includes(b)) order.push(b);
+  const upward = [...drawn].flatMap(([a, to]) =>
+    [...to].filter((b) => order.indexOf(b) < order.indexOf(a) && !drawn.get(b)?.has(a))
+      .map((b) => `${a} ──▶ ${b}`)
+  );
+  assert.deepEqual(upward, [], "an arrow points up the list: reorder the rooms");
+  const pairs = [...drawn].flatMap(([a, to]) =>
+    [...to].filter((b) => order.indexOf(b) < order.indexOf(a)).map((b) => `${b} ⇄ ${a}`)
+  );
+  assert.deepEqual(pairs.sort(), ["src/kube ⇄ src/config", "src/status ⇄ src/kube"]);
 });

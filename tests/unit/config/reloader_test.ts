@@ -5,6 +5,7 @@ import { Registry } from "prom-client";
 import { parseConfig } from "../../../src/config/parse_config.ts";
 import { ConfigReloader } from "../../../src/config/reloader.ts";
 import type { Config } from "../../../src/config/types.ts";
+import { pollUntil } from "../../_support/poll.ts";
 
 const MACHINE = '\n[[machines]]\nname = "w-1"\n';
 const VALID_A = '[cluster]\nname = "a"\n' + MACHINE;
@@ -52,8 +53,7 @@ async function gauge(registry: Registry, name: string): Promise<number | undefin
 }
 
 async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 25));
-  assert.ok(condition(), `timed out waiting for ${what}`);
+  await pollUntil(what, condition, { timeoutMs: 5_000, intervalMs: 25 });
 }
 
 function messages(records: LogRecord[]): string[] {

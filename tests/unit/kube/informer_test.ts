@@ -4,6 +4,7 @@ import { createInformer } from "../../../src/kube/informer.ts";
 import type { ListResult, WatchOptions } from "../../../src/kube/kube_client.ts";
 import { type InformerEvent, KubeApiError } from "../../../src/kube/ports.ts";
 import type { RawWatchEvent } from "../../../src/kube/watch_lines.ts";
+import { pollUntil } from "../../_support/poll.ts";
 
 const node = (name: string, rv: string) => ({
   metadata: { name, resourceVersion: rv, creationTimestamp: "2026-01-02T03:04:05Z" },
@@ -43,8 +44,7 @@ function fakeClient(
 }
 
 async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 1));
-  assert.ok(check(), "condition not reached");
+  await pollUntil("the informer's condition", check, { timeoutMs: 5_000, intervalMs: 1 });
 }
 
 Deno.test("createInformer() lists, then watches from the list's resourceVersion with bookmarks, and applies add/update/delete", async () => {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { asError, errorMessage } from "../../../src/log/error_message.ts";
+import { asError, errorMessage, errorMessageWithCause } from "../../../src/log/error_message.ts";
 
 Deno.test("errorMessage() gives an Error's message and anything else as a string", () => {
   const cases: [thrown: unknown, expected: string][] = [
@@ -20,4 +20,13 @@ Deno.test("asError() keeps an Error and wraps anything else", () => {
   const wrapped = asError("plain");
   assert.ok(wrapped instanceof Error);
   assert.equal(wrapped.message, "plain");
+});
+
+Deno.test("errorMessageWithCause() appends the cause's message when the cause is an Error", () => {
+  assert.equal(
+    errorMessageWithCause(new Error("Cannot GET /x", { cause: new Error("connection refused") })),
+    "Cannot GET /x: connection refused",
+  );
+  assert.equal(errorMessageWithCause(new Error("plain", { cause: "text" })), "plain");
+  assert.equal(errorMessageWithCause(7), "7");
 });

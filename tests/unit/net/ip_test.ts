@@ -1,9 +1,16 @@
 import assert from "node:assert/strict";
 import {
   canonicalIp,
+  compareIps,
+  compareIpTexts,
+  compareRangeStarts,
+  compareValues,
+  firstIpOfFamily,
   formatIp,
+  type IpRange,
   parseIp,
   parseRange,
+  rangeHolds,
   rangeSize,
   rangesOverlap,
 } from "../../../src/net/ip.ts";
@@ -58,4 +65,53 @@ Deno.test("rangesOverlap() compares only ranges of one family", () => {
   assert.ok(rangesOverlap(a, b));
   assert.ok(!rangesOverlap(a, c));
   assert.ok(!rangesOverlap(a, v6));
+});
+
+Deno.test("compareIps() and compareRangeStarts() order numerically, IPv4 before IPv6", () => {
+  const ips = ["2001:db8::10", "10.0.0.10", "2001:db8::9", "10.0.0.9"].map((t) => parseIp(t)!);
+  assert.deepEqual(ips.sort(compareIps).map((ip) => formatIp(ip.family, ip.value)), [
+    "10.0.0.9",
+    "10.0.0.10",
+    "2001:db8::9",
+    "2001:db8::10",
+  ]);
+  const ranges = ["2001:db8::/64", "10.0.1.0/24", "10.0.0.0/16"].map((t) =>
+    parseRange(t) as IpRange
+  );
+  assert.deepEqual(ranges.sort(compareRangeStarts).map((r) => r.source), [
+    "10.0.0.0/16",
+    "10.0.1.0/24",
+    "2001:db8::/64",
+  ]);
+  assert.equal(compareValues(1n, 1n), 0);
+});
+
+Deno.test("compareIpTexts() puts addresses in numeric order and other text after them", () => {
+  assert.deepEqual(
+    ["x", "2001:db8::10", "10.0.0.10", "2001:db8::9", "10.0.0.9"].sort(compareIpTexts),
+    [
+      "10.0.0.9",
+      "10.0.0.10",
+      "2001:db8::9",
+      "2001:db8::10",
+      "x",
+    ],
+  );
+});
+
+Deno.test("rangeHolds() is inclusive at both ends and refuses the other family", () => {
+  const range = parseRange("10.0.0.8-10.0.0.9") as IpRange;
+  assert.equal(rangeHolds(range, parseIp("10.0.0.8")!), true);
+  assert.equal(rangeHolds(range, parseIp("10.0.0.9")!), true);
+  assert.equal(rangeHolds(range, parseIp("10.0.0.10")!), false);
+  assert.equal(rangeHolds(range, parseIp("10.0.0.7")!), false);
+  assert.equal(rangeHolds(range, { family: 6, value: 0xa000008n }), false);
+});
+
+Deno.test("firstIpOfFamily() takes the first address of the family, skipping what does not parse", () => {
+  assert.deepEqual(
+    firstIpOfFamily(["junk", "fd00::1", "10.0.0.2", "10.0.0.1"], 4),
+    parseIp("10.0.0.2"),
+  );
+  assert.deepEqual(firstIpOfFamily(["10.0.0.1"], 6), undefined);
 });

@@ -249,3 +249,23 @@ Deno.test("buildClusterStatus(): a host whose keepalived file was written while 
     { host: "cp-2", instance: "keelson_v4_g0", state: "UNKNOWN" },
   ]);
 });
+
+Deno.test("buildClusterStatus(): VIPs are listed in address order, IPv6 numerically like IPv4", () => {
+  const status = statusOf({
+    services: [
+      lbService("shop", "b", ["2001:db8::10"]),
+      lbService("shop", "a", ["2001:db8::9"]),
+      lbService("shop", "c", ["10.0.0.10"]),
+      lbService("shop", "d", ["10.0.0.9"]),
+    ],
+    leases: [],
+    leaderLease: leaderLease("cp-1_abc"),
+    nowMs: NOW,
+  });
+  assert.deepEqual(status.vips.map((v) => v.vip), [
+    "10.0.0.9",
+    "10.0.0.10",
+    "2001:db8::9",
+    "2001:db8::10",
+  ]);
+});

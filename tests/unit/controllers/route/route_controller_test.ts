@@ -6,6 +6,7 @@ import { RouteController } from "../../../../src/controllers/route/route_control
 import { reset } from "@logtape/logtape";
 import { FakeCluster } from "../../_fakes/fake_cluster.ts";
 import { captureLogs } from "../../_fakes/captured_logs.ts";
+import { pollUntil } from "../../../_support/poll.ts";
 
 function node(name: string, cidrs: string[], ip: string): V1Node {
   return {
@@ -140,13 +141,7 @@ Deno.test("a failure that repeats every pass is logged once, counted every time,
   const passes = async (result: string) =>
     (await registry.getSingleMetric("route_controller_route_sync_total")?.get())?.values
       .find((v) => v.labels.result === result)?.value ?? 0;
-  const until = async (what: string, done: () => Promise<boolean> | boolean) => {
-    const deadline = Date.now() + 10_000;
-    while (!(await done())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  };
+  const until = (what: string, done: () => Promise<boolean> | boolean) => pollUntil(what, done);
   const stop = new AbortController();
   const running = controller.run(stop.signal);
   try {

@@ -8,6 +8,7 @@ import { registerBaremetal } from "../../../../providers/baremetal/mod.ts";
 import { FakeCluster } from "../../_fakes/fake_cluster.ts";
 import { RecordingEventRecorder } from "../../_fakes/recording_event_recorder.ts";
 import { testConfig } from "../../_fakes/test_inventory.ts";
+import { pollUntil } from "../../../_support/poll.ts";
 
 function inventory(dir: string, pool: string): Config {
   return testConfig({
@@ -32,11 +33,7 @@ function web(ip: string): V1Service {
 }
 
 async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await pollUntil(what, check);
 }
 
 Deno.test("registerBaremetal() builds a provider whose host side starts before any cluster, follows Services once connected, and warns about orphans only while leading", async () => {

@@ -1,5 +1,5 @@
 /**
- * The BGP test inventory (tests/unit/config/bgp/base.toml) and a bird -p helper.
+ * The BGP test inventory (tests/unit/config/bgp/base.toml) and the grammar of a rendered BIRD file.
  *
  * @module
  */
@@ -12,19 +12,6 @@ export async function bgpConfig(edit: (text: string) => string = (t) => t): Prom
     new URL("../../../../unit/config/bgp/base.toml", import.meta.url),
   );
   return parseConfig(edit(text), "base.toml");
-}
-
-/** Runs `bird -p -c` on the text; returns the exit code and output. */
-export async function birdParse(text: string): Promise<{ code: number; output: string }> {
-  const file = await Deno.makeTempFile({ suffix: ".conf" });
-  try {
-    await Deno.writeTextFile(file, text);
-    const out = await new Deno.Command("bird", { args: ["-p", "-c", file] }).output();
-    const d = new TextDecoder();
-    return { code: out.code, output: d.decode(out.stderr) + d.decode(out.stdout) };
-  } finally {
-    await Deno.remove(file);
-  }
 }
 
 /** Every line a rendered file may hold (the allow-list grammar of the injection tests). */

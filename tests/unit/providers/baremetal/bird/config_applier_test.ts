@@ -5,6 +5,14 @@ import { fakeBird } from "./_fake_bird.ts";
 
 const GOOD = "router id 10.0.0.11;\nprotocol device {\n}\n";
 
+// a stand-in for `bird -p -c` (tests/integration/bird_accepts_test.ts runs the real one): rejects
+// a file with an unbalanced quote as BIRD does, with rc 1 and a syntax error
+const CHECK = [
+  "sh",
+  "-c",
+  'if grep -q \'"a"b"\' "$0"; then echo "$0:4:27 syntax error, unexpected CF_SYM_UNDEFINED" >&2; exit 1; fi',
+];
+
 async function withApplier(
   fn: (applier: BirdApplier, file: string, commands: string[], registry: Registry) => Promise<void>,
 ) {
@@ -16,7 +24,7 @@ async function withApplier(
   const file = `${dir}/etc/keelson.conf`;
   try {
     await fn(
-      new BirdApplier({ configFile: file, socket: bird.path, registry }),
+      new BirdApplier({ configFile: file, socket: bird.path, registry, checkCommand: CHECK }),
       file,
       bird.commands,
       registry,
@@ -27,7 +35,7 @@ async function withApplier(
   }
 }
 
-Deno.test("BirdApplier checks with bird -p, writes and configures only when the bytes change", async () => {
+Deno.test("BirdApplier checks with its check command, writes and configures only when the bytes change", async () => {
   await withApplier(async (applier, file, commands, registry) => {
     const first = await applier.apply(GOOD);
     assert.equal(first.result, "success", first.message);
@@ -42,7 +50,7 @@ Deno.test("BirdApplier checks with bird -p, writes and configures only when the 
   });
 });
 
-Deno.test("BirdApplier keeps the file in force when bird -p rejects the text", async () => {
+Deno.test("BirdApplier keeps the file in force when the check rejects the text", async () => {
   await withApplier(async (applier, file, commands, registry) => {
     await applier.apply(GOOD);
     const bad = await applier.apply(GOOD + 'protocol bgp x { password "a"b"; }\n');
@@ -63,7 +71,7 @@ Deno.test("BirdApplier configures again after BIRD was unreachable, though the f
     const registry = new Registry();
     const file = `${dir}/keelson.conf`;
     const socket = `${dir}/bird.ctl`;
-    const applier = new BirdApplier({ configFile: file, socket, registry });
+    const applier = new BirdApplier({ configFile: file, socket, registry, checkCommand: CHECK });
     const down = await applier.apply(GOOD);
     assert.equal(down.result, "error");
     assert.match(down.message, /reads the file when it starts/);

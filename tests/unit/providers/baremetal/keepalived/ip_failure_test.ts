@@ -42,3 +42,12 @@ Deno.test("observeVipRoles(): an ip killed by a signal says which", async () => 
     );
   });
 });
+
+Deno.test("observeVipRoles(): output that is not ip's JSON is refused by the one reader's schema", async () => {
+  await withFakeIp(`echo '{"addr_info": 3}'`, async () => {
+    await assert.rejects(
+      () => observeVipRoles(["10.0.0.100"], { interface: "ifb0" }),
+      /^Error: ip -j addr printed JSON of an unexpected shape$/,
+    );
+  });
+});

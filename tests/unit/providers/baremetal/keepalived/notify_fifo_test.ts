@@ -4,6 +4,7 @@ import {
   parseNotifyLine,
   readNotifyFifo,
 } from "../../../../../providers/baremetal/keepalived/notify_fifo.ts";
+import { pollUntil } from "../../../../_support/poll.ts";
 
 Deno.test("parseNotifyLine() reads keepalived 2.2.7's instance lines", () => {
   assert.deepEqual(parseNotifyLine('INSTANCE "keelson_v4_g5" MASTER 200'), {
@@ -58,11 +59,7 @@ async function writeFifo(path: string, text: string): Promise<void> {
 }
 
 async function until(check: () => boolean, what: string): Promise<void> {
-  const start = Date.now();
-  while (!check()) {
-    if (Date.now() - start > 10_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await pollUntil(what, check);
 }
 
 Deno.test({

@@ -9,10 +9,9 @@ import {
   renderWithdrawnConfig,
 } from "../../../../../providers/baremetal/keepalived/render.ts";
 import { testConfig, vipRange } from "./_inventory.ts";
+import { assertGolden } from "../../../../_support/golden.ts";
 
 const TESTDATA = new URL("./testdata/", import.meta.url);
-// KEELSON_UPDATE_GOLDEN=1 rewrites the golden files instead of comparing
-const UPDATE = Deno.env.get("KEELSON_UPDATE_GOLDEN") === "1";
 
 function build(input: KeepalivedModelInput): KeepalivedModel {
   const model = buildKeepalivedModel(input);
@@ -21,9 +20,7 @@ function build(input: KeepalivedModelInput): KeepalivedModel {
 }
 
 async function golden(name: string, text: string): Promise<void> {
-  const url = new URL(name, TESTDATA);
-  if (UPDATE) await Deno.writeTextFile(url, text);
-  assert.equal(text, await Deno.readTextFile(url), `golden file ${name} differs`);
+  await assertGolden(new URL(name, TESTDATA), text);
 }
 
 const THREE_HOST_VIPS = ["10.250.0.150", "10.250.0.151", "10.250.0.152", "10.250.0.160"];

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { V1Node, V1Service } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
-import { hostNode, hostReport } from "../../../src/agent/data_plane.ts";
+import { hostNode, hostReport } from "../../../src/agent/heartbeat.ts";
 import { ConfigReloader } from "../../../src/config/reloader.ts";
 import { HostReportSchema } from "../../../src/status/host_report.ts";
 import { createLoadBalancer } from "../../../providers/baremetal/load_balancer.ts";

@@ -6,15 +6,16 @@
  */
 import assert from "node:assert/strict";
 import type { V1Node, V1Service } from "@kubernetes/client-node";
-import { BirdAnnouncer } from "../../../../../providers/baremetal/bird/announcer.ts";
-import type { BirdApplyResult } from "../../../../../providers/baremetal/bird/config_applier.ts";
-import { serviceVipsInBirdFile } from "../../../../../providers/baremetal/bird/host_config.ts";
-import { bgpPeerReports } from "../../../../../providers/baremetal/bird/bgp_report.ts";
-import { BirdRoutes } from "../../../../../providers/baremetal/bird/routes.ts";
-import { strandedAddressIssues } from "../../../../../providers/baremetal/stranded_addresses.ts";
-import { servedAddressChecker } from "../../../../../providers/baremetal/keepalived/served_addresses.ts";
-import { FakeInformer } from "../../../_fakes/fake_cluster.ts";
-import { bgpConfig, birdParse } from "./_inventory.ts";
+import { BirdAnnouncer } from "../../providers/baremetal/bird/announcer.ts";
+import type { BirdApplyResult } from "../../providers/baremetal/bird/config_applier.ts";
+import { serviceVipsInBirdFile } from "../../providers/baremetal/bird/host_config.ts";
+import { bgpPeerReports } from "../../providers/baremetal/bird/bgp_report.ts";
+import { BirdRoutes } from "../../providers/baremetal/bird/routes.ts";
+import { strandedAddressIssues } from "../../providers/baremetal/stranded_addresses.ts";
+import { servedAddressChecker } from "../../providers/baremetal/keepalived/served_addresses.ts";
+import { FakeInformer } from "../unit/_fakes/fake_cluster.ts";
+import { bgpConfig } from "../unit/providers/baremetal/bird/_inventory.ts";
+import { birdParse } from "../_support/tools.ts";
 
 function service(name: string, ip: string): V1Service {
   return {

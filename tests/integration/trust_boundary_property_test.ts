@@ -9,7 +9,8 @@
  *    control-plane host, the file matches an allow-list grammar, and no address outside the
  *    pools (other than the control-plane VIP) is rendered;
  * 4. a bounded sample of those files passes `keepalived -t` (in a network namespace of ours with
- *    an `eth0`, since keepalived refuses unknown and loopback interfaces).
+ *    an `eth0`, since keepalived refuses unknown and loopback interfaces); keepalived, `ip` and
+ *    root are required (tests/_support/tools.ts), so this tier is where the campaign runs.
  *
  * Case counts are fixed (seeded runs are reproducible: a failure prints its seed) and printed.
  *
@@ -19,20 +20,21 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { stringify } from "smol-toml";
 import type { V1Node, V1Service } from "@kubernetes/client-node";
-import { ConfigError } from "../../../src/config/config_error.ts";
-import { parseConfig } from "../../../src/config/parse_config.ts";
-import { poolUsableIntervals } from "../../../src/config/pool_size.ts";
-import type { Config } from "../../../src/config/types.ts";
-import { policyFromConfig } from "../../../src/controllers/node_lifecycle/node_lifecycle_controller.ts";
-import { formatPlan } from "../../../src/plan/format_plan.ts";
-import { planNodes } from "../../../src/plan/plan_nodes.ts";
-import { parseSnapshot } from "../../../src/snapshot/load_snapshot.ts";
-import { parseIp } from "../../../src/net/ip.ts";
-import { convergedServices } from "../../../providers/baremetal/ipam/plan_allocations.ts";
-import { createBaremetalProvider } from "../../../providers/baremetal/mod.ts";
-import { planAllocations } from "../../../providers/baremetal/ipam/plan_allocations.ts";
-import { renderHostKeepalived } from "../../../providers/baremetal/keepalived/announcer.ts";
-import { servedServiceAddresses } from "../../../providers/baremetal/keepalived/served_addresses.ts";
+import { ConfigError } from "../../src/config/config_error.ts";
+import { parseConfig } from "../../src/config/parse_config.ts";
+import { poolUsableIntervals } from "../../src/config/pool_size.ts";
+import type { Config } from "../../src/config/types.ts";
+import { policyFromConfig } from "../../src/controllers/node_lifecycle/node_lifecycle_controller.ts";
+import { formatPlan } from "../../src/plan/format_plan.ts";
+import { planNodes } from "../../src/plan/plan_nodes.ts";
+import { parseSnapshot } from "../../src/snapshot/load_snapshot.ts";
+import { parseIp } from "../../src/net/ip.ts";
+import { convergedServices } from "../../providers/baremetal/ipam/plan_allocations.ts";
+import { createBaremetalProvider } from "../../providers/baremetal/mod.ts";
+import { planAllocations } from "../../providers/baremetal/ipam/plan_allocations.ts";
+import { renderHostKeepalived } from "../../providers/baremetal/keepalived/announcer.ts";
+import { servedServiceAddresses } from "../../providers/baremetal/keepalived/served_addresses.ts";
+import { requireRoot, requireTool } from "../_support/tools.ts";
 
 const encoder = new TextEncoder();
 function report(line: string): void {
@@ -491,22 +493,14 @@ Deno.test("property: what check accepts, plan and render accept with any cluster
 });
 
 Deno.test("property: a sample of the rendered files passes keepalived -t", async () => {
-  const required = Deno.env.get("KEELSON_REQUIRE_E2E") === "1";
-  const can =
-    await new Deno.Command("ip", { args: ["netns", "list"], stdout: "null", stderr: "null" })
-      .output().then((o) => o.success).catch(() => false) &&
-    await new Deno.Command("keepalived", { args: ["--version"], stdout: "null", stderr: "null" })
-      .output().then(() => true).catch(() => false);
-  if (!can) {
-    assert.ok(!required, "keepalived and ip netns are required (KEELSON_REQUIRE_E2E=1)");
-    report("fuzz: keepalived -t sample skipped (no keepalived or no ip netns here)");
-    return;
-  }
+  const keepalived = requireTool("keepalived");
+  const ipPath = requireTool("ip");
+  requireRoot("keepalived -t on the sample");
   assert.ok(SAMPLE.length > 0, "no rendered file to check (the previous property ran first)");
   const ns = `kt${Deno.pid % 100000}fz`;
   const dir = await Deno.makeTempDir({ prefix: "keelson-fuzz-" });
   const ip = (...args: string[]) =>
-    new Deno.Command("ip", { args, stdout: "null", stderr: "piped" }).output();
+    new Deno.Command(ipPath, { args, stdout: "null", stderr: "piped" }).output();
   try {
     assert.ok((await ip("netns", "add", ns)).success, `cannot create namespace ${ns}`);
     assert.ok(
@@ -516,8 +510,8 @@ Deno.test("property: a sample of the rendered files passes keepalived -t", async
     for (const [i, text] of SAMPLE.entries()) {
       const file = `${dir}/k${i}.conf`;
       await Deno.writeTextFile(file, text);
-      const check = await new Deno.Command("ip", {
-        args: ["netns", "exec", ns, "keepalived", "-t", "-f", file],
+      const check = await new Deno.Command(ipPath, {
+        args: ["netns", "exec", ns, keepalived, "-t", "-f", file],
         stdout: "piped",
         stderr: "piped",
       }).output();

@@ -22,20 +22,15 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { stringify } from "smol-toml";
 import type { V1Node } from "@kubernetes/client-node";
-import { ConfigError } from "../../../src/config/config_error.ts";
-import { parseConfig } from "../../../src/config/parse_config.ts";
-import { clusterCidrRanges } from "../../../src/config/cluster_cidr.ts";
-import { type Config, machineId } from "../../../src/config/types.ts";
-import {
-  canonicalIp,
-  formatIp,
-  nonUnicastProblem,
-  parseIp,
-  parseRange,
-} from "../../../src/net/ip.ts";
-import { decidePodRoutes } from "../../../providers/baremetal/bird/decide_pod_routes.ts";
-import { renderHostBird } from "../../../providers/baremetal/bird/host_config.ts";
-import { birdParse, offGrammar } from "../providers/baremetal/bird/_inventory.ts";
+import { ConfigError } from "../../src/config/config_error.ts";
+import { parseConfig } from "../../src/config/parse_config.ts";
+import { clusterCidrRanges } from "../../src/config/cluster_cidr.ts";
+import { type Config, machineId } from "../../src/config/types.ts";
+import { canonicalIp, formatIp, nonUnicastProblem, parseIp, parseRange } from "../../src/net/ip.ts";
+import { decidePodRoutes } from "../../providers/baremetal/bird/decide_pod_routes.ts";
+import { renderHostBird } from "../../providers/baremetal/bird/host_config.ts";
+import { offGrammar } from "../unit/providers/baremetal/bird/_inventory.ts";
+import { birdParse, requireTool } from "../_support/tools.ts";
 
 const encoder = new TextEncoder();
 function report(line: string): void {
@@ -387,20 +382,7 @@ Deno.test("property: what check accepts, its pod routes keep the rules and its B
   assert.ok(accepted > RUNS / 10, `too few accepted inventories (${accepted})`);
   assert.ok(routes > 0 && refused > 0, "the generator never produced both outcomes");
 
-  const hasBird = await new Deno.Command("bird", {
-    args: ["--version"],
-    stdout: "null",
-    stderr: "null",
-  })
-    .output().then(() => true).catch(() => false);
-  if (!hasBird) {
-    assert.ok(
-      Deno.env.get("KEELSON_REQUIRE_E2E") !== "1",
-      "bird is required (KEELSON_REQUIRE_E2E=1)",
-    );
-    report("fuzz: bird -p sample skipped (no bird here)");
-    return;
-  }
+  requireTool("bird");
   assert.ok(sample.size > 0);
   for (const text of sample.values()) {
     const parsed = await birdParse(text);

@@ -1,0 +1,62 @@
+/**
+ * The one way a test waits for something to happen: poll a probe until it yields a value, with
+ * a bound, and fail naming what never happened. Every tier uses it (unit, integration, e2e,
+ * bench), so a timeout reads the same everywhere and no loop waits without a deadline.
+ *
+ * @module
+ */
+
+/** Options of `pollUntil`. */
+export interface PollOptions {
+  /** Give up after this long. @default 10_000 */
+  timeoutMs?: number;
+  /** Pause between attempts. @default 10 */
+  intervalMs?: number;
+  /** Count a probe that throws as "not yet" (and name its last error on timeout). @default false */
+  retryErrors?: boolean;
+  /** More to say on timeout (a log tail, the state seen). */
+  context?: () => string | Promise<string>;
+}
+
+/** What a probe returns while the awaited thing has not happened yet. */
+export type NotYet = undefined | null | false;
+
+/**
+ * Calls `probe` until it returns something other than undefined, null or false.
+ * @param what what is awaited, for the timeout message (`the VIP on cp-2`)
+ * @param probe returns the awaited value, or undefined/null/false while not there yet
+ * @param options timeout, interval, error handling and context
+ * @returns the value and the milliseconds until it came (a figure for e2e reports)
+ * @throws {Error} on timeout: `timed out after N ms waiting for <what>`, with the last error
+ *   (retryErrors) and the context; at once with the probe's error otherwise
+ */
+export async function pollUntil<T>(
+  what: string,
+  probe: () => T | NotYet | Promise<T | NotYet>,
+  options: PollOptions = {},
+): Promise<{ value: T; ms: number }> {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const intervalMs = options.intervalMs ?? 10;
+  const start = performance.now();
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== null && value !== false) {
+        return { value: value as T, ms: performance.now() - start };
+      }
+      lastError = undefined;
+    } catch (error) {
+      if (!options.retryErrors) throw error;
+      lastError = error;
+    }
+    if (performance.now() - start > timeoutMs) {
+      const context = options.context ? `\n${await options.context()}` : "";
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}` +
+          (lastError === undefined ? "" : `: last error: ${String(lastError)}`) + context,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
