@@ -81,8 +81,13 @@ export const PowerReportSchema = z.strictObject({
   detail: z.string().max(MAX_POWER_DETAIL).regex(/^[\x20-\x7e]*$/),
 });
 
-/** Schema of the report. */
-export const HostReportSchema = z.strictObject({
+/**
+ * Schema of the report. Fields a reader does not know, at the top and in `reload`, are dropped
+ * rather than refused: a newer host may add optional fields (as `bgp` and `power` were added)
+ * without every older reader calling its report unreadable during a rolling upgrade. Every field
+ * a reader knows is checked strictly; an incompatible change bumps `v`.
+ */
+export const HostReportSchema = z.object({
   v: z.literal(1),
   host: z.string().regex(NAME_REGEXP).max(63),
   version: z.string().regex(/^[0-9A-Za-z.+-]{1,64}$/),
@@ -90,7 +95,7 @@ export const HostReportSchema = z.strictObject({
   /** VIPs present on the interface, each with the time it appeared. */
   vips: z.array(z.strictObject({ ip, since: isoTime })).max(MAX.vips),
   /** Configuration reload state of this host. */
-  reload: z.strictObject({
+  reload: z.object({
     ok: z.boolean(),
     /** Last successful load of the inventory. */
     at: isoTime.optional(),

@@ -12,10 +12,19 @@ Deno.test("encodeHostReport() and decodeHostReport() round-trip a report", () =>
   assert.equal(heartbeatLeaseName("cp-1"), "keelson-host-cp-1");
 });
 
-Deno.test("decodeHostReport() is strict: unknown fields, bad values and oversize are refused", () => {
+Deno.test("decodeHostReport() drops fields a newer host added (top level, reload) and keeps the rest", () => {
+  const good = JSON.parse(encodeHostReport(report("cp-1", ["10.0.0.150"])));
+  const newer = { ...good, later: [{ x: 1 }], reload: { ...good.reload, later: true } };
+  assert.deepEqual(decodeHostReport(JSON.stringify(newer)), decodeHostReport(JSON.stringify(good)));
+});
+
+Deno.test("decodeHostReport() is strict: unknown fields inside a list entry, bad values and oversize are refused", () => {
   const good = JSON.parse(encodeHostReport(report("cp-1", ["10.0.0.150"])));
   const cases: [string, unknown][] = [
-    ["unknown field", { ...good, extra: 1 }],
+    ["unknown field of an instance", {
+      ...good,
+      instances: [{ ...good.instances[0], extra: 1 }],
+    }],
     ["version", { ...good, v: 2 }],
     ["host", { ...good, host: "CP_1" }],
     ["non-canonical IP", { ...good, vips: [{ ip: "010.0.0.1", since: good.vips[0].since }] }],

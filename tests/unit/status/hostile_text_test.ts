@@ -1,6 +1,6 @@
 /**
  * Text from the API reaches the operator as data: a leader Lease's holderIdentity, a Service's
- * pool annotation and an unknown key of a heartbeat report holding terminal escapes are shown
+ * pool annotation and an unknown key in a heartbeat report's entry holding terminal escapes are shown
  * escaped by `keelson status` (text), kept exact by `--output json`; `check` and the text logs do
  * the same with values from the inventory and from log properties.
  */
@@ -24,7 +24,12 @@ const FORGED_LOG = `${FORGED_HOLDER}\u20282026-01-01 00:00:00.000 [INF] forged\u
 const FORGED_POOL = "lan\x1b[2J\u009b31m\u202e";
 
 function hostileStatus() {
-  const unknownKey = JSON.stringify({ ...report("cp-2", []), "\x1b]2;title\x07": 1 });
+  // an unknown key inside a pool entry (strict there; unknown top-level keys are dropped)
+  const base = report("cp-2", []);
+  const unknownKey = JSON.stringify({
+    ...base,
+    pools: [{ pool: "lan", family: "IPv4", total: 1, used: 0, "\x1b]2;title\x07": 1 }],
+  });
   const leader = leaderLease(FORGED_HOLDER);
   return statusOf({
     services: [lbService("shop", "web", ["10.0.0.150"], FORGED_POOL)],
