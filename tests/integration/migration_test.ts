@@ -409,6 +409,8 @@ interface Migration {
   poolOf: (service: OldService) => string;
   /** Addresses announced over BGP (checked in BIRD's file, not keepalived's). */
   bgp: (service: OldService) => boolean;
+  /** A wrong edit of the inventory that loses addresses Services hold, and those (by key). */
+  loses: { edit: (inventory: string) => string; held: [string, string][] };
 }
 
 /**
@@ -473,6 +475,12 @@ async function migrate(t: Deno.TestContext, m: Migration): Promise<void> {
     await createCluster(cp, m.services);
     const before = await listServices(cp);
     assert.equal(before.size, 50);
+    const first = `${m.services[0]!.namespace}/${m.services[0]!.name}`;
+    figure(
+      `${m.source}: a status as the old controller wrote it, as stored: ${
+        JSON.stringify(before.get(first)?.status?.loadBalancer)
+      }`,
+    );
 
     const files = {
       exported: `${dir}/${m.source}.yaml`,
@@ -523,6 +531,10 @@ async function migrate(t: Deno.TestContext, m: Migration): Promise<void> {
       assert.equal(check.code, 0, check.out + check.err);
     });
 
+    // README step 4. Before Keelson runs there is no inventory in force, so --current names the
+    // imported file itself: the plan compares the file with itself and shows that it reads, plans
+    // the cluster and would be accepted by a reload; what the switch does to each Service is the
+    // offline plan's answer (next step), and the live plan's from then on (the step after).
     await t.step(
       "the live plan (--current the same file) exits 0: nothing would change",
       async () => {
@@ -574,11 +586,53 @@ async function migrate(t: Deno.TestContext, m: Migration): Promise<void> {
             key,
           );
         }
-        figure(
-          `${m.source}: offline plan: ${plan.services.length} Services kept; Node actions: ${
-            JSON.stringify(plan.nodes.filter((n) => n.actions.length > 0))
-          }`,
+        // no Node is initialized, tainted or deleted: they were registered without a cloud provider
+        assert.deepEqual(plan.nodes.filter((n) => n.actions.length > 0), []);
+        figure(`${m.source}: offline plan: ${plan.services.length} Services kept, no Node action`);
+      },
+    );
+
+    await t.step(
+      "an inventory that loses a held address: the offline plan and the live plan against the good file say so",
+      async () => {
+        const good = await Deno.readTextFile(files.inventory);
+        const bad = m.loses.edit(good);
+        assert.notEqual(bad, good);
+        const badPath = `${dir}/keelson.bad.toml`;
+        await Deno.writeTextFile(badPath, bad);
+        await readableByTestUser(badPath);
+        const offline = await keelson([
+          "plan",
+          "-c",
+          badPath,
+          "--state",
+          files.snapshot,
+          "-o",
+          "json",
+        ]);
+        assert.equal(offline.code, 0, offline.err);
+        const orphans = JSON.parse(offline.out).orphans as { serviceKey: string; ip: string }[];
+        assert.deepEqual(orphans.map((o) => [o.serviceKey, o.ip]), m.loses.held);
+        const live = await keelson([
+          "plan",
+          "-c",
+          badPath,
+          "--current",
+          files.inventory,
+          "--kubeconfig",
+          files.kubeconfig,
+          "-o",
+          "json",
+        ]);
+        assert.equal(live.code, 2, live.err);
+        const diff = JSON.parse(live.out);
+        assert.deepEqual(
+          diff.services.map((
+            d: { serviceKey: string; change: string },
+          ) => [d.serviceKey, d.change]),
+          [...new Set(m.loses.held.map(([key]) => key))].map((key) => [key, "stranded"]),
         );
+        assert.equal(diff.refused.length, 1, JSON.stringify(diff.refused));
       },
     );
 
@@ -731,6 +785,14 @@ integrationTest(
       edit: (text, dirs, dir) => scratchFiles(setInterface(text), dirs, dir, true),
       poolOf: (s) => s.pool,
       bgp: (s) => s.pool === "anycast",
+      // MetalLB's 192.0.2.0/27 written as a Keelson CIDR, which never hands out .0 (or .31)
+      loses: {
+        edit: (text) => text.replace('"192.0.2.0-192.0.2.31"', '"192.0.2.0/27"'),
+        held: [["web/dns-tcp", "192.0.2.31"], ["web/dns-udp", "192.0.2.31"], [
+          "web/web-0",
+          "192.0.2.0",
+        ]],
+      },
     });
   },
 );
@@ -746,6 +808,11 @@ integrationTest(
       edit: (text, dirs, dir) => scratchFiles(setInterface(text), dirs, dir, false),
       poolOf: (s) => (s.namespace === "shop" ? "shop" : "global"),
       bgp: () => false,
+      // cidr-global written as a Keelson CIDR, which never hands out its first address
+      loses: {
+        edit: (text) => text.replace('"192.0.2.64-192.0.2.127"', '"192.0.2.64/26"'),
+        held: [["web/web-0", "192.0.2.64"]],
+      },
     });
   },
 );
