@@ -761,6 +761,26 @@ async function migrate(t: Deno.TestContext, m: Migration): Promise<void> {
         assert.equal(perService.size, m.services.length, "each Service was written");
         assert.ok([...perService.values()].every((n) => n <= 2), JSON.stringify([...perService]));
         assert.ok(tookMs < 120_000);
+
+        // rollback starts with stopping Keelson: it leaves every status and annotation as it is,
+        // so the old controller finds its addresses where it left them
+        const stopSeen = (await auditEvents(audit)).length;
+        await agent.stop();
+        assert.equal((await agent.process.exited()).code, 0);
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        const stopped = await listServices(cp);
+        for (const s of m.services) {
+          const key = `${s.namespace}/${s.name}`;
+          assert.deepEqual(stopped.get(key)?.status, before.get(key)?.status, key);
+          assert.equal(
+            stopped.get(key)?.metadata?.resourceVersion,
+            final.get(key)?.metadata?.resourceVersion,
+            `${key} not written at stop`,
+          );
+        }
+        const atStop = (await auditEvents(audit)).slice(stopSeen).filter(byAgent)
+          .filter((e) => e.objectRef?.resource === "services");
+        assert.deepEqual(atStop, []);
       } catch (error) {
         // deno-lint-ignore no-console
         console.error((await agent.log()).split("\n").slice(-60).join("\n"));
