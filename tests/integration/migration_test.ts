@@ -10,7 +10,10 @@
  * `status.loadBalancer.ingress` (its finalizer and pool annotation are counted apart), every
  * Service still has exactly the ingress it had, and every VIP is in what the host serves: its
  * rendered keepalived file and its heartbeat's VRRP instances (keepalived itself is not started),
- * or for BGP pools its rendered BIRD file.
+ * or for BGP pools its rendered BIRD file. Stopping Keelson (a rollback's first step) writes no
+ * Service. A wrong inventory (a pool written as a Keelson CIDR, which never hands out the first
+ * and last addresses the old controller did) is caught by the offline plan and by the live plan
+ * against the good file, so those checks can fail.
  *
  * Figures (writes per Service, time to take over) are printed with a `FIGURE` prefix.
  */
