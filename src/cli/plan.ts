@@ -62,7 +62,9 @@ Flags:
       --kubeconfig FILE  read the objects from this cluster instead (lists only)
       --context NAME     the kubeconfig context (default: its current-context)
       --current FILE     the inventory in force (default with --kubeconfig:
-                         ${DEFAULT_CURRENT_INVENTORY}, what keelson.service runs with)
+                         ${DEFAULT_CURRENT_INVENTORY}, what keelson.service runs with);
+                         "none" before Keelson runs (a migration): compare with the cluster as
+                         it stands, each Service with the address its status shows
       --timeout DURATION the longest the live read may take (default ${DEFAULT_TIMEOUT}; each
                          request also has its own 15s deadline)
   -o, --output FORMAT    text (default) or json

@@ -15,6 +15,7 @@ import { createReadOnlyKubeClient } from "../kube/read_only_client.ts";
 import { errorMessage } from "../log/error_message.ts";
 import { formatDiff } from "../plan/format_diff.ts";
 import { readLiveCluster } from "../plan/live_cluster.ts";
+import { asItStands } from "../plan/as_it_stands.ts";
 import { type ClusterPlan, diffPlans, hasChanges } from "../plan/plan_diff.ts";
 import { planDiffJson } from "../plan/plan_json.ts";
 import type { Snapshot } from "../snapshot/load_snapshot.ts";
@@ -26,6 +27,9 @@ import { print, printError } from "./output.ts";
 
 /** Exit status when the proposed inventory changes something (terraform's 2). */
 export const EXIT_CHANGES = 2;
+
+/** `--current none`: no Keelson inventory is in force; compare with the cluster as it stands. */
+export const CURRENT_NONE = "none";
 
 /** The inventory in force when `--current` is not given: the file keelson.service runs with. */
 export const DEFAULT_CURRENT_INVENTORY = "/etc/keelson/keelson.toml";
@@ -78,15 +82,17 @@ export async function planDifference(
   inputs: PlanDifferenceInputs,
   planning: ProviderPlanning,
 ): Promise<number> {
-  if (!await exists(inputs.currentPath)) {
+  // `none`: no Keelson inventory is in force (a migration): compare with the cluster as it stands
+  const standing = inputs.currentPath === CURRENT_NONE;
+  if (!standing && !await exists(inputs.currentPath)) {
     printError(
       `keelson plan: ${inputs.currentPath}, the inventory in force, does not exist; name it with ` +
-        "--current FILE",
+        `--current FILE, or --current ${CURRENT_NONE} when no Keelson runs yet`,
     );
     return EXIT_INVALID;
   }
-  const current = await readInventory(inputs.currentPath);
-  if (!current) return EXIT_INVALID;
+  const current = standing ? undefined : await readInventory(inputs.currentPath);
+  if (!standing && !current) return EXIT_INVALID;
   let snapshot: Snapshot | undefined;
   let cluster: string;
   if (inputs.source.kind === "snapshot") {
@@ -103,15 +109,20 @@ export async function planDifference(
     printError(`${cluster} holds no Node and no Service: nothing to compare the inventories on`);
     return EXIT_INVALID;
   }
-  const inForce = await planning.plan(current, snapshot, undefined);
   const proposed = await planning.plan(
     inputs.proposed,
     snapshot,
-    planning.deletionsBlocked(current, inputs.proposed),
+    current ? planning.deletionsBlocked(current, inputs.proposed) : undefined,
   );
+  const inForce = current
+    ? await planning.plan(current, snapshot, undefined)
+    : proposed && asItStands(snapshot.services, proposed);
   if (!inForce || !proposed) return EXIT_INVALID; // the provider said why
   const diff = diffPlans(inForce, proposed, {
-    refused: planning.refusals(current, inputs.proposed, snapshot, inputs.proposedPath),
+    // a reload is refused against an inventory in force; a first start has none
+    refused: current
+      ? planning.refusals(current, inputs.proposed, snapshot, inputs.proposedPath)
+      : [],
     reportedBy: reportedVips(snapshot),
   });
   if (inputs.json) {

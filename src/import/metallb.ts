@@ -223,7 +223,8 @@ function header(out: TomlLines, source: string, parsed: Parsed): void {
     `Keelson inventory imported from MetalLB (${source}) by keelson import metallb. Review ` +
       'every comment that starts with "MetalLB": each is a setting Keelson has no equivalent ' +
       "for, with what to do instead. Then: keelson check --config THIS_FILE, and keelson plan " +
-      "--config THIS_FILE --state SNAPSHOT (every Service kept) before Keelson takes over " +
+      "--config THIS_FILE --current none --kubeconfig FILE (exit 0: every Service kept) before " +
+      "Keelson takes over " +
       '(README, "Migrating from ' +
       'MetalLB").\n\n' +
       "How Keelson serves what MetalLB served: addresses of L2 pools are held by keepalived " +

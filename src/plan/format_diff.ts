@@ -29,7 +29,9 @@ export interface DiffHeading {
  */
 export function formatDiff(diff: PlanDiff, heading: DiffHeading): string {
   const lines = [
-    `Plan: ${heading.proposed} against the inventory in force ${heading.current}`,
+    heading.current === "none"
+      ? `Plan: ${heading.proposed} against the cluster as it stands (no inventory in force)`
+      : `Plan: ${heading.proposed} against the inventory in force ${heading.current}`,
     `Cluster: ${heading.cluster} (${count(heading.nodes, "Node")}, ${
       count(heading.services, "Service")
     })`,

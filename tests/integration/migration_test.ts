@@ -534,19 +534,18 @@ async function migrate(t: Deno.TestContext, m: Migration): Promise<void> {
       assert.equal(check.code, 0, check.out + check.err);
     });
 
-    // README step 4. Before Keelson runs there is no inventory in force, so --current names the
-    // imported file itself: the plan compares the file with itself and shows that it reads, plans
-    // the cluster and would be accepted by a reload; what the switch does to each Service is the
-    // offline plan's answer (next step), and the live plan's from then on (the step after).
+    // README step 4. Before Keelson runs there is no inventory in force: --current none compares
+    // the imported file with the cluster as it stands (every Service's address as the old
+    // controller wrote it), so the plan's answer is what Keelson's first start would change.
     await t.step(
-      "the live plan (--current the same file) exits 0: nothing would change",
+      "the live plan against the cluster as it stands (--current none) exits 0: nothing would change",
       async () => {
         const run = await keelson([
           "plan",
           "--config",
           files.inventory,
           "--current",
-          files.inventory,
+          "none",
           "--kubeconfig",
           files.kubeconfig,
           "-o",
@@ -636,6 +635,27 @@ async function migrate(t: Deno.TestContext, m: Migration): Promise<void> {
           [...new Set(m.loses.held.map(([key]) => key))].map((key) => [key, "stranded"]),
         );
         assert.equal(diff.refused.length, 1, JSON.stringify(diff.refused));
+        // before any Keelson runs: the same addresses stranded against the cluster as it stands
+        const first = await keelson([
+          "plan",
+          "-c",
+          badPath,
+          "--current",
+          "none",
+          "--kubeconfig",
+          files.kubeconfig,
+          "-o",
+          "json",
+        ]);
+        assert.equal(first.code, 2, first.err);
+        const firstDiff = JSON.parse(first.out);
+        assert.deepEqual(
+          firstDiff.services.map((
+            d: { serviceKey: string; change: string },
+          ) => [d.serviceKey, d.change]),
+          [...new Set(m.loses.held.map(([key]) => key))].map((key) => [key, "stranded"]),
+        );
+        assert.deepEqual(firstDiff.refused, []);
       },
     );
 

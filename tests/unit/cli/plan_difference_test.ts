@@ -126,3 +126,33 @@ Deno.test('plan: a wrong command line exits 1, never 2 (which means "changes" to
   // other commands keep 2 for a wrong command line
   assert.equal(await dispatch(["check", "--no-such-flag"]), 2);
 });
+
+Deno.test("plan --current none: against the cluster as it stands; the inventory that keeps every address exits 0, one that strands one exits 2", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const p = await files(dir);
+    const kept = await runPlan(["-c", p.current, "-s", p.state, "--current", "none"]);
+    assert.equal(kept.code, 0, kept.out + kept.err);
+    assert.match(kept.out, /against the cluster as it stands \(no inventory in force\)/);
+    const shrunk = await runPlan([
+      "-c",
+      p.shrink,
+      "-s",
+      p.state,
+      "--current",
+      "none",
+      "-o",
+      "json",
+    ]);
+    assert.equal(shrunk.code, 2, shrunk.err);
+    const diff = JSON.parse(shrunk.out);
+    assert.equal(diff.current, "none");
+    assert.deepEqual(
+      diff.services.map((s: { serviceKey: string; change: string }) => [s.serviceKey, s.change]),
+      [["shop/db", "stranded"]],
+    );
+    assert.deepEqual(diff.refused, []); // no reload: nothing is in force to refuse it
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
