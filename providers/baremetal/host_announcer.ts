@@ -10,7 +10,7 @@
  * @module
  */
 import type { V1Service } from "@kubernetes/client-node";
-import type { Registry } from "prom-client";
+import { Counter, type Registry } from "prom-client";
 import type { HostFileRequest, HostFileResult } from "../../src/cloud/host_file.ts";
 import type { ApplyState, DataPlaneSnapshot } from "../../src/cloud/host_data_plane.ts";
 import type { ClusterContext, Route, Routes } from "../../src/cloud/provider.ts";
@@ -18,6 +18,7 @@ import type { Config } from "../../src/config/types.ts";
 import type { Lister } from "../../src/kube/ports.ts";
 import { errorMessage } from "../../src/log/error_message.ts";
 import { logger } from "../../src/log/logging.ts";
+import { declareOnce } from "../../src/metrics/registry.ts";
 
 /** Where an announcer reads Services from, once a Kubernetes connection exists. */
 export interface ServiceSource {
@@ -94,15 +95,30 @@ export interface Announcer {
   renderFile(request: HostFileRequest, config: Config): Promise<HostFileResult>;
 }
 
+/** Counts syncs that threw, per announcer. */
+export const SYNC_FAILURES_METRIC = "keelson_announcer_sync_failures_total";
+
 /**
  * What a sync that threw is told to, for every announcer alike: one error line naming the
- * announcer. A render that fails on its inputs returns an
- * error the announcer logs itself; an apply's outcome is counted by its applier.
+ * announcer, and `keelson_announcer_sync_failures_total{announcer}` counted. A render that fails
+ * on its inputs returns an error the announcer logs itself; an apply's outcome is counted by its
+ * applier.
  * @param name the announcer
+ * @param registry where the counter is declared
  * @returns the handler for a rejected `sync`
  */
-export function syncFailed(name: string): (error: unknown) => void {
+export function syncFailed(name: string, registry: Registry): (error: unknown) => void {
   const log = logger("agent");
-  return (error) =>
+  const failures = declareOnce(registry, SYNC_FAILURES_METRIC, () =>
+    new Counter({
+      name: SYNC_FAILURES_METRIC,
+      help: "Renders of an announcer's file (keepalived, BIRD) that failed with an error",
+      labelNames: ["announcer"],
+      registers: [registry],
+    }));
+  failures.inc({ announcer: name }, 0);
+  return (error) => {
+    failures.inc({ announcer: name });
     log.error("Rendering {name} failed: {error}", { name, error: errorMessage(error) });
+  };
 }

@@ -181,7 +181,9 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
   loops.push((async () => {
     while (!options.signal.aborted) {
       await delay(RESYNC_PERIOD_MS, options.signal);
-      if (!options.signal.aborted) await announcer.sync("periodic").catch(syncFailed("bird"));
+      if (!options.signal.aborted) {
+        await announcer.sync("periodic").catch(syncFailed("bird", options.registry));
+      }
     }
   })());
   await announcer.sync("startup");
@@ -244,7 +246,7 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
     connect(context) {
       nodes = context.nodes;
       events = context.events;
-      wireCaches(announcer, context, options.host);
+      wireCaches(announcer, context, options.host, options.registry);
     },
     subscribe,
     // BIRD's sessions and exported prefixes (`bgp_report.ts`); changes of what BIRD announces
@@ -264,7 +266,9 @@ async function probeLoop(probe: ApiserverProbe, announcer: BirdAnnouncer, option
     const state = await probe.tick(options.signal);
     if (state !== last) {
       last = state;
-      await announcer.sync(`kube-apiserver is ${state}`).catch(syncFailed("bird"));
+      await announcer.sync(`kube-apiserver is ${state}`).catch(
+        syncFailed("bird", options.registry),
+      );
     }
     const interval = options.config().control_plane.health_interval.ms;
     await delay(state === "unknown" ? Math.min(interval, 200) : interval, options.signal);
@@ -302,8 +306,13 @@ export function endpointNodeNames(
  * Feeds the announcer from the caches: Services, Nodes (pod CIDRs, this host's readiness) and
  * EndpointSlices (`externalTrafficPolicy: Local`), once Services and Nodes have synced.
  */
-function wireCaches(announcer: BirdAnnouncer, context: BirdClusterContext, host: string): void {
-  const failed = syncFailed("bird");
+function wireCaches(
+  announcer: BirdAnnouncer,
+  context: BirdClusterContext,
+  host: string,
+  registry: Registry,
+): void {
+  const failed = syncFailed("bird", registry);
   const resync = (reason: string) => () => {
     announcer.sync(reason).catch(failed);
   };

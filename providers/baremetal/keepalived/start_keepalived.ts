@@ -138,7 +138,7 @@ export async function startKeepalived(
     ...(notifyFifoUser ? { notifyFifoUser } : {}),
   });
   await announcer.sync("startup");
-  const failed = syncFailed("keepalived");
+  const failed = syncFailed("keepalived", options.registry);
   loops.push(observeRoles(announcer, () => lastApply, options));
   options.signal.addEventListener("abort", () => applier.close(), { once: true });
   const onStarted = () => {
@@ -260,9 +260,13 @@ async function observeRoles(
     // a withdrawal that keepalived did not take, or whose VIPs stayed, is tried again; a file
     // written while no keepalived ran is reloaded once one runs, so the outcome stops saying so
     if (announcer.withdrawalFailed) {
-      await announcer.sync("retrying the withdrawal").catch(syncFailed("keepalived"));
+      await announcer.sync("retrying the withdrawal").catch(
+        syncFailed("keepalived", options.registry),
+      );
     } else if (lastApply() === "not_running") {
-      await announcer.sync("keepalived was not running").catch(syncFailed("keepalived"));
+      await announcer.sync("keepalived was not running").catch(
+        syncFailed("keepalived", options.registry),
+      );
     }
     // a control-plane VIP announced over BGP is BIRD's: keepalived never holds it; a host out of
     // VRRP renders none, but the VIPs a failed withdrawal has not seen leave are observed (the
