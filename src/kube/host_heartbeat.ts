@@ -15,12 +15,12 @@ import { MicroTime as V1MicroTime } from "./micro_time.ts";
 import type { V1Lease, V1OwnerReference } from "@kubernetes/client-node";
 import { logger } from "../log/logging.ts";
 import {
-  encodeHostReport,
   HEARTBEAT_LABEL,
   heartbeatLeaseName,
   HOST_REPORT_ANNOTATION,
   type HostReport,
 } from "../status/host_report.ts";
+import { encodeHostReport } from "../status/encode_host_report.ts";
 import { isConflict, isNotFound, KubeApiError } from "./ports.ts";
 import type { LeaseApi } from "./lease_api.ts";
 import { delay } from "./delay.ts";

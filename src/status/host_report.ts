@@ -13,7 +13,6 @@ import { z } from "zod";
 import { BGP_NAME_REGEXP } from "../config/bgp_schema.ts";
 import { NAME_REGEXP } from "../config/schema.ts";
 import { canonicalIp } from "../net/ip.ts";
-import { fitHostReport } from "./fit_host_report.ts";
 import {
   MAX_REPORT_BYTES,
   type Omitted,
@@ -174,21 +173,6 @@ export function bgpAnnouncedAddresses(peers: readonly BgpPeerReport[]): string[]
     }
   }
   return [...vips];
-}
-
-/**
- * Encodes a report for the annotation: cut to the bounds when beyond them (`fitHostReport`), then
- * validated, so a host never publishes what a reader would refuse.
- * @param report the report
- * @returns compact JSON of at most MAX_REPORT_BYTES
- * @throws {Error} when the report does not validate for another reason than its size (a bug)
- */
-export function encodeHostReport(report: HostReport): string {
-  const parsed = HostReportSchema.safeParse(fitHostReport(report));
-  if (!parsed.success) {
-    throw new Error(`Invalid data-plane report: ${parsed.error.issues[0]?.message ?? "?"}`);
-  }
-  return JSON.stringify(parsed.data);
 }
 
 /**

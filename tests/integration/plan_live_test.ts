@@ -25,7 +25,7 @@ import {
   serviceStatus,
   SHRINK_POOL,
 } from "../unit/plan/_live_plan_fixture.ts";
-import { encodeHostReport } from "../../src/status/host_report.ts";
+import { encodeHostReport } from "../../src/status/encode_host_report.ts";
 import { MicroTime } from "../../src/kube/micro_time.ts";
 import { report } from "../unit/status/_leases.ts";
 

@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import type { V1Lease } from "@kubernetes/client-node";
 import { integrationTest, startControlPlane } from "./_harness/control_plane.ts";
 import type { ClusterStatus } from "../../src/status/cluster_status.ts";
-import { encodeHostReport } from "../../src/status/host_report.ts";
+import { encodeHostReport } from "../../src/status/encode_host_report.ts";
 import { MicroTime } from "../../src/kube/micro_time.ts";
 import { report } from "../unit/status/_leases.ts";
 

@@ -6,7 +6,8 @@ import {
   START_ONLY_SETTINGS,
 } from "../../../src/config/restart_settings.ts";
 import type { Config } from "../../../src/config/types.ts";
-import { decodeHostReport, encodeHostReport } from "../../../src/status/host_report.ts";
+import { decodeHostReport } from "../../../src/status/host_report.ts";
+import { encodeHostReport } from "../../../src/status/encode_host_report.ts";
 import { report } from "../status/_leases.ts";
 
 /** cp-1 and cp-2 run keepalived and BIRD; w-1 runs neither. */

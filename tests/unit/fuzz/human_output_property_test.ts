@@ -27,7 +27,7 @@ import { formatPlan } from "../../../src/plan/format_plan.ts";
 import { planNodes } from "../../../src/plan/plan_nodes.ts";
 import { buildClusterStatus } from "../../../src/status/cluster_status.ts";
 import { formatStatusJson, formatStatusText } from "../../../src/status/format_status.ts";
-import { encodeHostReport } from "../../../src/status/host_report.ts";
+import { encodeHostReport } from "../../../src/status/encode_host_report.ts";
 import { terminalSafeJson } from "../../../src/text/terminal_safe.ts";
 import { createBaremetalProvider } from "../../../providers/baremetal/mod.ts";
 import { planAllocations } from "../../../providers/baremetal/ipam/plan_allocations.ts";

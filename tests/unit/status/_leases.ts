@@ -1,6 +1,7 @@
 /** Heartbeat Leases and Services for the status tests, in memory. */
 import type { V1Lease, V1Service } from "@kubernetes/client-node";
-import { encodeHostReport, type HostReport } from "../../../src/status/host_report.ts";
+import { type HostReport } from "../../../src/status/host_report.ts";
+import { encodeHostReport } from "../../../src/status/encode_host_report.ts";
 import {
   buildClusterStatus,
   type ClusterStatus,

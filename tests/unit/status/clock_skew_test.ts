@@ -21,7 +21,8 @@ import { reportedRoutes } from "../../../providers/baremetal/bird/reported_route
 import { FakeEventRecorder, FakeInformer } from "../_fakes/fake_cluster.ts";
 import { bgpConfig } from "../providers/baremetal/bird/_inventory.ts";
 import { lbService, report } from "./_leases.ts";
-import { encodeHostReport, type HostReport } from "../../../src/status/host_report.ts";
+import { type HostReport } from "../../../src/status/host_report.ts";
+import { encodeHostReport } from "../../../src/status/encode_host_report.ts";
 
 const MINUTE = 60_000;
 const VIP = "10.0.0.150";

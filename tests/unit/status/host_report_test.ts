@@ -1,9 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  decodeHostReport,
-  encodeHostReport,
-  heartbeatLeaseName,
-} from "../../../src/status/host_report.ts";
+import { decodeHostReport, heartbeatLeaseName } from "../../../src/status/host_report.ts";
+import { encodeHostReport } from "../../../src/status/encode_host_report.ts";
 import { report } from "./_leases.ts";
 
 Deno.test("encodeHostReport() and decodeHostReport() round-trip a report", () => {

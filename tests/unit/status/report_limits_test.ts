@@ -14,10 +14,10 @@ import { HostHeartbeat } from "../../../src/kube/host_heartbeat.ts";
 import type { LeaseApi } from "../../../src/kube/lease_api.ts";
 import {
   decodeHostReport,
-  encodeHostReport,
   type HostReport,
   MAX_REPORT_BYTES,
 } from "../../../src/status/host_report.ts";
+import { encodeHostReport } from "../../../src/status/encode_host_report.ts";
 import { REPORT_LIST_LIMITS } from "../../../src/status/host_report_limits.ts";
 import { canonicalIp } from "../../../src/net/ip.ts";
 import type { V1Service } from "@kubernetes/client-node";
