@@ -277,7 +277,15 @@ integrationTest(
         const taint = n.spec?.taints?.find((t) => t.key === OUT_OF_SERVICE);
         assert.equal(taint?.value, "nodeshutdown");
         assert.ok(n.metadata?.annotations?.[MARKER], "Keelson's marker is on the Node");
-        assert.ok((await taintKeys(cp, "w-1")).includes(`${SHUTDOWN_TAINT}:NoSchedule`));
+        // the lifecycle controller's shutdown taint comes on its own schedule (two Off answers in
+        // a row, its monitor period): it may follow the out-of-service taint
+        await withLog(
+          agent,
+          waitFor(
+            async () => (await taintKeys(cp, "w-1")).includes(`${SHUTDOWN_TAINT}:NoSchedule`),
+            { timeoutMs: 60_000, message: "the shutdown taint on w-1" },
+          ),
+        );
         const [event] = await events(cp, "w-1", "OutOfServiceTainted");
         assert.match(event?.message ?? "", /Ready condition Unknown; power off since .*PowerState/);
         assert.ok((await agent.metric("keelson_out_of_service_taints_applied_total"))! >= 1);
