@@ -17,6 +17,7 @@ import { formatDiff } from "../plan/format_diff.ts";
 import { readLiveCluster } from "../plan/live_cluster.ts";
 import { type ClusterPlan, diffPlans, hasChanges } from "../plan/plan_diff.ts";
 import { planDiffJson } from "../plan/plan_json.ts";
+import { formatPlanPower, planPower } from "../plan/plan_power.ts";
 import type { Snapshot } from "../snapshot/load_snapshot.ts";
 import { parseHeartbeatLease } from "../status/heartbeats.ts";
 import { toJsonText } from "../text/json_text.ts";
@@ -114,6 +115,8 @@ export async function planDifference(
     refused: planning.refusals(current, inputs.proposed, snapshot, inputs.proposedPath),
     reportedBy: reportedVips(snapshot),
   });
+  // the power the leader last reported: as the inventory in force names the leader's Lease
+  const power = planPower(snapshot.leases, current.leader_election);
   if (inputs.json) {
     print(
       toJsonText(planDiffJson(diff, {
@@ -126,6 +129,7 @@ export async function planDifference(
           endpointSlices: snapshot.endpointSlices.length,
           heartbeats: heartbeatsOf(snapshot).length,
         },
+        power,
       })).trimEnd(),
     );
   } else {
@@ -136,6 +140,12 @@ export async function planDifference(
         cluster,
         nodes: snapshot.nodes.length,
         services: snapshot.services.length,
+        context: formatPlanPower(power, {
+          bmcConfigured: [current, inputs.proposed].some((c) =>
+            c.machines.some((m) => m.bmc !== undefined)
+          ),
+          heartbeats: heartbeatsOf(snapshot).length,
+        }),
       }).trimEnd(),
     );
   }
