@@ -115,8 +115,9 @@ export async function planDifference(
     refused: planning.refusals(current, inputs.proposed, snapshot, inputs.proposedPath),
     reportedBy: reportedVips(snapshot),
   });
-  // the power the leader last reported: as the inventory in force names the leader's Lease
-  const power = planPower(snapshot.leases, current.leader_election);
+  // the power the leader last reported, its Lease named by the inventory in force (by the
+  // proposed one when none is in force: main's `--current none`)
+  const power = planPower(snapshot.leases, (current ?? inputs.proposed).leader_election);
   if (inputs.json) {
     print(
       toJsonText(planDiffJson(diff, {
@@ -142,7 +143,7 @@ export async function planDifference(
         services: snapshot.services.length,
         context: formatPlanPower(power, {
           bmcConfigured: [current, inputs.proposed].some((c) =>
-            c.machines.some((m) => m.bmc !== undefined)
+            c?.machines.some((m) => m.bmc !== undefined) ?? false
           ),
           heartbeats: heartbeatsOf(snapshot).length,
         }),
