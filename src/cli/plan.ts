@@ -20,6 +20,7 @@ import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
 import { planJson } from "../plan/plan_json.ts";
 import { toJsonText } from "../text/json_text.ts";
+import { countHeartbeats, formatPlanPower, planPower } from "../plan/plan_power.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 import { requiredFlag } from "./read_env.ts";
 import { INPUT_FLAGS } from "./input_flags.ts";
@@ -163,10 +164,15 @@ async function plan(args: string[]): Promise<number> {
   const planned = await planCluster(config, snapshot, undefined);
   if (!planned) return EXIT_INVALID;
   const { nodes, services } = planned;
+  const power = planPower(snapshot.leases, config.leader_election);
   if (values.output === "json") {
-    print(toJsonText(planJson(nodes, services)).trimEnd());
+    print(toJsonText({ ...planJson(nodes, services), power }).trimEnd());
   } else {
-    print(formatPlan(nodes, services).trimEnd());
+    const context = {
+      bmcConfigured: config.machines.some((m) => m.bmc !== undefined),
+      heartbeats: countHeartbeats(snapshot.leases),
+    };
+    print([formatPlan(nodes, services).trimEnd(), ...formatPlanPower(power, context)].join("\n"));
   }
   return EXIT_OK;
 }

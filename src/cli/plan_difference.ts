@@ -18,6 +18,7 @@ import { readLiveCluster } from "../plan/live_cluster.ts";
 import { asItStands } from "../plan/as_it_stands.ts";
 import { type ClusterPlan, diffPlans, hasChanges } from "../plan/plan_diff.ts";
 import { planDiffJson } from "../plan/plan_json.ts";
+import { formatPlanPower, planPower } from "../plan/plan_power.ts";
 import type { Snapshot } from "../snapshot/load_snapshot.ts";
 import { parseHeartbeatLease } from "../status/heartbeats.ts";
 import { toJsonText } from "../text/json_text.ts";
@@ -125,6 +126,9 @@ export async function planDifference(
       : [],
     reportedBy: reportedVips(snapshot),
   });
+  // the power the leader last reported, its Lease named by the inventory in force (by the
+  // proposed one when none is in force: main's `--current none`)
+  const power = planPower(snapshot.leases, (current ?? inputs.proposed).leader_election);
   if (inputs.json) {
     print(
       toJsonText(planDiffJson(diff, {
@@ -137,6 +141,7 @@ export async function planDifference(
           endpointSlices: snapshot.endpointSlices.length,
           heartbeats: heartbeatsOf(snapshot).length,
         },
+        power,
       })).trimEnd(),
     );
   } else {
@@ -147,6 +152,12 @@ export async function planDifference(
         cluster,
         nodes: snapshot.nodes.length,
         services: snapshot.services.length,
+        context: formatPlanPower(power, {
+          bmcConfigured: [current, inputs.proposed].some((c) =>
+            c?.machines.some((m) => m.bmc !== undefined) ?? false
+          ),
+          heartbeats: heartbeatsOf(snapshot).length,
+        }),
       }).trimEnd(),
     );
   }

@@ -11,7 +11,7 @@ import { compareCodeUnits } from "../text/code_unit_order.ts";
 
 /**
  * Describes the cluster: name, provider, machines by role and state, zones, pool sizes,
- * control-plane VIP and the controllers enabled.
+ * control-plane VIP, the controllers enabled, BMCs and the `[power]` switches.
  * @param config a validated config
  * @returns one paragraph (no trailing newline)
  * @example
@@ -39,6 +39,7 @@ export function summarizeConfig(config: Config): string {
         ? `on ${config.keepalived.interface}, VRIDs ${config.keepalived.vrid_range.join("-")}`
         : "off"
     }`,
+    describePower(config),
     config.bgp
       ? `BGP as AS ${config.bgp.asn} to ${count(config.bgp.peers.length, "peer")}`
       : "BGP off",
@@ -88,6 +89,16 @@ function describePools(config: Config): string {
     return `"${pool.name}" ${sizes.length === 0 ? "0" : sizes.join(" + ")} usable${over}`;
   });
   return `${count(config.pools.length, "pool")}: ${list.join(", ")}`;
+}
+
+/** `[machines.bmc]` tables and the `[power]` switches: what Keelson may do from a BMC's word. */
+function describePower(config: Config): string {
+  const bmc = config.machines.filter((m) => m.bmc !== undefined).length;
+  const { out_of_service, fencing } = config.power;
+  return `${
+    bmc === 0 ? "no BMC" : `BMC on ${bmc} of ${count(config.machines.length, "machine")}`
+  }, ` +
+    `out-of-service ${out_of_service ? `on (fencing ${fencing})` : "off"}`;
 }
 
 function count(n: number, noun: string): string {

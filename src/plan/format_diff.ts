@@ -19,6 +19,8 @@ export interface DiffHeading {
   /** How many Nodes and Services were read. */
   nodes: number;
   services: number;
+  /** Lines shown under the heading (the machines' power, `plan_power.ts`); none when absent. */
+  context?: readonly string[];
 }
 
 /**
@@ -35,6 +37,7 @@ export function formatDiff(diff: PlanDiff, heading: DiffHeading): string {
     `Cluster: ${heading.cluster} (${count(heading.nodes, "Node")}, ${
       count(heading.services, "Service")
     })`,
+    ...heading.context ?? [],
   ];
   if (diff.refused.length > 0) {
     lines.push("", "A reload of this inventory would be refused (the one in force would stay):");

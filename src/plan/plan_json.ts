@@ -9,6 +9,7 @@ import type { AllocationPlan } from "../cloud/cluster_plan.ts";
 import type { NodePlan } from "./plan_nodes.ts";
 import { jsonCount } from "../text/json_text.ts";
 import { hasChanges, type PlanDiff } from "./plan_diff.ts";
+import type { PlanPower } from "./plan_power.ts";
 
 /** One pool and family in the plan's JSON, as in `keelson status -o json`. */
 export interface PoolJson {
@@ -72,6 +73,8 @@ export interface PlanDiffJson extends PlanDiff {
   cluster: string;
   /** What was read: Nodes, Services, EndpointSlices, heartbeat Leases. */
   read: { nodes: number; services: number; endpointSlices: number; heartbeats: number };
+  /** The machines' power the leader's heartbeat reported (`plan_power.ts`); null when none. */
+  power: PlanPower | null;
 }
 
 /**

@@ -118,13 +118,32 @@ integrationTest(
           status: serviceStatus(service),
         });
       }
+      // n-1 leads (the leader Lease names it) and reports n-2 off for 90 s at its last renewal
+      const renewMs = Date.now();
+      const heartbeat = {
+        ...report("n-1", ["192.0.2.14"]),
+        power: [{
+          machine: "n-2",
+          state: "off" as const,
+          since: new Date(renewMs - 90_000).toISOString(),
+          detail: 'PowerState "Off"',
+        }],
+      };
       await cp.requestOk("POST", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases", {
         metadata: {
           name: "keelson-host-n-1",
           labels: { "keelson.io/heartbeat": "true" },
-          annotations: { "keelson.io/data-plane": encodeHostReport(report("n-1", ["192.0.2.14"])) },
+          annotations: { "keelson.io/data-plane": encodeHostReport(heartbeat) },
         },
-        spec: { holderIdentity: "n-1", leaseDurationSeconds: 15, renewTime: new MicroTime() },
+        spec: {
+          holderIdentity: "n-1",
+          leaseDurationSeconds: 15,
+          renewTime: new MicroTime(renewMs),
+        },
+      });
+      await cp.requestOk("POST", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases", {
+        metadata: { name: "keelson" },
+        spec: { holderIdentity: "n-1_6f1c", leaseDurationSeconds: 15 },
       });
       await cp.requestOk(
         "POST",
@@ -200,6 +219,11 @@ integrationTest(
           });
           assert.deepEqual(diff.nodes[0].inForce.actions, []);
           assert.deepEqual([diff.services, diff.refused], [[], []]);
+          // the leader's heartbeat's power, aged by its own renewTime
+          assert.deepEqual(
+            [diff.power.from, diff.power.chosen, diff.power.machines[0].ageMs],
+            ["n-1", "leader", 90_000],
+          );
         },
       );
 

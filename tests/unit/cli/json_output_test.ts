@@ -50,6 +50,7 @@ Deno.test("plan -o json is one flat document: services a list, pools with numeri
     "orphans",
     "pools",
     "problems",
+    "power",
   ]);
   assert.ok(Array.isArray(doc.services), "services is the list itself, not an object holding one");
   for (const pool of doc.pools as Record<string, unknown>[]) {

@@ -29,3 +29,20 @@ Deno.test("summarizeConfig() says what is absent in a minimal config", () => {
     /1 machine: 1 worker \(1 active\); no zones; no pools; no control-plane VIP/,
   );
 });
+
+Deno.test("summarizeConfig() counts the machines with a BMC and says what [power] turns on", () => {
+  assert.match(
+    summarizeConfig(parseConfig('[[machines]]\nname = "w-1"\n', "keelson.toml")),
+    /; no BMC, out-of-service off;/,
+  );
+  const bmc = (name: string) =>
+    `[[machines]]\nname = "${name}"\n[machines.bmc]\nendpoint = "https://10.0.9.17"\n` +
+    `username_file = "/etc/keelson/bmc/u"\npassword_file = "/etc/keelson/bmc/p"\n` +
+    `ca_file = "/etc/keelson/bmc/ca.pem"\n`;
+  const summary = summarizeConfig(parseConfig(
+    `[power]\nout_of_service = true\nfencing = "on"\n${bmc("w-1")}${bmc("w-2")}` +
+      '[[machines]]\nname = "w-3"\n',
+    "keelson.toml",
+  ));
+  assert.match(summary, /; BMC on 2 of 3 machines, out-of-service on \(fencing on\);/);
+});
