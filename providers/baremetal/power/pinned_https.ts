@@ -158,9 +158,9 @@ function exchange(socket: tls.TLSSocket, request: PinnedRequest): Promise<Pinned
           ? {}
           : { "content-length": String(new TextEncoder().encode(request.body).byteLength) }),
       },
-      // the verified socket, not a new connection (no agent: nothing is pooled or reused)
+      // the verified socket, not a new connection (with `agent: false` Deno's node:http would
+      // ignore createConnection and dial port 80 itself)
       createConnection: () => socket,
-      agent: false,
     }, (response) => {
       const chunks: Uint8Array[] = [];
       let size = 0;
@@ -187,6 +187,14 @@ function exchange(socket: tls.TLSSocket, request: PinnedRequest): Promise<Pinned
         }));
     });
     outgoing.once("error", fail);
+    // a node:http that dialled its own connection would send the credentials unverified; the
+    // "socket" event comes before anything is written to it
+    outgoing.once("socket", (used) => {
+      if (used !== socket) {
+        (used as { destroy(): void }).destroy();
+        fail(new PinnedTlsError("node:http did not use the verified connection; nothing was sent"));
+      }
+    });
     signal.addEventListener("abort", onAbort, { once: true });
     if (signal.aborted) onAbort();
     else outgoing.end(request.body);
