@@ -402,7 +402,8 @@ export function normalSha256Fingerprint(value: string): string | undefined {
     : /^[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){31}$/.test(bare)
     ? bare.replaceAll(":", "")
     : undefined;
-  return hex?.toUpperCase().match(/../g)!.join(":");
+  if (hex === undefined) return undefined;
+  return hex.toUpperCase().replace(/..(?!$)/g, "$&:");
 }
 
 /** `[machines.bmc]`: the machine's BMC (Redfish), where Keelson reads its power. */

@@ -169,8 +169,8 @@ sushyTest(
     });
     const table = {
       endpoint: bmc.url,
-      username_file: bmc.usernameFile,
-      password_file: bmc.passwordFile,
+      "username_file": bmc.usernameFile,
+      "password_file": bmc.passwordFile,
     };
     const signal = AbortSignal.timeout(60_000);
     const target = {
