@@ -84,6 +84,9 @@ function connectPinned(request: PinnedRequest): Promise<tls.TLSSocket> {
     rejectUnauthorized: false,
     ALPNProtocols: ["http/1.1"],
   });
+  // an error between the handshake and node:http taking the socket over (or after the answer)
+  // must not become an uncaught exception; the listeners below and node:http's still see it
+  socket.on("error", () => {});
   return new Promise((resolve, reject) => {
     const onAbort = () => fail(signal.reason);
     const onError = (error: Error) => {
