@@ -372,7 +372,7 @@ export function bmcEndpointProblem(value: string): string | undefined {
   }
   if (url.protocol !== "https:") {
     return `uses ${url.protocol.replace(/:$/, "")}; only https is accepted (the BMC's ` +
-      "credentials are in every request): give the BMC's CA or certificate in ca_file";
+      "credentials are in every request): give the BMC's CA in ca_file or its certificate's certificate_sha256";
   }
   if (url.username !== "" || url.password !== "") {
     return "holds credentials; put them in username_file and password_file";
@@ -386,6 +386,25 @@ export function bmcEndpointProblem(value: string): string | undefined {
 
 /** A Redfish ComputerSystem path: `/redfish/v1/Systems/<id>`. */
 export const SYSTEM_PATH_REGEXP = /^\/redfish\/v1\/Systems\/[A-Za-z0-9._~:@-]{1,128}$/;
+
+/**
+ * A SHA-256 certificate fingerprint in the one form Keelson compares: 32 upper-case hex pairs
+ * joined by ':', as `openssl x509 -noout -fingerprint -sha256` prints it (and node:tls's
+ * `fingerprint256`).
+ * @param value the fingerprint with or without ':' between the pairs, any case, an optional
+ *   `sha256 Fingerprint=` prefix (openssl's output line)
+ * @returns the normal form, or undefined when `value` is not a SHA-256 fingerprint
+ */
+export function normalSha256Fingerprint(value: string): string | undefined {
+  const bare = value.trim().replace(/^sha256 fingerprint=/i, "");
+  const hex = /^[0-9A-Fa-f]{64}$/.test(bare)
+    ? bare
+    : /^[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){31}$/.test(bare)
+    ? bare.replaceAll(":", "")
+    : undefined;
+  if (hex === undefined) return undefined;
+  return hex.toUpperCase().replace(/..(?!$)/g, "$&:");
+}
 
 /** `[machines.bmc]`: the machine's BMC (Redfish), where Keelson reads its power. */
 export const BmcSchema = z.strictObject({
@@ -401,6 +420,16 @@ export const BmcSchema = z.strictObject({
   username_file: path,
   password_file: path,
   ca_file: path.optional(),
+  certificate_sha256: z.string().max(200).superRefine((value, ctx) => {
+    if (normalSha256Fingerprint(value) === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        input: value,
+        message: "is not a SHA-256 fingerprint: write the 64 hex digits `openssl x509 -noout " +
+          "-fingerprint -sha256 -in <the BMC's certificate>` prints (with or without ':')",
+      });
+    }
+  }).transform((value) => normalSha256Fingerprint(value)!).optional(),
   poll_interval: duration(
     "1s",
     "10m",
@@ -408,6 +437,16 @@ export const BmcSchema = z.strictObject({
       "most about two intervals late",
   ).prefault("5s"),
   timeout: duration("100ms", "1m", "how long one request to the BMC may take").prefault("5s"),
+}).superRefine((bmc, ctx) => {
+  if (bmc.ca_file !== undefined && bmc.certificate_sha256 !== undefined) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["certificate_sha256"],
+      input: bmc.certificate_sha256,
+      message: "is given with ca_file; give one: ca_file (a CA that signed the BMC's " +
+        "certificate) or certificate_sha256 (the BMC's own certificate, pinned)",
+    });
+  }
 });
 
 /** One `[[machines]]` entry. */

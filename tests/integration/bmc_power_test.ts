@@ -33,7 +33,10 @@ interface BmcLines {
   system: string;
   usernameFile: string;
   passwordFile: string;
-  caFile: string;
+  /** The CA; absent: `certificateSha256`. */
+  caFile?: string;
+  /** The BMC certificate's SHA-256 fingerprint, instead of `caFile`. */
+  certificateSha256?: string;
   /** Faster than the default for the fail-closed machines; absent: the defaults (5 s, 5 s). */
   fast?: boolean;
 }
@@ -50,7 +53,11 @@ endpoint = "${bmc.endpoint}"
 ${bmc.system ? `system = "${bmc.system}"` : "# system: discovered"}
 username_file = "${bmc.usernameFile}"
 password_file = "${bmc.passwordFile}"
-ca_file = "${bmc.caFile}"
+${
+    bmc.certificateSha256
+      ? `certificate_sha256 = "${bmc.certificateSha256}"`
+      : `ca_file = "${bmc.caFile}"`
+  }
 ${bmc.fast ? 'poll_interval = "1s"\ntimeout = "1s"\n' : ""}`;
 }
 
@@ -185,6 +192,14 @@ sushyTest(
           system: bmc.systemPath(mistrusted),
           caFile: otherCa.caFile,
         },
+        // pinned to another certificate's fingerprint (the CA's, which the BMC does not serve)
+        "w-mispinned": {
+          ...fast,
+          endpoint: bmc.url,
+          system: bmc.systemPath(mistrusted),
+          caFile: undefined,
+          certificateSha256: certs.caSha256,
+        },
         "w-flapping": { ...fast, endpoint: flapping.url, system: "/redfish/v1/Systems/1" },
         // three systems, none with the machine's id as SerialNumber: which one is unknown
         "w-ambiguous": { ...fast, endpoint: bmc.url, system: "" },
@@ -195,6 +210,7 @@ sushyTest(
         "w-refused": "unauthorized",
         "w-not-redfish": "not_redfish",
         "w-mistrusted": "tls",
+        "w-mispinned": "tls",
         "w-flapping": "",
         "w-ambiguous": "no_system",
       };
@@ -214,7 +230,8 @@ ${
           system: "",
           usernameFile: single.usernameFile,
           passwordFile: single.passwordFile,
-          caFile: single.certificates.caFile,
+          // trusted by pin, not by CA: the pinned path under the baked permissions
+          certificateSha256: single.certificates.certSha256,
           fast: true,
         })
       }
@@ -271,7 +288,8 @@ ${Object.entries(cases).map(([name, lines]) => machine(name, lines)).join("\n")}
       });
 
       await t.step(
-        "a BMC's only system is found without `system`; Off from the start taints",
+        "a BMC's only system is found without `system`, its certificate pinned by " +
+          "certificate_sha256; Off from the start taints",
         async () => {
           await waitFor(() => hasShutdownTaint(cp, "w-discovered"), {
             timeoutMs: TAINT_BOUND_MS,

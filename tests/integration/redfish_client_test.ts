@@ -108,3 +108,91 @@ sushyTest(
     }
   },
 );
+
+/** Request lines sushy-emulator logged (werkzeug logs one per request it served). */
+async function requestLines(bmc: { log(): Promise<string> }): Promise<number> {
+  return ((await bmc.log()).match(/"(GET|POST) \/redfish\/[^"]* HTTP\/1\.1"/g) ?? []).length;
+}
+
+sushyTest(
+  "RedfishClient, certificate_sha256: the pinned certificate reads power and ForceOff works; another pin is tls and sushy serves no request",
+  async () => {
+    const uuid = crypto.randomUUID();
+    await using bmc = await startSushy({ systems: [{ uuid, name: "w-1", power: "On" }] });
+    // no ca_file: the pin is the only trust
+    const credentials = await readBmcCredentials(
+      {
+        endpoint: bmc.url,
+        username_file: bmc.usernameFile,
+        password_file: bmc.passwordFile,
+      } as Parameters<typeof readBmcCredentials>[0],
+    );
+    assert.equal(credentials.caPem, undefined);
+    const pinned = (certificateSha256: string) =>
+      new RedfishClient({
+        endpoint: bmc.url,
+        system: bmc.systemPath(uuid),
+        serial: "w-1",
+        timeoutMs: 5_000,
+        certificateSha256,
+      });
+    const signal = AbortSignal.timeout(60_000);
+    const client = pinned(bmc.certificates.certSha256);
+    assert.equal((await client.readPower(credentials, signal)).state, "on");
+    const served = await requestLines(bmc);
+    assert.ok(served >= 1, "sushy's log names the requests it served");
+    // the CA's fingerprint is not the serving certificate's: refused before any request
+    const wrong = await pinned(bmc.certificates.caSha256).readPower(credentials, signal)
+      .then(() => undefined, (e) => e);
+    assert.ok(wrong instanceof RedfishError && wrong.reason === "tls", String(wrong));
+    assert.match(wrong.message, new RegExp(`fingerprint ${bmc.certificates.certSha256}, not`));
+    await assert.rejects(
+      pinned(bmc.certificates.caSha256).forceOff(credentials, signal),
+      (e) => e instanceof RedfishError && e.reason === "tls",
+    );
+    assert.equal(await bmc.powerState(uuid), "On");
+    // the harness's own powerState GET is one more line; the refused client added none
+    assert.equal(await requestLines(bmc), served + 1);
+    await client.forceOff(credentials, signal);
+    await bmc.waitForPower(uuid, "Off");
+    assert.equal((await client.readPower(credentials, signal)).state, "off");
+  },
+);
+
+sushyTest(
+  "RedfishClient: a BMC serving a self-signed CA:TRUE certificate is refused through ca_file but works pinned by fingerprint",
+  async () => {
+    const uuid = crypto.randomUUID();
+    await using bmc = await startSushy({
+      systems: [{ uuid, name: "w-1", power: "Off" }],
+      serveCa: true,
+    });
+    const table = {
+      endpoint: bmc.url,
+      "username_file": bmc.usernameFile,
+      "password_file": bmc.passwordFile,
+    };
+    const signal = AbortSignal.timeout(60_000);
+    const target = {
+      endpoint: bmc.url,
+      system: bmc.systemPath(uuid),
+      serial: "w-1",
+      timeoutMs: 5_000,
+    };
+    // the certificate itself as ca_file: Deno's verifier refuses a CA as its own server certificate
+    const withCa = await readBmcCredentials(
+      { ...table, ca_file: bmc.certificates.caFile } as Parameters<typeof readBmcCredentials>[0],
+    );
+    await assert.rejects(
+      new RedfishClient(target).readPower(withCa, signal),
+      (e) => e instanceof RedfishError && e.reason === "tls" && /CaUsedAsEndEntity/.test(e.message),
+    );
+    const credentials = await readBmcCredentials(table as Parameters<typeof readBmcCredentials>[0]);
+    const client = new RedfishClient({ ...target, certificateSha256: bmc.certificates.caSha256 });
+    assert.deepEqual(await client.readPower(credentials, signal), {
+      state: "off",
+      detail: 'PowerState "Off"',
+      system: bmc.systemPath(uuid),
+    });
+  },
+);

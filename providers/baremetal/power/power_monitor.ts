@@ -283,6 +283,7 @@ function clientOf(machine: Machine): RedfishClient {
     ...(bmc.system !== undefined ? { system: bmc.system } : {}),
     serial: machineId(machine),
     timeoutMs: bmc.timeout.ms,
+    ...(bmc.certificate_sha256 !== undefined ? { certificateSha256: bmc.certificate_sha256 } : {}),
   });
 }
 
@@ -296,6 +297,7 @@ function settingsKey(machine: Machine): string {
     bmc.username_file,
     bmc.password_file,
     bmc.ca_file ?? "",
+    bmc.certificate_sha256 ?? "",
     bmc.poll_interval.ms,
     bmc.timeout.ms,
   ]);

@@ -1,8 +1,10 @@
 /**
  * A small Redfish client for one BMC: reads a ComputerSystem's `PowerState` and sends
  * `ComputerSystem.Reset` with `ForceOff`. Session-less basic authentication over HTTPS only,
- * the BMC's certificate checked against the inventory's `ca_file` (or the system's roots), a
- * deadline on every request, a bounded body, and one validation path (zod) for what comes back.
+ * the BMC's certificate checked against the inventory's `ca_file` (or the system's roots) or,
+ * with `certificate_sha256`, compared with that pin before any request is written
+ * (`pinned_https.ts`), a deadline on every request, a bounded body, and one validation path (zod)
+ * for what comes back.
  *
  * A reading is `on` or `off` only when the BMC answered a ComputerSystem whose `PowerState` is
  * exactly `"On"` or `"Off"`; everything else — `PoweringOff`, `PoweringOn`, `Paused`, null, an
@@ -14,6 +16,7 @@
  */
 import { z } from "zod";
 import type { BmcCredentials } from "../../../src/config/bmc_credentials.ts";
+import { pinnedHttpsRequest, PinnedTlsError, ResponseTooLargeError } from "./pinned_https.ts";
 
 /** The largest body read from a BMC (a ComputerSystem is a few KiB). */
 export const MAX_REDFISH_BODY_BYTES = 1024 * 1024;
@@ -103,6 +106,11 @@ export interface RedfishTarget {
   serial: string;
   /** The deadline of each request. */
   timeoutMs: number;
+  /**
+   * The BMC's leaf certificate's SHA-256 fingerprint (upper-case hex pairs joined by ':'): when
+   * set, that exact certificate is trusted instead of a CA, and requests go through node:tls.
+   */
+  certificateSha256?: string;
 }
 
 /** Deno HTTP clients by CA text: one TLS configuration per distinct CA. */
@@ -142,47 +150,111 @@ async function request(
   const url = `${target.endpoint.replace(/\/$/, "")}${path}`;
   const deadline = AbortSignal.timeout(target.timeoutMs);
   const combined = AbortSignal.any([signal, deadline]);
-  const client = httpClient(credentials.caPem);
-  let response: Response;
-  try {
-    response = await fetch(url, {
-      method,
-      headers: {
-        authorization: `Basic ${btoa(`${credentials.username}:${credentials.password}`)}`,
-        accept: "application/json",
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      redirect: "manual",
-      signal: combined,
-      ...(client ? { client } : {}),
-    });
-  } catch (error) {
-    throw transportError(url, error, deadline, signal, target.timeoutMs);
-  }
-  let bytes: Uint8Array;
-  try {
-    bytes = await readBounded(response, url);
-  } catch (error) {
-    if (error instanceof RedfishError) throw error;
-    throw transportError(url, error, deadline, signal, target.timeoutMs);
-  }
-  if (response.status === 401 || response.status === 403) {
+  const headers = {
+    authorization: `Basic ${btoa(`${credentials.username}:${credentials.password}`)}`,
+    accept: "application/json",
+    ...(body === undefined ? {} : { "content-type": "application/json" }),
+  };
+  const text = body === undefined ? undefined : JSON.stringify(body);
+  const deadlines = { combined, deadline, signal, timeoutMs: target.timeoutMs };
+  const { status, bytes } = target.certificateSha256 === undefined
+    ? await fetchVerified(url, method, headers, text, credentials.caPem, deadlines)
+    : await fetchPinned(url, method, headers, text, target.certificateSha256, deadlines);
+  if (status === 401 || status === 403) {
     throw new RedfishError(
       "unauthorized",
-      `${method} ${url}: HTTP ${response.status} (the BMC refused the credentials of ` +
+      `${method} ${url}: HTTP ${status} (the BMC refused the credentials of ` +
         "username_file/password_file)",
     );
   }
-  if (response.status === 204 && method === "POST") return undefined;
-  if (response.status < 200 || response.status > 299) {
-    throw new RedfishError("http_error", `${method} ${url}: HTTP ${response.status}`);
+  if (status === 204 && method === "POST") return undefined;
+  if (status < 200 || status > 299) {
+    throw new RedfishError("http_error", `${method} ${url}: HTTP ${status}`);
   }
   if (method === "POST") return undefined;
   try {
     return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
   } catch {
     throw new RedfishError("not_redfish", `GET ${url}: the answer is not JSON`);
+  }
+}
+
+/** The caller's signal, the request's deadline, both combined, and the deadline's length. */
+interface Deadlines {
+  combined: AbortSignal;
+  deadline: AbortSignal;
+  signal: AbortSignal;
+  timeoutMs: number;
+}
+
+/** The request through Deno's fetch, the certificate verified against `caPem` or the roots. */
+async function fetchVerified(
+  url: string,
+  method: "GET" | "POST",
+  headers: Record<string, string>,
+  body: string | undefined,
+  caPem: string | undefined,
+  deadlines: Deadlines,
+): Promise<{ status: number; bytes: Uint8Array }> {
+  const { combined, deadline, signal, timeoutMs } = deadlines;
+  const client = httpClient(caPem);
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method,
+      headers,
+      body,
+      redirect: "manual",
+      signal: combined,
+      ...(client ? { client } : {}),
+    });
+  } catch (error) {
+    throw transportError(url, error, deadline, signal, timeoutMs);
+  }
+  try {
+    return { status: response.status, bytes: await readBounded(response, url) };
+  } catch (error) {
+    if (error instanceof RedfishError) throw error;
+    throw transportError(url, error, deadline, signal, timeoutMs);
+  }
+}
+
+/** The request over a node:tls socket whose certificate matched the pin. */
+async function fetchPinned(
+  url: string,
+  method: "GET" | "POST",
+  headers: Record<string, string>,
+  body: string | undefined,
+  certificateSha256: string,
+  deadlines: Deadlines,
+): Promise<{ status: number; bytes: Uint8Array }> {
+  const { combined, deadline, signal, timeoutMs } = deadlines;
+  try {
+    const response = await pinnedHttpsRequest({
+      url: new URL(url),
+      method,
+      headers,
+      ...(body === undefined ? {} : { body }),
+      certificateSha256,
+      maxBodyBytes: MAX_REDFISH_BODY_BYTES,
+      signal: combined,
+    });
+    return { status: response.status, bytes: response.body };
+  } catch (error) {
+    if (error instanceof ResponseTooLargeError) {
+      throw new RedfishError("not_redfish", `${url}: ${error.message}`);
+    }
+    if (error instanceof PinnedTlsError && !signal.aborted && !deadline.aborted) {
+      throw new RedfishError("tls", `${url}: ${error.message}`, { cause: error });
+    }
+    const failure = transportError(url, error, deadline, signal, timeoutMs);
+    // a node:net error names no certificate; anything else was the connection
+    if (failure instanceof RedfishError && failure.reason === "tls") {
+      throw new RedfishError("unreachable", `${url}: ${oneLine(String(error))}`, {
+        cause: error,
+      });
+    }
+    throw failure;
   }
 }
 

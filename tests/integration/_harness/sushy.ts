@@ -20,6 +20,7 @@
  * @module
  */
 import { fileURLToPath } from "node:url";
+import { pinnedHttpsRequest } from "../../../providers/baremetal/power/pinned_https.ts";
 import { integrationTest } from "./assets.ts";
 import { signedCert } from "./pki.ts";
 import { freePorts, ManagedProcess } from "./process.ts";
@@ -49,6 +50,11 @@ export interface SushyOptions {
   password?: string;
   /** How long it may take to answer `/redfish/v1`. @default 60_000 */
   startTimeoutMs?: number;
+  /**
+   * Serve the CA's own self-signed certificate (basicConstraints CA:TRUE, no subjectAltName), as
+   * BMCs that generate their own certificate do, instead of the one the CA signed.
+   */
+  serveCa?: boolean;
 }
 
 /** The outcome of looking for sushy-emulator: its path, or why it is unavailable. */
@@ -106,7 +112,7 @@ export function sushyTest(name: string, fn: (t: Deno.TestContext) => Promise<voi
   integrationTest(name, fn, availability.ok ? undefined : availability.reason);
 }
 
-async function openssl(dir: string, args: string[]): Promise<void> {
+async function openssl(dir: string, args: string[]): Promise<string> {
   const output = await new Deno.Command("openssl", {
     args,
     cwd: dir,
@@ -119,6 +125,13 @@ async function openssl(dir: string, args: string[]): Promise<void> {
       `Cannot run "openssl ${args.join(" ")}": ${new TextDecoder().decode(output.stderr).trim()}`,
     );
   }
+  return new TextDecoder().decode(output.stdout);
+}
+
+/** The operator's command of the README: "sha256 Fingerprint=AB:CD:..." without its prefix. */
+async function sha256Fingerprint(dir: string, file: string): Promise<string> {
+  const printed = await openssl(dir, ["x509", "-noout", "-fingerprint", "-sha256", "-in", file]);
+  return printed.trim().replace(/^sha256 Fingerprint=/i, "");
 }
 
 /** A CA and a serving certificate it signed, as a BMC's. */
@@ -130,6 +143,10 @@ export interface BmcCertificates {
   /** The serving certificate and key (SANs IP:127.0.0.1, DNS:localhost). */
   certFile: string;
   keyFile: string;
+  /** The serving certificate's SHA-256 fingerprint as `openssl x509 -fingerprint -sha256` prints it. */
+  certSha256: string;
+  /** The CA certificate's, the same way. */
+  caSha256: string;
 }
 
 /**
@@ -173,6 +190,8 @@ export async function makeBmcCertificates(dir: string): Promise<BmcCertificates>
     caPem: await Deno.readTextFile(`${dir}/ca.crt`),
     certFile: `${dir}/bmc.crt`,
     keyFile: `${dir}/bmc.key`,
+    certSha256: await sha256Fingerprint(dir, "bmc.crt"),
+    caSha256: await sha256Fingerprint(dir, "ca.crt"),
   };
 }
 
@@ -193,6 +212,8 @@ export class Sushy implements AsyncDisposable {
   /** The credentials, for the test's own requests. */
   readonly username: string;
   readonly password: string;
+  /** Whether it serves the CA's own certificate (`SushyOptions.serveCa`). */
+  readonly servesCa: boolean;
   readonly #client: Deno.HttpClient;
   readonly #ownsDir: boolean;
 
@@ -207,6 +228,7 @@ export class Sushy implements AsyncDisposable {
     passwordFile: string;
     username: string;
     password: string;
+    servesCa: boolean;
   }) {
     this.process = fields.process;
     this.url = fields.url;
@@ -217,6 +239,7 @@ export class Sushy implements AsyncDisposable {
     this.passwordFile = fields.passwordFile;
     this.username = fields.username;
     this.password = fields.password;
+    this.servesCa = fields.servesCa;
     this.#client = Deno.createHttpClient({ caCerts: [fields.certificates.caPem] });
   }
 
@@ -230,7 +253,9 @@ export class Sushy implements AsyncDisposable {
   }
 
   /**
-   * Sends one request as the configured user (or none), trusting the emulator's CA.
+   * Sends one request as the configured user (or none), trusting the emulator's CA (or, when it
+   * serves the CA's own certificate, which Deno's verifier refuses as a server's, that certificate
+   * by fingerprint).
    * @param method the HTTP method
    * @param path below the base URL
    * @param body a JSON body
@@ -246,6 +271,19 @@ export class Sushy implements AsyncDisposable {
       accept: "application/json",
     };
     if (body !== undefined) headers["content-type"] = "application/json";
+    if (this.servesCa) {
+      const answer = await pinnedHttpsRequest({
+        url: new URL(`${this.url}${path}`),
+        method: method as "GET" | "POST",
+        headers,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        certificateSha256: this.certificates.caSha256,
+        maxBodyBytes: 1024 * 1024,
+        signal: AbortSignal.timeout(10_000),
+      });
+      const text = new TextDecoder().decode(answer.body);
+      return { status: answer.status, body: text === "" ? undefined : JSON.parse(text) };
+    }
     const response = await fetch(`${this.url}${path}`, {
       method,
       headers,
@@ -391,9 +429,9 @@ export async function startSushy(options: SushyOptions): Promise<Sushy> {
     "--port",
     String(port),
     "--ssl-certificate",
-    certificates.certFile,
+    options.serveCa ? certificates.caFile : certificates.certFile,
     "--ssl-key",
-    certificates.keyFile,
+    options.serveCa ? `${dir}/ca.key` : certificates.keyFile,
   ], `${dir}/sushy-emulator.log`);
   process.start();
   const sushy = new Sushy({
@@ -406,6 +444,7 @@ export async function startSushy(options: SushyOptions): Promise<Sushy> {
     passwordFile,
     username,
     password,
+    servesCa: options.serveCa ?? false,
   });
   try {
     const outcome = await waitFor(async () => {

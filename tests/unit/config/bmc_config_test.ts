@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { ConfigError } from "../../../src/config/config_error.ts";
 import { loadConfigFile } from "../../../src/config/load_config.ts";
 import { credentialProblem } from "../../../src/config/bmc_credentials.ts";
+import { normalSha256Fingerprint } from "../../../src/config/schema.ts";
 
 const CA = new URL("../kube/testdata/kubeconfig/ca.crt", import.meta.url).pathname;
 
@@ -78,6 +79,16 @@ Deno.test("[machines.bmc]: each bad key is refused at its line", async () => {
       [{ timeout: '"2m"' }, "timeout", /between 100ms and 1m/],
       [{ username_file: `"${dir}/missing"` }, "username_file", /cannot read ".*missing": /],
       [{ ca_file: `"${dir}/user"` }, "ca_file", /holds no PEM certificate/],
+      [
+        { ca_file: "", certificate_sha256: `"${"AB:".repeat(31)}A"` },
+        "certificate_sha256",
+        /is not a SHA-256 fingerprint: write the 64 hex digits `openssl x509 -noout/,
+      ],
+      [
+        { certificate_sha256: `"${"ab".repeat(32)}"` },
+        "certificate_sha256",
+        /is given with ca_file; give one: ca_file .* or certificate_sha256/,
+      ],
     ];
     for (const [bmc, key, message] of cases) {
       const issues = await issuesOf(dir, inventory(dir, bmc));
@@ -113,4 +124,32 @@ Deno.test("credentialProblem: basic auth cannot carry ':' in the user, a line br
   assert.match(credentialProblem("ad:min", true)!, /':'/);
   assert.match(credentialProblem("a\nb", false)!, /printable ASCII/);
   assert.match(credentialProblem("x".repeat(257), false)!, /at most 256/);
+});
+
+Deno.test("[machines.bmc]: certificate_sha256 instead of ca_file, with or without ':', in the form node:tls compares", async () => {
+  await withScratch(async (dir) => {
+    const path = `${dir}/keelson.toml`;
+    const pairs = "0a".repeat(32).match(/../g)!;
+    const expected = pairs.join(":").toUpperCase();
+    for (const written of [pairs.join(""), pairs.join(":"), `sha256 Fingerprint=${expected}`]) {
+      await Deno.writeTextFile(
+        path,
+        inventory(dir, { ca_file: "", certificate_sha256: `"${written}"` }),
+      );
+      const bmc = (await loadConfigFile(path, { namedFiles: true })).machines[0]!.bmc!;
+      assert.equal(bmc.certificate_sha256, expected, written);
+      assert.equal(bmc.ca_file, undefined);
+    }
+  });
+});
+
+Deno.test("normalSha256Fingerprint: 64 hex digits, or 32 pairs joined by ':', nothing else", () => {
+  const upper = `${"AB:".repeat(31)}AB`;
+  assert.equal(normalSha256Fingerprint("ab".repeat(32)), upper);
+  assert.equal(normalSha256Fingerprint(` ${upper.toLowerCase()}\n`), upper);
+  assert.equal(normalSha256Fingerprint("ab".repeat(31)), undefined); // SHA-1 is 20 bytes; short
+  assert.equal(normalSha256Fingerprint("ab".repeat(33)), undefined);
+  assert.equal(normalSha256Fingerprint(`${"AB:".repeat(30)}ABAB`), undefined); // a missing ':'
+  assert.equal(normalSha256Fingerprint(`${"AB:".repeat(31)}AG`), undefined);
+  assert.equal(normalSha256Fingerprint(`sha1 Fingerprint=${upper}`), undefined);
 });
