@@ -14,9 +14,10 @@ import { inventoryIssues } from "../import/check_output.ts";
 import { importKubeVip, type KubeVipAnnounce } from "../import/kube_vip.ts";
 import { importMetallb } from "../import/metallb.ts";
 import { ImportError } from "../import/source_objects.ts";
-import { createKubeClient } from "../kube/kube_client.ts";
+import { createReadOnlyKubeClient } from "../kube/read_only_client.ts";
 import { KubeconfigError, resolveConnectionSettings } from "../kube/kubeconfig.ts";
 import { errorMessage } from "../log/error_message.ts";
+import { listAllPages } from "../plan/live_cluster.ts";
 import { SnapshotNodeSchema } from "../snapshot/snapshot_schema.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
@@ -144,13 +145,14 @@ async function listNodes(kubeconfig: string, context?: string): Promise<V1Node[]
       kubeconfig,
       ...(context ? { context } : {}),
     });
-    const client = createKubeClient(settings, {
+    // read only by construction: the client has no write method
+    const client = createReadOnlyKubeClient(settings, {
       registry: new Registry(),
       userAgent: "keelson-import",
-      pingIntervalMs: 0,
+      requestTimeoutMs: NODE_LIST_TIMEOUT_MS,
     });
     try {
-      const list = await client.list("/api/v1/nodes", {
+      const list = await listAllPages(client, "/api/v1/nodes", {
         signal: AbortSignal.timeout(NODE_LIST_TIMEOUT_MS),
       });
       return list.items.map((item, i) => {

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { type PagedList, pageThrough } from "./list_pages.ts";
 import type { Registry } from "prom-client";
 import { isAbortError, statusError } from "./api_error.ts";
 import { createHttpTransport, type HttpTransport } from "./http_transport.ts";
@@ -114,37 +115,39 @@ async function listAll(
   path: string,
   options: ListOptions,
 ): Promise<ListResult> {
-  const items: unknown[] = [];
-  let resourceVersion = "";
-  let continueToken: string | undefined;
-  let restarted = false;
-  for (;;) {
-    const query = new URLSearchParams({ limit: String(options.limit ?? 500) });
-    if (continueToken) query.set("continue", continueToken);
-    const page = await request(transport, `${path}?${query}`, `list ${path}`, options.signal);
-    if (page.status === 410 && continueToken && !restarted) {
-      // the continue token expired between pages: start again with one full, consistent list
-      // (a `continue` in a do/while would test the cleared token and end with no items)
-      await page.body?.cancel();
-      restarted = true;
-      items.length = 0;
-      continueToken = undefined;
-      continue;
-    }
-    const body = await page.text();
-    if (page.status !== 200) {
-      throw statusError(page.status, body, page.headers.get("retry-after"), `list ${path}`);
-    }
-    const list = JSON.parse(body) as {
-      items?: unknown[] | null;
-      metadata?: { resourceVersion?: string; continue?: string };
-    };
-    items.push(...(list.items ?? []));
-    resourceVersion = list.metadata?.resourceVersion ?? "";
-    continueToken = list.metadata?.continue || undefined;
-    if (!continueToken) break;
+  const limit = String(options.limit ?? 500);
+  const { items, last } = await pageThrough(
+    (continueToken) => listPage(transport, path, limit, continueToken, options.signal),
+    `list ${path}`,
+    options.signal ? { signal: options.signal } : {},
+  );
+  return { items, resourceVersion: last.resourceVersion };
+}
+
+/** One page of a list; a status other than 200 (410: the token expired) as a KubeApiError. */
+async function listPage(
+  transport: HttpTransport,
+  path: string,
+  limit: string,
+  continueToken: string | undefined,
+  signal: AbortSignal | undefined,
+): Promise<PagedList & { resourceVersion: string }> {
+  const query = new URLSearchParams({ limit });
+  if (continueToken) query.set("continue", continueToken);
+  const page = await request(transport, `${path}?${query}`, `list ${path}`, signal);
+  const body = await page.text();
+  if (page.status !== 200) {
+    throw statusError(page.status, body, page.headers.get("retry-after"), `list ${path}`);
   }
-  return { items, resourceVersion };
+  const list = JSON.parse(body) as {
+    items?: unknown[] | null;
+    metadata?: { resourceVersion?: string; continue?: string };
+  };
+  return {
+    items: list.items ?? [],
+    continueToken: list.metadata?.continue || undefined,
+    resourceVersion: list.metadata?.resourceVersion ?? "",
+  };
 }
 
 async function request(

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { errorMessageWithCause } from "../log/error_message.ts";
 import type { Registry } from "prom-client";
 import { isAbortError, statusError } from "./api_error.ts";
 import { createHttpTransport, type HttpTransport } from "./http_transport.ts";
@@ -102,7 +103,10 @@ export function readOnlyClientOver(
         text = await response.text();
       } catch (error) {
         if (isAbortError(error) || signal?.aborted) throw error;
-        throw new KubeApiError(`Cannot ${what}: ${errorText(error)}`, { code: 0, cause: error });
+        throw new KubeApiError(`Cannot ${what}: ${errorMessageWithCause(error)}`, {
+          code: 0,
+          cause: error,
+        });
       }
       if (status !== 200) throw statusError(status, text, retryAfter, what);
       let list: unknown;
@@ -129,12 +133,4 @@ export function readOnlyClientOver(
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function errorText(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
-    return `${error.message}${cause}`;
-  }
-  return String(error);
 }

@@ -8,7 +8,7 @@
  * @module
  */
 import { addListItems, emptySnapshot, type Snapshot } from "../snapshot/load_snapshot.ts";
-import { KubeApiError } from "../kube/ports.ts";
+import { pageThrough } from "../kube/list_pages.ts";
 import type { ReadOnlyKubeClient } from "../kube/read_only_client.ts";
 import { HEARTBEAT_NAMESPACE } from "../status/host_report.ts";
 
@@ -72,9 +72,8 @@ export async function readLiveCluster(
 }
 
 /**
- * Lists one collection page by page. A continue token that expired (410 Gone) between pages
- * restarts the list once from the first page, as client-go's pager does, so the result is one
- * consistent list.
+ * Lists one collection page by page through the one pager (`pageThrough`: an expired continue
+ * token restarts the list once).
  * @param client the read-only client
  * @param path the collection
  * @param options page size, item bound, signal
@@ -87,38 +86,18 @@ export async function listAllPages(
   options: LiveReadOptions = {},
 ): Promise<{ items: unknown[]; requests: number }> {
   const limit = options.pageSize ?? 500;
-  const maxItems = options.maxItems ?? 100_000;
-  const items: unknown[] = [];
-  let requests = 0;
-  let restarted = false;
-  let continueToken: string | undefined;
-  // a loop, not do/while: the restart's `continue` must go round again without a token
-  while (true) {
-    options.signal?.throwIfAborted();
-    requests++;
-    let page;
-    try {
-      page = await client.listPage(path, {
+  const { items, requests } = await pageThrough(
+    (continueToken) =>
+      client.listPage(path, {
         limit,
         ...(continueToken ? { continueToken } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
-      });
-    } catch (error) {
-      if (error instanceof KubeApiError && error.code === 410 && continueToken && !restarted) {
-        restarted = true;
-        items.length = 0;
-        continueToken = undefined;
-        continue;
-      }
-      throw error;
-    }
-    // a server may ignore `limit` (the API allows it); the total stays bounded all the same
-    if (items.length + page.items.length > maxItems) {
-      throw new Error(`Cannot list ${path}: it holds more than ${maxItems} items`);
-    }
-    items.push(...page.items);
-    continueToken = page.continueToken;
-    if (!continueToken) break;
-  }
+      }),
+    `list ${path}`,
+    {
+      maxItems: options.maxItems ?? 100_000,
+      ...(options.signal ? { signal: options.signal } : {}),
+    },
+  );
   return { items, requests };
 }

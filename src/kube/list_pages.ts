@@ -1,0 +1,70 @@
+/**
+ * The pager every list goes through (`KubeClient.list`, the read-only client's live reads): pages
+ * of `limit` followed by their continue tokens; a token that expired between pages (410 Gone)
+ * restarts the list once from the first page, as client-go's pager does, so the result is one
+ * consistent list.
+ *
+ * @module
+ */
+import { KubeApiError } from "./ports.ts";
+
+/** What the pager needs of one page. */
+export interface PagedList {
+  items: unknown[];
+  /** The token of the next page; undefined on the last page. */
+  continueToken: string | undefined;
+}
+
+/** Options of `pageThrough`. */
+export interface PageThroughOptions {
+  /** Refuse a collection above this many items instead of truncating it. @default unbounded */
+  maxItems?: number;
+  /** Checked before each page. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Fetches every page of one list.
+ * @param fetchPage GETs the page after `continueToken` (undefined: the first); throws
+ *   `KubeApiError` with code 410 when the token expired
+ * @param what the list, for the error above `maxItems` (e.g. `list /api/v1/nodes`)
+ * @param options item bound and signal
+ * @returns every item, the last page (its other fields, e.g. the resourceVersion) and the number
+ *   of requests sent
+ * @throws {KubeApiError} when a page fails (a second expiry too); {Error} above `maxItems`
+ */
+export async function pageThrough<P extends PagedList>(
+  fetchPage: (continueToken: string | undefined) => Promise<P>,
+  what: string,
+  options: PageThroughOptions = {},
+): Promise<{ items: unknown[]; last: P; requests: number }> {
+  const maxItems = options.maxItems ?? Infinity;
+  const items: unknown[] = [];
+  let requests = 0;
+  let restarted = false;
+  let continueToken: string | undefined;
+  // a loop, not do/while: the restart's `continue` must go round again without a token
+  while (true) {
+    options.signal?.throwIfAborted();
+    requests++;
+    let page: P;
+    try {
+      page = await fetchPage(continueToken);
+    } catch (error) {
+      if (error instanceof KubeApiError && error.code === 410 && continueToken && !restarted) {
+        restarted = true;
+        items.length = 0;
+        continueToken = undefined;
+        continue;
+      }
+      throw error;
+    }
+    // a server may ignore `limit` (the API allows it); the total stays bounded all the same
+    if (items.length + page.items.length > maxItems) {
+      throw new Error(`Cannot ${what}: it holds more than ${maxItems} items`);
+    }
+    items.push(...page.items);
+    continueToken = page.continueToken;
+    if (!continueToken) return { items, last: page, requests };
+  }
+}
