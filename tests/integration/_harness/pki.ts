@@ -25,7 +25,12 @@ export interface Pki {
 /** The user name in the admin client certificate. */
 export const ADMIN_CERT_USER = "keelson-admin";
 
-async function openssl(dir: string, args: string[]): Promise<void> {
+/**
+ * Runs openssl in `dir`.
+ * @returns its stdout
+ * @throws {Error} with its stderr when it fails
+ */
+export async function openssl(dir: string, args: string[]): Promise<string> {
   const output = await new Deno.Command("openssl", {
     args,
     cwd: dir,
@@ -37,6 +42,7 @@ async function openssl(dir: string, args: string[]): Promise<void> {
     const stderr = new TextDecoder().decode(output.stderr).trim();
     throw new Error(`Cannot run "openssl ${args.join(" ")}": ${stderr}`);
   }
+  return new TextDecoder().decode(output.stdout);
 }
 
 /**

@@ -22,7 +22,7 @@
 import { fileURLToPath } from "node:url";
 import { pinnedHttpsRequest } from "../../../providers/baremetal/power/pinned_https.ts";
 import { integrationTest } from "./assets.ts";
-import { signedCert } from "./pki.ts";
+import { openssl, signedCert } from "./pki.ts";
 import { freePorts, ManagedProcess } from "./process.ts";
 import { waitFor } from "./wait.ts";
 
@@ -110,22 +110,6 @@ const availability = await findSushy();
  */
 export function sushyTest(name: string, fn: (t: Deno.TestContext) => Promise<void>): void {
   integrationTest(name, fn, availability.ok ? undefined : availability.reason);
-}
-
-async function openssl(dir: string, args: string[]): Promise<string> {
-  const output = await new Deno.Command("openssl", {
-    args,
-    cwd: dir,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (!output.success) {
-    throw new Error(
-      `Cannot run "openssl ${args.join(" ")}": ${new TextDecoder().decode(output.stderr).trim()}`,
-    );
-  }
-  return new TextDecoder().decode(output.stdout);
 }
 
 /** The operator's command of the README: "sha256 Fingerprint=AB:CD:..." without its prefix. */
