@@ -25,6 +25,19 @@ export function defaultIdentity(): string {
 }
 
 /**
+ * The host an identity of `defaultIdentity`'s form names: the first label of the part before the
+ * last `_` (the whole identity when it has none).
+ * @param identity a Lease's holderIdentity
+ * @returns the short host name, or undefined for an empty identity
+ */
+export function identityHost(identity: string): string | undefined {
+  if (identity === "") return undefined;
+  const underscore = identity.lastIndexOf("_");
+  const hostname = underscore > 0 ? identity.slice(0, underscore) : identity;
+  return hostname.split(".")[0];
+}
+
+/**
  * Checks the options as client-go's NewLeaderElector does.
  * @param options the elector options
  * @param jitterFactor the acquire jitter factor

@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { identityHost } from "../kube/elector_options.ts";
 import type { V1Lease } from "@kubernetes/client-node";
 import { formatAge } from "../status/cluster_status.ts";
 import { type HeartbeatRecord, parseHeartbeatLease } from "../status/heartbeats.ts";
@@ -114,10 +115,7 @@ function leaderHost(
       leader.namespace
   );
   const identity = lease?.spec?.holderIdentity;
-  if (typeof identity !== "string" || identity === "") return undefined;
-  const underscore = identity.lastIndexOf("_");
-  const hostname = underscore > 0 ? identity.slice(0, underscore) : identity;
-  return hostname.split(".")[0];
+  return typeof identity === "string" ? identityHost(identity) : undefined;
 }
 
 /** What the text says when no heartbeat carries power. */
