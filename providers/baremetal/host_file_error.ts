@@ -28,7 +28,7 @@ export class HostFileError extends Error {
 export function writeProblem(error: unknown): string {
   if (error instanceof Deno.errors.NotCapable) {
     return `the keelson binary may write only under ${BAKED_WRITE_DIRS.join(", ")} ` +
-      '(README "Permissions")';
+      '(docs/security.md "Permissions")';
   }
   if (error instanceof Deno.errors.PermissionDenied) {
     let uid: number | null = null;
@@ -36,7 +36,7 @@ export function writeProblem(error: unknown): string {
       uid = Deno.uid();
     } catch { /* without --allow-sys=uid: say "this process" */ }
     return `permission denied: the directory must be writable by the user Keelson runs as ` +
-      `(${uid === null ? "this process" : `uid ${uid}`}; README "Install")`;
+      `(${uid === null ? "this process" : `uid ${uid}`}; docs/install.md)`;
   }
   return osReason(error);
 }

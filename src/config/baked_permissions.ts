@@ -66,5 +66,5 @@ export function writePathIssues(config: Config): RawIssue[] {
 export function outsideMessage(path: string): string {
   return `${JSON.stringify(path)} is outside the directories the keelson binary may write: ` +
     `only under ${BAKED_WRITE_DIRS.join(", ")} (its permissions are fixed when it is built, ` +
-    `scripts/compile_permissions.txt); use a path under one of them (README "Permissions")`;
+    `scripts/compile_permissions.txt); use a path under one of them (docs/security.md "Permissions")`;
 }

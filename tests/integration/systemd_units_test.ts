@@ -1,14 +1,14 @@
 /**
  * deploy/systemd passes `systemd-analyze verify` (unit syntax, known keys, executable paths,
  * dependencies) and keeps its hardening (`systemd-analyze security --offline`), when the tool
- * is installed. The unit names /usr/local/bin/keelson, which a test machine does not have, so a
+ * is installed. The unit names /usr/bin/keelson, which a test machine does not have, so a
  * copy points at a stub executable in a temporary directory; nothing else is changed.
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 
 const SYSTEMD = fileURLToPath(new URL("../../deploy/systemd/", import.meta.url));
-const BINARY = "/usr/local/bin/keelson";
+const BINARY = "/usr/bin/keelson";
 /** Highest accepted `systemd-analyze security` exposure, in tenths (1.7 measured on systemd 252). */
 const MAX_EXPOSURE_TENTHS = 25;
 

@@ -112,7 +112,7 @@ internal_ips = ["10.0.0.11"]
     const allowed = "is outside the directories the keelson binary may write: only under " +
       "/etc/keepalived/conf.d, /run/keelson, /etc/keelson/bird, /run/bird (its permissions are " +
       "fixed when it is built, scripts/compile_permissions.txt); use a path under one of them " +
-      '(README "Permissions")';
+      '(docs/security.md "Permissions")';
     assert.equal(
       result.stdout,
       `${file}:3: keepalived.config_file: "/etc/keepalived/keelson.conf" ${allowed}\n` +

@@ -106,7 +106,7 @@ Deno.test("loadConfigFile() refuses a config_file the binary may not write, with
         "directories the keelson binary may write: only under /etc/keepalived/conf.d, " +
         "/run/keelson, /etc/keelson/bird, /run/bird (its permissions are fixed when it is " +
         "built, scripts/compile_permissions.txt); use a path under one of them " +
-        '(README "Permissions")',
+        '(docs/security.md "Permissions")',
     );
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -9,11 +9,11 @@ Deno.test("writeProblem() says what to do for a write outside the baked set and 
   assert.equal(
     writeProblem(new Deno.errors.NotCapable('Requires write access to "/tmp/x"')),
     "the keelson binary may write only under /etc/keepalived/conf.d, /run/keelson, " +
-      '/etc/keelson/bird, /run/bird (README "Permissions")',
+      '/etc/keelson/bird, /run/bird (docs/security.md "Permissions")',
   );
   assert.match(
     writeProblem(new Deno.errors.PermissionDenied("Permission denied (os error 13)")),
-    /^permission denied: the directory must be writable by the user Keelson runs as \(uid \d+; README "Install"\)$/,
+    /^permission denied: the directory must be writable by the user Keelson runs as \(uid \d+; docs\/install\.md\)$/,
   );
   assert.equal(
     writeProblem(new Deno.errors.NotFound("No such file or directory (os error 2): open '/x'")),
