@@ -1,21 +1,30 @@
 /**
- * The README's install steps, as written, on a scratch host (tests/integration/_harness/
- * scratch_host.ts: a chroot with the real host's /usr, and its own /etc, /run and /usr/local):
- * every shell block of README.md after a `<!-- tested: NAME -->` line runs unchanged, as root,
- * from a checkout. Then, as the User=/Group= of the installed keelson.service, its own
- * `ExecStartPre=` keelson check runs on the installed inventory, files are read as that user and as
- * BIRD's, and `systemd-analyze verify` checks the installed units against the distribution's
- * keepalived and BIRD units. A host installed by the README's earlier steps is refused by the same
- * check, naming the file and the user, until the README's upgrade block has run.
+ * The install, as an operator does it, on scratch hosts (tests/integration/_harness/
+ * scratch_host.ts: a chroot with the real host's /usr under a scratch overlay, and its own /etc,
+ * /run, /var and /usr/local):
  *
- * The binary: `deno compile` cannot fetch its runtime here, so the checkout's
- * dist/keelson-x86_64 is a script that runs the bundle (`deno bundle` of main.ts) with exactly the
- * permission and V8 flags scripts/compile.sh bakes in. systemctl runs offline: `enable` writes its
- * links, `daemon-reload`, `start` and `restart` print that they are skipped.
+ * - the package: `deno task package`'s .deb (scripts/package.sh, nfpm) installed with dpkg into
+ *   the scratch host's own package database, then the README's quick start as written (every shell
+ *   block after a `<!-- tested: NAME -->` line runs unchanged, as root); the kubeconfig recipe and
+ *   the BGP block of docs/; remove keeps /etc/keelson, purge removes what the package made;
+ * - by hand: docs/install.md's steps from a checkout, then the same quick start;
+ * - a host installed by an earlier README: refused by the unit's own check until docs/install.md's
+ *   upgrade block has run.
  *
- * Needs root (chroot, mounts, file owners) and systemd's tools, keepalived (its unit), kubectl
- * (the kubeconfig recipe) and BIRD (the BGP block): without them it is skipped with the reason,
- * and fails under KEELSON_REQUIRE_INTEGRATION=1.
+ * After each, as the User=/Group= of the installed keelson.service, its own `ExecStartPre=` keelson
+ * check runs on the installed inventory, files are read as that user and as BIRD's, and
+ * `systemd-analyze verify` and `security --offline` check the installed units (with the
+ * distribution's keepalived and BIRD units).
+ *
+ * The binary: `deno compile` cannot fetch its runtime here, so the package and the checkout's
+ * dist/keelson-x86_64 hold a stand-in that runs the bundle (`deno bundle` of main.ts) with exactly
+ * the permission and V8 flags scripts/compile.sh bakes in. systemctl runs offline: `enable` writes
+ * its links, `daemon-reload`, `start` and `restart` print that they are skipped.
+ *
+ * Needs root (chroot, mounts, file owners) and systemd's tools, dpkg, Go (nfpm is built from the
+ * Go module proxy, once), keepalived (its unit), kubectl (the kubeconfig recipe) and BIRD (the BGP
+ * block): without them it is skipped with the reason, and fails under
+ * KEELSON_REQUIRE_INTEGRATION=1.
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
@@ -29,7 +38,34 @@ const CHECKOUT = "/root/keelson";
 /** The bundle and deno inside the scratch host. */
 const BUNDLE = "/opt/keelson-test/keelson.js";
 const DENO = "/opt/keelson-test/deno";
-const UNIT = "/etc/systemd/system/keelson.service";
+/** keepalived.conf as an earlier README installed it: the whole file, including conf.d/*.conf. */
+const OLD_KEEPALIVED_CONF = [
+  "# /etc/keepalived/keepalived.conf on every control-plane host.",
+  "# Keelson owns /etc/keepalived/conf.d/keelson.conf (VRRP instances for the control-plane VIP and",
+  "# the LoadBalancer VIPs); it validates each version with `keepalived -t` before it reloads.",
+  "global_defs {",
+  "    # Keelson's instances use no scripts (health comes through track_file), but keep script",
+  "    # security on so nothing else can add an unchecked one.",
+  "    enable_script_security",
+  "    script_user root",
+  "    # Keelson's adverts are 200 ms apart, so a backup declares the master dead after ~0.7 s. A",
+  "    # VRRP process that is not scheduled in time (a busy host, a large reload) would let a backup",
+  "    # take over while the master still holds the VIPs. keepalived raises itself to realtime",
+  "    # scheduling when it finds itself late by more than 100 ms.",
+  "    max_auto_priority",
+  "    min_auto_priority_delay 100000",
+  "    vrrp_priority -10",
+  "}",
+  "",
+  "include /etc/keepalived/conf.d/*.conf",
+  "",
+].join("\n");
+
+/** keelson.service as the package installs it, and as the by-hand steps do. */
+const PACKAGE_UNIT = "/usr/lib/systemd/system/keelson.service";
+const LOCAL_UNIT = "/etc/systemd/system/keelson.service";
+/** Highest accepted `systemd-analyze security` exposure of the installed unit, in tenths. */
+const MAX_EXPOSURE_TENTHS = 25;
 const TOKEN = "keelson-install-test-token";
 
 const required = Deno.env.get("KEELSON_REQUIRE_INTEGRATION") === "1";
@@ -68,6 +104,8 @@ function whyNot(): string | undefined {
     "systemd-analyze",
     "systemctl",
     "openssl",
+    "dpkg",
+    "go",
   ].filter((tool) => !onPath(tool));
   if (tools.length > 0) return `not installed: ${tools.join(", ")}`;
   if (!fileExists("/lib/systemd/system/keepalived.service")) {
@@ -89,53 +127,87 @@ if (missing && !required) {
   console.error(`\n*** SKIPPING the README install test: ${missing} ***\n`);
 }
 
-/** The README's shell blocks after `<!-- tested: NAME -->` lines, by NAME, in README order. */
+/**
+ * The shell blocks after `<!-- tested: NAME -->` lines, by NAME, in the order of the files given:
+ * a block may be indented (inside a list item); its lines lose that indentation.
+ */
 function testedBlocks(markdown: string): Map<string, string[]> {
   const blocks = new Map<string, string[]>();
-  const marker = /^<!-- tested: ([a-z]+)\b.*-->\n\n```sh\n([\s\S]*?)\n```$/gm;
-  for (const [, name, body] of markdown.matchAll(marker)) {
-    blocks.set(name!, [...(blocks.get(name!) ?? []), body!]);
+  const marker = /^( *)<!-- tested: ([a-z-]+)\b.*-->\n\n\1```sh\n([\s\S]*?)\n\1```$/gm;
+  for (const [, indent, name, body] of markdown.matchAll(marker)) {
+    const lines = body!.split("\n").map((line) =>
+      line.startsWith(indent!) ? line.slice(indent!.length) : line
+    );
+    blocks.set(name!, [...(blocks.get(name!) ?? []), lines.join("\n")]);
   }
-  const markers = markdown.match(/^<!-- tested:/gm)?.length ?? 0;
+  const markers = markdown.match(/^ *<!-- tested:/gm)?.length ?? 0;
   const found = [...blocks.values()].reduce((n, list) => n + list.length, 0);
   assert.equal(found, markers, "every <!-- tested: --> line must be followed by a ```sh block");
   return blocks;
 }
 
-/** The README's blocks named `name`, joined; fails when there are none. */
+/** README.md and every page of docs/, one after the other. */
+async function manual(): Promise<string> {
+  const pages = [`${REPO}README.md`];
+  for await (const entry of Deno.readDir(`${REPO}docs`)) {
+    if (entry.name.endsWith(".md")) pages.push(`${REPO}docs/${entry.name}`);
+  }
+  const texts = await Promise.all(pages.map((page) => Deno.readTextFile(page)));
+  return texts.join("\n");
+}
+
+/** The manual's blocks named `name`, joined; fails when there are none. */
 function readmeSteps(blocks: Map<string, string[]>, name: string): string {
   const list = blocks.get(name);
-  assert.ok(list && list.length > 0, `README.md has no "<!-- tested: ${name} -->" block`);
+  assert.ok(list && list.length > 0, `the manual has no "<!-- tested: ${name} -->" block`);
   return list.join("\n");
 }
 
-/** The steps of the README before this change, as a host installed with them has its files. */
+/**
+ * The steps of an earlier README, as a host installed with them has its files: the binary in
+ * /usr/local/bin, the unit (then naming that binary) in /etc/systemd/system, the whole
+ * keepalived.conf of that time (including conf.d/*.conf), and everything in /etc/keelson root's.
+ */
 const OLD_STEPS = `
 install -m 0755 dist/keelson-x86_64 /usr/local/bin/keelson
 install -d -m 0755 /etc/keelson
-install -m 0640 deploy/examples/keelson.toml /etc/keelson/keelson.toml
+install -m 0640 deploy/examples/minimal.toml /etc/keelson/keelson.toml
 install -d /etc/keepalived/conf.d
-install -m 0644 deploy/keepalived/keepalived.conf /etc/keepalived/keepalived.conf
+install -m 0644 /tmp/old-keepalived.conf /etc/keepalived/keepalived.conf
 useradd --system --no-create-home --shell /usr/sbin/nologin keelson
-install -m 0644 deploy/systemd/keelson.service /etc/systemd/system/keelson.service
+sed 's|/usr/bin/keelson|/usr/local/bin/keelson|' deploy/systemd/keelson.service \
+  >/etc/systemd/system/keelson.service
 # the kubeconfig as kubectl writes it (0600), the metrics token as root's umask makes it
 install -m 0600 /tmp/old-kubeconfig /etc/keelson/kubeconfig
 head -c 32 /dev/urandom | base64 >/etc/keelson/metrics-token
 `;
 
+/** The keelson.service systemd runs: /etc's copy over the package's. */
+async function unitFile(host: ScratchHost): Promise<string> {
+  return (await exists(host.path(LOCAL_UNIT))) ? LOCAL_UNIT : PACKAGE_UNIT;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return await Deno.lstat(path).then(() => true, () => false);
+}
+
 /** keelson.service and its drop-ins as systemd reads them: the [Service] settings, in order. */
 async function serviceSettings(host: ScratchHost): Promise<Array<[string, string]>> {
-  const dropIns = host.path(`${UNIT}.d`);
-  const names: string[] = [];
-  try {
-    for await (const entry of Deno.readDir(dropIns)) {
-      if (entry.name.endsWith(".conf")) names.push(entry.name);
+  // drop-ins from /usr/lib and /etc, ordered by file name; /etc's wins a name both have
+  const dropIns = new Map<string, string>();
+  for (const unit of [PACKAGE_UNIT, LOCAL_UNIT]) {
+    try {
+      for await (const entry of Deno.readDir(host.path(`${unit}.d`))) {
+        if (entry.name.endsWith(".conf")) {
+          dropIns.set(entry.name, host.path(`${unit}.d/${entry.name}`));
+        }
+      }
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
     }
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
-  // systemd reads the unit, then its drop-ins in name order
-  const files = [host.path(UNIT), ...names.sort().map((name) => `${dropIns}/${name}`)];
+  const names = [...dropIns.keys()].sort();
+  const files = [host.path(await unitFile(host)), ...names.map((name) => dropIns.get(name)!)];
   const settings: Array<[string, string]> = [];
   for (const file of files) {
     let section = "";
@@ -194,19 +266,48 @@ async function writeCheckout(host: ScratchHost): Promise<void> {
   await Deno.mkdir(`${dir}/dist`, { recursive: true });
   const cp = await new Deno.Command("cp", { args: ["-a", `${REPO}deploy`, `${dir}/`] }).output();
   assert.ok(cp.success, "copy deploy/ into the checkout");
+  const docs = await new Deno.Command("cp", { args: ["-a", `${REPO}docs`, `${dir}/`] }).output();
+  assert.ok(docs.success, "copy docs/ into the checkout");
   await Deno.copyFile(`${REPO}README.md`, `${dir}/README.md`);
+  await Deno.writeTextFile(`${dir}/dist/keelson-x86_64`, await standIn(), { mode: 0o755 });
+}
+
+/** The stand-in for the compiled binary: the bundle with exactly the baked permission and V8 flags. */
+async function standIn(): Promise<string> {
   const flags = ["--no-config", ...compiledRuntimeFlags(), ...await compilePermissions()];
-  await Deno.writeTextFile(
-    `${dir}/dist/keelson-x86_64`,
-    [
-      "#!/bin/sh",
-      "# keelson as compiled: the bundle with exactly the baked permission and V8 flags",
-      'DENO_DIR="/var/tmp/keelson-deno-$(id -u)" && export DENO_DIR',
-      `exec ${DENO} run ${flags.map(quote).join(" ")} ${BUNDLE} "$@"`,
-      "",
-    ].join("\n"),
-    { mode: 0o755 },
-  );
+  return [
+    "#!/bin/sh",
+    "# keelson as compiled: the bundle with exactly the baked permission and V8 flags",
+    'DENO_DIR="/var/tmp/keelson-deno-$(id -u)" && export DENO_DIR',
+    `exec ${DENO} run ${flags.map(quote).join(" ")} ${BUNDLE} "$@"`,
+    "",
+  ].join("\n");
+}
+
+/**
+ * `deno task package`'s .deb around the stand-in, built by scripts/package.sh as an operator
+ * builds it (nfpm from the Go module proxy, cached).
+ * @param dir where the package is written
+ * @returns the .deb's path
+ */
+async function buildPackage(dir: string): Promise<string> {
+  await Deno.writeTextFile(`${dir}/keelson`, await standIn(), { mode: 0o755 });
+  const out = await new Deno.Command("bash", {
+    args: [`${REPO}scripts/package.sh`],
+    cwd: REPO,
+    env: {
+      KEELSON_BINARY: `${dir}/keelson`,
+      KEELSON_PACKAGE_ARCH: "amd64",
+      KEELSON_PACKAGE_OUT: dir,
+    },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  assert.ok(out.success, `scripts/package.sh failed:\n${new TextDecoder().decode(out.stderr)}`);
+  const deb = text.split("\n").find((line) => line.endsWith(".deb"));
+  assert.ok(deb, `scripts/package.sh named no .deb:\n${text}`);
+  return deb;
 }
 
 /** A CA certificate, as /etc/kubernetes/pki/ca.crt of a control-plane host. */
@@ -260,64 +361,141 @@ function kubeconfigText(caPem: string): string {
   ].join("\n");
 }
 
-/** Where the installed unit file is: Keelson's in /etc, the distribution's in /lib. */
-function unitPath(unit: string): string {
-  return unit === "keelson.service" ? UNIT : `/lib/systemd/system/${unit}`;
+/** Where an installed unit file is: Keelson's where the install put it, the distribution's in /lib. */
+async function unitPath(host: ScratchHost, unit: string): Promise<string> {
+  return unit === "keelson.service" ? await unitFile(host) : `/lib/systemd/system/${unit}`;
 }
 
 function ok(result: { code: number; output: string }, what: string): void {
   assert.equal(result.code, 0, `${what} failed:\n${result.output}`);
 }
 
+/** User keelson, its directories and the files the install put in /etc/keelson. */
+async function assertAccountAndFiles(host: ScratchHost): Promise<{ uid: number; gid: number }> {
+  const uid = await host.idOf("passwd", "keelson");
+  const gid = await host.idOf("group", "keelson");
+  assert.ok(uid !== undefined && uid > 0 && uid < 1000, `keelson is a system user: ${uid}`);
+  assert.ok(gid !== undefined);
+  const passwd = await Deno.readTextFile(host.path("/etc/passwd"));
+  assert.match(passwd, new RegExp(`^keelson:x:${uid}:${gid}:[^:]*:/:/usr/sbin/nologin$`, "m"));
+  assert.deepEqual(await statIn(host, "/etc/keelson"), { uid: 0, gid, mode: 0o2750 });
+  for (const file of ["/etc/keelson/keelson.toml", "/etc/keelson/metrics-token"]) {
+    assert.deepEqual(await statIn(host, file), { uid: 0, gid, mode: 0o640 }, file);
+  }
+  assert.deepEqual(await statIn(host, "/etc/keepalived/conf.d"), { uid, gid, mode: 0o755 });
+  assert.deepEqual(await statIn(host, "/run/keelson"), { uid, gid, mode: 0o755 });
+  // what the install puts in place is the minimal VRRP inventory, not the full example
+  assert.equal(
+    await Deno.readTextFile(host.path("/etc/keelson/keelson.toml")),
+    await Deno.readTextFile(`${REPO}deploy/examples/minimal.toml`),
+  );
+  return { uid, gid };
+}
+
+/** The quick start's keepalived.conf: Keelson's include, once. */
+async function assertKeepalivedInclude(host: ScratchHost, before: string): Promise<void> {
+  const text = await Deno.readTextFile(host.path("/etc/keepalived/keepalived.conf"));
+  assert.equal(text, `${before}include /etc/keepalived/keelson-include.conf\n`);
+  const include = await Deno.readTextFile(host.path("/etc/keepalived/keelson-include.conf"));
+  // Keelson's file only: user keelson owns conf.d, and keepalived runs as root
+  assert.deepEqual(include.match(/^\s*include .*$/gm), [
+    "include /etc/keepalived/conf.d/keelson.conf",
+  ]);
+}
+
+/** `systemd-analyze verify` on the installed units: no error, no warning. */
+async function verifyUnits(host: ScratchHost, withBird: boolean): Promise<void> {
+  const units = ["keelson.service", "keepalived.service"];
+  if (withBird) units.push("bird.service");
+  for (const unit of units) {
+    // --man=no: the distribution's units name man pages, which a host need not have
+    const verify = await host.run(`systemd-analyze verify --man=no ${await unitPath(host, unit)}`);
+    ok(verify, `systemd-analyze verify ${unit}`);
+    // only the trace of the command itself: no error, no warning
+    assert.deepEqual(
+      verify.output.split("\n").filter((l) => !l.startsWith("+")),
+      [],
+      verify.output,
+    );
+  }
+}
+
+/** `systemd-analyze security --offline` of the installed keelson.service, in tenths. */
+async function exposure(host: ScratchHost): Promise<number> {
+  const result = await host.run(
+    `systemd-analyze security --offline=yes --no-pager --threshold=${MAX_EXPOSURE_TENTHS} ` +
+      await unitFile(host),
+  );
+  ok(result, "systemd-analyze security --offline keelson.service");
+  const level = result.output.match(/Overall exposure level for [^:]+: ([\d.]+)/)?.[1];
+  assert.ok(level, result.output);
+  return Math.round(Number(level) * 10);
+}
+
+/** The unit's Documentation= files exist on the host. */
+async function assertDocumentation(host: ScratchHost): Promise<void> {
+  const docs = [...(await Deno.readTextFile(host.path(await unitFile(host))))
+    .matchAll(/^Documentation=file:\/\/(\S+)$/gm)].map((m) => m[1]!);
+  assert.ok(docs.length > 0, "keelson.service names its documentation");
+  for (const doc of docs) assert.ok((await Deno.stat(host.path(doc))).isFile, doc);
+}
+
 Deno.test({
-  name: "README install: the steps as written give user keelson a host it can start on",
+  name:
+    "install: the package, the README's quick start and docs/install.md give a host user keelson can start on",
   ignore: missing !== undefined && !required,
   sanitizeResources: false,
   sanitizeOps: false,
   async fn(t) {
     if (missing) throw new Error(`Cannot run the install test: ${missing}`);
-    const blocks = testedBlocks(await Deno.readTextFile(`${REPO}README.md`));
+    const blocks = testedBlocks(await manual());
+    const quickPackage = readmeSteps(blocks, "quickstart-package");
+    const quickstart = readmeSteps(blocks, "quickstart");
     const install = readmeSteps(blocks, "install");
     const upgrade = readmeSteps(blocks, "upgrade");
     const kubeconfig = readmeSteps(blocks, "kubeconfig");
     const bgp = readmeSteps(blocks, "bgp");
     await using bundle = await bundleKeelson();
     const binds: Array<[string, string]> = [[bundle.path, BUNDLE], [Deno.execPath(), DENO]];
-    const caDir = await Deno.makeTempDir({ prefix: "keelson-install-ca-" });
+    const work = await Deno.makeTempDir({ prefix: "keelson-install-" });
     try {
-      const caPem = await writeCa(caDir);
+      const caPem = await writeCa(work);
+      const deb = await buildPackage(work);
+      const debName = deb.slice(deb.lastIndexOf("/") + 1);
+      // deno-lint-ignore no-console
+      console.error(`FIGURE keelson .deb ${(await Deno.stat(deb)).size} bytes`);
 
-      await t.step("a new host: every README block runs; the unit's check passes", async (t) => {
+      await t.step("the package and the quick start on a new host", async (t) => {
         await using host = await ScratchHost.create({ binds });
-        await writeCheckout(host);
-        ok(await host.run(install, { cwd: CHECKOUT }), "the README's install blocks");
+        await Deno.copyFile(deb, host.path(`/root/${debName}`));
+        ok(await host.run(quickPackage, { cwd: "/root" }), "the README's package step");
+        // the package starts and enables nothing, and writes no keepalived.conf
+        assert.ok(!(await exists(host.path("/etc/systemd/system/multi-user.target.wants"))));
+        assert.ok(!(await exists(host.path("/etc/keepalived/keepalived.conf"))));
+        ok(await host.run(quickstart, { cwd: "/root" }), "the README's quick start");
 
-        const uid = await host.idOf("passwd", "keelson");
-        const gid = await host.idOf("group", "keelson");
-        assert.ok(uid !== undefined && uid > 0 && uid < 1000, `keelson is a system user: ${uid}`);
-        assert.ok(gid !== undefined);
-        const passwd = await Deno.readTextFile(host.path("/etc/passwd"));
-        assert.match(
-          passwd,
-          new RegExp(`^keelson:x:${uid}:${gid}:[^:]*:/:/usr/sbin/nologin$`, "m"),
-        );
-        assert.deepEqual(await statIn(host, "/etc/keelson"), { uid: 0, gid, mode: 0o2750 });
-        for (const file of ["/etc/keelson/keelson.toml", "/etc/keelson/metrics-token"]) {
-          assert.deepEqual(await statIn(host, file), { uid: 0, gid, mode: 0o640 }, file);
-        }
-        assert.deepEqual(await statIn(host, "/etc/keepalived/conf.d"), { uid, gid, mode: 0o755 });
-        assert.deepEqual(await statIn(host, "/run/keelson"), { uid, gid, mode: 0o755 });
+        const { uid, gid } = await assertAccountAndFiles(host);
+        await assertKeepalivedInclude(host, "");
         const wanted = host.path("/etc/systemd/system/multi-user.target.wants/keelson.service");
-        assert.equal(await Deno.readLink(wanted), UNIT);
-        // the unit's Documentation= is a file the steps installed
-        const docs = [...(await Deno.readTextFile(host.path(UNIT)))
-          .matchAll(/^Documentation=file:\/\/(\S+)$/gm)].map((m) => m[1]!);
-        assert.ok(docs.length > 0, "keelson.service names its documentation");
-        for (const doc of docs) assert.ok((await Deno.stat(host.path(doc))).isFile, doc);
-
+        // systemctl links the first path of its search path that holds the unit: /lib is /usr/lib
+        assert.match(
+          await Deno.readLink(wanted),
+          /^(\/usr)?\/lib\/systemd\/system\/keelson\.service$/,
+        );
+        await assertDocumentation(host);
         const check = await unitCheck(host);
         ok(check, "the unit's keelson check as user keelson");
         assert.match(check.output, /\/etc\/keelson\/keelson\.toml: OK/);
+
+        await t.step("an operator's keepalived.conf is kept: one line added, once", async () => {
+          const mine = "global_defs {\n    router_id cp-1\n}\n";
+          await Deno.writeTextFile(host.path("/etc/keepalived/keepalived.conf"), mine);
+          ok(await host.run(`dpkg -i /root/${debName}`), "dpkg -i again (a reinstall)");
+          assert.equal(await Deno.readTextFile(host.path("/etc/keepalived/keepalived.conf")), mine);
+          ok(await host.run(quickstart, { cwd: "/root" }), "the quick start");
+          ok(await host.run(quickstart, { cwd: "/root" }), "the quick start, twice");
+          await assertKeepalivedInclude(host, mine);
+        });
 
         await t.step("the kubeconfig recipe: a file user keelson reads, no one else", async () => {
           if (noKubectl) {
@@ -328,7 +506,7 @@ Deno.test({
           }
           await Deno.mkdir(host.path("/etc/kubernetes/pki"), { recursive: true });
           await Deno.writeTextFile(host.path("/etc/kubernetes/pki/ca.crt"), caPem);
-          ok(await host.run(kubeconfig, { env: { TOKEN } }), "the README's kubeconfig recipe");
+          ok(await host.run(kubeconfig, { env: { TOKEN } }), "the kubeconfig recipe");
           const file = "/etc/keelson/kubeconfig";
           assert.deepEqual(await statIn(host, file), { uid: 0, gid, mode: 0o640 });
           const read = await asUser(host, "keelson", `cat ${file}`);
@@ -342,10 +520,10 @@ Deno.test({
           if (noBird) {
             if (required) throw new Error(noBird);
             // deno-lint-ignore no-console
-            console.error(`*** SKIPPING the README's BGP block: ${noBird} ***`);
+            console.error(`*** SKIPPING the BGP block: ${noBird} ***`);
             return;
           }
-          ok(await host.run(bgp, { cwd: CHECKOUT }), "the README's BGP block");
+          ok(await host.run(bgp, { cwd: "/root" }), "docs/bgp.md's block");
           const bird = await host.idOf("group", "bird");
           const birdUser = await host.idOf("passwd", "bird");
           assert.ok(bird !== undefined && birdUser !== undefined);
@@ -360,13 +538,12 @@ Deno.test({
             mode: 0o775,
           });
           // as the unit runs Keelson (SupplementaryGroups=bird): BIRD's file and socket directory
-          const groups = `${gid},${bird}`;
           const wrote = await asUser(
             host,
             "keelson",
             "umask 027 && echo 'router id 10.0.0.11;' >/etc/keelson/bird/keelson.conf && " +
               "touch /run/bird/probe",
-            groups,
+            `${gid},${bird}`,
           );
           ok(wrote, "keelson writes into /etc/keelson/bird and /run/bird");
           assert.equal((await statIn(host, "/etc/keelson/bird/keelson.conf")).gid, bird);
@@ -398,30 +575,61 @@ Deno.test({
           ok(await unitCheck(host), "the unit's check after them");
         });
 
-        await t.step(
-          "systemd-analyze verify: the installed units, no error or warning",
-          async () => {
-            const units = ["keelson.service", "keepalived.service"];
-            if (!noBird) units.push("bird.service");
-            for (const unit of units) {
-              // --man=no: the distribution's units name man pages, which a host need not have
-              const verify = await host.run(`systemd-analyze verify --man=no ${unitPath(unit)}`);
-              ok(verify, `systemd-analyze verify ${unit}`);
-              // only the trace of the command itself: no error, no warning
-              assert.deepEqual(
-                verify.output.split("\n").filter((l) => !l.startsWith("+")),
-                [],
-                verify.output,
-              );
-            }
-          },
-        );
+        await t.step("systemd-analyze verify and security on the installed units", async () => {
+          await verifyUnits(host, !noBird);
+          const tenths = await exposure(host);
+          // deno-lint-ignore no-console
+          console.error(`FIGURE installed keelson.service exposure level ${tenths / 10}`);
+          assert.ok(tenths <= MAX_EXPOSURE_TENTHS, `exposure ${tenths / 10}`);
+        });
+
+        await t.step("remove keeps /etc/keelson; purge removes what the package made", async () => {
+          ok(await host.run("dpkg --remove keelson"), "dpkg --remove keelson");
+          assert.ok(!(await exists(host.path("/usr/bin/keelson"))), "the binary is gone");
+          assert.ok(!(await exists(host.path(PACKAGE_UNIT))), "the unit is gone");
+          assert.ok(!(await exists(wanted)), "the unit is no longer enabled");
+          for (const file of ["keelson.toml", "metrics-token"]) {
+            assert.ok(await exists(host.path(`/etc/keelson/${file}`)), `remove kept ${file}`);
+          }
+          assert.ok(await exists(host.path("/etc/keepalived/keelson-include.conf")));
+          const purge = await host.run("dpkg --purge keelson");
+          ok(purge, "dpkg --purge keelson");
+          for (const path of ["keelson/keelson.toml", "keelson/metrics-token", "keelson/bird"]) {
+            assert.ok(!(await exists(host.path(`/etc/${path}`))), `purge removed /etc/${path}`);
+          }
+          assert.ok(!(await exists(host.path("/etc/keepalived/keelson-include.conf"))));
+          assert.ok(!(await exists(host.path("/run/keelson"))));
+          // the operator's kubeconfig stays, and so does its directory, named
+          if (!noKubectl) {
+            assert.ok(await exists(host.path("/etc/keelson/kubeconfig")));
+            assert.match(purge.output, /\/etc\/keelson kept: .*kubeconfig/);
+          }
+          // the operator's keepalived.conf is never the package's to remove
+          assert.ok(await exists(host.path("/etc/keepalived/keepalived.conf")));
+        });
       });
 
-      await t.step("a host installed by the earlier steps: refused until upgraded", async () => {
+      await t.step("by hand: docs/install.md's steps and the quick start", async () => {
         await using host = await ScratchHost.create({ binds });
         await writeCheckout(host);
+        ok(await host.run(install, { cwd: CHECKOUT }), "docs/install.md's install block");
+        ok(await host.run(quickstart, { cwd: CHECKOUT }), "the README's quick start");
+        await assertAccountAndFiles(host);
+        await assertKeepalivedInclude(host, "");
+        const wanted = host.path("/etc/systemd/system/multi-user.target.wants/keelson.service");
+        assert.equal(await Deno.readLink(wanted), LOCAL_UNIT);
+        await assertDocumentation(host);
+        ok(await unitCheck(host), "the unit's keelson check as user keelson");
+        await verifyUnits(host, false);
+        assert.ok(await exposure(host) <= MAX_EXPOSURE_TENTHS);
+      });
+
+      await t.step("a host installed by an earlier README: refused until upgraded", async () => {
+        await using host = await ScratchHost.create({ binds });
+        await writeCheckout(host);
+        await Deno.copyFile(deb, host.path(`${CHECKOUT}/${debName}`));
         await Deno.writeTextFile(host.path("/tmp/old-kubeconfig"), kubeconfigText(caPem));
+        await Deno.writeTextFile(host.path("/tmp/old-keepalived.conf"), OLD_KEEPALIVED_CONF);
         ok(await host.run(OLD_STEPS, { cwd: CHECKOUT }), "the earlier install steps");
         // as root, the check the earlier README ran passes: that is how the fault stayed hidden
         ok(
@@ -437,7 +645,21 @@ Deno.test({
           /chown root:keelson \/etc\/keelson\/keelson\.toml && chmod 0640 \/etc\/keelson\/keelson\.toml/,
         );
 
-        ok(await host.run(upgrade, { cwd: CHECKOUT }), "the README's upgrade block");
+        const inventory = await Deno.readTextFile(host.path("/etc/keelson/keelson.toml"));
+        ok(await host.run(upgrade, { cwd: CHECKOUT }), "docs/install.md's upgrade block");
+        assert.equal(
+          await unitFile(host),
+          PACKAGE_UNIT,
+          "the old unit no longer shadows the package's",
+        );
+        assert.equal(
+          await Deno.readTextFile(host.path("/etc/keelson/keelson.toml")),
+          inventory,
+          "the upgrade kept the operator's inventory",
+        );
+        const keepalived = await Deno.readTextFile(host.path("/etc/keepalived/keepalived.conf"));
+        assert.match(keepalived, /^include \/etc\/keepalived\/keelson-include\.conf$/m);
+        assert.doesNotMatch(keepalived, /conf\.d\/\*\.conf/);
         const gid = await host.idOf("group", "keelson");
         for (const file of ["keelson.toml", "kubeconfig", "metrics-token"]) {
           const path = `/etc/keelson/${file}`;
@@ -447,7 +669,7 @@ Deno.test({
         ok(await unitCheck(host), "the unit's check after the upgrade");
       });
     } finally {
-      await Deno.remove(caDir, { recursive: true });
+      await Deno.remove(work, { recursive: true });
     }
   },
 });

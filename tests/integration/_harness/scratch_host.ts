@@ -1,10 +1,12 @@
 /**
  * A scratch host for install tests: a root directory that commands run in through chroot(2),
  * inside a private mount namespace (`unshare --mount`) that ends with each command, so nothing is
- * mounted on the real host. The host's /usr is mounted read-only (its programs: systemd's tools,
- * coreutils, keepalived's and BIRD's units), /dev and /proc are the host's; /etc, /usr/local,
- * /run, /var, /tmp and /root are the scratch host's own. /etc starts with copies of the host's
- * account, PAM and loader files, as a freshly installed machine has them.
+ * mounted on the real host. /usr is the host's under a scratch overlay (its programs: systemd's
+ * tools, coreutils, dpkg, keepalived's and BIRD's units; what a package or an install step writes
+ * there lands in the scratch host's upper layer, never in the host's /usr); /dev and /proc are the
+ * host's; /etc, /usr/local, /run, /var, /tmp and /root are the scratch host's own. /etc starts
+ * with copies of the host's account, PAM and loader files, as a freshly installed machine has
+ * them, and /var/lib/dpkg is an empty package database.
  *
  * Needs root.
  *
@@ -73,6 +75,8 @@ export class ScratchHost implements AsyncDisposable {
   /** The root directory: `/` of every command run here. */
   readonly root: string;
   readonly #usrLocal: string;
+  /** The overlay's upper layer: what was written to /usr (but /usr/local) in the host. */
+  readonly #usrUpper: string;
   readonly #binds: Array<[string, string]>;
   /** Top-level directories that are directories (not /usr symlinks) on this host. */
   readonly #hostLibDirs: string[];
@@ -81,6 +85,7 @@ export class ScratchHost implements AsyncDisposable {
     this.base = base;
     this.root = `${base}/root`;
     this.#usrLocal = `${base}/usr-local`;
+    this.#usrUpper = `${base}/usr-upper`;
     this.#binds = binds;
     this.#hostLibDirs = hostLibDirs;
   }
@@ -101,6 +106,15 @@ export class ScratchHost implements AsyncDisposable {
     for (const dir of ["etc/systemd/system", "usr", "proc", "dev", "run", "var/lib", "root"]) {
       await Deno.mkdir(`${root}/${dir}`, { recursive: true });
     }
+    for (const dir of ["usr-upper", "usr-work"]) await Deno.mkdir(`${base}/${dir}`);
+    // an empty package database, as on a machine before its first package
+    for (const dir of ["info", "updates", "triggers"]) {
+      await Deno.mkdir(`${root}/var/lib/dpkg/${dir}`, { recursive: true });
+    }
+    for (const file of ["status", "available"]) {
+      await Deno.writeTextFile(`${root}/var/lib/dpkg/${file}`, "");
+    }
+    await Deno.mkdir(`${root}/var/log`, { recursive: true });
     for (const dir of ["tmp", "var/tmp"]) {
       await Deno.mkdir(`${root}/${dir}`, { recursive: true });
       await Deno.chmod(`${root}/${dir}`, 0o1777);
@@ -149,8 +163,8 @@ export class ScratchHost implements AsyncDisposable {
       "set -eu",
       "exec 2>&1",
       'R="$SCRATCH_ROOT"',
-      'mount --bind /usr "$R/usr"',
-      'mount -o remount,bind,ro "$R/usr"',
+      'mount -t overlay overlay -o "lowerdir=/usr,upperdir=$SCRATCH_BASE/usr-upper,' +
+      'workdir=$SCRATCH_BASE/usr-work" "$R/usr"',
       'mount --bind "$SCRATCH_USR_LOCAL" "$R/usr/local"',
       'mount --rbind /dev "$R/dev"',
       'mount --rbind /proc "$R/proc"',
@@ -159,7 +173,7 @@ export class ScratchHost implements AsyncDisposable {
         `mount --bind ${quote(outside)} "$R"${quote(inside)} && ` +
         `mount -o remount,bind,ro "$R"${quote(inside)}`
       ),
-      "unset SCRATCH_ROOT SCRATCH_USR_LOCAL",
+      "unset SCRATCH_ROOT SCRATCH_USR_LOCAL SCRATCH_BASE",
       'exec chroot "$R" /bin/bash -xeuo pipefail /tmp/.scratch-step.sh',
     ].join("\n");
     const out = await new Deno.Command("unshare", {
@@ -170,6 +184,7 @@ export class ScratchHost implements AsyncDisposable {
         ...options.env,
         SCRATCH_ROOT: this.root,
         SCRATCH_USR_LOCAL: this.#usrLocal,
+        SCRATCH_BASE: this.base,
       },
       stdin: "null",
       stdout: "piped",
@@ -180,14 +195,17 @@ export class ScratchHost implements AsyncDisposable {
   }
 
   /**
-   * A path inside the scratch host, as seen from the real one.
+   * A path inside the scratch host, as seen from the real one. Under /usr (but /usr/local) only
+   * what was written in the scratch host is there: the host's own files are not.
    * @param path an absolute path inside the root
    * @returns the path on the real host
    */
   path(path: string): string {
-    return path.startsWith("/usr/local/")
-      ? `${this.#usrLocal}${path.slice("/usr/local".length)}`
-      : `${this.root}${path}`;
+    if (path.startsWith("/usr/local/")) {
+      return `${this.#usrLocal}${path.slice("/usr/local".length)}`;
+    }
+    if (path.startsWith("/usr/")) return `${this.#usrUpper}${path.slice("/usr".length)}`;
+    return `${this.root}${path}`;
   }
 
   /**
