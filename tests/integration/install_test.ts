@@ -306,7 +306,14 @@ async function buildPackage(dir: string): Promise<string> {
   const text = new TextDecoder().decode(out.stdout);
   assert.ok(out.success, `scripts/package.sh failed:\n${new TextDecoder().decode(out.stderr)}`);
   const deb = text.split("\n").find((line) => line.endsWith(".deb"));
-  assert.ok(deb, `scripts/package.sh named no .deb:\n${text}`);
+  const rpm = text.split("\n").find((line) => line.endsWith(".x86_64.rpm"));
+  assert.ok(deb && rpm, `scripts/package.sh named no .deb and .rpm:\n${text}`);
+  for (const file of [deb, rpm]) {
+    // deno-lint-ignore no-console
+    console.error(
+      `FIGURE ${file.slice(file.lastIndexOf("/") + 1)} ${(await Deno.stat(file)).size} bytes`,
+    );
+  }
   return deb;
 }
 
@@ -462,8 +469,6 @@ Deno.test({
       const caPem = await writeCa(work);
       const deb = await buildPackage(work);
       const debName = deb.slice(deb.lastIndexOf("/") + 1);
-      // deno-lint-ignore no-console
-      console.error(`FIGURE keelson .deb ${(await Deno.stat(deb)).size} bytes`);
 
       await t.step("the package and the quick start on a new host", async (t) => {
         await using host = await ScratchHost.create({ binds });
