@@ -102,9 +102,15 @@ interface GenTree {
   pinned: boolean;
 }
 
+/** `value` three times in four, else one of `rest` (edge cases stay common, not dominant). */
+function mostly<T>(value: fc.Arbitrary<T>, rest: fc.Arbitrary<T>): fc.Arbitrary<T> {
+  return fc.oneof({ arbitrary: value, weight: 3 }, { arbitrary: rest, weight: 1 });
+}
+
 const systemArb: fc.Arbitrary<GenSystem> = fc.record({
   id: fc.constantFrom(...SAFE_IDS),
-  serial: fc.nat(SERIALS.length - 1),
+  // the machine's id as the serial often enough that discovery finds it
+  serial: fc.oneof(fc.constant(4), fc.nat(SERIALS.length - 1)),
   tag: fc.nat(TAGS.length - 1),
   uuid: fc.nat(UUIDS.length - 1),
   power: fc.constantFrom("On" as const, "Off" as const, "PoweringOff" as const),
@@ -114,12 +120,13 @@ const systemArb: fc.Arbitrary<GenSystem> = fc.record({
 
 const treeArb: fc.Arbitrary<GenTree> = fc.record({
   systems: fc.uniqueArray(systemArb, { minLength: 0, maxLength: 4, selector: (s) => s.id }),
-  odd: fc.option(fc.record({ id: fc.constantFrom(...UNSAFE_IDS), at: fc.nat(4) }), {
-    nil: undefined,
-    freq: 4,
-  }),
+  odd: mostly(
+    fc.constant(undefined),
+    fc.record({ id: fc.constantFrom(...UNSAFE_IDS), at: fc.nat(4) }),
+  ),
   pageSize: fc.integer({ min: 1, max: 4 }),
-  oddLink: fc.option(
+  oddLink: mostly(
+    fc.constant(undefined),
     fc.record({
       link: fc.constantFrom(
         "/redfish/v1/Managers?$skip=1",
@@ -131,14 +138,16 @@ const treeArb: fc.Arbitrary<GenTree> = fc.record({
       ),
       page: fc.nat(3),
     }),
-    { nil: undefined, freq: 4 },
   ),
-  count: fc.constantFrom("absent" as const, "right" as const, "wrong" as const),
+  count: mostly(
+    fc.constantFrom("absent" as const, "right" as const),
+    fc.constant("wrong" as const),
+  ),
   mode: fc.oneof(
     fc.constant({ kind: "discover" as const }),
     fc.record({
       kind: fc.constant("named" as const),
-      id: fc.constantFrom(...SAFE_IDS, ...UNSAFE_IDS),
+      id: mostly(fc.constantFrom(...SAFE_IDS), fc.constantFrom(...UNSAFE_IDS)),
     }),
   ),
   pinned: fc.boolean(),
@@ -316,6 +325,6 @@ Deno.test("property: every request and every ForceOff goes to the machine's one 
         assert.equal(posts.length, 1);
       }
     }),
-    { numRuns: 300 },
+    { numRuns: 400 },
   );
 });
