@@ -29,8 +29,16 @@ export interface PowerEventTargets {
   nodeOf: (machine: Machine) => V1Node | undefined;
 }
 
-/** A deadline for ForceOff beyond the BMC's own request timeouts (discovery may take two). */
+/** A deadline for ForceOff beyond the BMC's own request timeouts. */
 const FORCE_OFF_EXTRA_MS = 1_000;
+
+/**
+ * Requests a ForceOff may take: the system read again and the POST; with discovery, the polling
+ * loop's client has found the system already, else one page and one member are read first.
+ */
+function forceOffRequests(machine: Machine): number {
+  return machine.bmc?.system === undefined ? 4 : 2;
+}
 
 /** The provider's power part. */
 export interface BaremetalPower {
@@ -85,7 +93,9 @@ export function createBaremetalPower(
             { retriable: false, reason: "NoPowerController" },
           );
         }
-        const signal = AbortSignal.timeout(2 * machine.bmc.timeout.ms + FORCE_OFF_EXTRA_MS);
+        const signal = AbortSignal.timeout(
+          forceOffRequests(machine) * machine.bmc.timeout.ms + FORCE_OFF_EXTRA_MS,
+        );
         try {
           await monitor.forceOff(machine, signal);
         } catch (error) {

@@ -180,7 +180,10 @@ function requestUrl(endpoint: string, method: string, path: string): string {
     origin = new URL(endpoint).origin;
     url = new URL(path, origin);
   } catch {
-    throw new RedfishError("unsafe_path", `${method} ${quote(path)}: not a URL on ${quote(endpoint)}`);
+    throw new RedfishError(
+      "unsafe_path",
+      `${method} ${quote(path)}: not a URL on ${quote(endpoint)}`,
+    );
   }
   if (
     !path.startsWith("/") || url.origin !== origin || `${url.pathname}${url.search}` !== path ||
@@ -201,13 +204,12 @@ function requestUrl(endpoint: string, method: string, path: string): string {
 function memberPath(odataId: string): { path: string } | { problem: string } {
   const bare = odataId.endsWith("/") ? odataId.slice(0, -1) : odataId;
   const parsed = parseSystemPath(bare);
-  return "problem" in parsed
-    ? parsed
-    : { path: `${SYSTEMS_COLLECTION_PATH}/${parsed.id}` };
+  return "problem" in parsed ? parsed : { path: `${SYSTEMS_COLLECTION_PATH}/${parsed.id}` };
 }
 
 // a next page: the collection itself with a query of plain characters (e.g. `?$skip=16`)
-const PAGE_PATH = /^\/redfish\/v1\/Systems\/?(\?(?:[A-Za-z0-9$=&._~:@,+-]|%[0-9A-Fa-f]{2}){0,512})?$/;
+const PAGE_PATH =
+  /^\/redfish\/v1\/Systems\/?(\?(?:[A-Za-z0-9$=&._~:@,+-]|%[0-9A-Fa-f]{2}){0,512})?$/;
 
 /** The next page's path, when `Members@odata.nextLink` names a page of the Systems collection. */
 function pagePath(link: string): { path: string } | { problem: string } {
@@ -555,8 +557,8 @@ export class RedfishClient {
     if (verdict.kind === "contradicted") {
       throw new RedfishError(
         "identity",
-        `${path} reports ${verdict.reported}, not the machine's id ${quote(id)}: not this ` +
-          "machine's system (set id to its serial number or asset tag, or fix [machines.bmc])",
+        `${path} reports ${verdict.reported}, not the machine's id ${quote(id)}: another ` +
+          "machine's system? (id must be the serial number or asset tag the BMC reports)",
       );
     }
     if (confirmed && verdict.kind !== "confirmed") {
