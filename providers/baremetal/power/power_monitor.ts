@@ -322,6 +322,7 @@ function clientOf(machine: Machine): RedfishClient {
     endpoint: bmc.endpoint,
     ...(bmc.system !== undefined ? { system: bmc.system } : {}),
     serial: machineId(machine),
+    ...(machine.id === undefined ? { serialIsName: true } : {}),
     timeoutMs: bmc.timeout.ms,
     ...(bmc.certificate_sha256 !== undefined ? { certificateSha256: bmc.certificate_sha256 } : {}),
   });

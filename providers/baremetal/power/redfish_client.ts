@@ -135,6 +135,8 @@ export interface RedfishTarget {
    * this machine's (`system_identity.ts`).
    */
   serial: string;
+  /** The machine has no `id`, so `serial` is its name (messages say so). */
+  serialIsName?: boolean;
   /** The deadline of each request. */
   timeoutMs: number;
   /**
@@ -557,8 +559,9 @@ export class RedfishClient {
     if (verdict.kind === "contradicted") {
       throw new RedfishError(
         "identity",
-        `${path} reports ${verdict.reported}, not the machine's id ${quote(id)}: another ` +
-          "machine's system? (id must be the serial number or asset tag the BMC reports)",
+        `${path} reports ${verdict.reported}, not the machine's id ${quote(id)}` +
+          (this.#target.serialIsName ? " (its name: no id is set)" : "") +
+          ": another machine's system? (id must be the serial number or asset tag the BMC reports)",
       );
     }
     if (confirmed && verdict.kind !== "confirmed") {

@@ -179,6 +179,18 @@ Deno.test("identity: a system reporting another SerialNumber or AssetTag is not 
     await assert.rejects(c.forceOff(CREDENTIALS, signal()), reason("identity"), what);
     assert.deepEqual(bmc.requests.filter((r) => r.method === "POST"), [], what);
   }
+  // a machine without an id is compared by its name, and the message says so
+  const named = new RedfishClient({
+    endpoint: bmc.endpoint,
+    system: S1,
+    serial: "w-1",
+    serialIsName: true,
+    timeoutMs: 10_000,
+  });
+  await assert.rejects(
+    named.readPower(CREDENTIALS, signal()),
+    /reports AssetTag "TAG-9", not the machine's id "w-1" \(its name: no id is set\)/,
+  );
   // the same system with the machine's serial (any ASCII case, padded), asset tag or UUID is
   // its own; one that reports none (or a firmware placeholder) contradicts nothing
   const own: Record<string, unknown>[] = [
