@@ -145,7 +145,20 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
   const routes = routesPodCidrs(current())
     ? hostRoutes(() => hostSide?.routes, () => reported, () => decided)
     : undefined;
-  const power = createBaremetalPower(current, metrics);
+  // host events and the Node cache, once connected: the power part's Warnings go on Nodes
+  let hostEvents: EventRecorder | undefined;
+  let nodeCache: Informer<V1Node> | undefined;
+  const power = createBaremetalPower(current, metrics, {
+    events: () => hostEvents,
+    nodeOf: (machine) =>
+      nodeCache?.list().find((node) => {
+        try {
+          return base.instancesV2.findMachine(node)?.name === machine.name;
+        } catch {
+          return false;
+        }
+      }),
+  });
   const base = createBaremetalProvider(inventory, {
     loadBalancer,
     power,
@@ -176,6 +189,8 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
     connect(context) {
       const { nodes, services, signal } = context;
       cluster.services = services;
+      hostEvents = context.events;
+      nodeCache = nodes;
       // the Nodes tell which machines are taken (machine identity)
       base.instancesV2.useNodes(() => nodes.list(), { notifies: true });
       nodesVersion = 0;
@@ -186,6 +201,8 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
       signal.addEventListener("abort", () => {
         nodesChanged();
         nodesVersion = undefined;
+        hostEvents = undefined;
+        nodeCache = undefined;
       }, { once: true });
       hostSide?.connect(context);
       const unsubscribe = services.subscribe(reportUnserved);

@@ -1,10 +1,11 @@
 /**
- * Cross-field checks on `[[machines]]`: duplicate names, ids, hostnames and addresses, and label
- * keys the node controller would drop. Folder-internal.
+ * Cross-field checks on `[[machines]]`: duplicate names, ids, hostnames and addresses, label
+ * keys the node controller would drop, and BMC systems two machines share. Folder-internal.
  *
  * @module
  */
 import { canonicalIp } from "../net/ip.ts";
+import { checkBmcSystems } from "./_check_bmc_systems.ts";
 import type { RawIssue } from "./_schema_issues.ts";
 import { duplicateName } from "./_duplicate_name.ts";
 import { type Machine, machineId } from "./types.ts";
@@ -19,7 +20,7 @@ export const ADDRESS_KEYS = [
 ] as const;
 
 /**
- * Duplicate names, ids, hostnames and IPs, and reserved label keys.
+ * Duplicate names, ids, hostnames and IPs, reserved label keys and shared BMC systems.
  * @param machines the machines by index; undefined where the entry failed the schema
  * @returns one issue per problem, on the later of two clashing entries
  */
@@ -84,5 +85,6 @@ export function checkMachines(machines: readonly (Machine | undefined)[]): RawIs
       });
     }
   }
+  issues.push(...checkBmcSystems(machines));
   return issues;
 }

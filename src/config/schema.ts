@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { parseIp } from "../net/ip.ts";
+import { parseSystemPath } from "./bmc_system_path.ts";
 import { AnnounceSchema, BgpSchema, MachineBgpSchema } from "./bgp_schema.ts";
 import { controllersProblem, KNOWN_CONTROLLERS } from "./controller_names.ts";
 import { type Duration, DURATION_REGEXP, isDuration, parseDuration } from "./duration.ts";
@@ -384,9 +385,6 @@ export function bmcEndpointProblem(value: string): string | undefined {
   return undefined;
 }
 
-/** A Redfish ComputerSystem path: `/redfish/v1/Systems/<id>`. */
-export const SYSTEM_PATH_REGEXP = /^\/redfish\/v1\/Systems\/[A-Za-z0-9._~:@-]{1,128}$/;
-
 /**
  * A SHA-256 certificate fingerprint in the one form Keelson compares: 32 upper-case hex pairs
  * joined by ':', as `openssl x509 -noout -fingerprint -sha256` prints it (and node:tls's
@@ -412,11 +410,18 @@ export const BmcSchema = z.strictObject({
     const problem = bmcEndpointProblem(value);
     if (problem) ctx.addIssue({ code: "custom", input: value, message: problem });
   }),
-  system: z.string().regex(
-    SYSTEM_PATH_REGEXP,
-    'must be a Redfish system path such as "/redfish/v1/Systems/1" (letters, digits, ' +
-      "'.', '_', '~', ':', '@' and '-' in the id)",
-  ).optional(),
+  // one path segment no parser or server reads as another resource (bmc_system_path.ts)
+  system: z.string().max(256).superRefine((value, ctx) => {
+    const parsed = parseSystemPath(value);
+    if ("problem" in parsed) {
+      ctx.addIssue({
+        code: "custom",
+        input: value,
+        message: `${parsed.problem}; it must be one Redfish system path such as ` +
+          '"/redfish/v1/Systems/1"',
+      });
+    }
+  }).optional(),
   username_file: path,
   password_file: path,
   ca_file: path.optional(),

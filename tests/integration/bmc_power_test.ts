@@ -3,12 +3,14 @@
  * the unprivileged user) against a real kube-apiserver and a real Redfish server it did not write
  * (sushy-tools' emulator). A system powered off through Redfish gets its NotReady Node the
  * `node.cloudprovider.kubernetes.io/shutdown` taint; every way a BMC can fail to tell the truth
- * leaves its Node untainted, although the system behind it (where there is one) is Off.
+ * leaves its Node untainted, although the system behind it (where there is one) is Off — among
+ * them a system that reports another machine's serial number, which is also a Warning Event on
+ * the Node.
  *
  * Figures are printed with a `FIGURE` prefix.
  */
 import assert from "node:assert/strict";
-import type { V1Node } from "@kubernetes/client-node";
+import type { CoreV1Event, V1Node } from "@kubernetes/client-node";
 import { type ControlPlane, startControlPlane } from "./_harness/control_plane.ts";
 import { type KeelsonProcess, startKeelson } from "./_harness/keelson_process.ts";
 import { writeKubeconfig } from "./_harness/kubeconfig.ts";
@@ -78,7 +80,7 @@ async function sample(agent: KeelsonProcess, text: string): Promise<number | und
 function httpsServer(
   certFile: string,
   keyFile: string,
-  handler: () => Response,
+  handler: (request: Request) => Response,
 ): { url: string; requests: () => number; close: () => Promise<void> } {
   let count = 0;
   const server = Deno.serve({
@@ -87,9 +89,9 @@ function httpsServer(
     cert: Deno.readTextFileSync(certFile),
     key: Deno.readTextFileSync(keyFile),
     onListen() {},
-  }, () => {
+  }, (request) => {
     count++;
-    return handler();
+    return handler(request);
   });
   return {
     url: `https://127.0.0.1:${server.addr.port}`,
@@ -121,11 +123,12 @@ function silentListener(): { url: string; close: () => void } {
 }
 
 sushyTest(
-  "a BMC's Off gives the NotReady Node the shutdown taint; an unreachable, hung, refusing, non-Redfish, mistrusted or flapping BMC never does",
+  "a BMC's Off gives the NotReady Node the shutdown taint; an unreachable, hung, refusing, non-Redfish, mistrusted, flapping, ambiguous or impostor BMC never does",
   async (t) => {
     const off = crypto.randomUUID();
     const refused = crypto.randomUUID();
     const mistrusted = crypto.randomUUID();
+    const mispinned = crypto.randomUUID();
     await using cp = await startControlPlane();
     // the systems behind the refusing and the mistrusted BMC are Off: only failing closed keeps
     // their Nodes untainted
@@ -134,6 +137,7 @@ sushyTest(
         { uuid: off, name: "w-off", power: "On" },
         { uuid: refused, name: "w-refused", power: "Off" },
         { uuid: mistrusted, name: "w-mistrusted", power: "Off" },
+        { uuid: mispinned, name: "w-mispinned", power: "Off" },
       ],
     });
     // a BMC with a single system, Off from the start: found without `system`
@@ -166,6 +170,27 @@ sushyTest(
         PowerState: flip ? "Off" : "On",
       });
     });
+    // a BMC of two systems, both Off, neither reporting a serial number: which is the machine's
+    // cannot be told
+    const system = (power: string, serial?: string) =>
+      Response.json({
+        "@odata.type": "#ComputerSystem.v1_1_0.ComputerSystem",
+        PowerState: power,
+        ...(serial ? { SerialNumber: serial } : {}),
+      });
+    const twoSystems = httpsServer(certs.certFile, certs.keyFile, (request) => {
+      const path = new URL(request.url).pathname;
+      if (path === "/redfish/v1/Systems") {
+        return Response.json({
+          Members: [{ "@odata.id": "/redfish/v1/Systems/1" }, {
+            "@odata.id": "/redfish/v1/Systems/2",
+          }],
+        });
+      }
+      return system("Off");
+    });
+    // a BMC whose system is Off but reports another machine's serial number
+    const impostor = httpsServer(certs.certFile, certs.keyFile, () => system("Off", "SN-OTHER-7"));
     const silent = silentListener();
     const [closedPort] = freePorts(1);
     try {
@@ -196,13 +221,14 @@ sushyTest(
         "w-mispinned": {
           ...fast,
           endpoint: bmc.url,
-          system: bmc.systemPath(mistrusted),
+          system: bmc.systemPath(mispinned),
           caFile: undefined,
           certificateSha256: certs.caSha256,
         },
         "w-flapping": { ...fast, endpoint: flapping.url, system: "/redfish/v1/Systems/1" },
-        // three systems, none with the machine's id as SerialNumber: which one is unknown
-        "w-ambiguous": { ...fast, endpoint: bmc.url, system: "" },
+        // two systems reporting no identity: which one is the machine's is unknown
+        "w-ambiguous": { ...fast, endpoint: twoSystems.url, system: "" },
+        "w-impostor": { ...fast, endpoint: impostor.url, system: "/redfish/v1/Systems/1" },
       } as const;
       const reasons: Record<keyof typeof cases, string> = {
         "w-unreachable": "unreachable",
@@ -213,6 +239,7 @@ sushyTest(
         "w-mispinned": "tls",
         "w-flapping": "",
         "w-ambiguous": "no_system",
+        "w-impostor": "identity",
       };
       const inventory = `
 [cluster]
@@ -323,6 +350,30 @@ ${Object.entries(cases).map(([name, lines]) => machine(name, lines)).join("\n")}
       }
 
       await t.step(
+        "w-impostor: one BMCIdentityMismatch Warning on its Node, and status says identity",
+        async () => {
+          const mismatchEvents = async () =>
+            (await cp.requestOk<{ items: CoreV1Event[] }>(
+              "GET",
+              "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dw-impostor",
+            )).items.filter((e) => e.reason === "BMCIdentityMismatch");
+          await waitFor(async () => (await mismatchEvents()).length > 0, {
+            timeoutMs: 60_000,
+            message: "a BMCIdentityMismatch Event on w-impostor",
+          });
+          const mismatches = await mismatchEvents();
+          // one Event for the cause (a repeat would raise its count, not add one)
+          assert.equal(mismatches.length, 1);
+          assert.equal(mismatches[0]!.type, "Warning");
+          assert.equal(mismatches[0]!.involvedObject.kind, "Node");
+          assert.match(
+            mismatches[0]!.message ?? "",
+            /SerialNumber "SN-OTHER-7", not the machine's id "w-impostor"/,
+          );
+        },
+      );
+
+      await t.step(
         "keelson status shows each machine's power from the leader's heartbeat",
         async () => {
           const run = async (args: string[]) => {
@@ -350,6 +401,12 @@ ${Object.entries(cases).map(([name, lines]) => machine(name, lines)).join("\n")}
             model.problems.some((p) => p.startsWith("machine w-hung: power unknown")),
             model.problems.join("\n"),
           );
+          assert.ok(
+            model.problems.some((p) =>
+              p.startsWith("machine w-impostor: power unknown (identity: /redfish/v1/Systems/1")
+            ),
+            model.problems.join("\n"),
+          );
           const text = await run([]);
           assert.match(text, /Machine power \(from w-off's heartbeat\)/);
           assert.match(text, /w-off +off +\d/);
@@ -359,6 +416,8 @@ ${Object.entries(cases).map(([name, lines]) => machine(name, lines)).join("\n")}
       silent.close();
       await notRedfish.close();
       await flapping.close();
+      await twoSystems.close();
+      await impostor.close();
     }
   },
 );

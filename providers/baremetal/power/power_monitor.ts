@@ -30,6 +30,7 @@ import {
   REDFISH_FAILURES,
   RedfishClient,
   RedfishError,
+  type RedfishFailure,
 } from "./redfish_client.ts";
 
 const log = logger("provider", "power");
@@ -77,7 +78,8 @@ export function declarePowerMetrics(registry: Registry): PowerMetrics {
       new Counter({
         name: "keelson_bmc_request_errors_total",
         help: "Requests to a machine's BMC that gave no usable answer, by reason (" +
-          `${REDFISH_FAILURES.join(", ")}).`,
+          `${REDFISH_FAILURES.join(", ")}; identity: the system reports another machine's ` +
+          "serial number or asset tag; unsafe_path: the BMC named a path outside the system).",
         labelNames: ["machine", "reason"],
         registers: [registry],
       })),
@@ -97,7 +99,22 @@ export interface PowerMonitorOptions {
    * @throws {RedfishError} or {BmcCredentialError} when there is no usable answer
    */
   readPower?: (machine: Machine, signal: AbortSignal) => Promise<PowerReading>;
+  /**
+   * Told once per distinct message when a machine's BMC system cannot be proven to be the
+   * machine's (`REFUSED_TARGET_FAILURES`): for a Warning Event on its Node.
+   */
+  onRefused?: (machine: Machine, reason: RedfishFailure, message: string) => void;
 }
+
+/**
+ * Failures that no retry of the same request fixes: the BMC's system is not provably the
+ * machine's (another identity, several or no candidates, a path outside the system).
+ */
+export const REFUSED_TARGET_FAILURES: ReadonlySet<RedfishFailure> = new Set([
+  "identity",
+  "no_system",
+  "unsafe_path",
+]);
 
 /** Polls every configured BMC while started; answers from what it saw. */
 export class PowerMonitor {
@@ -105,9 +122,16 @@ export class PowerMonitor {
   readonly #metrics: PowerMetrics;
   readonly #now: () => number;
   readonly #readPower: PowerMonitorOptions["readPower"];
+  readonly #onRefused: PowerMonitorOptions["onRefused"];
   readonly #tracked = new Map<string, Tracked>();
-  /** Running loops by machine name, with the settings they were started with. */
-  readonly #loops = new Map<string, { key: string; stop: AbortController }>();
+  /**
+   * Running loops by machine name, with the settings they were started with and their client
+   * (ForceOff goes through it: the system it discovered and judged).
+   */
+  readonly #loops = new Map<
+    string,
+    { key: string; stop: AbortController; client: RedfishClient }
+  >();
   #signal: AbortSignal | undefined;
 
   /** @param options the configuration, metrics and clock */
@@ -116,6 +140,7 @@ export class PowerMonitor {
     this.#metrics = options.metrics;
     this.#now = options.now ?? Date.now;
     this.#readPower = options.readPower;
+    this.#onRefused = options.onRefused;
   }
 
   /**
@@ -159,8 +184,9 @@ export class PowerMonitor {
     for (const [name, machine] of wanted) {
       if (this.#loops.has(name)) continue;
       const stop = new AbortController();
-      this.#loops.set(name, { key: settingsKey(machine), stop });
-      this.#poll(machine, AbortSignal.any([signal, stop.signal])).catch((error) =>
+      const client = clientOf(machine);
+      this.#loops.set(name, { key: settingsKey(machine), stop, client });
+      this.#poll(machine, client, AbortSignal.any([signal, stop.signal])).catch((error) =>
         log.error("Power polling of machine {machine} stopped: {error}", {
           machine: name,
           error: errorMessage(error),
@@ -212,7 +238,9 @@ export class PowerMonitor {
   }
 
   /**
-   * Sends ForceOff to the machine's BMC.
+   * Sends ForceOff to the machine's BMC, through its polling loop's client when it runs with the
+   * same settings (the system it found), else a new one; either reads and judges the system again
+   * first.
    * @param machine the inventory entry (with a `bmc` table)
    * @param signal aborts the request
    * @throws {RedfishError} or {BmcCredentialError} when it could not be sent or was refused
@@ -220,12 +248,15 @@ export class PowerMonitor {
   async forceOff(machine: Machine, signal: AbortSignal): Promise<void> {
     const bmc = machine.bmc!;
     const credentials = await readBmcCredentials(bmc);
-    await clientOf(machine).forceOff(credentials, signal);
+    const loop = this.#loops.get(machine.name);
+    const client = loop?.key === settingsKey(machine) ? loop.client : clientOf(machine);
+    await client.forceOff(credentials, signal);
   }
 
-  async #poll(machine: Machine, signal: AbortSignal): Promise<void> {
+  async #poll(machine: Machine, client: RedfishClient, signal: AbortSignal): Promise<void> {
     const bmc = machine.bmc!;
-    const client = clientOf(machine);
+    /** The last refusal told (`onRefused`), so one cause is told once. */
+    let refused: string | undefined;
     // the credential files are read again after a minute or after any failure (rotated)
     let credentials: { value: BmcCredentials; readAtMs: number } | undefined;
     const read = this.#readPower ?? (async (_: Machine, s: AbortSignal) => {
@@ -238,6 +269,7 @@ export class PowerMonitor {
       try {
         const reading = await read(machine, signal);
         this.#record(machine.name, reading.state, reading.detail, true);
+        refused = undefined;
       } catch (error) {
         credentials = undefined;
         if (signal.aborted) break;
@@ -247,7 +279,15 @@ export class PowerMonitor {
           ? "credentials"
           : "unreachable";
         this.#metrics.errors.inc({ machine: machine.name, reason });
-        this.#record(machine.name, "unknown", errorMessage(error), false);
+        // the reason leads the detail, so status and the heartbeat show it however it is cut
+        const detail = REFUSED_TARGET_FAILURES.has(reason)
+          ? `${reason}: ${errorMessage(error)}`
+          : errorMessage(error);
+        this.#record(machine.name, "unknown", detail, false);
+        if (REFUSED_TARGET_FAILURES.has(reason) && refused !== detail) {
+          refused = detail;
+          this.#onRefused?.(machine, reason, errorMessage(error));
+        }
       }
       await sleep(bmc.poll_interval.ms, signal);
     }
@@ -282,6 +322,7 @@ function clientOf(machine: Machine): RedfishClient {
     endpoint: bmc.endpoint,
     ...(bmc.system !== undefined ? { system: bmc.system } : {}),
     serial: machineId(machine),
+    ...(machine.id === undefined ? { serialIsName: true } : {}),
     timeoutMs: bmc.timeout.ms,
     ...(bmc.certificate_sha256 !== undefined ? { certificateSha256: bmc.certificate_sha256 } : {}),
   });

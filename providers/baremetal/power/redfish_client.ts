@@ -6,6 +6,15 @@
  * (`pinned_https.ts`), a deadline on every request, a bounded body, and one validation path (zod)
  * for what comes back.
  *
+ * Every request goes to one of a few paths Keelson builds itself from checked parts: the Systems
+ * collection (and its next pages), a system whose id is one safe path segment
+ * (`src/config/bmc_system_path.ts`), and that system's `Actions/ComputerSystem.Reset`; the URL is
+ * checked again after the parser has resolved it, and a path a BMC hands back (a member, a next
+ * page, a reset target) that would resolve anywhere else is refused, never followed. A system is
+ * this machine's only when what it reports of itself does not contradict the machine's id
+ * (`system_identity.ts`); discovery reads every member and takes the one that reports the id, or
+ * the only member when it reports nothing.
+ *
  * A reading is `on` or `off` only when the BMC answered a ComputerSystem whose `PowerState` is
  * exactly `"On"` or `"Off"`; everything else — `PoweringOff`, `PoweringOn`, `Paused`, null, an
  * unreachable BMC, a timeout, refused credentials, a certificate that does not verify, an answer
@@ -16,13 +25,21 @@
  */
 import { z } from "zod";
 import type { BmcCredentials } from "../../../src/config/bmc_credentials.ts";
+import { parseSystemPath, SYSTEMS_COLLECTION_PATH } from "../../../src/config/bmc_system_path.ts";
 import { pinnedHttpsRequest, PinnedTlsError, ResponseTooLargeError } from "./pinned_https.ts";
+import { judgeIdentity, quote } from "./system_identity.ts";
 
 /** The largest body read from a BMC (a ComputerSystem is a few KiB). */
 export const MAX_REDFISH_BODY_BYTES = 1024 * 1024;
 
-/** The most systems a collection is searched through when `system` is not given. */
-export const MAX_DISCOVERED_SYSTEMS = 16;
+/**
+ * The most systems discovery reads when `system` is not given; a BMC that lists more is refused
+ * (set `system`), never searched in part.
+ */
+export const MAX_DISCOVERED_SYSTEMS = 64;
+
+/** The most pages of the Systems collection discovery follows (`Members@odata.nextLink`). */
+export const MAX_COLLECTION_PAGES = 16;
 
 /** Why a BMC gave no usable answer (the `reason` label of `keelson_bmc_request_errors_total`). */
 export type RedfishFailure =
@@ -33,7 +50,9 @@ export type RedfishFailure =
   | "unauthorized"
   | "http_error"
   | "not_redfish"
-  | "no_system";
+  | "no_system"
+  | "identity"
+  | "unsafe_path";
 
 /** Every failure reason, for declaring metrics. */
 export const REDFISH_FAILURES: readonly RedfishFailure[] = [
@@ -45,6 +64,8 @@ export const REDFISH_FAILURES: readonly RedfishFailure[] = [
   "http_error",
   "not_redfish",
   "no_system",
+  "identity",
+  "unsafe_path",
 ];
 
 /** A request that got no usable answer. */
@@ -86,12 +107,16 @@ const ComputerSystemSchema = z.object({
     "is not a ComputerSystem",
   ),
   SerialNumber: z.string().max(256).nullable().optional(),
+  AssetTag: z.string().max(256).nullable().optional(),
+  UUID: z.string().max(256).nullable().optional(),
   PowerState: z.unknown().optional(),
   Actions: z.object({ "#ComputerSystem.Reset": ResetActionSchema.optional() }).optional(),
 });
 
 const CollectionSchema = z.object({
   Members: z.array(z.object({ "@odata.id": z.string().max(512) })).max(10_000),
+  "Members@odata.count": z.number().int().min(0).optional(),
+  "Members@odata.nextLink": z.string().max(2048).nullable().optional(),
 });
 
 type ComputerSystem = z.infer<typeof ComputerSystemSchema>;
@@ -100,10 +125,18 @@ type ComputerSystem = z.infer<typeof ComputerSystemSchema>;
 export interface RedfishTarget {
   /** The BMC's base URL, `https://host[:port]`. */
   endpoint: string;
-  /** The system's path; undefined: discovered (the only system, or the one with `serial`). */
+  /**
+   * The system's path; undefined: discovered (the one member reporting `serial`, or the only
+   * member when it reports no identity).
+   */
   system?: string;
-  /** The machine's id, matched against `SerialNumber` when several systems exist. */
+  /**
+   * The machine's id: a system reporting a `SerialNumber` or `AssetTag` other than it is not
+   * this machine's (`system_identity.ts`).
+   */
   serial: string;
+  /** The machine has no `id`, so `serial` is its name (messages say so). */
+  serialIsName?: boolean;
   /** The deadline of each request. */
   timeoutMs: number;
   /**
@@ -136,6 +169,84 @@ function httpClient(caPem: string | undefined): Deno.HttpClient | undefined {
 }
 
 /**
+ * The URL of `path` (Keelson's own, built from checked parts) on the endpoint's origin, checked
+ * after the URL parser resolved it: the same origin, and the path and query exactly as given (no
+ * dot segment resolved away, nothing re-encoded). The endpoint's own path, query or fragment is
+ * never part of it.
+ * @throws {RedfishError} `unsafe_path` when the parser would send the request anywhere else
+ */
+function requestUrl(endpoint: string, method: string, path: string): string {
+  let origin: string;
+  let url: URL;
+  try {
+    origin = new URL(endpoint).origin;
+    url = new URL(path, origin);
+  } catch {
+    throw new RedfishError(
+      "unsafe_path",
+      `${method} ${quote(path)}: not a URL on ${quote(endpoint)}`,
+    );
+  }
+  if (
+    !path.startsWith("/") || url.origin !== origin || `${url.pathname}${url.search}` !== path ||
+    url.hash !== ""
+  ) {
+    throw new RedfishError(
+      "unsafe_path",
+      `${method} ${quote(path)} on ${origin}: resolves to ${quote(url.href)}; not sent`,
+    );
+  }
+  return url.href;
+}
+
+/**
+ * The system path a collection member names: `/redfish/v1/Systems/<one safe segment>`, one
+ * trailing '/' (as some BMCs write it) dropped.
+ */
+function memberPath(odataId: string): { path: string } | { problem: string } {
+  const bare = odataId.endsWith("/") ? odataId.slice(0, -1) : odataId;
+  const parsed = parseSystemPath(bare);
+  return "problem" in parsed ? parsed : { path: `${SYSTEMS_COLLECTION_PATH}/${parsed.id}` };
+}
+
+// a next page: the collection itself with a query of plain characters (e.g. `?$skip=16`)
+const PAGE_PATH =
+  /^\/redfish\/v1\/Systems\/?(\?(?:[A-Za-z0-9$=&._~:@,+-]|%[0-9A-Fa-f]{2}){0,512})?$/;
+
+/** The next page's path, when `Members@odata.nextLink` names a page of the Systems collection. */
+function pagePath(link: string): { path: string } | { problem: string } {
+  return PAGE_PATH.test(link) ? { path: link } : {
+    problem: `is not a page of ${SYSTEMS_COLLECTION_PATH} ("${SYSTEMS_COLLECTION_PATH}?<query>")`,
+  };
+}
+
+/** The standard target of a system's reset (DSP0266: `<resource>/Actions/<Namespace.Action>`). */
+export function resetTargetOf(systemPath: string): string {
+  return `${systemPath}/Actions/ComputerSystem.Reset`;
+}
+
+/**
+ * Why a system's advertised `#ComputerSystem.Reset` target is not its standard one, or undefined
+ * when it is (after the URL parser resolved dot segments; its host is not looked at, as the
+ * action is only ever sent to the configured endpoint). Percent-encoding is never decoded: the
+ * standard path holds none, so a target that still holds one after resolution differs.
+ */
+function resetTargetProblem(target: string, systemPath: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(target, "https://bmc.invalid");
+  } catch {
+    return "is not a URL";
+  }
+  if (url.search !== "" || url.hash !== "") return "has a query or fragment";
+  const standard = resetTargetOf(systemPath);
+  if (url.pathname !== standard && url.pathname !== `${standard}/`) {
+    return `resolves to ${quote(url.pathname)}, not this system's ${standard}`;
+  }
+  return undefined;
+}
+
+/**
  * Sends one request and returns the parsed JSON body (undefined for 204).
  * @throws {RedfishError} for every failure
  */
@@ -147,7 +258,7 @@ async function request(
   signal: AbortSignal,
   body?: unknown,
 ): Promise<unknown> {
-  const url = `${target.endpoint.replace(/\/$/, "")}${path}`;
+  const url = requestUrl(target.endpoint, method, path);
   const deadline = AbortSignal.timeout(target.timeoutMs);
   const combined = AbortSignal.any([signal, deadline]);
   const headers = {
@@ -344,10 +455,17 @@ export function powerStateOf(value: unknown): { state: PowerReading["state"]; de
   return { state: "unknown", detail: `PowerState ${shown}${why}` };
 }
 
-/** One BMC's Redfish API. */
+/** A system read and judged: its path and what it said. */
+interface ReadSystem {
+  path: string;
+  system: ComputerSystem;
+}
+
+/** One BMC's Redfish API, for one machine's system. */
 export class RedfishClient {
   readonly #target: RedfishTarget;
-  #discovered: string | undefined;
+  /** The discovered system, and whether it was chosen by its identity (several members). */
+  #discovered: { path: string; byIdentity: boolean } | undefined;
 
   /** @param target the BMC, the system and the deadline */
   constructor(target: RedfishTarget) {
@@ -359,7 +477,8 @@ export class RedfishClient {
    * @param credentials the user, password and CA
    * @param signal aborts the request
    * @returns the reading (`unknown` for a PowerState other than On/Off)
-   * @throws {RedfishError} when the BMC gave no usable answer
+   * @throws {RedfishError} when the BMC gave no usable answer, or the system is not provably
+   *   this machine's (`identity`, `no_system`, `unsafe_path`)
    */
   async readPower(credentials: BmcCredentials, signal: AbortSignal): Promise<PowerReading> {
     const { path, system } = await this.#system(credentials, signal);
@@ -367,11 +486,13 @@ export class RedfishClient {
   }
 
   /**
-   * Sends `ComputerSystem.Reset` with `ResetType: "ForceOff"`, to the target the system names
-   * (or the standard one), after checking `ForceOff` is among the allowed values when listed.
+   * Sends `ComputerSystem.Reset` with `ResetType: "ForceOff"` to the system's standard target
+   * `<system>/Actions/ComputerSystem.Reset`, after reading the system again (its identity
+   * judged as for a reading) and checking `ForceOff` is among the allowed values when listed.
+   * A system that advertises its reset anywhere else is refused, not followed.
    * @param credentials the user, password and CA
    * @param signal aborts the request
-   * @throws {RedfishError} when the BMC refused or gave no usable answer
+   * @throws {RedfishError} when the BMC refused or gave no usable answer, or nothing was sent
    */
   async forceOff(credentials: BmcCredentials, signal: AbortSignal): Promise<void> {
     const { path, system } = await this.#system(credentials, signal);
@@ -381,62 +502,193 @@ export class RedfishClient {
       throw new RedfishError(
         "http_error",
         `${path}: the system does not allow ResetType "ForceOff" (allowed: ${
-          allowed.slice(0, 8).join(", ")
+          allowed.slice(0, 8).map(quote).join(", ")
         })`,
       );
     }
-    const target = action?.target?.startsWith(`${path}/`)
-      ? action.target
-      : `${path}/Actions/ComputerSystem.Reset`;
-    await request(this.#target, credentials, "POST", target, signal, { ResetType: "ForceOff" });
+    const advertised = action?.target;
+    const problem = advertised === undefined ? undefined : resetTargetProblem(advertised, path);
+    if (problem !== undefined) {
+      throw new RedfishError(
+        "unsafe_path",
+        `${path}: the system's ComputerSystem.Reset target ${quote(advertised!)} ${problem}; ` +
+          "ForceOff not sent",
+      );
+    }
+    await request(this.#target, credentials, "POST", resetTargetOf(path), signal, {
+      ResetType: "ForceOff",
+    });
   }
 
-  async #system(
-    credentials: BmcCredentials,
-    signal: AbortSignal,
-  ): Promise<{ path: string; system: ComputerSystem }> {
-    const path = this.#target.system ?? this.#discovered ??
-      await this.#discover(credentials, signal);
-    const url = `${this.#target.endpoint}${path}`;
+  async #system(credentials: BmcCredentials, signal: AbortSignal): Promise<ReadSystem> {
+    const configured = this.#target.system;
+    if (configured !== undefined) {
+      const parsed = parseSystemPath(configured);
+      if ("problem" in parsed) {
+        throw new RedfishError("unsafe_path", `system ${quote(configured)} ${parsed.problem}`);
+      }
+      const read = await this.#read(configured, credentials, signal);
+      this.#requireIdentity(read, false);
+      return read;
+    }
+    const cached = this.#discovered;
+    if (cached === undefined) return await this.#discover(credentials, signal);
     try {
-      return {
-        path,
-        system: parseSystem(
-          await request(this.#target, credentials, "GET", path, signal),
-          url,
-        ),
-      };
+      const read = await this.#read(cached.path, credentials, signal);
+      this.#requireIdentity(read, cached.byIdentity);
+      return read;
     } catch (error) {
-      // a discovered path is looked for again after any failure (the BMC may have renumbered)
+      // looked for again after any failure (the BMC may have renumbered its systems)
       this.#discovered = undefined;
       throw error;
     }
   }
 
-  async #discover(credentials: BmcCredentials, signal: AbortSignal): Promise<string> {
-    const url = `${this.#target.endpoint}/redfish/v1/Systems`;
-    const collection = CollectionSchema.safeParse(
-      await request(this.#target, credentials, "GET", "/redfish/v1/Systems", signal),
-    );
-    if (!collection.success) {
-      throw new RedfishError("not_redfish", `GET ${url}: not a Redfish collection`);
-    }
-    const members = collection.data.Members.map((m) => m["@odata.id"])
-      .filter((id) => /^\/redfish\/v1\/Systems\/[A-Za-z0-9._~:@-]{1,128}$/.test(id));
-    if (members.length === 1) return this.#discovered = members[0]!;
-    const matching: string[] = [];
-    for (const member of members.slice(0, MAX_DISCOVERED_SYSTEMS)) {
-      const system = parseSystem(
-        await request(this.#target, credentials, "GET", member, signal),
-        `${this.#target.endpoint}${member}`,
+  async #read(path: string, credentials: BmcCredentials, signal: AbortSignal): Promise<ReadSystem> {
+    const body = await request(this.#target, credentials, "GET", path, signal);
+    return { path, system: parseSystem(body, `${this.#target.endpoint}${path}`) };
+  }
+
+  /**
+   * @throws {RedfishError} `identity` when the system reports another identity, or (`confirmed`)
+   *   no longer reports the machine's id
+   */
+  #requireIdentity({ path, system }: ReadSystem, confirmed: boolean): void {
+    const id = this.#target.serial;
+    const verdict = judgeIdentity(system, id);
+    if (verdict.kind === "contradicted") {
+      throw new RedfishError(
+        "identity",
+        `${path} reports ${verdict.reported}, not the machine's id ${quote(id)}` +
+          (this.#target.serialIsName ? " (its name: no id is set)" : "") +
+          ": another machine's system? (id must be the serial number or asset tag the BMC reports)",
       );
-      if (system.SerialNumber === this.#target.serial) matching.push(member);
     }
-    if (matching.length === 1) return this.#discovered = matching[0]!;
+    if (confirmed && verdict.kind !== "confirmed") {
+      throw new RedfishError(
+        "identity",
+        `${path} no longer reports the machine's id ${quote(id)}; its systems are read again`,
+      );
+    }
+  }
+
+  /**
+   * Reads every member of the Systems collection and takes the one whose identity is the
+   * machine's id; or, when the collection has one member that reports no identity, that one.
+   */
+  async #discover(credentials: BmcCredentials, signal: AbortSignal): Promise<ReadSystem> {
+    const url = `${this.#target.endpoint}${SYSTEMS_COLLECTION_PATH}`;
+    const id = this.#target.serial;
+    const members = await this.#members(credentials, signal);
+    if (members.length === 0) {
+      throw new RedfishError("no_system", `GET ${url}: the BMC lists no systems`);
+    }
+    const judged: (ReadSystem & { verdict: ReturnType<typeof judgeIdentity> })[] = [];
+    for (const path of members) {
+      const read = await this.#read(path, credentials, signal);
+      judged.push({ ...read, verdict: judgeIdentity(read.system, id) });
+    }
+    const confirmed = judged.filter((j) => j.verdict.kind === "confirmed");
+    if (confirmed.length === 1) {
+      const [chosen] = confirmed;
+      this.#discovered = { path: chosen!.path, byIdentity: true };
+      return { path: chosen!.path, system: chosen!.system };
+    }
+    if (confirmed.length > 1) {
+      throw new RedfishError(
+        "no_system",
+        `GET ${url}: ${confirmed.length} systems report the machine's id ${quote(id)} (${
+          confirmed.slice(0, 4).map((c) => c.path).join(", ")
+        }); set system in [machines.bmc]`,
+      );
+    }
+    if (judged.length === 1) {
+      const [only] = judged;
+      this.#requireIdentity(only!, false);
+      this.#discovered = { path: only!.path, byIdentity: false };
+      return { path: only!.path, system: only!.system };
+    }
     throw new RedfishError(
       "no_system",
-      `GET ${url}: ${members.length} systems, ${matching.length} with SerialNumber "${this.#target.serial}" ` +
-        "(the machine's id); set system in [machines.bmc]",
+      `GET ${url}: ${judged.length} systems, none reporting the machine's id ${quote(id)} as ` +
+        "SerialNumber, AssetTag or UUID; set system in [machines.bmc]",
     );
+  }
+
+  /**
+   * Every member of the Systems collection, its pages followed.
+   * @throws {RedfishError} when a member or a next page is not a path Keelson may request, the
+   *   collection is larger than Keelson reads, or it lists fewer members than it counts
+   */
+  async #members(credentials: BmcCredentials, signal: AbortSignal): Promise<string[]> {
+    const endpoint = this.#target.endpoint;
+    const members = new Set<string>();
+    const pages = new Set<string>();
+    let listed = 0;
+    let counted: number | undefined;
+    let next: string | undefined = SYSTEMS_COLLECTION_PATH;
+    while (next !== undefined) {
+      if (pages.size >= MAX_COLLECTION_PAGES) {
+        throw new RedfishError(
+          "no_system",
+          `GET ${endpoint}${SYSTEMS_COLLECTION_PATH}: more than ${MAX_COLLECTION_PAGES} pages of ` +
+            "systems; set system in [machines.bmc]",
+        );
+      }
+      pages.add(next);
+      const url = `${endpoint}${next}`;
+      const page = CollectionSchema.safeParse(
+        await request(this.#target, credentials, "GET", next, signal),
+      );
+      if (!page.success) {
+        throw new RedfishError("not_redfish", `GET ${url}: not a Redfish collection`);
+      }
+      counted ??= page.data["Members@odata.count"];
+      for (const member of page.data.Members) {
+        const odataId = member["@odata.id"];
+        const parsed = memberPath(odataId);
+        if ("problem" in parsed) {
+          throw new RedfishError(
+            "unsafe_path",
+            `GET ${url}: member ${quote(odataId)} ${parsed.problem}; set system in [machines.bmc]`,
+          );
+        }
+        listed++;
+        members.add(parsed.path);
+        if (members.size > MAX_DISCOVERED_SYSTEMS) {
+          throw new RedfishError(
+            "no_system",
+            `GET ${url}: more than ${MAX_DISCOVERED_SYSTEMS} systems; set system in [machines.bmc]`,
+          );
+        }
+      }
+      const link = page.data["Members@odata.nextLink"];
+      if (link === undefined || link === null) {
+        next = undefined;
+        continue;
+      }
+      const parsed = pagePath(link);
+      if ("problem" in parsed) {
+        throw new RedfishError(
+          "unsafe_path",
+          `GET ${url}: Members@odata.nextLink ${quote(link)} ${parsed.problem}`,
+        );
+      }
+      if (pages.has(parsed.path)) {
+        throw new RedfishError(
+          "not_redfish",
+          `GET ${url}: Members@odata.nextLink ${quote(link)} names a page already read`,
+        );
+      }
+      next = parsed.path;
+    }
+    if (counted !== undefined && counted !== listed) {
+      throw new RedfishError(
+        "no_system",
+        `GET ${endpoint}${SYSTEMS_COLLECTION_PATH}: counts ${counted} systems ` +
+          `(Members@odata.count) but lists ${listed}; set system in [machines.bmc]`,
+      );
+    }
+    return [...members];
   }
 }

@@ -35,12 +35,15 @@ Deno.test("summarizeConfig() counts the machines with a BMC and says what [power
     summarizeConfig(parseConfig('[[machines]]\nname = "w-1"\n', "keelson.toml")),
     /; no BMC, out-of-service off;/,
   );
-  const bmc = (name: string) =>
-    `[[machines]]\nname = "${name}"\n[machines.bmc]\nendpoint = "https://10.0.9.17"\n` +
+  // one BMC each: two machines may not share one BMC's system
+  const bmc = (name: string, address: string) =>
+    `[[machines]]\nname = "${name}"\n[machines.bmc]\nendpoint = "https://${address}"\n` +
     `username_file = "/etc/keelson/bmc/u"\npassword_file = "/etc/keelson/bmc/p"\n` +
     `ca_file = "/etc/keelson/bmc/ca.pem"\n`;
   const summary = summarizeConfig(parseConfig(
-    `[power]\nout_of_service = true\nfencing = "on"\n${bmc("w-1")}${bmc("w-2")}` +
+    `[power]\nout_of_service = true\nfencing = "on"\n${bmc("w-1", "10.0.9.17")}${
+      bmc("w-2", "10.0.9.18")
+    }` +
       '[[machines]]\nname = "w-3"\n',
     "keelson.toml",
   ));
