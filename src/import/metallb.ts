@@ -14,6 +14,7 @@ import type { AddressInterval } from "../config/pool_size.ts";
 import { parseIp } from "../net/ip.ts";
 import { errorMessage } from "../log/error_message.ts";
 import { selectorText, selects } from "./label_match.ts";
+import { isNamespaceName, isObjectName, isValidSelector, shellQuote } from "./shell_command.ts";
 import {
   type ImportedMachine,
   importedMachines,
@@ -668,12 +669,24 @@ function writePassword(body: TomlLines, object: SourceObject, spec: BgpPeer["spe
     ).raw(`# password_file = "${file}"`);
   } else if (spec.passwordSecret?.name) {
     const ns = spec.passwordSecret.namespace ?? "metallb-system";
+    const secret = spec.passwordSecret.name;
     body.comment(
-      `MetalLB BGPPeer "${object.name}" spec.passwordSecret ${ns}/${spec.passwordSecret.name}: ` +
-        "write the password to the file, then uncomment:\n" +
-        `kubectl get secret -n ${ns} ${spec.passwordSecret.name} -o jsonpath='{.data.password}' ` +
-        `| base64 -d > ${file}; chmod 0600 ${file}`,
-    ).raw(`# password_file = "${file}"`);
+      `MetalLB BGPPeer "${object.name}" spec.passwordSecret ${
+        JSON.stringify(`${ns}/${secret}`)
+      }: ` +
+        "write the password to the file, then uncomment" +
+        (isObjectName(secret) && isNamespaceName(ns)
+          ? ":"
+          : " (no command printed: the name or namespace is not one Kubernetes accepts)."),
+    );
+    if (isObjectName(secret) && isNamespaceName(ns)) {
+      const target = shellQuote(file);
+      body.raw(
+        `#   kubectl get secret -n ${shellQuote(ns)} ${shellQuote(secret)} ` +
+          `-o jsonpath='{.data.password}' | base64 -d > ${target} && chmod 0600 ${target}`,
+      );
+    }
+    body.raw(`# password_file = "${file}"`);
   }
 }
 
@@ -978,11 +991,20 @@ function writeServiceAllocation(
     );
   }
   if ((allocation.namespaceSelectors ?? []).length > 0) {
-    const shown = allocation.namespaceSelectors!.map(selectorText);
+    const selectors = allocation.namespaceSelectors!;
+    const shown = selectors.map(selectorText);
+    const printable = selectors.every(isValidSelector);
     out.comment(
       `${mlb(object, "serviceAllocation.namespaceSelectors", shown)}: Keelson does not watch ` +
-        "Namespaces; list the namespaces it selects in namespaces " +
-        `(kubectl get namespaces -l '${shown.join("' -l '")}' -o name).`,
+        "Namespaces; list the namespaces it selects in namespaces" +
+        (printable
+          ? ` (one command per selector):`
+          : " (no command printed: a label key or value is not one Kubernetes accepts)."),
     );
+    if (printable) {
+      for (const text of shown) {
+        out.raw(`#   kubectl get namespaces -l ${shellQuote(text)} -o name`);
+      }
+    }
   }
 }
