@@ -20,6 +20,7 @@ import { errorMessage } from "../log/error_message.ts";
 import { listAllPages } from "../plan/live_cluster.ts";
 import { SnapshotNodeSchema } from "../snapshot/snapshot_schema.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
+import { terminalSafe } from "../text/terminal_safe.ts";
 import { print, printError } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 
@@ -51,7 +52,9 @@ The inventory goes to stdout (redirect it: the binary may write only below its o
 directories); problems go to stderr.
 
 Exit codes: 0 written and valid, 1 unreadable input, or written but not valid yet (every
-problem on stderr with its line, e.g. machines still to fill in), 2 wrong command line.`;
+problem on stderr with its line, e.g. machines still to fill in), or written with a restriction
+of the old controller's that Keelson cannot express (a namespace or node selector: the pool is
+kept narrower, never wider, and stderr says what to do), 2 wrong command line.`;
 
 const NODE_LIST_TIMEOUT_MS = 30_000;
 
@@ -112,10 +115,11 @@ export async function importCommand(args: string[]): Promise<number> {
     if (nodes === undefined) return EXIT_INVALID;
   }
   let inventory: string;
+  const restrictionsLost: string[] = [];
   try {
     inventory = source === "metallb"
-      ? importMetallb(text, { source: values.from, nodes })
-      : importKubeVip(text, { source: values.from, nodes, announce });
+      ? importMetallb(text, { source: values.from, nodes, restrictionsLost })
+      : importKubeVip(text, { source: values.from, nodes, announce, restrictionsLost });
   } catch (error) {
     if (!(error instanceof ImportError)) throw error;
     printError(`keelson import: ${error.message}`);
@@ -124,6 +128,17 @@ export async function importCommand(args: string[]): Promise<number> {
 
   const issues = await inventoryIssues(inventory, "<stdout>");
   print(inventory.trimEnd());
+  if (restrictionsLost.length > 0) {
+    printError(
+      [
+        ...restrictionsLost.map((line) => `keelson import: ${terminalSafe(line)}`),
+        `keelson import: ${restrictionsLost.length} restriction` +
+        `${restrictionsLost.length === 1 ? "" : "s"} the old controller applied cannot be kept ` +
+        "as written; the inventory above is narrower where it could be, never wider. Resolve " +
+        "each line above before Keelson takes over.",
+      ].join("\n"),
+    );
+  }
   if (issues.length > 0) {
     printError(
       [
@@ -135,7 +150,7 @@ export async function importCommand(args: string[]): Promise<number> {
     );
     return EXIT_INVALID;
   }
-  return EXIT_OK;
+  return restrictionsLost.length > 0 ? EXIT_INVALID : EXIT_OK;
 }
 
 /** Lists the cluster's Nodes (one paged list), or prints why not and returns undefined. */

@@ -16,6 +16,7 @@ import { errorMessage } from "../log/error_message.ts";
 import { selectorText, selects } from "./label_match.ts";
 import { isNamespaceName, isObjectName, isValidSelector, shellQuote } from "./shell_command.ts";
 import {
+  CONTROL_PLANE_LABELS,
   type ImportedMachine,
   importedMachines,
   writeMachinePlaceholder,
@@ -107,6 +108,12 @@ export interface MetallbImportOptions {
   source: string;
   /** The cluster's Nodes, when a kubeconfig was given; else the machines are a placeholder. */
   nodes?: readonly V1Node[];
+  /**
+   * Receives one sentence per restriction of MetalLB's the inventory cannot keep (a selector
+   * Keelson has no equivalent for), each naming the object, the field and what was written
+   * instead; the caller prints them and exits non-zero, so a pool is never silently widened.
+   */
+  restrictionsLost?: string[];
 }
 
 interface Parsed {
@@ -117,6 +124,8 @@ interface Parsed {
   communities: { object: SourceObject; community: Community }[];
   bfd: Map<string, { object: SourceObject; profile: BfdProfile }>;
   ignored: Map<string, number>;
+  /** Restrictions the inventory cannot keep, one sentence each (see `restrictionsLost`). */
+  lost: string[];
 }
 
 const FRR_MULTIHOP_TTL = 255;
@@ -146,9 +155,10 @@ export function importMetallb(text: string, options: MetallbImportOptions): stri
   unusedAdvertisements(out, parsed, announce);
   writeKeepalived(out, parsed);
   writeBgp(out, parsed, announce, importedMachines(options.nodes ?? []));
-  writePools(out, parsed, announce);
+  writePools(out, parsed, announce, importedMachines(options.nodes ?? []));
   if (options.nodes) writeNodeMachines(out, options.nodes);
   else writeMachinePlaceholder(out);
+  options.restrictionsLost?.push(...parsed.lost);
   return out.text();
 }
 
@@ -179,6 +189,7 @@ function parse(objects: SourceObject[]): Parsed {
     communities: [],
     bfd: new Map(),
     ignored: new Map(),
+    lost: [],
   };
   for (const object of objects) {
     const metallb = object.apiVersion.startsWith("metallb.io/");
@@ -420,7 +431,9 @@ function writeBgp(
       )
     ),
   }));
-  for (const plan of plans) writePeer(out, plan, asn, bgpPools, announce, aliases, machines);
+  for (const plan of plans) {
+    writePeer(out, plan, asn, bgpPools, announce, aliases, machines, parsed.lost);
+  }
 }
 
 function writeBfd(out: TomlLines, parsed: Parsed): void {
@@ -495,6 +508,7 @@ function writePeer(
   announce: Map<string, PoolAnnounce>,
   aliases: Map<string, string>,
   machines: readonly ImportedMachine[],
+  lost: string[],
 ): void {
   const { object, peer } = plan;
   const spec = peer.spec;
@@ -542,6 +556,7 @@ function writePeer(
     spec.nodeSelectors ?? [],
     machines,
     (why) => disabled ??= why,
+    lost,
   );
   if (spec.ebgpMultiHop) {
     notes.comment(`From spec.ebgpMultiHop: multihop with FRR's default TTL ${FRR_MULTIHOP_TTL}.`);
@@ -610,6 +625,7 @@ function writePeerHosts(
   selectors: MetallbSelector[],
   machines: readonly ImportedMachine[],
   disable: (why: string) => void,
+  lost: string[],
 ): void {
   if (selectors.length === 0) return;
   const shown = selectors.map(selectorText).join(" OR ");
@@ -637,9 +653,16 @@ function writePeerHosts(
     body.set("zones", zones);
     return;
   }
-  notes.comment(
+  // every control-plane machine would peer: wider than the selector, so the peer waits
+  disable(
     `${mlb(object, "nodeSelectors", shown)}: import with --kubeconfig to resolve it, or list ` +
-      "the control-plane machines that peer with it in hosts (absent: all of them).",
+      "the control-plane machines that peer with it in hosts, and uncomment.",
+  );
+  lost.push(
+    `${object.at(["spec", "nodeSelectors"])}: BGPPeer "${object.name}" spec.nodeSelectors ` +
+      `(${shown}) cannot be resolved without the cluster's Nodes; the peer is written ` +
+      "commented out (every control-plane machine would peer with it otherwise). Import with " +
+      "--kubeconfig, or name its hosts.",
   );
 }
 
@@ -824,7 +847,12 @@ export function metallbEntry(text: string): AddressInterval | undefined {
   return { family: ip.family, first, last: first + (1n << host) - 1n };
 }
 
-function writePools(out: TomlLines, parsed: Parsed, announce: Map<string, PoolAnnounce>): void {
+function writePools(
+  out: TomlLines,
+  parsed: Parsed,
+  announce: Map<string, PoolAnnounce>,
+  machines: readonly ImportedMachine[],
+): void {
   if (parsed.pools.length > 0) {
     out.blank().comment("Address pools, one per IPAddressPool.");
   }
@@ -866,14 +894,57 @@ function writePools(out: TomlLines, parsed: Parsed, announce: Map<string, PoolAn
         "From spec.avoidBuggyIPs: the addresses ending in .0 and .255 MetalLB never handed out.",
       ).set("reserved", reserved);
     }
-    out.set("auto_assign", spec.autoAssign ?? true);
-    writeAnnounce(out, announce.get(pool.metadata.name)!);
     const allocation = spec.serviceAllocation;
-    if (allocation) writeServiceAllocation(out, object, allocation);
+    // MetalLB offers the pool to the listed namespaces OR those the selectors match; without a
+    // list, Keelson would offer it to every namespace, so it is assigned from on request only
+    const unlisted = (allocation?.namespaceSelectors ?? []).length > 0 &&
+      (allocation?.namespaces ?? []).length === 0;
+    if (unlisted && (spec.autoAssign ?? true)) {
+      out.comment(
+        "auto_assign = false: MetalLB offered this pool only to the namespaces its " +
+          "spec.serviceAllocation.namespaceSelectors match, which Keelson cannot select; list " +
+          "them in [pools.service_allocation] namespaces, then set auto_assign = true.",
+      );
+      out.set("auto_assign", false);
+    } else out.set("auto_assign", spec.autoAssign ?? true);
+    writeAnnounce(out, announce.get(pool.metadata.name)!, parsed.lost, machines);
+    if (allocation) writeServiceAllocation(out, object, allocation, parsed.lost);
   }
 }
 
-function writeAnnounce(out: TomlLines, how: PoolAnnounce): void {
+/**
+ * Whether the Nodes an advertisement's selectors choose include every control-plane machine,
+ * the ones Keelson announces from: then Keelson's announcers are among MetalLB's, never others.
+ * Without the cluster's Nodes, only a selector on the control-plane role label is known to.
+ */
+function holdsControlPlane(
+  selectors: readonly MetallbSelector[],
+  machines: readonly ImportedMachine[],
+): boolean {
+  const controlPlane = machines.filter((m) => m.role === "control-plane");
+  if (controlPlane.length > 0) {
+    return controlPlane.every((m) => selectors.some((s) => selects(s, m.labels)));
+  }
+  return selectors.some((s) =>
+    CONTROL_PLANE_LABELS.some((label) =>
+      selects(s, { [label]: "" }) && Object.keys(s.matchLabels ?? {}).every((k) => k === label) &&
+      (s.matchExpressions ?? []).every((e) => e.key === label)
+    )
+  );
+}
+
+function writeAnnounce(
+  out: TomlLines,
+  how: PoolAnnounce,
+  lost: string[],
+  machines: readonly ImportedMachine[],
+): void {
+  // an advertisement of several pools is reported once
+  const restriction = (object: SourceObject, field: string, shown: string, what: string) => {
+    const sentence = `${object.at(["spec", field])}: ${object.kind} "${object.name}" ` +
+      `spec.${field} (${shown}): ${what}`;
+    if (!lost.includes(sentence)) lost.push(sentence);
+  };
   if (how.bgp.length > 0) {
     out.comment(
       `From BGPAdvertisement ${how.bgp.map((b) => `"${b.object.name}"`).join(", ")}.`,
@@ -907,11 +978,27 @@ function writeAnnounce(out: TomlLines, how: PoolAnnounce): void {
         `${mlb(object, "nodeSelectors", s.nodeSelectors!.map(selectorText))}: ` +
           "Keelson holds VRRP addresses on the control-plane machines only.",
       );
+      if (!holdsControlPlane(s.nodeSelectors!, machines)) {
+        restriction(
+          object,
+          "nodeSelectors",
+          s.nodeSelectors!.map(selectorText).join(" OR "),
+          "Keelson cannot choose the Nodes that answer ARP/NDP; its control-plane machines hold " +
+            "the addresses. Check that they may, or give those Services another pool.",
+        );
+      }
     }
     if ((s.serviceSelectors ?? []).length > 0) {
       out.comment(
         `${mlb(object, "serviceSelectors", s.serviceSelectors!.map(selectorText))}: ` +
           "Keelson serves every Service of the pool; move unannounced Services to a pool of their own.",
+      );
+      restriction(
+        object,
+        "serviceSelectors",
+        s.serviceSelectors!.map(selectorText).join(" OR "),
+        "Keelson announces every Service of the pool, not only those selected; move the " +
+          "others to a pool of their own before Keelson takes over.",
       );
     }
     if ((s.preferredNodeSelectors ?? []).length > 0) {
@@ -954,11 +1041,28 @@ function writeAnnounce(out: TomlLines, how: PoolAnnounce): void {
           "announces from every healthy control-plane machine that peers (choose them per peer " +
           "with hosts or zones).",
       );
+      if (!holdsControlPlane(s.nodeSelectors!, machines)) {
+        restriction(
+          object,
+          "nodeSelectors",
+          s.nodeSelectors!.map(selectorText).join(" OR "),
+          "Keelson announces from every control-plane machine that peers, not only from the " +
+            "selected Nodes; choose the peering machines with hosts or zones on each " +
+            "[[bgp.peers]].",
+        );
+      }
     }
     if ((s.serviceSelectors ?? []).length > 0) {
       out.comment(
         `${mlb(object, "serviceSelectors", s.serviceSelectors!.map(selectorText))}: ` +
           "Keelson announces every Service of the pool; move the others to a pool of their own.",
+      );
+      restriction(
+        object,
+        "serviceSelectors",
+        s.serviceSelectors!.map(selectorText).join(" OR "),
+        "Keelson announces every Service of the pool, not only those selected; move the " +
+          "others to a pool of their own before Keelson takes over.",
       );
     }
   }
@@ -968,6 +1072,7 @@ function writeServiceAllocation(
   out: TomlLines,
   object: SourceObject,
   allocation: NonNullable<IpAddressPool["spec"]["serviceAllocation"]>,
+  lost: string[],
 ): void {
   out.table("[pools.service_allocation]");
   out.comment("From spec.serviceAllocation.");
@@ -1006,5 +1111,17 @@ function writeServiceAllocation(
         out.raw(`#   kubectl get namespaces -l ${shellQuote(text)} -o name`);
       }
     }
+    const listed = (allocation.namespaces ?? []).length > 0;
+    lost.push(
+      `${object.at(["spec", "serviceAllocation", "namespaceSelectors"])}: IPAddressPool ` +
+        `"${object.name}" spec.serviceAllocation.namespaceSelectors (${shown.join(" OR ")}): ` +
+        "Keelson cannot select namespaces by label; " +
+        (listed
+          ? "the pool is offered only to the namespaces listed in spec.serviceAllocation." +
+            "namespaces. Add the namespaces the selectors match to namespaces."
+          : "the pool is written with auto_assign = false (nothing is assigned from it unless " +
+            "a Service asks for it). List the namespaces the selectors match in namespaces, " +
+            "then set auto_assign = true."),
+    );
   }
 }

@@ -68,7 +68,7 @@ Deno.test("keelson import metallb: stdout, then check's problems with the output
   assert.doesNotMatch(run.out + run.err, /s3cr3t-md5/); // the password is never copied
 });
 
-Deno.test("keelson import --kubeconfig: machines from the Nodes, one read, and the output passes check", async () => {
+Deno.test("keelson import --kubeconfig: machines from the Nodes, one read, the output passes check, lost restrictions on stderr", async () => {
   const server = fakeApiServer();
   try {
     const kubeconfig = await writeKubeconfig(server.port);
@@ -80,8 +80,12 @@ Deno.test("keelson import --kubeconfig: machines from the Nodes, one read, and t
       "--kubeconfig",
       kubeconfig,
     ]);
-    assert.equal(run.code, 0, run.err);
-    assert.equal(run.err, "");
+    // exit 1: the file's selectors (namespaceSelectors, advertisements' node and Service
+    // selectors) cannot all be kept; each is named on stderr, and none is a check problem
+    assert.equal(run.code, 1, run.err);
+    assert.match(run.err, /namespaceSelectors \(legacy-clients=true\)/);
+    assert.match(run.err, /restrictions the old controller applied cannot be kept/);
+    assert.doesNotMatch(run.err, /keelson check would refuse/);
     assert.match(run.out, /name = "cp-1"\nrole = "control-plane"/);
     // read only: one list of Nodes, nothing else
     assert.deepEqual(server.requests.map((r) => `${r.method} ${new URL(r.url).pathname}`), [
