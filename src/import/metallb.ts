@@ -142,11 +142,10 @@ const BGP_PORT = 179;
 export function importMetallb(text: string, options: MetallbImportOptions): string {
   const parsed = parse(readSourceObjects(text, options.source));
   if (parsed.pools.length === 0 && parsed.peers.length === 0) {
-    const held = [...parsed.ignored].map(([k, n]) => `${n} ${k}`).join(", ") || "no object";
     throw new ImportError(
-      `${options.source}: holds no MetalLB IPAddressPool or BGPPeer (it holds ${held}); export ` +
-        "them with kubectl get ipaddresspools,l2advertisements,bgpadvertisements,bgppeers," +
-        "communities,bfdprofiles -A -o yaml",
+      `${options.source}: holds no MetalLB IPAddressPool or BGPPeer (it holds ` +
+        `${heldText(parsed)}), so no pool or router to import; export every MetalLB resource ` +
+        `together (${EXPORT_HINT})`,
     );
   }
   const out = new TomlLines();
@@ -160,6 +159,23 @@ export function importMetallb(text: string, options: MetallbImportOptions): stri
   else writeMachinePlaceholder(out);
   options.restrictionsLost?.push(...parsed.lost);
   return out.text();
+}
+
+/** How to export MetalLB's configuration, for messages. */
+const EXPORT_HINT = "MetalLB 0.13 and later: kubectl get ipaddresspools,addresspools," +
+  "l2advertisements,bgpadvertisements,bgppeers,communities,bfdprofiles -A -o yaml; " +
+  "MetalLB 0.12 and earlier: kubectl get configmap config -n metallb-system -o yaml";
+
+/** What the file holds, by kind: "2 BGPAdvertisement, 1 Community". */
+function heldText(parsed: Parsed): string {
+  const counts: [string, number][] = [
+    ["L2Advertisement", parsed.l2.length],
+    ["BGPAdvertisement", parsed.bgpAds.length],
+    ["Community", parsed.communities.length],
+    ["BFDProfile", parsed.bfd.size],
+    ...parsed.ignored,
+  ];
+  return counts.filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`).join(", ") || "no object";
 }
 
 /** Advertisements that select no pool: said in the header, as MetalLB ignored them too. */
@@ -431,8 +447,48 @@ function writeBgp(
       )
     ),
   }));
+  const applied = new Set<SourceObject>();
   for (const plan of plans) {
-    writePeer(out, plan, asn, bgpPools, announce, aliases, machines, parsed.lost);
+    writePeer(out, plan, asn, bgpPools, announce, aliases, machines, parsed.lost, applied);
+  }
+  unappliedAttributes(out, parsed, announce, applied);
+}
+
+/**
+ * The communities and local preference of BGPAdvertisements that reached no peer written here
+ * (no BGPPeer in the file, or only peers their spec.peers does not name): kept as comments to
+ * set on the peers once they are added.
+ */
+function unappliedAttributes(
+  out: TomlLines,
+  parsed: Parsed,
+  announce: Map<string, PoolAnnounce>,
+  applied: Set<SourceObject>,
+): void {
+  for (const { object, ad } of parsed.bgpAds) {
+    if (applied.has(object)) continue;
+    const pools = [...announce].filter(([, a]) => a.bgp.some((b) => b.object === object))
+      .map(([name]) => name);
+    if (pools.length === 0) continue; // said in the header: selects no pool
+    const s = ad.spec;
+    const peers = (s.peers ?? []).length > 0
+      ? `the peers it names (${s.peers!.join(", ")}), which this file does not hold`
+      : "any peer (this file holds no BGPPeer)";
+    if ((s.communities ?? []).length > 0) {
+      out.comment(
+        `${mlb(object, "communities", s.communities)}: tagged the routes of pool ` +
+          `${pools.map((p) => `"${p}"`).join(", ")} to ${peers}. Set communities = [...] on ` +
+          "each [[bgp.peers]] that should receive them (aliases from the Community resources " +
+          "go in [bgp] communities).",
+      );
+    }
+    if (s.localPref !== undefined && s.localPref !== null) {
+      out.comment(
+        `${mlb(object, "localPref", s.localPref)}: sent with the routes of pool ` +
+          `${pools.map((p) => `"${p}"`).join(", ")} to ${peers}. Set local_preference on each ` +
+          "iBGP [[bgp.peers]] that should receive it.",
+      );
+    }
   }
 }
 
@@ -509,6 +565,7 @@ function writePeer(
   aliases: Map<string, string>,
   machines: readonly ImportedMachine[],
   lost: string[],
+  applied: Set<SourceObject>,
 ): void {
   const { object, peer } = plan;
   const spec = peer.spec;
@@ -568,7 +625,7 @@ function writePeer(
   }
   writePassword(body, object, spec);
   writePeerPools(body, notes, plan, bgpPools);
-  writePeerAttributes(body, notes, plan, hostAsn, announce, aliases);
+  writePeerAttributes(body, notes, plan, hostAsn, announce, aliases, applied);
   writeTimers(body, notes, object, spec);
   const comment = (field: keyof typeof spec, what: string) => {
     const value = spec[field];
@@ -739,6 +796,7 @@ function writePeerAttributes(
   hostAsn: number | undefined,
   announce: Map<string, PoolAnnounce>,
   aliases: Map<string, string>,
+  applied: Set<SourceObject>,
 ): void {
   const ads = plan.pools.flatMap((pool) =>
     announce.get(pool)!.bgp.filter(({ ad }) =>
@@ -746,6 +804,7 @@ function writePeerAttributes(
     ).map((a) => ({ pool, ...a }))
   );
   if (ads.length === 0) return;
+  for (const { object } of ads) applied.add(object);
   const resolve = (c: string) => aliases.get(c) ?? communityValue(c);
   const sets = ads.map(({ ad }) =>
     new Set((ad.spec.communities ?? []).map((c) => resolve(c) ?? c))
