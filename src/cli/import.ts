@@ -34,9 +34,12 @@ as keelson check does. Every setting with no Keelson equivalent is a comment bes
 would be, saying what it was and what to do instead. Pools keep exactly the addresses the old
 controller handed out.
 
-  metallb    FILE is MetalLB's resources:
-               kubectl get ipaddresspools,l2advertisements,bgpadvertisements,bgppeers,\\
-                 communities,bfdprofiles -A -o yaml > metallb.yaml
+  metallb    FILE is MetalLB's configuration; export it as its version keeps it:
+               0.14 and later: kubectl get ipaddresspools,l2advertisements,\\
+                 bgpadvertisements,bgppeers,communities,bfdprofiles -A -o yaml > metallb.yaml
+               0.13: the same list with addresspools added
+               0.12 and earlier: kubectl get configmap config -n metallb-system -o yaml \\
+                 > metallb.yaml  (or the text of its config key alone)
   kube-vip   FILE is kube-vip-cloud-provider's ConfigMap:
                kubectl get configmap kubevip -n kube-system -o yaml > kubevip.yaml
 

@@ -85,8 +85,8 @@ export function importKubeVip(text: string, options: KubeVipImportOptions): stri
       `(${options.source}) by keelson import kube-vip. Review every comment that starts with ` +
       '"kube-vip": each is a setting Keelson has no equivalent for, with what to do instead. ' +
       "Then: keelson check --config THIS_FILE, and keelson plan --config THIS_FILE --current " +
-      'none --kubeconfig FILE (exit 0: every Service kept) before Keelson takes over (README, "Migrating from ' +
-      'kube-vip").\n\n' +
+      "none --kubeconfig FILE (exit 0: every Service kept) before Keelson takes over " +
+      "(docs/migration.md).\n\n" +
       "Services keep their addresses: Keelson reads the kube-vip.io/loadbalancerIPs " +
       "annotation kube-vip-cloud-provider wrote. A namespace pool is tried before the global " +
       "pool; unlike kube-vip, a Service whose namespace pool is full may get an address from " +

@@ -34,12 +34,8 @@ import {
   type MetallbSelector,
 } from "./metallb_schema.ts";
 import { dotZeroAndBroadcast, keelsonAddresses } from "./pool_addresses.ts";
-import {
-  ImportError,
-  parseObject,
-  readSourceObjects,
-  type SourceObject,
-} from "./source_objects.ts";
+import { readMetallbObjects } from "./metallb_legacy.ts";
+import { ImportError, parseObject, type SourceObject } from "./source_objects.ts";
 import { TomlLines, type TomlValue } from "./toml_text.ts";
 
 /**
@@ -140,7 +136,8 @@ const BGP_PORT = 179;
  * @throws {ImportError} naming file, line and field when the file cannot be read as MetalLB's
  */
 export function importMetallb(text: string, options: MetallbImportOptions): string {
-  const parsed = parse(readSourceObjects(text, options.source));
+  const { objects, converted } = readMetallbObjects(text, options.source);
+  const parsed = parse(objects);
   if (parsed.pools.length === 0 && parsed.peers.length === 0) {
     throw new ImportError(
       `${options.source}: holds no MetalLB IPAddressPool or BGPPeer (it holds ` +
@@ -150,6 +147,7 @@ export function importMetallb(text: string, options: MetallbImportOptions): stri
   }
   const out = new TomlLines();
   header(out, options.source, parsed);
+  for (const sentence of converted) out.comment(sentence);
   const announce = decideAnnounce(parsed);
   unusedAdvertisements(out, parsed, announce);
   writeKeepalived(out, parsed);
@@ -252,9 +250,7 @@ function header(out: TomlLines, source: string, parsed: Parsed): void {
       'every comment that starts with "MetalLB": each is a setting Keelson has no equivalent ' +
       "for, with what to do instead. Then: keelson check --config THIS_FILE, and keelson plan " +
       "--config THIS_FILE --current none --kubeconfig FILE (exit 0: every Service kept) before " +
-      "Keelson takes over " +
-      '(README, "Migrating from ' +
-      'MetalLB").\n\n' +
+      "Keelson takes over (docs/migration.md).\n\n" +
       "How Keelson serves what MetalLB served: addresses of L2 pools are held by keepalived " +
       "(VRRP, gratuitous ARP / unsolicited NA) on the control-plane machines, not by a speaker " +
       "on every Node; addresses of BGP pools are announced by BIRD on every healthy " +
@@ -703,7 +699,12 @@ function writePeerHosts(
     }
     return;
   }
-  // no Nodes read: a selector on the zone label alone still says which zones peer
+  // no Nodes read: a selector on the control-plane role label selects the machines that peer
+  if (holdsControlPlane(selectors, [])) {
+    notes.comment(`From spec.nodeSelectors (${shown}): every control-plane machine peers.`);
+    return;
+  }
+  // a selector on the zone label alone still says which zones peer
   const zones = zoneSelection(selectors);
   if (zones !== undefined) {
     notes.comment(`From spec.nodeSelectors (${shown}).`);

@@ -93,6 +93,53 @@ export function readSourceObjects(text: string, source: string): SourceObject[] 
   return objects;
 }
 
+/** One YAML document with its place in the file, for a text that is not a Kubernetes object. */
+export interface SourceDocument {
+  /** The document as plain data (undefined when empty). */
+  readonly value: unknown;
+  /**
+   * `file:line` of a value of the document.
+   * @param path e.g. `["address-pools", 0, "addresses", 1]`
+   */
+  at(path: readonly PropertyKey[]): string;
+}
+
+/**
+ * Parses a text holding one YAML (or JSON) document that is not a Kubernetes object, such as
+ * the body of MetalLB's `config` ConfigMap.
+ * @param text the document
+ * @param source what `at` names: the file, or the file and the field the text came from
+ * @returns the value and where each of its values is
+ * @throws {ImportError} on a syntax error or more than one document
+ */
+export function readSourceDocument(text: string, source: string): SourceDocument {
+  const lineCounter = new LineCounter();
+  const documents = parseAllDocuments(text, { lineCounter, uniqueKeys: true });
+  if (!Array.isArray(documents) || documents.length === 0) {
+    return { value: undefined, at: () => `${source}:1` };
+  }
+  if (documents.length > 1) {
+    throw new ImportError(`${source}: holds ${documents.length} YAML documents; expected one`);
+  }
+  const document = documents[0]!;
+  const error = document.errors[0];
+  if (error) {
+    const line = lineCounter.linePos(error.pos[0]).line;
+    throw new ImportError(`${source}:${line}: cannot parse YAML: ${error.message.split("\n")[0]}`);
+  }
+  const lineOf = (path: readonly PropertyKey[]): number => {
+    for (let n = path.length; n >= 0; n--) {
+      const node = document.getIn(path.slice(0, n) as unknown[], true);
+      if (isNode(node) && node.range) return lineCounter.linePos(node.range[0]).line;
+    }
+    return 1;
+  };
+  return {
+    value: document.toJS({ maxAliasCount: 100 }),
+    at: (path) => `${source}:${lineOf(path)}`,
+  };
+}
+
 /**
  * Checks an object against its schema.
  * @param object the object

@@ -11,12 +11,10 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { parse } from "smol-toml";
-import { PoolSchema } from "../../../src/config/schema.ts";
 import { importKubeVip } from "../../../src/import/kube_vip.ts";
 import { importMetallb, metallbEntry } from "../../../src/import/metallb.ts";
 import { formatIp } from "../../../src/net/ip.ts";
-import { buildPool } from "../../../providers/baremetal/ipam/pools.ts";
+import { buggy, enumerate, keelsonSet, sameSet } from "./_address_sets.ts";
 
 const RUNS = 300;
 const V4_BASE = 0x0a400000n; // 10.64.0.0
@@ -39,34 +37,6 @@ const v6Entry = fc.oneof(
       `${formatIp(6, V6_BASE + BigInt(at))}-${formatIp(6, V6_BASE + BigInt(at + size))}`
     ),
 );
-
-function enumerate(family: 4 | 6, first: bigint, last: bigint, into: Set<string>): void {
-  for (let v = first; v <= last; v++) into.add(`${family}:${v}`);
-}
-
-/** The addresses Keelson's allocator may hand out from the imported pool. */
-function keelsonSet(inventory: string, name: string): Set<string> {
-  const pools = (parse(inventory) as { pools: unknown[] }).pools;
-  const raw = pools.find((p) => (p as { name: string }).name === name);
-  const pool = buildPool(PoolSchema.parse(raw));
-  assert.deepEqual(pool.problems, []);
-  const out = new Set<string>();
-  for (const family of [4, 6] as const) {
-    for (const span of pool.usable[family]) enumerate(family, span.first, span.last, out);
-  }
-  return out;
-}
-
-const buggy = (key: string) => {
-  const [family, value] = key.split(":");
-  return family === "4" && [0n, 255n].includes(BigInt(value!) % 256n);
-};
-
-function sameSet(actual: Set<string>, expected: Set<string>, what: string): void {
-  const missing = [...expected].filter((k) => !actual.has(k)).slice(0, 5);
-  const extra = [...actual].filter((k) => !expected.has(k)).slice(0, 5);
-  assert.deepEqual({ missing, extra }, { missing: [], extra: [] }, what);
-}
 
 Deno.test("property: an imported MetalLB pool holds exactly the source pool's addresses", () => {
   let checked = 0;

@@ -6,8 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { parse } from "smol-toml";
-import { importMetallb } from "../../../src/import/metallb.ts";
+import { inventoryIssues } from "../../../src/import/check_output.ts";
+import { importMetallb, metallbEntry } from "../../../src/import/metallb.ts";
 import { ImportError } from "../../../src/import/source_objects.ts";
+import { buggy, enumerate, keelsonSet, sameSet } from "./_address_sets.ts";
 import { golden, readData } from "./_golden.ts";
 
 Deno.test("import metallb: a file of advertisements, Communities and BFDProfiles says what it holds", async () => {
@@ -32,4 +34,86 @@ Deno.test("import metallb: an advertisement's communities and localPref are kept
   assert.match(text, /spec\.localPref = 150: sent with the routes of pool "anycast"/);
   const doc = parse(text) as { bgp: { communities?: Record<string, string> } };
   assert.deepEqual({ ...doc.bgp.communities }, { "no-export": "65535:65281" });
+});
+
+/** MetalLB's usable addresses of one entry list: every address, minus .0/.255 when avoided. */
+function metallbSet(addresses: string[], avoidBuggyIPs: boolean): Set<string> {
+  const out = new Set<string>();
+  for (const entry of addresses) {
+    const i = metallbEntry(entry)!;
+    enumerate(i.family, i.first, i.last, out);
+  }
+  if (avoidBuggyIPs) { for (const k of [...out]) if (buggy(k)) out.delete(k); }
+  return out;
+}
+
+type Inventory = {
+  bgp?: { asn?: number; communities?: Record<string, string>; peers?: Record<string, unknown>[] };
+  pools: { name: string; auto_assign: boolean; announce: string }[];
+};
+
+for (const input of ["metallb_0.12_configmap.yaml", "metallb_0.12_config_body.yaml"]) {
+  Deno.test(`import metallb: MetalLB 0.12's config (${input}) with BGP and L2 pools`, async () => {
+    const lost: string[] = [];
+    const text = importMetallb(await readData(`real/${input}`), {
+      source: input,
+      restrictionsLost: lost,
+    });
+    await golden(`real/${input.replace(/\.yaml$/, ".expected.toml")}`, text);
+    assert.deepEqual(lost, []);
+    const doc = parse(text) as Inventory;
+    assert.deepEqual(
+      doc.pools.map((p) => [p.name, p.announce, p.auto_assign]),
+      [["bgp-public", "bgp", true], ["bgp-internal", "bgp", true], ["l2-office", "vrrp", false]],
+    );
+    sameSet(keelsonSet(text, "bgp-public"), metallbSet(["198.51.100.0/24"], false), "bgp-public");
+    sameSet(
+      keelsonSet(text, "bgp-internal"),
+      metallbSet(["10.50.0.10-10.50.0.20"], false),
+      "bgp-internal",
+    );
+    sameSet(keelsonSet(text, "l2-office"), metallbSet(["192.168.10.0/23"], true), "l2-office");
+    assert.equal(doc.bgp!.asn, 64500);
+    // MetalLB's default hold time for a peer that sets none (90 s, keepalive a third)
+    const [peer1, peer2] = doc.bgp!.peers!;
+    assert.deepEqual([peer1!.name, peer1!.hold_time, peer1!.keepalive_time], ["peer1", 90, 30]);
+    assert.deepEqual([peer2!.name, peer2!.hold_time], ["peer2", 30]);
+    // one advertisement of bgp-public sets localpref 100, the other none: Keelson has one per
+    // peer, so it is a comment at each peer rather than a value MetalLB did not send everywhere
+    assert.equal(peer2!.local_preference, undefined);
+    assert.match(text, /spec\.localPref = 100, 0 toward this peer/);
+    assert.deepEqual({ ...doc.bgp!.communities }, { "no-advertise": "65535:65282" });
+    assert.match(text, /BGPAdvertisement "bgpadvertisement2" spec\.aggregationLength = 24/);
+    assert.deepEqual(
+      await inventoryIssues(text, input).then((i) => i.filter((x) => !/machines/.test(x.message))),
+      [],
+    );
+  });
+}
+
+Deno.test("import metallb: MetalLB 0.13's AddressPool (BGP IPv4 /24 and IPv6 /124, layer2)", async () => {
+  const input = "metallb_0.13_addresspool.yaml";
+  const text = importMetallb(await readData(`real/${input}`), { source: input });
+  await golden("real/metallb_0.13_addresspool.expected.toml", text);
+  const doc = parse(text) as Inventory;
+  assert.deepEqual(doc.pools.map((p) => [p.name, p.announce]), [["dual", "bgp"], ["lab", "vrrp"]]);
+  sameSet(
+    keelsonSet(text, "dual"),
+    metallbSet(["203.0.113.0/24", "2001:db8:5::/124"], true),
+    "dual",
+  );
+  sameSet(keelsonSet(text, "lab"), metallbSet(["192.168.20.10-192.168.20.19"], false), "lab");
+  // the iBGP peer gets the advertisement's local preference and community
+  const [tor] = doc.bgp!.peers!;
+  assert.deepEqual([tor!.local_preference, tor!.communities], [200, ["64500:10"]]);
+  assert.doesNotMatch(text, /Not read/);
+});
+
+Deno.test("import metallb: a pre-0.13 config problem names the line inside the ConfigMap", () => {
+  const text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config\ndata:\n  config: |\n" +
+    "    address-pools:\n    - name: a\n      protocol: arp\n      addresses: [10.0.0.0/30]\n";
+  assert.throws(
+    () => importMetallb(text, { source: "cm.yaml" }),
+    /^ImportError: cm\.yaml:6 data\.config:3: MetalLB config address-pools\[0\] \("a"\) protocol: "arp" is not bgp or layer2/,
+  );
 });
