@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { parse } from "smol-toml";
 import { inventoryIssues } from "../../../src/import/check_output.ts";
+import { importKubeVip } from "../../../src/import/kube_vip.ts";
 import { importMetallb, metallbEntry } from "../../../src/import/metallb.ts";
 import { ImportError } from "../../../src/import/source_objects.ts";
 import { buggy, enumerate, keelsonSet, sameSet } from "./_address_sets.ts";
@@ -115,5 +116,124 @@ Deno.test("import metallb: a pre-0.13 config problem names the line inside the C
   assert.throws(
     () => importMetallb(text, { source: "cm.yaml" }),
     /^ImportError: cm\.yaml:6 data\.config:3: MetalLB config address-pools\[0\] \("a"\) protocol: "arp" is not bgp or layer2/,
+  );
+});
+
+// ------------------------------------------------------------------ kube-vip-cloud-provider
+
+const kubevip = (data: Record<string, string>) =>
+  JSON.stringify({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "kubevip", namespace: "kube-system" },
+    data,
+  });
+const v4 = (from: string, to: string) => {
+  const out = new Set<string>();
+  const [a, b] = [metallbEntry(`${from}/32`)!, metallbEntry(`${to}/32`)!];
+  enumerate(4, a.first, b.last, out);
+  for (const k of [...out]) if (buggy(k)) out.delete(k);
+  return out;
+};
+const poolNames = (text: string) => (parse(text) as Inventory).pools.map((p) => p.name);
+
+Deno.test("import kube-vip: CIDR or range is decided by the value, whatever the key says", () => {
+  const asRange = importKubeVip(kubevip({ "cidr-global": "192.168.1.200-192.168.1.220" }), {
+    source: "k.json",
+  });
+  sameSet(keelsonSet(asRange, "global"), v4("192.168.1.200", "192.168.1.220"), "cidr-global");
+  const asCidr = importKubeVip(kubevip({ "range-global": "10.0.0.0/29" }), { source: "k.json" });
+  // 10.0.0.0 ends in .0: never handed out
+  sameSet(keelsonSet(asCidr, "global"), v4("10.0.0.1", "10.0.0.7"), "range-global");
+});
+
+Deno.test("import kube-vip: lookup order cidr-NS, cidr-global, range-NS, range-global", async () => {
+  // cidr-global shadows range-development: development's Services take the global pool
+  const shadowed = importKubeVip(
+    kubevip({ "cidr-global": "10.1.0.0/24", "range-development": "10.1.0.10-10.1.0.20" }),
+    { source: "k.json" },
+  );
+  assert.deepEqual(poolNames(shadowed), ["global"]);
+  assert.match(
+    shadowed,
+    /range-development = "10\.1\.0\.10-10\.1\.0\.20": never used, as kube-vip finds cidr-global/,
+  );
+  // range-development before range-global
+  const own = importKubeVip(
+    kubevip({ "range-global": "10.2.0.1-10.2.0.9", "range-development": "10.2.1.1-10.2.1.9" }),
+    { source: "k.json" },
+  );
+  assert.deepEqual(poolNames(own), ["global", "development"]);
+  sameSet(keelsonSet(own, "development"), v4("10.2.1.1", "10.2.1.9"), "development");
+  // cidr-development before cidr-global, and range-global never read when cidr-global exists
+  const text = importKubeVip(await readData("real/kubevip_lookup.yaml"), {
+    source: "kubevip_lookup.yaml",
+  });
+  await golden("real/kubevip_lookup.expected.toml", text);
+  assert.deepEqual(poolNames(text), ["global", "development", "finance"]);
+  sameSet(keelsonSet(text, "development"), v4("192.168.0.209", "192.168.0.222"), "development");
+  assert.match(text, /range-global = "192\.168\.5\.1-192\.168\.5\.9": never used/);
+  assert.match(text, /range-staging = .*never used, as kube-vip finds cidr-global/);
+});
+
+Deno.test("import kube-vip: allow-share-global is every namespace's fallback", () => {
+  const text = importKubeVip(
+    kubevip({
+      "cidr-global": "10.3.0.0/28",
+      "allow-share-global": "true",
+      "cidr-team": "10.3.1.0/28",
+    }),
+    { source: "k.json" },
+  );
+  assert.match(
+    text,
+    /kube-vip allow-share-global = "true": kube-vip put Services with disjoint ports/,
+  );
+  assert.match(text, /allow-share-global = "true" \(no allow-share-team, so the global setting\)/);
+  // kube-vip reads it with strconv.ParseBool: "1" and "T" are true too
+  const one = importKubeVip(kubevip({ "cidr-global": "10.3.0.0/28", "allow-share-global": "1" }), {
+    source: "k.json",
+  });
+  assert.match(one, /allow-share-global = "1": kube-vip put Services with disjoint ports/);
+  // without a pool of its own, the global setting is still named
+  const alone = importKubeVip(
+    kubevip({ "cidr-team": "10.3.1.0/28", "allow-share-global": "true" }),
+    { source: "k.json" },
+  );
+  assert.match(alone, /allow-share-global = "true" \(no allow-share-team, so the global setting\)/);
+});
+
+Deno.test("import kube-vip: overlapping pools are refused, naming the overlap and what to do", () => {
+  assert.throws(
+    () =>
+      importKubeVip(kubevip({ "cidr-global": "10.4.0.0/24", "cidr-dev": "10.4.0.64/28" }), {
+        source: "k.json",
+      }),
+    /cidr-global and cidr-dev share 10\.4\.0\.64-10\.4\.0\.79: kube-vip counts the addresses in use per namespace.*give each namespace addresses of its own/,
+  );
+  assert.throws(
+    () =>
+      importKubeVip(
+        kubevip({ "range-a": "10.5.0.1-10.5.0.20", "range-b": "10.5.0.15-10.5.0.30" }),
+        { source: "k.json" },
+      ),
+    /range-a and range-b share 10\.5\.0\.15-10\.5\.0\.20/,
+  );
+});
+
+Deno.test("import kube-vip: comma lists split as kube-vip splits them (no spaces trimmed)", () => {
+  const text = importKubeVip(
+    kubevip({ "range-global": "10.6.0.1-10.6.0.3,10.6.0.9-10.6.0.5,10.6.0.20-10.6.0.21" }),
+    { source: "k.json" },
+  );
+  // the backwards range adds nothing, as netipx drops it
+  const expected = v4("10.6.0.1", "10.6.0.3");
+  for (const k of v4("10.6.0.20", "10.6.0.21")) expected.add(k);
+  sameSet(keelsonSet(text, "global"), expected, "range-global");
+  assert.match(text, /entry "10\.6\.0\.9-10\.6\.0\.5": its first address is after its last/);
+  assert.throws(
+    () =>
+      importKubeVip(kubevip({ "cidr-global": "10.6.0.0/28, 10.6.1.0/28" }), { source: "k.json" }),
+    /cidr-global: " 10\.6\.1\.0\/28" is not a CIDR .*kube-vip could not parse this value either/,
   );
 });
