@@ -13,7 +13,7 @@ import { readInputFile } from "../config/read_input_file.ts";
 import { inventoryIssues } from "../import/check_output.ts";
 import { importKubeVip, type KubeVipAnnounce } from "../import/kube_vip.ts";
 import { importMetallb } from "../import/metallb.ts";
-import { ImportError } from "../import/source_objects.ts";
+import { IMPORT_FILE, ImportError } from "../import/source_objects.ts";
 import { createReadOnlyKubeClient } from "../kube/read_only_client.ts";
 import { KubeconfigError, resolveConnectionSettings } from "../kube/kubeconfig.ts";
 import { errorMessage } from "../log/error_message.ts";
@@ -107,7 +107,7 @@ export async function importCommand(args: string[]): Promise<number> {
 
   let text: string;
   try {
-    text = await readInputFile(values.from);
+    text = await readInputFile(values.from, IMPORT_FILE);
   } catch (error) {
     printError(`keelson import: cannot read ${values.from}: ${errorMessage(error)}`);
     return EXIT_INVALID;

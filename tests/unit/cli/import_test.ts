@@ -236,3 +236,26 @@ Deno.test("keelson import as shipped: the inventory on stdout", async () => {
   assert.equal(stdout.code, 1, stdout.stderr); // machines still to fill in
   assert.match(stdout.stdout, /^# Keelson inventory imported from kube-vip/);
 });
+
+Deno.test("keelson import: a file past the size or object limit is refused before it is parsed", async () => {
+  // 52 MB (a sparse file: stat(2) says its size, nothing is read)
+  const large = `${TEMP}/large.yaml`;
+  const file = await Deno.open(large, { write: true, create: true });
+  await file.truncate(52 * 1024 * 1024);
+  file.close();
+  const big = await cli(["metallb", "--from", large]);
+  assert.equal(big.code, 1);
+  assert.match(big.err, /large\.yaml: is larger than 1 MiB \(54525952 bytes or more\)/);
+  assert.equal(big.out, "");
+  // 20,000 objects in under 1 MiB
+  const many = `${TEMP}/many.yaml`;
+  await Deno.writeTextFile(many, "kind: List\nitems:\n" + "- {kind: X}\n".repeat(20_000));
+  for (const source of ["metallb", "kube-vip"]) {
+    const run = await cli([source, "--from", many]);
+    assert.equal(run.code, 1, source);
+    assert.match(
+      run.err,
+      /many\.yaml: holds more than 10000 objects \(counted by their kind fields\)/,
+    );
+  }
+});
