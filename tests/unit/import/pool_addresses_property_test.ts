@@ -238,3 +238,131 @@ Deno.test("property: kube-vip's lookup order and reading, namespace by namespace
   // both outcomes were exercised
   assert.ok(imported > 50 && refused > 10, `${imported} imported, ${refused} refused`);
 });
+
+/** One pool written in each form MetalLB has read over its versions. */
+function metallbSource(
+  form: "IPAddressPool" | "AddressPool" | "ConfigMap" | "config",
+  protocol: "bgp" | "layer2",
+  addresses: string[],
+  avoidBuggyIPs: boolean,
+  autoAssign: boolean,
+): string {
+  const list = (...items: unknown[]) => JSON.stringify({ apiVersion: "v1", kind: "List", items });
+  const spec = { addresses, avoidBuggyIPs, autoAssign };
+  const config = "address-pools:\n- name: p\n  protocol: " + protocol +
+    `\n  avoid-buggy-ips: ${avoidBuggyIPs}\n  auto-assign: ${autoAssign}\n  addresses:\n` +
+    addresses.map((a) => `  - ${a}\n`).join("");
+  switch (form) {
+    case "IPAddressPool":
+      return list(
+        { apiVersion: "metallb.io/v1beta1", kind: "IPAddressPool", metadata: { name: "p" }, spec },
+        {
+          apiVersion: "metallb.io/v1beta1",
+          kind: protocol === "bgp" ? "BGPAdvertisement" : "L2Advertisement",
+          metadata: { name: "a" },
+        },
+      );
+    case "AddressPool":
+      return list({
+        apiVersion: "metallb.io/v1beta1",
+        kind: "AddressPool",
+        metadata: { name: "p" },
+        spec: { ...spec, protocol },
+      });
+    case "ConfigMap":
+      return list({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "config", namespace: "metallb-system" },
+        data: { config },
+      });
+    case "config":
+      return config;
+  }
+}
+
+Deno.test("property: every MetalLB form (0.12 ConfigMap, its text, AddressPool, IPAddressPool) keeps the pool", () => {
+  let checked = 0;
+  fc.assert(
+    fc.property(
+      fc.constantFrom("IPAddressPool", "AddressPool", "ConfigMap", "config") as fc.Arbitrary<
+        "IPAddressPool" | "AddressPool" | "ConfigMap" | "config"
+      >,
+      fc.constantFrom("bgp", "layer2") as fc.Arbitrary<"bgp" | "layer2">,
+      fc.array(fc.oneof(v4Entry, v6Entry), { minLength: 1, maxLength: 4 }),
+      fc.boolean(),
+      fc.boolean(),
+      (form, protocol, addresses, avoidBuggyIPs, autoAssign) => {
+        const inventory = importMetallb(
+          metallbSource(form, protocol, addresses, avoidBuggyIPs, autoAssign),
+          { source: "p" },
+        );
+        const expected = new Set<string>();
+        for (const entry of addresses) {
+          const i = metallbEntry(entry)!;
+          enumerate(i.family, i.first, i.last, expected);
+        }
+        if (avoidBuggyIPs) { for (const k of [...expected]) if (buggy(k)) expected.delete(k); }
+        const what = JSON.stringify({ form, protocol, addresses, avoidBuggyIPs, autoAssign });
+        sameSet(keelsonSet(inventory, "p"), expected, what);
+        const pool = (parse(inventory) as {
+          pools: { name: string; announce: string; auto_assign: boolean }[];
+        }).pools.find((p) => p.name === "p")!;
+        assert.equal(pool.announce, protocol === "bgp" ? "bgp" : "vrrp", what);
+        assert.equal(pool.auto_assign, autoAssign, what);
+        checked++;
+      },
+    ),
+    { numRuns: RUNS, seed: 2607 },
+  );
+  assert.equal(checked, RUNS);
+});
+
+Deno.test("property: a pool restricted by namespace selectors is never offered wider", () => {
+  let checked = 0;
+  fc.assert(
+    fc.property(
+      fc.subarray(["web", "shop", "ops"]),
+      fc.boolean(),
+      fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }),
+      (namespaces, autoAssign, priority) => {
+        const lost: string[] = [];
+        const inventory = importMetallb(
+          JSON.stringify({
+            kind: "List",
+            items: [{
+              apiVersion: "metallb.io/v1beta1",
+              kind: "IPAddressPool",
+              metadata: { name: "p" },
+              spec: {
+                addresses: ["192.0.2.0/28"],
+                autoAssign,
+                serviceAllocation: {
+                  priority,
+                  namespaces,
+                  namespaceSelectors: [{ matchLabels: { tier: "gold" } }],
+                },
+              },
+            }],
+          }),
+          { source: "p", restrictionsLost: lost },
+        );
+        const pool = (parse(inventory) as {
+          pools: { auto_assign: boolean; service_allocation?: { namespaces?: string[] } }[];
+        }).pools[0]!;
+        const offered = pool.service_allocation?.namespaces ?? [];
+        // MetalLB offered it to the listed namespaces OR the selected ones: Keelson offers it
+        // automatically only to listed ones, or to none
+        if (pool.auto_assign) {
+          assert.ok(
+            autoAssign && offered.length > 0 && offered.every((n) => namespaces.includes(n)),
+          );
+        }
+        assert.equal(lost.length, 1);
+        checked++;
+      },
+    ),
+    { numRuns: 100, seed: 2608 },
+  );
+  assert.equal(checked, 100);
+});
