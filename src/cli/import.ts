@@ -122,7 +122,7 @@ export async function importCommand(args: string[]): Promise<number> {
   try {
     inventory = source === "metallb"
       ? importMetallb(text, { source: values.from, nodes, restrictionsLost })
-      : importKubeVip(text, { source: values.from, nodes, announce, restrictionsLost });
+      : importKubeVip(text, { source: values.from, nodes, announce });
   } catch (error) {
     if (!(error instanceof ImportError)) throw error;
     printError(`keelson import: ${error.message}`);

@@ -39,8 +39,6 @@ export interface KubeVipImportOptions {
   nodes?: readonly V1Node[];
   /** How kube-vip announced: ARP/NDP (→ VRRP) or BGP; undefined when not said. */
   announce?: KubeVipAnnounce;
-  /** Receives one sentence per kube-vip behaviour the inventory cannot keep as it was. */
-  restrictionsLost?: string[];
 }
 
 /** The ConfigMap keys kube-vip-cloud-provider reads (README, pkg/config, pkg/provider). */
