@@ -26,6 +26,10 @@ export interface MetallbObjects {
 
 /** The top-level keys of the pre-0.13 `config` text (MetalLB's configFile). */
 const LEGACY_KEYS = ["address-pools", "peers", "bgp-communities", "bfd-profiles"];
+/** A `kind` key in YAML or JSON. */
+const KIND_KEY = /(?<![\w-])["']?kind["']?[ \t]*:/;
+/** One of MetalLB's keys as a YAML or JSON key, for a cheap test before parsing. */
+const LEGACY_KEY = new RegExp(`(?:^|[{,\\s])["']?(?:${LEGACY_KEYS.join("|")})["']?[ \\t]*:`, "m");
 
 /** Pre-0.13 peer keys → BGPPeer spec fields (configmaptocrs' parsePeer). */
 const PEER_FIELDS: Readonly<Record<string, string>> = {
@@ -91,9 +95,15 @@ export function readMetallbObjects(text: string, source: string): MetallbObjects
     const config = object.kind === "ConfigMap" && isRecord(object.value.data)
       ? object.value.data.config
       : undefined;
-    if (typeof config === "string" && isLegacyConfig(object, config)) {
+    // MetalLB's is named config, but so may another program's: its keys tell them apart
+    const where = `${object.at(["data", "config"])} data.config`;
+    const body = typeof config === "string" ? legacyDocument(config, where) : undefined;
+    if (body === undefined && typeof config === "string" && object.name === "config") {
+      // MetalLB's own, but not YAML: say where, rather than pass it by as another program's
+      if (LEGACY_KEY.test(config)) readSourceDocument(config, where);
+    }
+    if (body !== undefined) {
       const namespace = namespaceOf(object);
-      const body = readSourceDocument(config, `${object.at(["data", "config"])} data.config`);
       objects.push(...fromConfig(body, namespace));
       converted.push(
         `ConfigMap ${namespace}/${object.name} (MetalLB 0.12 and earlier) read as MetalLB's ` +
@@ -113,8 +123,14 @@ export function readMetallbObjects(text: string, source: string): MetallbObjects
 
 /** The bare `config` text: one document, a mapping with MetalLB's keys and no `kind`. */
 function bareConfig(text: string, source: string): SourceDocument | undefined {
-  // cheap test first: an export of resources never starts its lines with these keys
-  if (!LEGACY_KEYS.some((k) => new RegExp(`^${k}:`, "m").test(text))) return undefined;
+  // cheap test first: the config text has MetalLB's keys and no kind (an export has kinds)
+  if (KIND_KEY.test(text) || !LEGACY_KEY.test(text)) return undefined;
+  return legacyDocument(text, source);
+}
+
+/** The text parsed when it is one mapping holding MetalLB's keys (and no kind). */
+function legacyDocument(text: string, source: string): SourceDocument | undefined {
+  if (!LEGACY_KEY.test(text)) return undefined;
   let document: SourceDocument;
   try {
     document = readSourceDocument(text, source);
@@ -124,11 +140,6 @@ function bareConfig(text: string, source: string): SourceDocument | undefined {
   const value = document.value;
   if (!isRecord(value) || "kind" in value) return undefined;
   return LEGACY_KEYS.some((k) => k in value) ? document : undefined;
-}
-
-function isLegacyConfig(object: SourceObject, config: string): boolean {
-  if (object.name === "config") return true;
-  return LEGACY_KEYS.some((k) => new RegExp(`^${k}:`, "m").test(config));
 }
 
 function namespaceOf(object: SourceObject): string {

@@ -237,3 +237,41 @@ Deno.test("import kube-vip: comma lists split as kube-vip splits them (no spaces
     /cidr-global: " 10\.6\.1\.0\/28" is not a CIDR .*kube-vip could not parse this value either/,
   );
 });
+
+Deno.test("import metallb: 0.12's config text as JSON, and another program's config ConfigMap left alone", () => {
+  const body = JSON.stringify({
+    "address-pools": [{ name: "p", protocol: "layer2", addresses: ["10.7.0.1-10.7.0.9"] }],
+  });
+  const text = importMetallb(body, { source: "config.json" });
+  sameSet(keelsonSet(text, "p"), metallbSet(["10.7.0.1-10.7.0.9"], false), "p");
+  const other = JSON.stringify({
+    kind: "List",
+    items: [
+      {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "config", namespace: "web" },
+        data: { config: "listen: 8080\n" },
+      },
+      {
+        apiVersion: "metallb.io/v1beta1",
+        kind: "IPAddressPool",
+        metadata: { name: "q" },
+        spec: { addresses: ["10.7.1.0/30"] },
+      },
+    ],
+  });
+  assert.match(
+    importMetallb(other, { source: "all.json" }),
+    /Not read \(no Keelson equivalent, or not MetalLB configuration\): 1 ConfigMap \(v1\)/,
+  );
+});
+
+Deno.test("import metallb: a YAML error inside 0.12's config names its line", () => {
+  const text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config\ndata:\n  config: |\n" +
+    "    address-pools:\n    - name: a\n      addresses: [10.0.0.0/30\n";
+  assert.throws(
+    () => importMetallb(text, { source: "cm.yaml" }),
+    /^ImportError: cm\.yaml:6 data\.config:\d+: cannot parse YAML/,
+  );
+});
