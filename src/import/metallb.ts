@@ -160,9 +160,10 @@ export function importMetallb(text: string, options: MetallbImportOptions): stri
 }
 
 /** How to export MetalLB's configuration, for messages. */
-const EXPORT_HINT = "MetalLB 0.13 and later: kubectl get ipaddresspools,addresspools," +
-  "l2advertisements,bgpadvertisements,bgppeers,communities,bfdprofiles -A -o yaml; " +
-  "MetalLB 0.12 and earlier: kubectl get configmap config -n metallb-system -o yaml";
+const EXPORT_HINT = "MetalLB 0.14 and later: kubectl get ipaddresspools,l2advertisements," +
+  "bgpadvertisements,bgppeers,communities,bfdprofiles -A -o yaml; MetalLB 0.13: the same list " +
+  "with addresspools added; MetalLB 0.12 and earlier: kubectl get configmap config -n " +
+  "metallb-system -o yaml";
 
 /** What the file holds, by kind: "2 BGPAdvertisement, 1 Community". */
 function heldText(parsed: Parsed): string {
