@@ -13,13 +13,14 @@ import { readInputFile } from "../config/read_input_file.ts";
 import { inventoryIssues } from "../import/check_output.ts";
 import { importKubeVip, type KubeVipAnnounce } from "../import/kube_vip.ts";
 import { importMetallb } from "../import/metallb.ts";
-import { ImportError } from "../import/source_objects.ts";
+import { IMPORT_FILE, ImportError } from "../import/source_objects.ts";
 import { createReadOnlyKubeClient } from "../kube/read_only_client.ts";
 import { KubeconfigError, resolveConnectionSettings } from "../kube/kubeconfig.ts";
 import { errorMessage } from "../log/error_message.ts";
 import { listAllPages } from "../plan/live_cluster.ts";
 import { SnapshotNodeSchema } from "../snapshot/snapshot_schema.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
+import { terminalSafe } from "../text/terminal_safe.ts";
 import { print, printError } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 
@@ -33,9 +34,12 @@ as keelson check does. Every setting with no Keelson equivalent is a comment bes
 would be, saying what it was and what to do instead. Pools keep exactly the addresses the old
 controller handed out.
 
-  metallb    FILE is MetalLB's resources:
-               kubectl get ipaddresspools,l2advertisements,bgpadvertisements,bgppeers,\\
-                 communities,bfdprofiles -A -o yaml > metallb.yaml
+  metallb    FILE is MetalLB's configuration; export it as its version keeps it:
+               0.14 and later: kubectl get ipaddresspools,l2advertisements,\\
+                 bgpadvertisements,bgppeers,communities,bfdprofiles -A -o yaml > metallb.yaml
+               0.13: the same list with addresspools added
+               0.12 and earlier: kubectl get configmap config -n metallb-system -o yaml \\
+                 > metallb.yaml  (or the text of its config key alone)
   kube-vip   FILE is kube-vip-cloud-provider's ConfigMap:
                kubectl get configmap kubevip -n kube-system -o yaml > kubevip.yaml
 
@@ -51,7 +55,9 @@ The inventory goes to stdout (redirect it: the binary may write only below its o
 directories); problems go to stderr.
 
 Exit codes: 0 written and valid, 1 unreadable input, or written but not valid yet (every
-problem on stderr with its line, e.g. machines still to fill in), 2 wrong command line.`;
+problem on stderr with its line, e.g. machines still to fill in), or written with a restriction
+of the old controller's that Keelson cannot express (a namespace or node selector: the pool is
+kept narrower, never wider, and stderr says what to do), 2 wrong command line.`;
 
 const NODE_LIST_TIMEOUT_MS = 30_000;
 
@@ -101,7 +107,7 @@ export async function importCommand(args: string[]): Promise<number> {
 
   let text: string;
   try {
-    text = await readInputFile(values.from);
+    text = await readInputFile(values.from, IMPORT_FILE);
   } catch (error) {
     printError(`keelson import: cannot read ${values.from}: ${errorMessage(error)}`);
     return EXIT_INVALID;
@@ -112,9 +118,10 @@ export async function importCommand(args: string[]): Promise<number> {
     if (nodes === undefined) return EXIT_INVALID;
   }
   let inventory: string;
+  const restrictionsLost: string[] = [];
   try {
     inventory = source === "metallb"
-      ? importMetallb(text, { source: values.from, nodes })
+      ? importMetallb(text, { source: values.from, nodes, restrictionsLost })
       : importKubeVip(text, { source: values.from, nodes, announce });
   } catch (error) {
     if (!(error instanceof ImportError)) throw error;
@@ -124,6 +131,17 @@ export async function importCommand(args: string[]): Promise<number> {
 
   const issues = await inventoryIssues(inventory, "<stdout>");
   print(inventory.trimEnd());
+  if (restrictionsLost.length > 0) {
+    printError(
+      [
+        ...restrictionsLost.map((line) => `keelson import: ${terminalSafe(line)}`),
+        `keelson import: ${restrictionsLost.length} restriction` +
+        `${restrictionsLost.length === 1 ? "" : "s"} the old controller applied cannot be kept ` +
+        "as written; the inventory above is narrower where it could be, never wider. Resolve " +
+        "each line above before Keelson takes over.",
+      ].join("\n"),
+    );
+  }
   if (issues.length > 0) {
     printError(
       [
@@ -135,7 +153,7 @@ export async function importCommand(args: string[]): Promise<number> {
     );
     return EXIT_INVALID;
   }
-  return EXIT_OK;
+  return restrictionsLost.length > 0 ? EXIT_INVALID : EXIT_OK;
 }
 
 /** Lists the cluster's Nodes (one paged list), or prints why not and returns undefined. */

@@ -1,10 +1,14 @@
 /**
  * `keelson import kube-vip`: kube-vip-cloud-provider's `kubevip` ConfigMap (kube-system)
- * translated into Keelson pools. `cidr-<namespace>` / `range-<namespace>` become a pool used by
- * that namespace only (`cidr-global` / `range-global`: a pool for every namespace); each pool
- * holds exactly the addresses kube-vip-cloud-provider hands out, which never end in .0 or .255
- * (IPv4) and, with `skip-end-ips-in-cidr`, never are a CIDR's first or last. Every other key is
- * a comment saying what it did and what to do instead. Pure.
+ * translated into Keelson pools, as kube-vip looks them up for a Service's namespace: cidr-NS,
+ * cidr-global, range-NS, range-global, the first present. A namespace whose first key is its own
+ * gets a pool used by that namespace only; the global key is a pool for every namespace; a key
+ * never reached is a comment. A value is read as CIDRs when it holds a "/" and as ranges
+ * otherwise, whatever its key, split on commas as kube-vip splits it. Each pool holds exactly the
+ * addresses kube-vip hands out, which never end in .0 or .255 (IPv4) and, with
+ * `skip-end-ips-in-cidr`, never are a CIDR's first or last. kube-vip counts addresses in use per
+ * namespace, so its pools may overlap; Keelson's may not, and an overlap is refused, naming it.
+ * Every other key is a comment saying what it did and what to do instead. Pure.
  *
  * @module
  */
@@ -12,7 +16,7 @@ import type { V1Node } from "@kubernetes/client-node";
 import { z } from "zod";
 import { type AddressInterval, mergeIntervals } from "../config/pool_size.ts";
 import { NAME_REGEXP } from "../config/schema.ts";
-import { parseIp } from "../net/ip.ts";
+import { formatIp, parseIp } from "../net/ip.ts";
 import { errorMessage } from "../log/error_message.ts";
 import { writeMachinePlaceholder, writeNodeMachines } from "./machines.ts";
 import { dotZeroAndBroadcast, keelsonAddresses } from "./pool_addresses.ts";
@@ -83,8 +87,8 @@ export function importKubeVip(text: string, options: KubeVipImportOptions): stri
       `(${options.source}) by keelson import kube-vip. Review every comment that starts with ` +
       '"kube-vip": each is a setting Keelson has no equivalent for, with what to do instead. ' +
       "Then: keelson check --config THIS_FILE, and keelson plan --config THIS_FILE --current " +
-      'none --kubeconfig FILE (exit 0: every Service kept) before Keelson takes over (README, "Migrating from ' +
-      'kube-vip").\n\n' +
+      "none --kubeconfig FILE (exit 0: every Service kept) before Keelson takes over " +
+      "(docs/migration.md).\n\n" +
       "Services keep their addresses: Keelson reads the kube-vip.io/loadbalancerIPs " +
       "annotation kube-vip-cloud-provider wrote. A namespace pool is tried before the global " +
       "pool; unlike kube-vip, a Service whose namespace pool is full may get an address from " +
@@ -123,20 +127,45 @@ export function importKubeVip(text: string, options: KubeVipImportOptions): stri
     );
   }
   writeAnnounceTables(out, options.announce, data, known);
-  const pools = poolKeys(data);
+  const { pools, shadowed } = lookupPools(data);
+  const planned = pools.map((pool) => planPool(object, pool, skipEnds, data));
+  refuseOverlaps(object, planned);
 
   if (pools.length > 0) {
-    out.blank().comment("Address pools, one per namespace key (cidr-*/range-*).");
+    out.blank().comment(
+      "Address pools, as kube-vip-cloud-provider looks them up for a Service's namespace NS:\n" +
+        "cidr-NS, then cidr-global, then range-NS, then range-global; the first key present " +
+        "wins, and its value is read as CIDRs when it holds a /, as ranges otherwise.",
+    );
   }
-  for (const pool of pools) {
-    for (const key of pool.keys) known.add(key);
-    writePool(out, object, pool, skipEnds, data, known, options.announce ?? "vrrp");
+  for (const { key, by } of shadowed) {
+    known.add(key);
+    out.comment(
+      `kube-vip ${key} = ${JSON.stringify(data[key])}: never used, as kube-vip finds ${by} ` +
+        "first; not imported.",
+    );
   }
+  for (const plan of planned) {
+    known.add(plan.pool.key);
+    writePool(out, plan, data, known, options.announce ?? "vrrp");
+  }
+  const globalShare = shareSetting(data["allow-share-global"]);
   for (const key of Object.keys(data)) {
     if (known.has(key) || !/^(allow-share|interface)-./.test(key)) continue;
+    known.add(key);
+    const namespace = key.replace(/^(allow-share|interface)-/, "");
     out.comment(
-      `kube-vip ${key} = ${JSON.stringify(data[key])}: names a namespace without a pool of its ` +
-        "own (no cidr-* or range-* key); nothing to import.",
+      `kube-vip ${key} = ${JSON.stringify(data[key])}: ` +
+        (key === "allow-share-global"
+          ? `the sharing setting of every namespace without its own allow-share key (${
+            globalShare ? "Services with disjoint ports shared an address" : "no sharing"
+          }); Keelson shares an address only between Services annotated with the same ` +
+            "keelson.io/allow-shared-ip (or metallb.io/allow-shared-ip) value."
+          : `namespace "${namespace}" has no pool of its own, so its Services take the global ` +
+            "pool; " + (key.startsWith("interface-")
+              ? "Keelson holds every VIP on [keepalived] interface."
+              : "Keelson shares an address only between Services annotated with the same " +
+                "keelson.io/allow-shared-ip value.")),
     );
   }
   if (pools.length === 0) {
@@ -153,24 +182,176 @@ export function importKubeVip(text: string, options: KubeVipImportOptions): stri
 interface PoolKey {
   /** "global" or the namespace. */
   namespace: string;
-  /** The key whose addresses are used (cidr wins over range, as in kube-vip). */
+  /** The key whose value kube-vip uses for the namespace. */
   key: string;
-  /** Every key of this namespace that was read. */
-  keys: string[];
 }
 
-function poolKeys(data: Record<string, string>): PoolKey[] {
+/**
+ * kube-vip-cloud-provider's discoverPool for every namespace a key names: cidr-NS, cidr-global,
+ * range-NS, range-global, the first present. A namespace whose first key is a global one takes
+ * the global pool; its own keys after it are never read.
+ */
+export function lookupPools(
+  data: Readonly<Record<string, string>>,
+): { pools: PoolKey[]; shadowed: { key: string; by: string }[] } {
+  const has = (key: string) => data[key] !== undefined;
   const namespaces = new Set<string>();
   for (const key of Object.keys(data)) {
     const match = /^(cidr|range)-(.+)$/.exec(key);
-    if (match) namespaces.add(match[2]!);
+    if (match && match[2] !== "global") namespaces.add(match[2]!);
   }
-  return [...namespaces].sort((a, b) => a === "global" ? -1 : b === "global" ? 1 : a < b ? -1 : 1)
-    .map((namespace) => {
-      const cidr = `cidr-${namespace}`, range = `range-${namespace}`;
-      const keys = [cidr, range].filter((k) => data[k] !== undefined);
-      return { namespace, key: data[cidr] !== undefined ? cidr : range, keys };
+  const pools: PoolKey[] = [];
+  const shadowed: { key: string; by: string }[] = [];
+  const globalKey = ["cidr-global", "range-global"].find(has);
+  if (globalKey !== undefined) {
+    pools.push({ namespace: "global", key: globalKey });
+    if (globalKey === "cidr-global" && has("range-global")) {
+      shadowed.push({ key: "range-global", by: "cidr-global" });
+    }
+  }
+  for (const namespace of [...namespaces].sort()) {
+    const order = [`cidr-${namespace}`, "cidr-global", `range-${namespace}`, "range-global"];
+    const first = order.find(has)!;
+    if (!first.endsWith("-global")) pools.push({ namespace, key: first });
+    for (const key of order.slice(order.indexOf(first) + 1)) {
+      if (has(key) && !key.endsWith("-global")) shadowed.push({ key, by: first });
+    }
+  }
+  return { pools, shadowed };
+}
+
+/** strconv.ParseBool, as kube-vip reads allow-share-*; anything else is false. */
+function shareSetting(text: string | undefined): boolean {
+  return text !== undefined && ["1", "t", "T", "TRUE", "true", "True"].includes(text);
+}
+
+interface PoolPlan {
+  pool: PoolKey;
+  /** The value's entries were read as CIDRs (the value holds a "/"). */
+  isCidr: boolean;
+  /** kube-vip's DHCP mode: the value is exactly 0.0.0.0/32. */
+  dhcp: boolean;
+  intervals: AddressInterval[];
+  skipped: AddressInterval[];
+  /** Range entries netipx drops (first after last, or two families): they add nothing. */
+  dropped: string[];
+  /** Where the key is, for messages. */
+  at: string;
+}
+
+/** The addresses kube-vip hands out from one key's value (ipam's addressbuilder). */
+function planPool(
+  object: SourceObject,
+  pool: PoolKey,
+  skipEnds: boolean,
+  data: Readonly<Record<string, string>>,
+): PoolPlan {
+  const text = data[pool.key]!;
+  const at = object.at(["data", pool.key]);
+  const plan: PoolPlan = {
+    pool,
+    isCidr: text.includes("/"),
+    dhcp: text === DHCP,
+    intervals: [],
+    skipped: [],
+    dropped: [],
+    at,
+  };
+  if (plan.dhcp) return plan;
+  // split on commas exactly as kube-vip does: no trimming, an empty entry is an error
+  for (const entry of text.split(",")) {
+    const refuse = (what: string) =>
+      new ImportError(
+        `${at}: ConfigMap "${object.name}" ${pool.key}: "${entry}" is not ${what}; kube-vip ` +
+          "could not parse this value either, so it handed out no address from it. Fix or " +
+          "remove the key",
+      );
+    if (plan.isCidr) {
+      const interval = cidrInterval(entry);
+      if (interval === undefined) {
+        throw refuse('a CIDR (the value holds a "/", so kube-vip reads every entry as one)');
+      }
+      plan.intervals.push(interval);
+      continue;
+    }
+    const parts = entry.split("-");
+    const first = parseIp(parts[0] ?? ""), last = parseIp(parts[1] ?? "");
+    if (parts.length !== 2 || !first || !last) throw refuse("a range (first-last)");
+    if (first.family !== last.family || first.value > last.value) plan.dropped.push(entry);
+    else plan.intervals.push({ family: first.family, first: first.value, last: last.value });
+  }
+  try {
+    plan.skipped = [
+      ...dotZeroAndBroadcast(plan.intervals),
+      ...(plan.isCidr && skipEnds ? prefixEnds(plan.intervals) : []),
+    ];
+  } catch (error) {
+    throw new ImportError(
+      `${at}: ConfigMap "${object.name}" ${pool.key}: ${errorMessage(error)}; split it`,
+    );
+  }
+  return plan;
+}
+
+/**
+ * kube-vip counts the addresses in use per namespace (all namespaces for the global pool), so
+ * two pools sharing an address may each have handed it out; Keelson's pools are disjoint.
+ */
+function refuseOverlaps(object: SourceObject, plans: readonly PoolPlan[]): void {
+  const usable = plans.map((p) => subtractAll(mergeIntervals(p.intervals), p.skipped));
+  for (let i = 0; i < plans.length; i++) {
+    for (let j = i + 1; j < plans.length; j++) {
+      const shared = intersect(usable[i]!, usable[j]!);
+      if (shared.length === 0) continue;
+      const [a, b] = [plans[i]!, plans[j]!];
+      const span = shared.map(spanText).slice(0, 3).join(", ") +
+        (shared.length > 3 ? ", …" : "");
+      throw new ImportError(
+        `${b.at}: ConfigMap "${object.name}" ${a.pool.key} and ${b.pool.key} share ${span}: ` +
+          "kube-vip counts the addresses in use per namespace, so it may have given one of " +
+          "them to a Service of each; Keelson hands an address out once. Find the Services " +
+          "holding them (kubectl get svc -A -o wide), then give each namespace addresses of " +
+          "its own in the ConfigMap (or move the shared ones to one key) and import again",
+      );
+    }
+  }
+}
+
+function spanText(span: AddressInterval): string {
+  const first = formatIp(span.family, span.first);
+  return span.first === span.last ? first : `${first}-${formatIp(span.family, span.last)}`;
+}
+
+function intersect(
+  a: readonly AddressInterval[],
+  b: readonly AddressInterval[],
+): AddressInterval[] {
+  const out: AddressInterval[] = [];
+  for (const x of a) {
+    for (const y of b) {
+      if (x.family !== y.family) continue;
+      const first = x.first > y.first ? x.first : y.first;
+      const last = x.last < y.last ? x.last : y.last;
+      if (first <= last) out.push({ family: x.family, first, last });
+    }
+  }
+  return mergeIntervals(out);
+}
+
+function subtractAll(
+  a: readonly AddressInterval[],
+  cuts: readonly AddressInterval[],
+): AddressInterval[] {
+  let pieces = [...a];
+  for (const cut of cuts) {
+    pieces = pieces.flatMap((p) => {
+      if (p.family !== cut.family || cut.last < p.first || cut.first > p.last) return [p];
+      const left = cut.first > p.first ? [{ ...p, last: cut.first - 1n }] : [];
+      const right = cut.last < p.last ? [{ ...p, first: cut.last + 1n }] : [];
+      return [...left, ...right];
     });
+  }
+  return pieces;
 }
 
 function writeAnnounceTables(
@@ -219,23 +400,24 @@ function writeAnnounceTables(
 
 function writePool(
   out: TomlLines,
-  object: SourceObject,
-  pool: PoolKey,
-  skipEnds: boolean,
+  plan: PoolPlan,
   data: Record<string, string>,
   known: Set<string>,
   announce: KubeVipAnnounce,
 ): void {
+  const { pool } = plan;
   const text = data[pool.key]!;
-  const isCidr = pool.key.startsWith("cidr-");
-  const entries = text.split(",").map((e) => e.trim()).filter((e) => e !== "");
-  if (isCidr && entries.every((e) => e === DHCP)) {
+  const ownShare = `allow-share-${pool.namespace}`;
+  if (plan.dhcp) {
     out.blank().comment(
       `kube-vip ${pool.key} = ${JSON.stringify(text)}: kube-vip's DHCP mode (each Service ` +
-        "leases its own address); Keelson has none, so there is no pool for namespace " +
-        `"${pool.namespace}". Give its Services a pool of real addresses.`,
+        "leases its own address); Keelson has none, so there is no pool for " +
+        (pool.namespace === "global"
+          ? "the namespaces without a key of their own"
+          : `namespace "${pool.namespace}"`) +
+        ". Give its Services a pool of real addresses.",
     );
-    for (const key of [`allow-share-${pool.namespace}`, `interface-${pool.namespace}`]) {
+    for (const key of [ownShare, `interface-${pool.namespace}`]) {
       if (data[key] !== undefined) known.add(key);
     }
     return;
@@ -245,68 +427,49 @@ function writePool(
     out.comment(`kube-vip ${pool.key}: "${pool.namespace}" is not a Keelson pool name; rename it.`);
   }
   out.set("name", pool.namespace);
-  if (pool.keys.length > 1) {
+  const { addresses, reserved } = keelsonAddresses(plan.intervals, plan.skipped);
+  out.comment(
+    `From ${pool.key} = ${JSON.stringify(text)}, read as ${plan.isCidr ? "CIDRs" : "ranges"}.`,
+  );
+  for (const entry of plan.dropped) {
     out.comment(
-      `kube-vip ${pool.keys[1]} = ${JSON.stringify(data[pool.keys[1]!])}: unused (kube-vip ` +
-        `takes ${pool.key} when both exist).`,
+      `kube-vip ${pool.key} entry "${entry}": its first address is after its last (or the two ` +
+        "are of different families); kube-vip's address set drops it, so it adds no address.",
     );
   }
-  const intervals: AddressInterval[] = [];
-  for (const entry of entries) {
-    if (isCidr && entry === DHCP) {
-      out.comment(
-        `kube-vip ${pool.key} holds ${DHCP}: kube-vip's DHCP mode (each Service leases its own ` +
-          "address); Keelson has none. Give those Services a pool of real addresses.",
-      );
-      continue;
-    }
-    const interval = isCidr ? cidrInterval(entry) : rangeInterval(entry);
-    if (interval === undefined) {
-      throw new ImportError(
-        `${object.at(["data", pool.key])}: ConfigMap "${object.name}" ${pool.key}: "${entry}" ` +
-          `is not ${isCidr ? "a CIDR" : "a range (first-last)"}`,
-      );
-    }
-    intervals.push(interval);
-  }
-  let skipped: AddressInterval[];
-  try {
-    skipped = [
-      ...dotZeroAndBroadcast(intervals),
-      ...(isCidr && skipEnds ? prefixEnds(intervals) : []),
-    ];
-  } catch (error) {
+  if (addresses.length === 0) {
     throw new ImportError(
-      `${object.at(["data", pool.key])}: ConfigMap "${object.name}" ${pool.key}: ` +
-        `${errorMessage(error)}; split it`,
+      `${plan.at}: ${pool.key}: ${JSON.stringify(text)} holds no address kube-vip hands out; ` +
+        "fix or remove the key",
     );
   }
-  const { addresses, reserved } = keelsonAddresses(intervals, skipped);
-  out.comment(`From ${pool.key} = ${JSON.stringify(text)}.`).set("addresses", addresses);
+  out.set("addresses", addresses);
   if (reserved.length > 0) {
     out.comment(
       "Addresses kube-vip never hands out: IPv4 ending in .0 or .255" +
-        (isCidr && skipEnds ? ", and each CIDR's first and last (skip-end-ips-in-cidr)." : "."),
+        (plan.isCidr && data["skip-end-ips-in-cidr"] === "true"
+          ? ", and each CIDR's first and last (skip-end-ips-in-cidr)."
+          : "."),
     ).set("reserved", reserved);
   }
   out.set("auto_assign", true);
   out.set("announce", announce);
-  const share = data[`allow-share-${pool.namespace}`];
+  // kube-vip reads allow-share-NS, then allow-share-global
+  const shareKey = data[ownShare] !== undefined ? ownShare : "allow-share-global";
+  const share = data[shareKey];
   if (share !== undefined) {
-    known.add(`allow-share-${pool.namespace}`);
-    if (share !== "true") {
-      out.comment(
-        `kube-vip allow-share-${pool.namespace} = ${JSON.stringify(share)}: no sharing, as ` +
-          "Keelson does for Services without a keelson.io/allow-shared-ip annotation.",
-      );
-    } else {
-      out.comment(
-        `kube-vip allow-share-${pool.namespace} = "true": kube-vip put Services with disjoint ` +
-          "ports on one address by itself; Keelson shares an address only between Services " +
-          "annotated with the same keelson.io/allow-shared-ip (or metallb.io/allow-shared-ip) " +
-          "value. Annotate the Services that share before Keelson takes over.",
-      );
-    }
+    if (shareKey === ownShare) known.add(ownShare);
+    out.comment(
+      `kube-vip ${shareKey} = ${JSON.stringify(share)}` +
+        (shareKey === ownShare ? "" : ` (no ${ownShare}, so the global setting)`) + ": " +
+        (shareSetting(share)
+          ? "kube-vip put Services with disjoint ports on one address by itself; Keelson " +
+            "shares an address only between Services annotated with the same " +
+            "keelson.io/allow-shared-ip (or metallb.io/allow-shared-ip) value. Annotate the " +
+            "Services that share before Keelson takes over."
+          : "no sharing, as Keelson does for Services without a keelson.io/allow-shared-ip " +
+            "annotation."),
+    );
   }
   const iface = data[`interface-${pool.namespace}`];
   if (iface !== undefined && pool.namespace !== "global") {
@@ -333,15 +496,6 @@ function cidrInterval(text: string): AddressInterval | undefined {
   const host = BigInt(width - Number(bits));
   const first = (ip.value >> host) << host;
   return { family: ip.family, first, last: first + (1n << host) - 1n };
-}
-
-function rangeInterval(text: string): AddressInterval | undefined {
-  const [a, b, ...rest] = text.split("-").map((s) => s.trim());
-  const first = parseIp(a ?? ""), last = parseIp(b ?? "");
-  if (rest.length > 0 || !first || !last || first.family !== last.family) return undefined;
-  return first.value <= last.value
-    ? { family: first.family, first: first.value, last: last.value }
-    : undefined;
 }
 
 /**

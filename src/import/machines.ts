@@ -21,7 +21,8 @@ export interface ImportedMachine {
   zone: string;
 }
 
-const CONTROL_PLANE_LABELS = [
+/** The Node labels that mark a control-plane Node. */
+export const CONTROL_PLANE_LABELS = [
   "node-role.kubernetes.io/control-plane",
   "node-role.kubernetes.io/master",
 ];

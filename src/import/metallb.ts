@@ -14,7 +14,9 @@ import type { AddressInterval } from "../config/pool_size.ts";
 import { parseIp } from "../net/ip.ts";
 import { errorMessage } from "../log/error_message.ts";
 import { selectorText, selects } from "./label_match.ts";
+import { isNamespaceName, isObjectName, isValidSelector, shellQuote } from "./shell_command.ts";
 import {
+  CONTROL_PLANE_LABELS,
   type ImportedMachine,
   importedMachines,
   writeMachinePlaceholder,
@@ -32,12 +34,8 @@ import {
   type MetallbSelector,
 } from "./metallb_schema.ts";
 import { dotZeroAndBroadcast, keelsonAddresses } from "./pool_addresses.ts";
-import {
-  ImportError,
-  parseObject,
-  readSourceObjects,
-  type SourceObject,
-} from "./source_objects.ts";
+import { readMetallbObjects } from "./metallb_legacy.ts";
+import { ImportError, parseObject, type SourceObject } from "./source_objects.ts";
 import { TomlLines, type TomlValue } from "./toml_text.ts";
 
 /**
@@ -106,6 +104,12 @@ export interface MetallbImportOptions {
   source: string;
   /** The cluster's Nodes, when a kubeconfig was given; else the machines are a placeholder. */
   nodes?: readonly V1Node[];
+  /**
+   * Receives one sentence per restriction of MetalLB's the inventory cannot keep (a selector
+   * Keelson has no equivalent for), each naming the object, the field and what was written
+   * instead; the caller prints them and exits non-zero, so a pool is never silently widened.
+   */
+  restrictionsLost?: string[];
 }
 
 interface Parsed {
@@ -116,6 +120,8 @@ interface Parsed {
   communities: { object: SourceObject; community: Community }[];
   bfd: Map<string, { object: SourceObject; profile: BfdProfile }>;
   ignored: Map<string, number>;
+  /** Restrictions the inventory cannot keep, one sentence each (see `restrictionsLost`). */
+  lost: string[];
 }
 
 const FRR_MULTIHOP_TTL = 255;
@@ -130,25 +136,45 @@ const BGP_PORT = 179;
  * @throws {ImportError} naming file, line and field when the file cannot be read as MetalLB's
  */
 export function importMetallb(text: string, options: MetallbImportOptions): string {
-  const parsed = parse(readSourceObjects(text, options.source));
+  const { objects, converted } = readMetallbObjects(text, options.source);
+  const parsed = parse(objects);
   if (parsed.pools.length === 0 && parsed.peers.length === 0) {
-    const held = [...parsed.ignored].map(([k, n]) => `${n} ${k}`).join(", ") || "no object";
     throw new ImportError(
-      `${options.source}: holds no MetalLB IPAddressPool or BGPPeer (it holds ${held}); export ` +
-        "them with kubectl get ipaddresspools,l2advertisements,bgpadvertisements,bgppeers," +
-        "communities,bfdprofiles -A -o yaml",
+      `${options.source}: holds no MetalLB IPAddressPool or BGPPeer (it holds ` +
+        `${heldText(parsed)}), so no pool or router to import; export every MetalLB resource ` +
+        `together (${EXPORT_HINT})`,
     );
   }
   const out = new TomlLines();
   header(out, options.source, parsed);
+  for (const sentence of converted) out.comment(sentence);
   const announce = decideAnnounce(parsed);
   unusedAdvertisements(out, parsed, announce);
   writeKeepalived(out, parsed);
   writeBgp(out, parsed, announce, importedMachines(options.nodes ?? []));
-  writePools(out, parsed, announce);
+  writePools(out, parsed, announce, importedMachines(options.nodes ?? []));
   if (options.nodes) writeNodeMachines(out, options.nodes);
   else writeMachinePlaceholder(out);
+  options.restrictionsLost?.push(...parsed.lost);
   return out.text();
+}
+
+/** How to export MetalLB's configuration, for messages. */
+const EXPORT_HINT = "MetalLB 0.14 and later: kubectl get ipaddresspools,l2advertisements," +
+  "bgpadvertisements,bgppeers,communities,bfdprofiles -A -o yaml; MetalLB 0.13: the same list " +
+  "with addresspools added; MetalLB 0.12 and earlier: kubectl get configmap config -n " +
+  "metallb-system -o yaml";
+
+/** What the file holds, by kind: "2 BGPAdvertisement, 1 Community". */
+function heldText(parsed: Parsed): string {
+  const counts: [string, number][] = [
+    ["L2Advertisement", parsed.l2.length],
+    ["BGPAdvertisement", parsed.bgpAds.length],
+    ["Community", parsed.communities.length],
+    ["BFDProfile", parsed.bfd.size],
+    ...parsed.ignored,
+  ];
+  return counts.filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`).join(", ") || "no object";
 }
 
 /** Advertisements that select no pool: said in the header, as MetalLB ignored them too. */
@@ -178,6 +204,7 @@ function parse(objects: SourceObject[]): Parsed {
     communities: [],
     bfd: new Map(),
     ignored: new Map(),
+    lost: [],
   };
   for (const object of objects) {
     const metallb = object.apiVersion.startsWith("metallb.io/");
@@ -224,9 +251,7 @@ function header(out: TomlLines, source: string, parsed: Parsed): void {
       'every comment that starts with "MetalLB": each is a setting Keelson has no equivalent ' +
       "for, with what to do instead. Then: keelson check --config THIS_FILE, and keelson plan " +
       "--config THIS_FILE --current none --kubeconfig FILE (exit 0: every Service kept) before " +
-      "Keelson takes over " +
-      '(README, "Migrating from ' +
-      'MetalLB").\n\n' +
+      "Keelson takes over (docs/migration.md).\n\n" +
       "How Keelson serves what MetalLB served: addresses of L2 pools are held by keepalived " +
       "(VRRP, gratuitous ARP / unsolicited NA) on the control-plane machines, not by a speaker " +
       "on every Node; addresses of BGP pools are announced by BIRD on every healthy " +
@@ -419,7 +444,49 @@ function writeBgp(
       )
     ),
   }));
-  for (const plan of plans) writePeer(out, plan, asn, bgpPools, announce, aliases, machines);
+  const applied = new Set<SourceObject>();
+  for (const plan of plans) {
+    writePeer(out, plan, asn, bgpPools, announce, aliases, machines, parsed.lost, applied);
+  }
+  unappliedAttributes(out, parsed, announce, applied);
+}
+
+/**
+ * The communities and local preference of BGPAdvertisements that reached no peer written here
+ * (no BGPPeer in the file, or only peers their spec.peers does not name): kept as comments to
+ * set on the peers once they are added.
+ */
+function unappliedAttributes(
+  out: TomlLines,
+  parsed: Parsed,
+  announce: Map<string, PoolAnnounce>,
+  applied: Set<SourceObject>,
+): void {
+  for (const { object, ad } of parsed.bgpAds) {
+    if (applied.has(object)) continue;
+    const pools = [...announce].filter(([, a]) => a.bgp.some((b) => b.object === object))
+      .map(([name]) => name);
+    if (pools.length === 0) continue; // said in the header: selects no pool
+    const s = ad.spec;
+    const peers = (s.peers ?? []).length > 0
+      ? `the peers it names (${s.peers!.join(", ")}), which this file does not hold`
+      : "any peer (this file holds no BGPPeer)";
+    if ((s.communities ?? []).length > 0) {
+      out.comment(
+        `${mlb(object, "communities", s.communities)}: tagged the routes of pool ` +
+          `${pools.map((p) => `"${p}"`).join(", ")} to ${peers}. Set communities = [...] on ` +
+          "each [[bgp.peers]] that should receive them (aliases from the Community resources " +
+          "go in [bgp] communities).",
+      );
+    }
+    if (s.localPref !== undefined && s.localPref !== null) {
+      out.comment(
+        `${mlb(object, "localPref", s.localPref)}: sent with the routes of pool ` +
+          `${pools.map((p) => `"${p}"`).join(", ")} to ${peers}. Set local_preference on each ` +
+          "iBGP [[bgp.peers]] that should receive it.",
+      );
+    }
+  }
 }
 
 function writeBfd(out: TomlLines, parsed: Parsed): void {
@@ -494,6 +561,8 @@ function writePeer(
   announce: Map<string, PoolAnnounce>,
   aliases: Map<string, string>,
   machines: readonly ImportedMachine[],
+  lost: string[],
+  applied: Set<SourceObject>,
 ): void {
   const { object, peer } = plan;
   const spec = peer.spec;
@@ -541,6 +610,7 @@ function writePeer(
     spec.nodeSelectors ?? [],
     machines,
     (why) => disabled ??= why,
+    lost,
   );
   if (spec.ebgpMultiHop) {
     notes.comment(`From spec.ebgpMultiHop: multihop with FRR's default TTL ${FRR_MULTIHOP_TTL}.`);
@@ -552,7 +622,7 @@ function writePeer(
   }
   writePassword(body, object, spec);
   writePeerPools(body, notes, plan, bgpPools);
-  writePeerAttributes(body, notes, plan, hostAsn, announce, aliases);
+  writePeerAttributes(body, notes, plan, hostAsn, announce, aliases, applied);
   writeTimers(body, notes, object, spec);
   const comment = (field: keyof typeof spec, what: string) => {
     const value = spec[field];
@@ -609,6 +679,7 @@ function writePeerHosts(
   selectors: MetallbSelector[],
   machines: readonly ImportedMachine[],
   disable: (why: string) => void,
+  lost: string[],
 ): void {
   if (selectors.length === 0) return;
   const shown = selectors.map(selectorText).join(" OR ");
@@ -629,16 +700,28 @@ function writePeerHosts(
     }
     return;
   }
-  // no Nodes read: a selector on the zone label alone still says which zones peer
+  // no Nodes read: a selector on the control-plane role label selects the machines that peer
+  if (holdsControlPlane(selectors, [])) {
+    notes.comment(`From spec.nodeSelectors (${shown}): every control-plane machine peers.`);
+    return;
+  }
+  // a selector on the zone label alone still says which zones peer
   const zones = zoneSelection(selectors);
   if (zones !== undefined) {
     notes.comment(`From spec.nodeSelectors (${shown}).`);
     body.set("zones", zones);
     return;
   }
-  notes.comment(
+  // every control-plane machine would peer: wider than the selector, so the peer waits
+  disable(
     `${mlb(object, "nodeSelectors", shown)}: import with --kubeconfig to resolve it, or list ` +
-      "the control-plane machines that peer with it in hosts (absent: all of them).",
+      "the control-plane machines that peer with it in hosts, and uncomment.",
+  );
+  lost.push(
+    `${object.at(["spec", "nodeSelectors"])}: BGPPeer "${object.name}" spec.nodeSelectors ` +
+      `(${shown}) cannot be resolved without the cluster's Nodes; the peer is written ` +
+      "commented out (every control-plane machine would peer with it otherwise). Import with " +
+      "--kubeconfig, or name its hosts.",
   );
 }
 
@@ -668,12 +751,24 @@ function writePassword(body: TomlLines, object: SourceObject, spec: BgpPeer["spe
     ).raw(`# password_file = "${file}"`);
   } else if (spec.passwordSecret?.name) {
     const ns = spec.passwordSecret.namespace ?? "metallb-system";
+    const secret = spec.passwordSecret.name;
     body.comment(
-      `MetalLB BGPPeer "${object.name}" spec.passwordSecret ${ns}/${spec.passwordSecret.name}: ` +
-        "write the password to the file, then uncomment:\n" +
-        `kubectl get secret -n ${ns} ${spec.passwordSecret.name} -o jsonpath='{.data.password}' ` +
-        `| base64 -d > ${file}; chmod 0600 ${file}`,
-    ).raw(`# password_file = "${file}"`);
+      `MetalLB BGPPeer "${object.name}" spec.passwordSecret ${
+        JSON.stringify(`${ns}/${secret}`)
+      }: ` +
+        "write the password to the file, then uncomment" +
+        (isObjectName(secret) && isNamespaceName(ns)
+          ? ":"
+          : " (no command printed: the name or namespace is not one Kubernetes accepts)."),
+    );
+    if (isObjectName(secret) && isNamespaceName(ns)) {
+      const target = shellQuote(file);
+      body.raw(
+        `#   kubectl get secret -n ${shellQuote(ns)} ${shellQuote(secret)} ` +
+          `-o jsonpath='{.data.password}' | base64 -d > ${target} && chmod 0600 ${target}`,
+      );
+    }
+    body.raw(`# password_file = "${file}"`);
   }
 }
 
@@ -703,6 +798,7 @@ function writePeerAttributes(
   hostAsn: number | undefined,
   announce: Map<string, PoolAnnounce>,
   aliases: Map<string, string>,
+  applied: Set<SourceObject>,
 ): void {
   const ads = plan.pools.flatMap((pool) =>
     announce.get(pool)!.bgp.filter(({ ad }) =>
@@ -710,6 +806,7 @@ function writePeerAttributes(
     ).map((a) => ({ pool, ...a }))
   );
   if (ads.length === 0) return;
+  for (const { object } of ads) applied.add(object);
   const resolve = (c: string) => aliases.get(c) ?? communityValue(c);
   const sets = ads.map(({ ad }) =>
     new Set((ad.spec.communities ?? []).map((c) => resolve(c) ?? c))
@@ -811,7 +908,12 @@ export function metallbEntry(text: string): AddressInterval | undefined {
   return { family: ip.family, first, last: first + (1n << host) - 1n };
 }
 
-function writePools(out: TomlLines, parsed: Parsed, announce: Map<string, PoolAnnounce>): void {
+function writePools(
+  out: TomlLines,
+  parsed: Parsed,
+  announce: Map<string, PoolAnnounce>,
+  machines: readonly ImportedMachine[],
+): void {
   if (parsed.pools.length > 0) {
     out.blank().comment("Address pools, one per IPAddressPool.");
   }
@@ -853,14 +955,57 @@ function writePools(out: TomlLines, parsed: Parsed, announce: Map<string, PoolAn
         "From spec.avoidBuggyIPs: the addresses ending in .0 and .255 MetalLB never handed out.",
       ).set("reserved", reserved);
     }
-    out.set("auto_assign", spec.autoAssign ?? true);
-    writeAnnounce(out, announce.get(pool.metadata.name)!);
     const allocation = spec.serviceAllocation;
-    if (allocation) writeServiceAllocation(out, object, allocation);
+    // MetalLB offers the pool to the listed namespaces OR those the selectors match; without a
+    // list, Keelson would offer it to every namespace, so it is assigned from on request only
+    const unlisted = (allocation?.namespaceSelectors ?? []).length > 0 &&
+      (allocation?.namespaces ?? []).length === 0;
+    if (unlisted && (spec.autoAssign ?? true)) {
+      out.comment(
+        "auto_assign = false: MetalLB offered this pool only to the namespaces its " +
+          "spec.serviceAllocation.namespaceSelectors match, which Keelson cannot select; list " +
+          "them in [pools.service_allocation] namespaces, then set auto_assign = true.",
+      );
+      out.set("auto_assign", false);
+    } else out.set("auto_assign", spec.autoAssign ?? true);
+    writeAnnounce(out, announce.get(pool.metadata.name)!, parsed.lost, machines);
+    if (allocation) writeServiceAllocation(out, object, allocation, parsed.lost);
   }
 }
 
-function writeAnnounce(out: TomlLines, how: PoolAnnounce): void {
+/**
+ * Whether the Nodes an advertisement's selectors choose include every control-plane machine,
+ * the ones Keelson announces from: then Keelson's announcers are among MetalLB's, never others.
+ * Without the cluster's Nodes, only a selector on the control-plane role label is known to.
+ */
+function holdsControlPlane(
+  selectors: readonly MetallbSelector[],
+  machines: readonly ImportedMachine[],
+): boolean {
+  const controlPlane = machines.filter((m) => m.role === "control-plane");
+  if (controlPlane.length > 0) {
+    return controlPlane.every((m) => selectors.some((s) => selects(s, m.labels)));
+  }
+  return selectors.some((s) =>
+    CONTROL_PLANE_LABELS.some((label) =>
+      selects(s, { [label]: "" }) && Object.keys(s.matchLabels ?? {}).every((k) => k === label) &&
+      (s.matchExpressions ?? []).every((e) => e.key === label)
+    )
+  );
+}
+
+function writeAnnounce(
+  out: TomlLines,
+  how: PoolAnnounce,
+  lost: string[],
+  machines: readonly ImportedMachine[],
+): void {
+  // an advertisement of several pools is reported once
+  const restriction = (object: SourceObject, field: string, shown: string, what: string) => {
+    const sentence = `${object.at(["spec", field])}: ${object.kind} "${object.name}" ` +
+      `spec.${field} (${shown}): ${what}`;
+    if (!lost.includes(sentence)) lost.push(sentence);
+  };
   if (how.bgp.length > 0) {
     out.comment(
       `From BGPAdvertisement ${how.bgp.map((b) => `"${b.object.name}"`).join(", ")}.`,
@@ -894,11 +1039,27 @@ function writeAnnounce(out: TomlLines, how: PoolAnnounce): void {
         `${mlb(object, "nodeSelectors", s.nodeSelectors!.map(selectorText))}: ` +
           "Keelson holds VRRP addresses on the control-plane machines only.",
       );
+      if (!holdsControlPlane(s.nodeSelectors!, machines)) {
+        restriction(
+          object,
+          "nodeSelectors",
+          s.nodeSelectors!.map(selectorText).join(" OR "),
+          "Keelson cannot choose the Nodes that answer ARP/NDP; its control-plane machines hold " +
+            "the addresses. Check that they may, or give those Services another pool.",
+        );
+      }
     }
     if ((s.serviceSelectors ?? []).length > 0) {
       out.comment(
         `${mlb(object, "serviceSelectors", s.serviceSelectors!.map(selectorText))}: ` +
           "Keelson serves every Service of the pool; move unannounced Services to a pool of their own.",
+      );
+      restriction(
+        object,
+        "serviceSelectors",
+        s.serviceSelectors!.map(selectorText).join(" OR "),
+        "Keelson announces every Service of the pool, not only those selected; move the " +
+          "others to a pool of their own before Keelson takes over.",
       );
     }
     if ((s.preferredNodeSelectors ?? []).length > 0) {
@@ -941,11 +1102,28 @@ function writeAnnounce(out: TomlLines, how: PoolAnnounce): void {
           "announces from every healthy control-plane machine that peers (choose them per peer " +
           "with hosts or zones).",
       );
+      if (!holdsControlPlane(s.nodeSelectors!, machines)) {
+        restriction(
+          object,
+          "nodeSelectors",
+          s.nodeSelectors!.map(selectorText).join(" OR "),
+          "Keelson announces from every control-plane machine that peers, not only from the " +
+            "selected Nodes; choose the peering machines with hosts or zones on each " +
+            "[[bgp.peers]].",
+        );
+      }
     }
     if ((s.serviceSelectors ?? []).length > 0) {
       out.comment(
         `${mlb(object, "serviceSelectors", s.serviceSelectors!.map(selectorText))}: ` +
           "Keelson announces every Service of the pool; move the others to a pool of their own.",
+      );
+      restriction(
+        object,
+        "serviceSelectors",
+        s.serviceSelectors!.map(selectorText).join(" OR "),
+        "Keelson announces every Service of the pool, not only those selected; move the " +
+          "others to a pool of their own before Keelson takes over.",
       );
     }
   }
@@ -955,6 +1133,7 @@ function writeServiceAllocation(
   out: TomlLines,
   object: SourceObject,
   allocation: NonNullable<IpAddressPool["spec"]["serviceAllocation"]>,
+  lost: string[],
 ): void {
   out.table("[pools.service_allocation]");
   out.comment("From spec.serviceAllocation.");
@@ -978,11 +1157,32 @@ function writeServiceAllocation(
     );
   }
   if ((allocation.namespaceSelectors ?? []).length > 0) {
-    const shown = allocation.namespaceSelectors!.map(selectorText);
+    const selectors = allocation.namespaceSelectors!;
+    const shown = selectors.map(selectorText);
+    const printable = selectors.every(isValidSelector);
     out.comment(
       `${mlb(object, "serviceAllocation.namespaceSelectors", shown)}: Keelson does not watch ` +
-        "Namespaces; list the namespaces it selects in namespaces " +
-        `(kubectl get namespaces -l '${shown.join("' -l '")}' -o name).`,
+        "Namespaces; list the namespaces it selects in namespaces" +
+        (printable
+          ? ` (one command per selector):`
+          : " (no command printed: a label key or value is not one Kubernetes accepts)."),
+    );
+    if (printable) {
+      for (const text of shown) {
+        out.raw(`#   kubectl get namespaces -l ${shellQuote(text)} -o name`);
+      }
+    }
+    const listed = (allocation.namespaces ?? []).length > 0;
+    lost.push(
+      `${object.at(["spec", "serviceAllocation", "namespaceSelectors"])}: IPAddressPool ` +
+        `"${object.name}" spec.serviceAllocation.namespaceSelectors (${shown.join(" OR ")}): ` +
+        "Keelson cannot select namespaces by label; " +
+        (listed
+          ? "the pool is offered only to the namespaces listed in spec.serviceAllocation." +
+            "namespaces. Add the namespaces the selectors match to namespaces."
+          : "the pool is written with auto_assign = false (nothing is assigned from it unless " +
+            "a Service asks for it). List the namespaces the selectors match in namespaces, " +
+            "then set auto_assign = true."),
     );
   }
 }

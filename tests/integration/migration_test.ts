@@ -254,13 +254,71 @@ function metallbServices(): OldService[] {
   return out;
 }
 
+/**
+ * The same configuration as MetalLB 0.12 kept it (`kubectl get configmap config -n
+ * metallb-system -o yaml`): address pools with their protocol, the peer, the communities. 0.12 had
+ * no serviceAllocation, so shop-only is open to every namespace there.
+ */
+const METALLB_012_EXPORT = `apiVersion: v1
+data:
+  config: |
+    peers:
+    - peer-address: 10.0.0.1
+      peer-asn: 64512
+      my-asn: 64513
+    bgp-communities:
+      no-export: 65535:65281
+    address-pools:
+    - name: public
+      protocol: layer2
+      addresses:
+      - 192.0.2.0/27
+      - 198.51.100.10-198.51.100.40
+    - name: shop-only
+      protocol: layer2
+      addresses:
+      - 203.0.113.0/28
+    - name: anycast
+      protocol: bgp
+      auto-assign: false
+      addresses:
+      - 192.0.2.128/28
+      bgp-advertisements:
+      - aggregation-length: 32
+        communities:
+        - 64513:100
+        - no-export
+kind: ConfigMap
+metadata:
+  creationTimestamp: "2021-03-02T10:11:12Z"
+  name: config
+  namespace: metallb-system
+  resourceVersion: "911"
+  uid: 7c1d0f3e-2b4a-4d6e-8f10-1a2b3c4d5e6f
+`;
+
+/** The Services as MetalLB 0.12 left them: the same addresses, without 0.13's pool annotation. */
+function metallb012Services(): OldService[] {
+  return metallbServices().map((s) => {
+    const { [METALLB_POOL]: _, ...annotations } = s.annotations;
+    return { ...s, annotations };
+  });
+}
+
 // ----------------------------------------------------------------------------------- kube-vip
 
-/** kube-vip-cloud-provider's ConfigMap as `kubectl get configmap kubevip -n kube-system -o yaml`. */
+/**
+ * kube-vip-cloud-provider's ConfigMap as `kubectl get configmap kubevip -n kube-system -o yaml`,
+ * with global and per-namespace keys. kube-vip looks up cidr-NS, cidr-global, range-NS,
+ * range-global and takes the first: shop takes cidr-shop (a range, read as one because it holds
+ * no "/"), web takes cidr-global (range-web is never reached).
+ */
 const KUBEVIP_EXPORT = `apiVersion: v1
 data:
+  allow-share-global: "false"
   cidr-global: 192.0.2.64/26
-  range-shop: 203.0.113.10-203.0.113.30
+  cidr-shop: 203.0.113.10-203.0.113.30
+  range-web: 10.99.0.1-10.99.0.9
 kind: ConfigMap
 metadata:
   creationTimestamp: "2026-03-02T10:11:12Z"
@@ -274,7 +332,7 @@ metadata:
  * 50 Services as kube-vip-cloud-provider and kube-vip left them: the label `implementation:
  * kube-vip`, the address in `kube-vip.io/loadbalancerIPs` and in `spec.loadBalancerIP` (it writes
  * both), the status kube-vip wrote. 40 in web from cidr-global (kube-vip hands out 192.0.2.64, the
- * CIDR's first address: it skips only .0 and .255), 10 in shop from range-shop.
+ * CIDR's first address: it skips only .0 and .255), 10 in shop from cidr-shop.
  */
 function kubeVipServices(): OldService[] {
   const out: OldService[] = [];
@@ -829,6 +887,28 @@ integrationTest(
       poolOf: (s) => s.pool,
       bgp: (s) => s.pool === "anycast",
       // MetalLB's 192.0.2.0/27 written as a Keelson CIDR, which never hands out .0 (or .31)
+      loses: {
+        edit: (text) => text.replace('"192.0.2.0-192.0.2.31"', '"192.0.2.0/27"'),
+        held: [["web/dns-tcp", "192.0.2.31"], ["web/dns-udp", "192.0.2.31"], [
+          "web/web-0",
+          "192.0.2.0",
+        ]],
+      },
+    });
+  },
+);
+
+integrationTest(
+  "from MetalLB 0.12 (the config ConfigMap): import, check, live plan exit 0, and keelson run takes over 50 Services without rewriting an ingress",
+  async (t) => {
+    await migrate(t, {
+      source: "metallb",
+      exported: METALLB_012_EXPORT,
+      services: metallb012Services(),
+      // the operator's one edit: MetalLB 0.12's layer2 pools named no interface
+      edit: (text, dirs, dir) => scratchFiles(setInterface(text), dirs, dir, true),
+      poolOf: (s) => s.pool,
+      bgp: (s) => s.pool === "anycast",
       loses: {
         edit: (text) => text.replace('"192.0.2.0-192.0.2.31"', '"192.0.2.0/27"'),
         held: [["web/dns-tcp", "192.0.2.31"], ["web/dns-udp", "192.0.2.31"], [

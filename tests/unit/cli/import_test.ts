@@ -68,7 +68,7 @@ Deno.test("keelson import metallb: stdout, then check's problems with the output
   assert.doesNotMatch(run.out + run.err, /s3cr3t-md5/); // the password is never copied
 });
 
-Deno.test("keelson import --kubeconfig: machines from the Nodes, one read, and the output passes check", async () => {
+Deno.test("keelson import --kubeconfig: machines from the Nodes, one read, the output passes check, lost restrictions on stderr", async () => {
   const server = fakeApiServer();
   try {
     const kubeconfig = await writeKubeconfig(server.port);
@@ -80,8 +80,12 @@ Deno.test("keelson import --kubeconfig: machines from the Nodes, one read, and t
       "--kubeconfig",
       kubeconfig,
     ]);
-    assert.equal(run.code, 0, run.err);
-    assert.equal(run.err, "");
+    // exit 1: the file's selectors (namespaceSelectors, advertisements' node and Service
+    // selectors) cannot all be kept; each is named on stderr, and none is a check problem
+    assert.equal(run.code, 1, run.err);
+    assert.match(run.err, /namespaceSelectors \(legacy-clients=true\)/);
+    assert.match(run.err, /restrictions the old controller applied cannot be kept/);
+    assert.doesNotMatch(run.err, /keelson check would refuse/);
     assert.match(run.out, /name = "cp-1"\nrole = "control-plane"/);
     // read only: one list of Nodes, nothing else
     assert.deepEqual(server.requests.map((r) => `${r.method} ${new URL(r.url).pathname}`), [
@@ -231,4 +235,27 @@ Deno.test("keelson import as shipped: the inventory on stdout", async () => {
   const stdout = await run(["kube-vip", "--from", from]);
   assert.equal(stdout.code, 1, stdout.stderr); // machines still to fill in
   assert.match(stdout.stdout, /^# Keelson inventory imported from kube-vip/);
+});
+
+Deno.test("keelson import: a file past the size or object limit is refused before it is parsed", async () => {
+  // 52 MB (a sparse file: stat(2) says its size, nothing is read)
+  const large = `${TEMP}/large.yaml`;
+  const file = await Deno.open(large, { write: true, create: true });
+  await file.truncate(52 * 1024 * 1024);
+  file.close();
+  const big = await cli(["metallb", "--from", large]);
+  assert.equal(big.code, 1);
+  assert.match(big.err, /large\.yaml: is larger than 1 MiB \(54525952 bytes or more\)/);
+  assert.equal(big.out, "");
+  // 20,000 objects in under 1 MiB
+  const many = `${TEMP}/many.yaml`;
+  await Deno.writeTextFile(many, "kind: List\nitems:\n" + "- {kind: X}\n".repeat(20_000));
+  for (const source of ["metallb", "kube-vip"]) {
+    const run = await cli([source, "--from", many]);
+    assert.equal(run.code, 1, source);
+    assert.match(
+      run.err,
+      /many\.yaml: holds more than 10000 objects \(counted by their kind fields\)/,
+    );
+  }
 });
