@@ -165,7 +165,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   stops.track("informers", "heartbeat", heartbeat);
 
   // 5. lead: once the caches synced, initialize the provider and run the enabled controllers
-  const lead = async (leaderSignal: AbortSignal) => {
+  const lead = async (leaderSignal: AbortSignal, leaseHolder?: string) => {
     if (!await caches.waitForSyncAll(leaderSignal)) return;
     await runLeaderControllers({
       config: () => live.current(),
@@ -173,6 +173,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
       caches,
       heartbeatLeases: createHeartbeatInformer(clients.client(CLIENT_NAMES.vipHosts), registry),
       host,
+      ...(leaseHolder === undefined ? {} : { leaseHolder }),
       provider,
       registry,
       health,
@@ -287,8 +288,11 @@ interface CampaignOptions {
   config: () => Config;
   health: HealthChecks;
   registry: Registry;
-  /** Runs while this process holds the Lease; `leaderSignal` aborts when it is lost. */
-  lead: (leaderSignal: AbortSignal) => Promise<void>;
+  /**
+   * Runs while this process holds the Lease (under `leaseHolder`); `leaderSignal` aborts when it
+   * is lost.
+   */
+  lead: (leaderSignal: AbortSignal, leaseHolder: string) => Promise<void>;
   /** Stops campaigning (the process stops). */
   signal: AbortSignal;
 }
@@ -323,7 +327,7 @@ async function campaign(options: CampaignOptions): Promise<void> {
     await elector.run(signal, {
       // the elector logs the Lease acquired and each new leader; one line per event
       onStartedLeading: (leaderSignal) => {
-        leading = lead(leaderSignal);
+        leading = lead(leaderSignal, elector.identity);
         return leading;
       },
       onStoppedLeading: () => {

@@ -11,6 +11,7 @@ import { KubeApiError } from "../../../../src/kube/ports.ts";
 import { createBaremetalProvider } from "../../../../providers/baremetal/mod.ts";
 import { FakeCluster } from "../../_fakes/fake_cluster.ts";
 import { testConfig } from "../../_fakes/test_inventory.ts";
+import { firstTermLedger } from "../../_fakes/memory_leases.ts";
 
 function node(name: string, ready: "True" | "False" | undefined, taints: string[] = []): V1Node {
   return {
@@ -41,6 +42,7 @@ function setup(options: {
   const cluster = new FakeCluster();
   const registry = new Registry();
   let now = 1_000_000;
+  const { leases, ledger } = firstTermLedger(() => now);
   const state: { config: Config; healthy: boolean } = {
     config: testConfig({ machines: MACHINES }),
     healthy: options.healthy ?? true,
@@ -54,6 +56,7 @@ function setup(options: {
     registry,
     ...(options.guard ? { guard: { deletionsAllowed: () => options.guard! } } : {}),
     ...(options.reloadGuard ? { guard: options.reloadGuard } : {}),
+    ledger,
   }, {
     now: () => now,
     policy: () => ({
@@ -70,7 +73,7 @@ function setup(options: {
     );
     return Number(match?.[1] ?? 0);
   };
-  return { cluster, controller, state, metric, advance: (ms: number) => (now += ms) };
+  return { cluster, controller, state, metric, leases, advance: (ms: number) => (now += ms) };
 }
 
 Deno.test("NodeLifecycleController.monitorNodes deletes a NotReady Node of a retired machine with a DeletingNode event", async () => {

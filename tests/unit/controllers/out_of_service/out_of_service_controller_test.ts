@@ -12,6 +12,7 @@ import {
   type PowerActionPolicy,
 } from "../../../../src/controllers/out_of_service/out_of_service_controller.ts";
 import { FakeCluster } from "../../_fakes/fake_cluster.ts";
+import { firstTermLedger } from "../../_fakes/memory_leases.ts";
 
 /** A PowerControl whose answers the test sets, as the BMC poller would report them. */
 class FakePower implements PowerControl {
@@ -65,6 +66,7 @@ function setup(options: {
   const cluster = new FakeCluster();
   let now = 1_800_000_000_000;
   const power = new FakePower(() => now);
+  const { leases, ledger } = firstTermLedger(() => now);
   const registry = new Registry();
   const controller = new OutOfServiceController({
     nodes: cluster.nodes,
@@ -74,6 +76,7 @@ function setup(options: {
     registry,
     ...(options.guard ? { guard: { deletionsAllowed: () => options.guard! } } : {}),
     ...(options.host ? { host: options.host } : {}),
+    ledger,
   }, {
     now: () => now,
     policy: () => ({
@@ -96,6 +99,7 @@ function setup(options: {
     power,
     controller,
     metric,
+    leases,
     now: () => now,
     advance: (ms: number) => (now += ms),
   };
@@ -325,6 +329,7 @@ Deno.test("OutOfServiceController.run notices a power change without any Node ev
     events: cluster.events,
     power,
     registry: new Registry(),
+    ledger: firstTermLedger(Date.now).ledger,
   }, {
     resyncMs: 20,
     policy: () => ({
