@@ -70,12 +70,13 @@ export function decideActionSlot(input: {
   if (counted < max) return { free: true, counted };
   if (max <= 0) return { free: false, counted };
   // the slot frees when the oldest actions have left the window and fewer than max remain
-  let remaining = counted;
-  for (const action of live) {
-    remaining -= action.count;
-    if (remaining < max) {
-      return { free: false, counted, freeAtMs: Math.min(action.seenMs, nowMs) + windowMs };
-    }
+  // what remains once live[i] and every older action have left (summed from the newest, so an
+  // unaccounted Infinity is never subtracted from itself)
+  let remaining = 0;
+  let freeAtMs: number | undefined;
+  for (let i = live.length - 1; i >= 0; i--) {
+    if (remaining < max) freeAtMs = Math.min(live[i]!.seenMs, nowMs) + windowMs;
+    remaining += live[i]!.count;
   }
-  return { free: false, counted };
+  return freeAtMs === undefined ? { free: false, counted } : { free: false, counted, freeAtMs };
 }
