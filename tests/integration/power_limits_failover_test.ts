@@ -110,9 +110,12 @@ async function withLogs<T>(agents: KeelsonProcess[], work: Promise<T>): Promise<
   try {
     return await work;
   } catch (error) {
-    const tails = await Promise.all(
-      agents.map(async (a) => `--- ${a.process.logPath}\n${(await a.log()).slice(-3000)}`),
-    );
+    // the lines of the parts under test, not the informers' reconnects
+    const relevant = /"logger":"keelson\.(controllers|leader-election|agent|provider\.power)/;
+    const tails = await Promise.all(agents.map(async (a) => {
+      const lines = (await a.log()).split("\n").filter((line) => relevant.test(line));
+      return `--- ${a.process.logPath}\n${lines.slice(-60).join("\n").slice(-12_000)}`;
+    }));
     throw new Error(`${error}\n${tails.join("\n")}`);
   }
 }
