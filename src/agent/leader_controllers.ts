@@ -24,6 +24,7 @@ import { CLIENT_NAMES, type ClientFactory } from "../kube/client_factory.ts";
 import { createClusterWriter, createEventSink } from "../kube/cluster_writer.ts";
 import { createLeaseApi } from "../kube/lease_api.ts";
 import { ActionLedger } from "../controllers/action_ledger/action_ledger.ts";
+import type { LedgerSightings } from "../controllers/action_ledger/ledger_sightings.ts";
 import { AggregatingEventRecorder } from "../kube/event_recorder.ts";
 import type { RunnableInformer } from "../kube/informer.ts";
 import { logger } from "../log/logging.ts";
@@ -49,6 +50,8 @@ export interface LeaderControllerDeps {
   host: string;
   /** The identity this process holds the leader Lease under; undefined when election is off. */
   leaseHolder?: string;
+  /** When this process first saw the recorded power actions (also before it led). */
+  ledgerSightings?: LedgerSightings;
   provider: CloudProvider;
   registry: Registry;
   health: HealthChecks;
@@ -148,6 +151,7 @@ export async function runLeaderControllers(
     namespace: config.leader_election.namespace,
     name: config.leader_election.name,
     ...(deps.leaseHolder === undefined ? {} : { holder: deps.leaseHolder }),
+    ...(deps.ledgerSightings ? { sightings: deps.ledgerSightings } : {}),
   });
   const term: LeaderTerm = {
     config,

@@ -29,8 +29,10 @@ import {
   type SlotDecision,
   stillCounts,
 } from "./decide_action_slot.ts";
+import type { LedgerSightings } from "./ledger_sightings.ts";
 import {
   ACTION_LEDGER_ANNOTATION,
+  actionKey,
   emptyLedger,
   formatLedger,
   MAX_STORED_ACTIONS,
@@ -61,6 +63,8 @@ export interface ActionLedgerOptions {
   holder?: string;
   /** Milliseconds since the epoch. @default Date.now */
   now?: () => number;
+  /** When this process, standing by, first saw the actions (`ledger_sightings.ts`). */
+  sightings?: LedgerSightings;
 }
 
 /** A claim's outcome: the slot decision, and whether this action was recorded. */
@@ -260,7 +264,7 @@ export class ActionLedger {
       const first = this.#options.holder === undefined
         ? lease === undefined
         : (lease?.spec?.leaseTransitions ?? 0) === 0;
-      if (first) return { view: seen(emptyLedger(), now), rewrite: true };
+      if (first) return { view: this.#seen(emptyLedger(), now), rewrite: true };
       this.#log.warn(
         "The leader Lease holds no record of earlier power actions and Node deletions; until " +
           "one window has passed, every such action counts as already taken",
@@ -277,7 +281,7 @@ export class ActionLedger {
       );
       return { view: unaccounted(now), rewrite: true };
     }
-    return { view: seen(parsed.ledger, now), rewrite: false };
+    return { view: this.#seen(parsed.ledger, now), rewrite: false };
   }
 
   /**
@@ -290,7 +294,7 @@ export class ActionLedger {
     const view = this.#view ?? unaccounted(now);
     const text = lease?.metadata?.annotations?.[ACTION_LEDGER_ANNOTATION];
     const parsed = text === undefined ? undefined : parseLedger(text);
-    const incoming = parsed?.ok ? seen(parsed.ledger, now) : unaccounted(now);
+    const incoming = parsed?.ok ? this.#seen(parsed.ledger, now) : unaccounted(now);
     if (!parsed?.ok) {
       this.#log.warn(
         "The record of power actions and Node deletions on the leader Lease was removed or " +
@@ -300,25 +304,28 @@ export class ActionLedger {
     }
     const out = {} as View;
     for (const kind of ACTION_KINDS) {
-      const known = new Map(view[kind].map((a) => [key(a), a]));
+      const known = new Map(view[kind].map((a) => [actionKey(a), a]));
       const merged = view[kind].map((a) => ({ ...a, seenMs: Math.min(a.seenMs, now) }));
       for (const action of incoming[kind]) {
-        if (!known.has(key(action))) merged.push(action);
+        if (!known.has(actionKey(action))) merged.push(action);
       }
       out[kind] = fold(merged);
     }
     return { view: out, rewrite: !parsed?.ok };
   }
-}
 
-function key(action: { target?: string; at: string; count: number }): string {
-  return `${action.target ?? ""}|${action.at}|${action.count}`;
-}
-
-function seen(ledger: StoredLedger, now: number): View {
-  const view = {} as View;
-  for (const kind of ACTION_KINDS) view[kind] = ledger[kind].map((a) => ({ ...a, seenMs: now }));
-  return view;
+  /** A stored record as seen now: from this process's first sighting if earlier, else now. */
+  #seen(ledger: StoredLedger, now: number): View {
+    const sightings = this.#options.sightings;
+    const view = {} as View;
+    for (const kind of ACTION_KINDS) {
+      view[kind] = ledger[kind].map((a) => ({
+        ...a,
+        seenMs: Math.min(now, sightings?.firstSeen(kind, a) ?? now),
+      }));
+    }
+    return view;
+  }
 }
 
 function unaccounted(now: number): View {

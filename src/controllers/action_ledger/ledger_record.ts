@@ -36,6 +36,15 @@ const NODE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])
 const MAX_COUNT = 1_000_000;
 
 /**
+ * What identifies one stored action within its kind (the same action read twice has one key).
+ * @param action the action
+ * @returns its key
+ */
+export function actionKey(action: StoredAction): string {
+  return `${action.target ?? ""}|${action.at}|${action.count}`;
+}
+
+/**
  * An empty record.
  * @returns no actions of any kind
  */

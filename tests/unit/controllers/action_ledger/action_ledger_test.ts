@@ -9,6 +9,10 @@ import {
   parseLedger,
 } from "../../../../src/controllers/action_ledger/ledger_record.ts";
 import {
+  LedgerSightings,
+  observingLeases,
+} from "../../../../src/controllers/action_ledger/ledger_sightings.ts";
+import {
   firstTermLedger,
   holdLease,
   LEDGER_LEASE,
@@ -218,4 +222,69 @@ Deno.test("ActionLedger without leader election creates its Lease and starts emp
     now: () => T0 + 5_000,
   });
   assert.equal((await restarted.claim("taint", "w-2", T0 + 5_000, 1, WINDOW)).claimed, false);
+});
+
+Deno.test("ActionLedger with sightings: a standby that saw the actions written counts them from then, not from its start", async () => {
+  let now = T0;
+  const { leases, ledger } = firstTermLedger(() => now);
+  await ledger.claim("taint", "w-1", now, 2, WINDOW);
+  await ledger.claim("taint", "w-2", now, 2, WINDOW);
+  // the standby's leader election reads the Lease every retry period
+  const sightings = new LedgerSightings(() => now);
+  const standbyLeases = observingLeases(leases, sightings);
+  now += 2_000;
+  await standbyLeases.read(LEDGER_LEASE.namespace, LEDGER_LEASE.name);
+  now += 7_000; // the leader is gone; the standby leads
+  holdLease(leases, "host-b_2", 1);
+  const next = new ActionLedger({
+    leases,
+    ...LEDGER_LEASE,
+    holder: "host-b_2",
+    now: () => now,
+    sightings,
+  });
+  await next.open();
+  assert.deepEqual(next.slot("taint", now, 2, WINDOW), {
+    free: false,
+    counted: 2,
+    freeAtMs: T0 + 2_000 + WINDOW,
+  });
+  now = T0 + 2_000 + WINDOW;
+  assert.equal((await next.claim("taint", "w-3", now, 2, WINDOW)).claimed, true);
+});
+
+Deno.test("LedgerSightings: an action never seen counts from the term's start; gone ones are forgotten", async () => {
+  let now = T0;
+  const { leases, ledger } = firstTermLedger(() => now);
+  const sightings = new LedgerSightings(() => now);
+  await ledger.claim("delete", "old-1", now, 5, WINDOW);
+  sightings.observe(leases.get(LEDGER_LEASE.namespace, LEDGER_LEASE.name));
+  now += 1_000;
+  await ledger.claim("delete", "old-2", now, 5, WINDOW);
+  now += 30_000;
+  const stored = record(leases).delete;
+  assert.equal(sightings.firstSeen("delete", stored[0]!), T0);
+  assert.equal(sightings.firstSeen("delete", stored[1]!), undefined);
+  assert.equal(sightings.firstSeen("taint", stored[0]!), undefined, "per kind");
+  holdLease(leases, "host-b_2", 1);
+  const next = new ActionLedger({
+    leases,
+    ...LEDGER_LEASE,
+    holder: "host-b_2",
+    now: () => now,
+    sightings,
+  });
+  await next.open();
+  assert.deepEqual(next.slot("delete", now, 2, WINDOW), {
+    free: false,
+    counted: 2,
+    freeAtMs: T0 + WINDOW,
+  });
+  now = T0 + WINDOW;
+  await next.tidy("delete", WINDOW);
+  sightings.observe(leases.get(LEDGER_LEASE.namespace, LEDGER_LEASE.name));
+  assert.equal(sightings.firstSeen("delete", stored[0]!), undefined, "tidied away, forgotten");
+  // garbage in the Lease changes nothing it knows
+  sightings.observe({ metadata: { annotations: { [ACTION_LEDGER_ANNOTATION]: "{" } } });
+  assert.equal(next.slot("delete", now, 2, WINDOW).counted, 1);
 });
