@@ -3,11 +3,13 @@
  * across restarts and leaders: an annotation on the leader Lease (`ledger_record.ts`), read when a
  * term starts and written, with the Lease's resourceVersion, before every action. Writing it
  * checks that this process still holds the Lease, so a process whose term has ended cannot record
- * (and so cannot take) an action; two terms never count apart.
+ * (and so cannot take) an action, and two terms that overlap cannot both count a slot as free.
  *
  * The rules, by this process's clock only (`decide_action_slot.ts`): an action counts for one
- * full window from when this process first saw it in the record, or took it itself. A new term
- * therefore counts the previous leader's recent actions for one full window from its own start.
+ * full window from when this process first saw it in the record (standing by, through leader
+ * election's reads: `ledger_sightings.ts`), or took it itself. A new term therefore counts the
+ * previous leader's recent actions for one full window from when it first saw them, at the latest
+ * from its own start.
  * A record that is missing (except on the Lease's first term ever, when there can be none) or
  * unreadable counts as every slot taken for one window, and is written so. The record is written
  * before the action: a crash between the two costs a slot, never adds one. Entries leave the
