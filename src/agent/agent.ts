@@ -18,6 +18,7 @@ import { createKubeClient, type KubeClient } from "../kube/kube_client.ts";
 import { resolveConnectionSettings } from "../kube/kubeconfig.ts";
 import { LeaderElector } from "../kube/leader_election.ts";
 import { createLeaseApi } from "../kube/lease_api.ts";
+import { LedgerSightings, observingLeases } from "../controllers/action_ledger/ledger_sightings.ts";
 import { delay } from "../kube/delay.ts";
 import { droppedLogLines, logger } from "../log/logging.ts";
 import { logLineMetrics } from "../log/log_metrics.ts";
@@ -165,7 +166,9 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   stops.track("informers", "heartbeat", heartbeat);
 
   // 5. lead: once the caches synced, initialize the provider and run the enabled controllers
-  const lead = async (leaderSignal: AbortSignal) => {
+  // when this process first saw each recorded power action, while standing by too
+  const sightings = new LedgerSightings();
+  const lead = async (leaderSignal: AbortSignal, leaseHolder?: string) => {
     if (!await caches.waitForSyncAll(leaderSignal)) return;
     await runLeaderControllers({
       config: () => live.current(),
@@ -173,6 +176,8 @@ export async function runAgent(options: AgentOptions): Promise<number> {
       caches,
       heartbeatLeases: createHeartbeatInformer(clients.client(CLIENT_NAMES.vipHosts), registry),
       host,
+      ...(leaseHolder === undefined ? {} : { leaseHolder }),
+      ledgerSightings: sightings,
       provider,
       registry,
       health,
@@ -186,6 +191,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   if (live.current().leader_election.enabled) {
     const campaigning = campaign({
       clients,
+      sightings,
       config: () => live.current(),
       health,
       registry,
@@ -284,11 +290,16 @@ async function serveHealth(options: ServeHealthOptions) {
 interface CampaignOptions {
   /** The Lease calls go through the `leader-election` client (a rate limit of its own). */
   clients: ClientFactory;
+  /** Shown every read and write of the Lease (the power actions recorded on it). */
+  sightings: LedgerSightings;
   config: () => Config;
   health: HealthChecks;
   registry: Registry;
-  /** Runs while this process holds the Lease; `leaderSignal` aborts when it is lost. */
-  lead: (leaderSignal: AbortSignal) => Promise<void>;
+  /**
+   * Runs while this process holds the Lease (under `leaseHolder`); `leaderSignal` aborts when it
+   * is lost.
+   */
+  lead: (leaderSignal: AbortSignal, leaseHolder: string) => Promise<void>;
   /** Stops campaigning (the process stops). */
   signal: AbortSignal;
 }
@@ -299,12 +310,15 @@ interface CampaignOptions {
  * keepalived rendering alive).
  */
 async function campaign(options: CampaignOptions): Promise<void> {
-  const { clients, config, health, registry, lead, signal } = options;
+  const { clients, config, health, registry, lead, signal, sightings } = options;
   const log = logger("agent");
   const le = config().leader_election;
   let identity: string | undefined;
   while (!signal.aborted) {
-    const lease = createLeaseApi(clients.client(CLIENT_NAMES.leaderElection).rest);
+    const lease = observingLeases(
+      createLeaseApi(clients.client(CLIENT_NAMES.leaderElection).rest),
+      sightings,
+    );
     const elector = new LeaderElector(lease, {
       namespace: le.namespace,
       name: le.name,
@@ -323,7 +337,7 @@ async function campaign(options: CampaignOptions): Promise<void> {
     await elector.run(signal, {
       // the elector logs the Lease acquired and each new leader; one line per event
       onStartedLeading: (leaderSignal) => {
-        leading = lead(leaderSignal);
+        leading = lead(leaderSignal, elector.identity);
         return leading;
       },
       onStoppedLeading: () => {

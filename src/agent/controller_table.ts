@@ -14,6 +14,7 @@ import type { Config } from "../config/types.ts";
 import type { ControllerName } from "../config/controller_names.ts";
 import { NODE_QUEUE_NAME, NodeController } from "../controllers/node/node_controller.ts";
 import type { DeletionGuard } from "../controllers/node_lifecycle/deletion_guards.ts";
+import type { ActionLedger } from "../controllers/action_ledger/action_ledger.ts";
 import {
   NodeLifecycleController,
   policyFromConfig,
@@ -58,6 +59,8 @@ export interface LeaderTerm {
   provider: CloudProvider;
   registry: Registry;
   guard: DeletionGuard;
+  /** This term's record of destructive actions (on the leader Lease), which their caps count. */
+  ledger: ActionLedger;
   /** This host's machine name (`--host`). */
   host: string;
   /** A writer on the named client (each controller has its own rate limit). */
@@ -127,6 +130,7 @@ export const CONTROLLER_TABLE: readonly ControllerEntry[] = [
         instances: term.provider.instancesV2!,
         registry: term.registry,
         guard: term.guard,
+        ledger: term.ledger,
       }, {
         monitorPeriodMs: term.config.controllers.node_monitor_period.ms,
         policy: () => policyFromConfig(term.live()),
@@ -222,6 +226,7 @@ export const CONTROLLER_TABLE: readonly ControllerEntry[] = [
         registry: term.registry,
         guard: term.guard,
         host: term.host,
+        ledger: term.ledger,
       }, { policy: () => powerPolicyFromConfig(term.live()) }),
   },
 ];

@@ -22,6 +22,9 @@ import {
 } from "../controllers/service/service_controller.ts";
 import { CLIENT_NAMES, type ClientFactory } from "../kube/client_factory.ts";
 import { createClusterWriter, createEventSink } from "../kube/cluster_writer.ts";
+import { createLeaseApi } from "../kube/lease_api.ts";
+import { ActionLedger } from "../controllers/action_ledger/action_ledger.ts";
+import type { LedgerSightings } from "../controllers/action_ledger/ledger_sightings.ts";
 import { AggregatingEventRecorder } from "../kube/event_recorder.ts";
 import type { RunnableInformer } from "../kube/informer.ts";
 import { logger } from "../log/logging.ts";
@@ -45,6 +48,10 @@ export interface LeaderControllerDeps {
   heartbeatLeases: RunnableInformer<V1Lease>;
   /** This host's machine name (`--host`): the source host of the controllers' Events. */
   host: string;
+  /** The identity this process holds the leader Lease under; undefined when election is off. */
+  leaseHolder?: string;
+  /** When this process first saw the recorded power actions (also before it led). */
+  ledgerSightings?: LedgerSightings;
   provider: CloudProvider;
   registry: Registry;
   health: HealthChecks;
@@ -138,6 +145,14 @@ export async function runLeaderControllers(
     signal,
   });
 
+  // the destructive actions' rate limits, counted from their record on the leader Lease
+  const ledger = new ActionLedger({
+    leases: createLeaseApi(deps.clients.client(CLIENT_NAMES.leaderElection).rest),
+    namespace: config.leader_election.namespace,
+    name: config.leader_election.name,
+    ...(deps.leaseHolder === undefined ? {} : { holder: deps.leaseHolder }),
+    ...(deps.ledgerSightings ? { sightings: deps.ledgerSightings } : {}),
+  });
   const term: LeaderTerm = {
     config,
     live: deps.config,
@@ -146,6 +161,7 @@ export async function runLeaderControllers(
     provider: deps.provider,
     registry: deps.registry,
     guard: deps.guard,
+    ledger,
     host: deps.host,
     writer: (client) => createClusterWriter(deps.clients.client(client)),
     events,

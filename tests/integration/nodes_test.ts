@@ -16,6 +16,8 @@ import {
 import { createClusterWriter, createEventSink } from "../../src/kube/cluster_writer.ts";
 import { AggregatingEventRecorder } from "../../src/kube/event_recorder.ts";
 import { createInformer } from "../../src/kube/informer.ts";
+import { createLeaseApi } from "../../src/kube/lease_api.ts";
+import { ActionLedger } from "../../src/controllers/action_ledger/action_ledger.ts";
 import { createKubeClient } from "../../src/kube/kube_client.ts";
 import { resolveConnectionSettings } from "../../src/kube/kubeconfig.ts";
 import { createBaremetalProvider } from "../../providers/baremetal/mod.ts";
@@ -96,9 +98,16 @@ integrationTest(
     );
     const controllerDone = controller.run(stop.signal);
 
-    /** Starts a lifecycle controller with its own rate limiter; returns its stopper. */
+    let ledgers = 0;
+    /** Starts a lifecycle controller with a rate limit of its own; returns its stopper. */
     function startLifecycle(policy: NodeLifecyclePolicy): () => Promise<void> {
       const abort = new AbortController();
+      // a record Lease of its own, so earlier steps' deletions do not count
+      const ledger = new ActionLedger({
+        leases: createLeaseApi(client.rest),
+        namespace: "kube-system",
+        name: `keelson-nodes-test-${++ledgers}`,
+      });
       const lifecycle = new NodeLifecycleController({
         nodes,
         writer,
@@ -106,6 +115,7 @@ integrationTest(
         instances: provider.instancesV2,
         registry: new Registry(),
         guard,
+        ledger,
       }, { monitorPeriodMs: 100, policy: () => policy });
       const done = lifecycle.run(abort.signal);
       return async () => {

@@ -1,6 +1,7 @@
 /**
- * Keelson's fail-closed guards around Node deletion: a sliding-window rate limit and the
- * "last reload removed too many machines" check.
+ * Keelson's fail-closed guards around Node deletion: the "last reload removed too many machines"
+ * check, and the sliding-window rate limit `keelson plan` simulates over a snapshot (`run` counts
+ * the deletions recorded on the leader Lease instead, `../action_ledger/`).
  *
  * @module
  */
@@ -74,7 +75,7 @@ export function removedFractionBlock(
   }%, more than max_removed_fraction ${max})`;
 }
 
-/** At most `max` deletions in any window of `intervalMs`. */
+/** At most `max` deletions in any window of `intervalMs`, in memory (`keelson plan`'s model). */
 export class DeletionRateLimiter {
   #times: number[] = [];
 

@@ -5,7 +5,9 @@
  * maintenance taints follow the inventory. Deletion fails closed: never on a provider error,
  * never past the rate limit, never after a reload that removed too many machines, and only an
  * event in dry-run mode. Every deletion decision is an event and a `keelson_node_deletions_total`
- * sample.
+ * sample. The rate limit counts the deletions recorded on the leader Lease
+ * (`../action_ledger/`), each recorded before the DELETE, so a restart or a new leader does not
+ * start a fresh window.
  *
  * @module
  */
@@ -20,8 +22,9 @@ import { delay } from "../../kube/delay.ts";
 import { retryOnConflict } from "../../kube/retry_on_conflict.ts";
 import { nodeRef } from "../../kube/event_targets.ts";
 import { decideLifecycle, type LifecycleDecision, RETIRED_TAINT } from "./decide_lifecycle.ts";
-import { type DeletionGuard, DeletionRateLimiter } from "./deletion_guards.ts";
+import type { DeletionGuard } from "./deletion_guards.ts";
 import { errorMessage } from "../../log/error_message.ts";
+import type { ActionLedger } from "../action_ledger/action_ledger.ts";
 
 /** Deletion outcomes (the `result` label). */
 export type DeletionResult = "deleted" | "failed" | "dry_run" | "rate_limited" | "blocked";
@@ -68,6 +71,8 @@ export interface NodeLifecycleDeps {
   registry: Registry;
   /** Blocks deletions (e.g. after a reload that removed too many machines). @default allow */
   guard?: DeletionGuard;
+  /** The record of recent deletions the rate limit counts (this term's, on the leader Lease). */
+  ledger: ActionLedger;
 }
 
 /** Tuning. */
@@ -86,7 +91,6 @@ export class NodeLifecycleController {
   #periodMs: number;
   #policy: () => NodeLifecyclePolicy;
   #now: () => number;
-  #limiter = new DeletionRateLimiter();
   #deletions: Counter<"result">;
   #log = logger("controllers", "cloud-node-lifecycle");
 
@@ -117,6 +121,7 @@ export class NodeLifecycleController {
   async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       await this.monitorNodes();
+      await this.#tidyLedger();
       await delay(this.#periodMs, signal);
     }
   }
@@ -173,9 +178,26 @@ export class NodeLifecycleController {
       return;
     }
     const policy = this.#policy();
-    if (
-      !this.#limiter.tryTake(this.#now(), policy.maxDeletionsPerInterval, policy.deletionIntervalMs)
-    ) {
+    let claimed: boolean;
+    try {
+      // recorded before the DELETE: a crash between the two costs a slot, never adds one
+      claimed = (await this.#deps.ledger.claim(
+        "delete",
+        name,
+        this.#now(),
+        policy.maxDeletionsPerInterval,
+        policy.deletionIntervalMs,
+      )).claimed;
+    } catch (error) {
+      this.#record(
+        node,
+        "blocked",
+        `Not deleting node ${name} (${why}): the deletion cannot be recorded for its rate ` +
+          `limit: ${errorMessage(error)}`,
+      );
+      return;
+    }
+    if (!claimed) {
       this.#record(
         node,
         "rate_limited",
@@ -207,6 +229,15 @@ export class NodeLifecycleController {
         REASON_DELETING_NODE_FAILED,
         `Cannot delete node ${name}: ${errorMessage(error)}`,
       );
+    }
+  }
+
+  /** Drops expired deletions from the stored record, so the next term need not count them. */
+  async #tidyLedger(): Promise<void> {
+    try {
+      await this.#deps.ledger.tidy("delete", this.#policy().deletionIntervalMs);
+    } catch (error) {
+      this.#log.debug("Cannot tidy the action record: {error}", { error: errorMessage(error) });
     }
   }
 

@@ -7,7 +7,9 @@
  * a taint it marked, once the Node is Ready again. Optional fencing forces a machine off whose
  * Node has been NotReady for `fence_after` while its power still says `on`. Every action is
  * guarded (held while a config reload is rejected, never the last control-plane hosts, a cap per
- * interval, never this host for fencing) and every decision is an Event.
+ * interval, never this host for fencing) and every decision is an Event. The caps count the
+ * actions recorded on the leader Lease (`../action_ledger/`), each recorded before it is taken,
+ * so a restart or a new leader does not start a fresh window.
  *
  * Power changes do not change the Node, so besides the Node informer a resync adds every Node
  * to the queue each `resyncMs`; a sync reads only the cache and the power controller's last
@@ -35,7 +37,7 @@ import { nodeRef } from "../../kube/event_targets.ts";
 import { done, requeueAfter, type SyncResult } from "../../kube/sync_result.ts";
 import type { DeletionGuard } from "../node_lifecycle/deletion_guards.ts";
 import { readyStatus } from "../node_lifecycle/decide_lifecycle.ts";
-import { ActionRateLimit } from "./action_rate_limit.ts";
+import type { ActionLedger } from "../action_ledger/action_ledger.ts";
 import {
   decideOutOfService,
   type GuardContext,
@@ -111,7 +113,12 @@ export interface OutOfServiceDeps {
   guard?: DeletionGuard;
   /** The Node name of the host this process runs on: never fenced. */
   host?: string;
+  /** The record of recent actions the caps count (this term's, on the leader Lease). */
+  ledger: ActionLedger;
 }
+
+/** How long after a failed read of the action record the next sync tries again. */
+const LEDGER_RETRY_MS = 1_000;
 
 /** Tuning. */
 export interface OutOfServiceOptions {
@@ -133,8 +140,8 @@ export class OutOfServiceController {
   #now: () => number;
   #queue: WorkQueue;
   #metrics: OutOfServiceMetrics;
-  #taintLimit = new ActionRateLimit();
-  #fenceLimit = new ActionRateLimit();
+  /** Why the action record could not be read, and when (this clock) to try again. */
+  #ledgerProblem: { reason: string; retryAtMs: number } | undefined;
   /** When this process first saw each Node NotReady (this episode), by its own clock. */
   #notReadySince = new Map<string, number>();
   /** When this process last decided to force each Node's machine off (dry runs included). */
@@ -191,6 +198,7 @@ export class OutOfServiceController {
   async #resync(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       for (const node of this.#deps.nodes.list()) this.#queue.add(objectKey(node));
+      await this.#tidyLedger();
       await delay(this.#resyncMs, signal);
     }
   }
@@ -217,6 +225,7 @@ export class OutOfServiceController {
       this.#notReadySince.set(key, now);
     }
     const power = await this.#powerOf(node);
+    await this.#openLedger(now);
     const decision = decideOutOfService({
       node,
       power,
@@ -258,9 +267,52 @@ export class OutOfServiceController {
     }
   }
 
+  /** Reads the action record if this term has not yet (at most once a second after a failure). */
+  async #openLedger(now: number): Promise<void> {
+    const ledger = this.#deps.ledger;
+    if (ledger.isOpen() || (this.#ledgerProblem && now < this.#ledgerProblem.retryAtMs)) return;
+    try {
+      await ledger.open();
+      this.#ledgerProblem = undefined;
+    } catch (error) {
+      const reason = errorMessage(error);
+      if (this.#ledgerProblem?.reason !== reason) {
+        this.#log.warn("Power actions are held: {reason}", { reason });
+      }
+      this.#ledgerProblem = { reason, retryAtMs: now + LEDGER_RETRY_MS };
+    }
+  }
+
+  /** Drops expired actions from the stored record, so the next term need not count them. */
+  async #tidyLedger(): Promise<void> {
+    const interval = this.#policy().actionIntervalMs;
+    try {
+      await this.#deps.ledger.tidy("taint", interval);
+      await this.#deps.ledger.tidy("fence", interval);
+    } catch (error) {
+      this.#log.debug("Cannot tidy the action record: {error}", { error: errorMessage(error) });
+    }
+  }
+
+  /** Records a taint or a ForceOff on the leader Lease before it is taken; false: do not. */
+  async #claim(kind: "taint" | "fence", name: string, now: number): Promise<boolean> {
+    const policy = this.#policy();
+    const claim = await this.#deps.ledger.claim(
+      kind,
+      name,
+      now,
+      policy.maxActionsPerInterval,
+      policy.actionIntervalMs,
+    );
+    return claim.claimed;
+  }
+
   #guards(node: V1Node, now: number, policy: PowerActionPolicy): GuardContext {
     const name = node.metadata?.name ?? "";
     const allowed = this.#deps.guard?.deletionsAllowed() ?? { ok: true };
+    const ledger = this.#deps.ledger;
+    const unrecorded = ledger.isOpen() ? undefined : this.#ledgerProblem?.reason ??
+      "the record of recent actions on the leader Lease has not been read yet";
     const controlPlane = isControlPlaneNode(node);
     // only a control-plane Node needs the others counted (few), not every Node every second
     const otherControlPlaneInService = controlPlane
@@ -276,11 +328,14 @@ export class OutOfServiceController {
           allowed.reason ?? "the guard says no"
         }`,
       }),
+      ...(!allowed.ok || unrecorded === undefined ? {} : {
+        held: `power actions are held until their rate limit can be counted: ${unrecorded}`,
+      }),
       controlPlane,
       otherControlPlaneInService,
       self: this.#deps.host !== undefined && this.#deps.host === name,
-      taintSlotFree: this.#taintLimit.free(now, max, interval),
-      fenceSlotFree: this.#fenceLimit.free(now, max, interval),
+      taintSlotFree: ledger.slot("taint", now, max, interval).free,
+      fenceSlotFree: ledger.slot("fence", now, max, interval).free,
     };
   }
 
@@ -311,7 +366,20 @@ export class OutOfServiceController {
         return;
       }
       case "taint": {
-        this.#taintLimit.take(now);
+        if (!(await this.#claim("taint", name, now))) {
+          // the record held an action this term's view had not counted yet
+          return await this.#carryOut(
+            node,
+            {
+              kind: "taint-held",
+              reason: "rate_limited",
+              message: `Not adding the out-of-service taint to node ${name} yet: ` +
+                "max_actions_per_interval reached (counted on the leader Lease)",
+            },
+            power,
+            now,
+          );
+        }
         const at = new Date(now).toISOString();
         const written = await this.#patch(name, (current) => {
           if (hasOutOfServiceTaint(current)) return null;
@@ -376,6 +444,19 @@ export class OutOfServiceController {
         this.#log.warn(action.message);
         return;
       case "fence":
+        if (!action.dryRun && !(await this.#claim("fence", name, now))) {
+          return await this.#carryOut(
+            node,
+            {
+              kind: "fence-held",
+              reason: "rate_limited",
+              message: `Not forcing node ${name}'s machine off yet: max_actions_per_interval ` +
+                "reached (counted on the leader Lease)",
+            },
+            power,
+            now,
+          );
+        }
         this.#lastFence.set(name, now);
         if (action.dryRun) {
           this.#metrics.fencing.inc({ result: "dry_run" });
@@ -383,14 +464,13 @@ export class OutOfServiceController {
           this.#log.info(action.message);
           return;
         }
-        await this.#fence(node, action.message, now);
+        await this.#fence(node, action.message);
     }
   }
 
-  async #fence(node: V1Node, message: string, now: number): Promise<void> {
+  async #fence(node: V1Node, message: string): Promise<void> {
     const name = node.metadata?.name ?? "";
     const ref = nodeRef(node);
-    this.#fenceLimit.take(now);
     this.#deps.events.event(ref, "Normal", REASON_FENCING, message);
     this.#log.warn(message);
     try {

@@ -5,6 +5,7 @@ import { NodeController } from "../../../src/controllers/node/node_controller.ts
 import { NodeLifecycleController } from "../../../src/controllers/node_lifecycle/node_lifecycle_controller.ts";
 import { PvLabelsController } from "../../../src/controllers/pv_labels/pv_labels_controller.ts";
 import { FakeCluster } from "../_fakes/fake_cluster.ts";
+import { firstTermLedger } from "../_fakes/memory_leases.ts";
 import { BaremetalInstances } from "../../../providers/baremetal/instances.ts";
 import { sampleConfig } from "../_fakes/test_inventory.ts";
 import { ROOT_URL, runAsShipped } from "../_fakes/run_as_shipped.ts";
@@ -36,6 +37,7 @@ Deno.test("controllers can be built again on one registry (each leadership build
       events: cluster.events,
       instances,
       registry,
+      ledger: firstTermLedger(Date.now).ledger,
     });
     new PvLabelsController({
       volumes: cluster.persistentVolumes,

@@ -11,6 +11,7 @@ import { KubeApiError } from "../../../../src/kube/ports.ts";
 import { createBaremetalProvider } from "../../../../providers/baremetal/mod.ts";
 import { FakeCluster } from "../../_fakes/fake_cluster.ts";
 import { testConfig } from "../../_fakes/test_inventory.ts";
+import { firstTermLedger, holdLease, termLedger } from "../../_fakes/memory_leases.ts";
 
 function node(name: string, ready: "True" | "False" | undefined, taints: string[] = []): V1Node {
   return {
@@ -41,6 +42,7 @@ function setup(options: {
   const cluster = new FakeCluster();
   const registry = new Registry();
   let now = 1_000_000;
+  const { leases, ledger } = firstTermLedger(() => now);
   const state: { config: Config; healthy: boolean } = {
     config: testConfig({ machines: MACHINES }),
     healthy: options.healthy ?? true,
@@ -54,6 +56,7 @@ function setup(options: {
     registry,
     ...(options.guard ? { guard: { deletionsAllowed: () => options.guard! } } : {}),
     ...(options.reloadGuard ? { guard: options.reloadGuard } : {}),
+    ledger,
   }, {
     now: () => now,
     policy: () => ({
@@ -70,7 +73,7 @@ function setup(options: {
     );
     return Number(match?.[1] ?? 0);
   };
-  return { cluster, controller, state, metric, advance: (ms: number) => (now += ms) };
+  return { cluster, controller, state, metric, leases, advance: (ms: number) => (now += ms) };
 }
 
 Deno.test("NodeLifecycleController.monitorNodes deletes a NotReady Node of a retired machine with a DeletingNode event", async () => {
@@ -97,6 +100,46 @@ Deno.test("NodeLifecycleController.monitorNodes deletes at most max_deletions_pe
   await controller.monitorNodes();
   assert.equal(cluster.writesOf("delete").length, 2);
   assert.equal(cluster.nodes.list().length, 0);
+});
+
+Deno.test("NodeLifecycleController: a new leader counts its predecessor's deletions (no fresh window)", async () => {
+  const { cluster, controller, state, leases, advance } = setup();
+  cluster.addNode(node("old1", "False"));
+  cluster.addNode(node("old2", "False"));
+  await controller.monitorNodes();
+  assert.equal(cluster.writesOf("delete").length, 1);
+  // the leader restarts; the new process leads 5 s later, on the same cluster
+  let now = 1_000_000 + advance(5_000) - 1_000_000;
+  const clock = () => now;
+  holdLease(leases, "host-b_2", 1);
+  const next = new NodeLifecycleController({
+    nodes: cluster.nodes,
+    writer: cluster,
+    events: cluster.events,
+    instances: createBaremetalProvider(() => state).instancesV2,
+    registry: new Registry(),
+    ledger: termLedger(leases, "host-b_2", clock),
+  }, {
+    now: clock,
+    policy: () => ({ dryRun: false, maxDeletionsPerInterval: 1, deletionIntervalMs: 60_000 }),
+  });
+  await next.monitorNodes();
+  assert.equal(cluster.writesOf("delete").length, 1, "the first deletion still counts");
+  assert.equal(cluster.events.withReason("DeletionRateLimited").length, 2);
+  now += 60_000;
+  await next.monitorNodes();
+  assert.equal(cluster.writesOf("delete").length, 2);
+});
+
+Deno.test("NodeLifecycleController deletes nothing when the deletion cannot be recorded", async () => {
+  const { cluster, controller, leases, metric } = setup();
+  cluster.addNode(node("old1", "False"));
+  leases.down = true;
+  await controller.monitorNodes();
+  assert.equal(cluster.writesOf("delete").length, 0);
+  const [blocked] = cluster.events.withReason("DeletionBlocked");
+  assert.match(blocked?.message ?? "", /cannot be recorded for its rate limit: Cannot read/);
+  assert.equal(await metric("blocked"), 1);
 });
 
 Deno.test("NodeLifecycleController.monitorNodes deletes nothing while the last reload is rejected", async () => {

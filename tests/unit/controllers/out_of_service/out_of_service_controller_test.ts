@@ -12,6 +12,13 @@ import {
   type PowerActionPolicy,
 } from "../../../../src/controllers/out_of_service/out_of_service_controller.ts";
 import { FakeCluster } from "../../_fakes/fake_cluster.ts";
+import {
+  firstTermLedger,
+  holdLease,
+  type MemoryLeases,
+  termLedger,
+} from "../../_fakes/memory_leases.ts";
+import type { ActionLedger } from "../../../../src/controllers/action_ledger/action_ledger.ts";
 
 /** A PowerControl whose answers the test sets, as the BMC poller would report them. */
 class FakePower implements PowerControl {
@@ -65,6 +72,7 @@ function setup(options: {
   const cluster = new FakeCluster();
   let now = 1_800_000_000_000;
   const power = new FakePower(() => now);
+  const { leases, ledger } = firstTermLedger(() => now);
   const registry = new Registry();
   const controller = new OutOfServiceController({
     nodes: cluster.nodes,
@@ -74,6 +82,7 @@ function setup(options: {
     registry,
     ...(options.guard ? { guard: { deletionsAllowed: () => options.guard! } } : {}),
     ...(options.host ? { host: options.host } : {}),
+    ledger,
   }, {
     now: () => now,
     policy: () => ({
@@ -96,6 +105,7 @@ function setup(options: {
     power,
     controller,
     metric,
+    leases,
     now: () => now,
     advance: (ms: number) => (now += ms),
   };
@@ -325,6 +335,7 @@ Deno.test("OutOfServiceController.run notices a power change without any Node ev
     events: cluster.events,
     power,
     registry: new Registry(),
+    ledger: firstTermLedger(Date.now).ledger,
   }, {
     resyncMs: 20,
     policy: () => ({
@@ -351,4 +362,122 @@ Deno.test("OutOfServiceController.run notices a power change without any Node ev
     stop.abort();
     await running;
   }
+});
+
+/** One term's controller over a shared cluster, power and Lease store (a process that leads). */
+function termController(
+  shared: { cluster: FakeCluster; power: FakePower; now: () => number },
+  ledger: ActionLedger,
+  policy: Partial<PowerActionPolicy> = {},
+): OutOfServiceController {
+  return new OutOfServiceController({
+    nodes: shared.cluster.nodes,
+    writer: shared.cluster,
+    events: shared.cluster.events,
+    power: shared.power,
+    registry: new Registry(),
+    ledger,
+  }, {
+    now: shared.now,
+    policy: () => ({
+      enabled: true,
+      confirmOffMs: 5_000,
+      fencing: "off",
+      fenceAfterMs: 30_000,
+      maxActionsPerInterval: 2,
+      actionIntervalMs: 60_000,
+      ...policy,
+    }),
+  });
+}
+
+/** The next process takes the Lease over and leads with a ledger of its own. */
+function nextTerm(leases: MemoryLeases, holder: string, now: () => number): ActionLedger {
+  holdLease(leases, holder, 1);
+  return termLedger(leases, holder, now);
+}
+
+Deno.test("OutOfServiceController: a new leader counts its predecessor's taints, so four machines off do not get four taints in a minute", async () => {
+  let now = 1_800_000_000_000;
+  const clock = () => now;
+  const shared = { cluster: new FakeCluster(), power: new FakePower(clock), now: clock };
+  const nodes = ["w1", "w2", "w3", "w4"];
+  for (const name of nodes) {
+    shared.cluster.addNode(node(name, "Unknown"));
+    shared.power.set(name, "off", now);
+  }
+  now += 10_000;
+  const { leases, ledger } = firstTermLedger(clock, "cp-1_a");
+  const first = termController(shared, ledger);
+  for (const name of nodes.slice(0, 2)) await first.sync(name);
+  const tainted = () => nodes.filter((n) => taintsOf(shared.cluster, n).length > 0);
+  assert.deepEqual(tainted(), ["w1", "w2"]);
+  // SIGTERM to the leader after its two taints; the standby leads 9 s later
+  now += 9_000;
+  const second = termController(shared, nextTerm(leases, "cp-2_b", clock));
+  for (const name of nodes) await second.sync(name);
+  assert.deepEqual(tainted(), ["w1", "w2"], "no fresh window for the new leader");
+  assert.equal(shared.cluster.events.withReason("OutOfServiceRateLimited").length, 2);
+  // and a crash loop: each restart is a new term that reads the same record
+  for (let i = 0; i < 5; i++) {
+    now += 10_000;
+    const restarted = termController(shared, nextTerm(leases, `cp-2_${i}`, clock));
+    for (const name of nodes) await restarted.sync(name);
+  }
+  assert.deepEqual(tainted(), ["w1", "w2"]);
+  // a term counts what it finds for one full window from its own start (it cannot prove the
+  // writer's times): the other two are taken out of service a window after the last restart
+  now += 10_000;
+  const last = termController(shared, nextTerm(leases, "cp-1_c", clock));
+  for (const name of nodes) await last.sync(name);
+  assert.deepEqual(tainted(), ["w1", "w2"]);
+  now += 60_000;
+  for (const name of nodes) await last.sync(name);
+  assert.deepEqual(tainted(), nodes);
+});
+
+Deno.test("OutOfServiceController: a new leader counts its predecessor's ForceOffs against the fencing cap", async () => {
+  let now = 1_800_000_000_000;
+  const clock = () => now;
+  const shared = { cluster: new FakeCluster(), power: new FakePower(clock), now: clock };
+  for (const name of ["w1", "w2"]) {
+    shared.cluster.addNode(node(name, "Unknown"));
+    shared.power.set(name, "on", now);
+  }
+  const policy = { fencing: "on" as const, maxActionsPerInterval: 1, actionIntervalMs: 120_000 };
+  const { leases, ledger } = firstTermLedger(clock, "cp-1_a");
+  const first = termController(shared, ledger, policy);
+  await first.sync("w1");
+  now += 30_000;
+  await first.sync("w1");
+  assert.deepEqual(shared.power.forced, ["w1"]);
+  now += 1_000;
+  const second = termController(shared, nextTerm(leases, "cp-2_b", clock), policy);
+  await second.sync("w2");
+  now += 31_000; // past fence_after by the new leader's own sight of w2 NotReady
+  await second.sync("w2");
+  assert.deepEqual(shared.power.forced, ["w1"], "w1's ForceOff still counts");
+  assert.equal(shared.cluster.events.withReason("FencingRateLimited").length, 1);
+  now += 90_000;
+  await second.sync("w2");
+  assert.deepEqual(shared.power.forced, ["w1", "w2"]);
+});
+
+Deno.test("OutOfServiceController holds every power action while the record on the leader Lease cannot be read", async () => {
+  const { cluster, power, controller, leases, now, advance } = setup();
+  cluster.addNode(node("w1", "Unknown"));
+  power.set("w1", "off", now());
+  advance(10_000);
+  leases.down = true;
+  await controller.sync("w1");
+  assert.deepEqual(taintsOf(cluster, "w1"), []);
+  const [held] = cluster.events.withReason("OutOfServiceBlocked");
+  assert.match(
+    held?.message ?? "",
+    /held until their rate limit can be counted: Cannot read the action record on lease "kube-system\/keelson"/,
+  );
+  leases.down = false;
+  advance(1_000);
+  await controller.sync("w1");
+  assert.equal(taintsOf(cluster, "w1").length, 1);
 });
