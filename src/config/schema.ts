@@ -246,7 +246,7 @@ export const NodeLifecycleSchema = z.strictObject({
 });
 
 /** The shortest silence of a kubelet's Lease that counts (other than 0, off). */
-const KUBELET_LEASE_SILENCE_MIN_MS = 10_000;
+const KUBELET_LEASE_SILENCE_MIN_MS = 12_000;
 
 /**
  * The `[power]` table: what Keelson does with the power its machines' power controllers (BMCs)
@@ -272,7 +272,7 @@ export const PowerSchema = z.strictObject({
       ctx.addIssue({
         code: "custom",
         input: value.text,
-        message: `must be "0s" (off) or at least 10s: the kubelet renews its Lease every 10s ` +
+        message: `must be "0s" (off) or at least 12s: the kubelet renews its Lease every 10s ` +
           "by default, so a shorter silence is a running kubelet between two renewals",
       });
     }

@@ -11,7 +11,7 @@
  * - the power has answered `off` without a break for the confirmation period (two answers at
  *   least `confirmOffMs` apart, as for a NotReady Node);
  * - this reader saw the Lease change (in this term of leadership) and has seen no change since
- *   for the silence bound: the larger of the configured bound and 1.5 renewal intervals of the
+ *   for the silence bound: the larger of the configured bound and 1.2 renewal intervals of the
  *   Lease's own duration. The Lease's times are the kubelet's clock and never read as times:
  *   only this reader's monotonic clock between the changes it saw counts;
  * - the last change seen came before the first Off answer: a kubelet renewing after its BMC
@@ -33,8 +33,11 @@ import type { PowerObservation } from "../../cloud/provider.ts";
 
 /** The kubelet renews its Lease every this fraction of the Lease's duration (kubelet's constant). */
 export const KUBELET_RENEW_FRACTION = 0.25;
-/** The silence bound is at least this many renewal intervals, whatever is configured. */
-export const MIN_SILENT_RENEWALS = 1.5;
+/**
+ * The silence bound is at least this many renewal intervals, whatever is configured: a renewal
+ * may come late by the time its request takes (kubelet waits a full interval after each one).
+ */
+export const MIN_SILENT_RENEWALS = 1.2;
 /** Lease durations beyond this are not believed (a Lease is what its writer says it is). */
 export const MAX_LEASE_DURATION_SECONDS = 3600;
 
@@ -77,7 +80,7 @@ export type PowerLossVerdict =
  * The silence bound for a Lease of this duration.
  * @param configuredMs the configured bound
  * @param leaseDurationSeconds the Lease's duration
- * @returns the larger of the configured bound and 1.5 of the kubelet's renewal intervals
+ * @returns the larger of the configured bound and 1.2 of the kubelet's renewal intervals
  */
 export function leaseSilenceBoundMs(configuredMs: number, leaseDurationSeconds: number): number {
   return Math.max(configuredMs, renewIntervalMs(leaseDurationSeconds) * MIN_SILENT_RENEWALS);

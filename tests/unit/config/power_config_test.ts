@@ -42,7 +42,11 @@ Deno.test("[power]: keelson check refuses out-of-bounds values with the file, li
     ['confirm_off_for = "0s"', "power.confirm_off_for", /between 1s and 1h/],
     ['confirm_off_for = "2h"', "power.confirm_off_for", /between 1s and 1h/],
     ['fence_after = "10s"', "power.fence_after", /between 30s and 24h/],
-    ['kubelet_lease_silence = "5s"', "power.kubelet_lease_silence", /"0s" \(off\) or at least 10s/],
+    [
+      'kubelet_lease_silence = "11s"',
+      "power.kubelet_lease_silence",
+      /"0s" \(off\) or at least 12s/,
+    ],
     ['kubelet_lease_silence = "11m"', "power.kubelet_lease_silence", /between 0s and 10m/],
     ["kubelet_lease_silence = 15", "power.kubelet_lease_silence", /must be a string/],
     ['fencing = "yes"', "power.fencing", /off|dry-run|on/],
