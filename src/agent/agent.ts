@@ -30,6 +30,7 @@ import { serve } from "../server/serve.ts";
 import { registerBuiltInProviders } from "../../providers/mod.ts";
 import { createClusterCaches } from "./cluster_caches.ts";
 import { createHeartbeatInformer, startHeartbeat } from "./heartbeat.ts";
+import { createKubeletLeaseInformer } from "../kube/kubelet_leases.ts";
 import { LiveConfig } from "./live_config.ts";
 import { managedControllersGauge, runLeaderControllers } from "./leader_controllers.ts";
 import type { ServiceController } from "../controllers/service/service_controller.ts";
@@ -175,6 +176,10 @@ export async function runAgent(options: AgentOptions): Promise<number> {
       clients,
       caches,
       heartbeatLeases: createHeartbeatInformer(clients.client(CLIENT_NAMES.vipHosts), registry),
+      kubeletLeases: createKubeletLeaseInformer(
+        clients.client(CLIENT_NAMES.outOfService),
+        registry,
+      ),
       host,
       ...(leaseHolder === undefined ? {} : { leaseHolder }),
       ledgerSightings: sightings,

@@ -56,6 +56,8 @@ export interface LeaderTerm {
   caches: ClusterCaches;
   /** Every host's heartbeat Lease (run for the term) and this term's memory of their changes. */
   heartbeats: { leases: Informer<V1Lease>; observer: RecordObserver };
+  /** The kubelets' node Leases, run for the term while the out-of-service controller runs. */
+  kubeletLeases?: Informer<V1Lease>;
   provider: CloudProvider;
   registry: Registry;
   guard: DeletionGuard;
@@ -227,6 +229,7 @@ export const CONTROLLER_TABLE: readonly ControllerEntry[] = [
         guard: term.guard,
         host: term.host,
         ledger: term.ledger,
+        ...(term.kubeletLeases ? { kubeletLeases: term.kubeletLeases } : {}),
       }, { policy: () => powerPolicyFromConfig(term.live()) }),
   },
 ];

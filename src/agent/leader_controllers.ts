@@ -46,6 +46,11 @@ export interface LeaderControllerDeps {
    * leading: read by the VIP-host controller and the provider's Routes, judged by one observer.
    */
   heartbeatLeases: RunnableInformer<V1Lease>;
+  /**
+   * The kubelets' node Leases (`createKubeletLeaseInformer`, a new one per term), run here while
+   * the out-of-service controller runs: the second witness of a power loss.
+   */
+  kubeletLeases?: RunnableInformer<V1Lease>;
   /** This host's machine name (`--host`): the source host of the controllers' Events. */
   host: string;
   /** The identity this process holds the leader Lease under; undefined when election is off. */
@@ -130,6 +135,11 @@ export async function runLeaderControllers(
   };
   // the heartbeat cache runs for the term, whichever controllers read it
   const leases = deps.heartbeatLeases.run(signal);
+  // the kubelets' Leases only for the controller that reads them (a renewal per Node every 10 s)
+  const kubeletLeases = enabled.has("out-of-service") && deps.provider.power
+    ? deps.kubeletLeases
+    : undefined;
+  const kubeletLeasesRun = kubeletLeases?.run(signal);
   // one memory of when each heartbeat last changed, for every reader of them in this term
   const observer = new RecordObserver();
   // the provider's Warning events on Services (addresses no pool offers) are the service
@@ -158,6 +168,7 @@ export async function runLeaderControllers(
     live: deps.config,
     caches: deps.caches,
     heartbeats: { leases: deps.heartbeatLeases, observer },
+    ...(kubeletLeases ? { kubeletLeases } : {}),
     provider: deps.provider,
     registry: deps.registry,
     guard: deps.guard,
@@ -201,7 +212,7 @@ export async function runLeaderControllers(
       }),
     );
   }
-  await Promise.all([...runs, leases]);
+  await Promise.all([...runs, leases, kubeletLeasesRun]);
   // pending Event writes get a short grace period, then are dropped (bounded stop)
   await Promise.all(recorders.map((r) => r.close()));
 }

@@ -246,6 +246,9 @@ export const NodeLifecycleSchema = z.strictObject({
   max_removed_fraction: z.number().min(0).max(1).default(0.2),
 });
 
+/** The shortest silence of a kubelet's Lease that counts (other than 0, off). */
+const KUBELET_LEASE_SILENCE_MIN_MS = 12_000;
+
 /**
  * The `[power]` table: what Keelson does with the power its machines' power controllers (BMCs)
  * report: the out-of-service taint on a NotReady Node whose machine is off, and fencing.
@@ -259,6 +262,22 @@ export const PowerSchema = z.strictObject({
     "the power must have said off this long without a break (from the first Off answer to a " +
       "later one) before a NotReady Node is taken out of service",
   ).prefault("5s"),
+  // the second witness of a power loss (with the power's Off): a Ready Node is marked NotReady
+  // once its kubelet's Lease has been silent this long; "0s" waits for kube-controller-manager
+  kubelet_lease_silence: duration(
+    "0s",
+    "10m",
+    'the kubelet renews its Lease every 10s by default; "0s" turns the Lease witness off',
+  ).superRefine((value, ctx) => {
+    if (value.ms !== 0 && value.ms < KUBELET_LEASE_SILENCE_MIN_MS) {
+      ctx.addIssue({
+        code: "custom",
+        input: value.text,
+        message: `must be "0s" (off) or at least 12s: the kubelet renews its Lease every 10s ` +
+          "by default, so a shorter silence is a running kubelet between two renewals",
+      });
+    }
+  }).prefault("15s"),
   fencing: z.enum(["off", "dry-run", "on"]).default("dry-run"),
   fence_after: duration(
     "30s",

@@ -82,6 +82,8 @@ integrationTest(
         "ClusterRoleBinding system:keelson",
         "Role kube-system/keelson-leader-election",
         "RoleBinding kube-system/keelson-leader-election",
+        "Role kube-node-lease/keelson-kubelet-leases",
+        "RoleBinding kube-node-lease/keelson-kubelet-leases",
         "ValidatingAdmissionPolicy keelson-lease-writes",
         "ValidatingAdmissionPolicyBinding keelson-lease-writes",
       ]);
@@ -316,6 +318,31 @@ integrationTest(
         }
       },
     );
+
+    await t.step("the kubelets' node Leases: listed and watched, never written", async () => {
+      const leases = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases";
+      const kubeletLease = {
+        apiVersion: "coordination.k8s.io/v1",
+        kind: "Lease",
+        metadata: { name: "n-1", namespace: "kube-node-lease" },
+        spec: { holderIdentity: "n-1", leaseDurationSeconds: 40 },
+      };
+      await cp.requestOk("POST", leases, kubeletLease);
+      assert.equal((await asKeelson("GET", leases)).status, 200);
+      const watch = await asKeelson("GET", `${leases}?watch=1&timeoutSeconds=1`);
+      assert.equal(watch.status, 200, `watch answered ${watch.status}`);
+      for (
+        const [method, path, body] of [
+          ["GET", `${leases}/n-1`],
+          ["PUT", `${leases}/n-1`, kubeletLease],
+          ["POST", leases, { ...kubeletLease, metadata: { name: "n-9" } }],
+          ["DELETE", `${leases}/n-1`],
+        ] as const
+      ) {
+        const response = await asKeelson(method, path, body);
+        assert.equal(response.status, 403, `${method} ${path} answered ${response.status}`);
+      }
+    });
 
     await t.step("actions outside the role are refused with 403", async () => {
       const refused: Array<[string, string, unknown?]> = [

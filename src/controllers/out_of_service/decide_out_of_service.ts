@@ -2,16 +2,19 @@
  * What the out-of-service controller should do about one Node, decided from the Node, the power
  * its machine's power controller reports, this process's clock and the guards: add Kubernetes'
  * non-graceful-shutdown taint (`node.kubernetes.io/out-of-service=nodeshutdown:NoExecute`) to a
- * NotReady Node whose machine has been `off` for the confirmation period, remove only a taint
- * Keelson added once the Node is Ready again, warn when the power says `off` for a Ready Node,
- * and (opt-in) force a NotReady Node's machine off while its power still says `on`. Pure: the
- * controller gathers the inputs and carries the decision out.
+ * NotReady Node whose machine has been `off` for the confirmation period, mark a Ready Node
+ * NotReady when its power is confirmed off and its kubelet's Lease has gone silent (two witnesses,
+ * `decide_power_loss.ts`), remove only a taint Keelson added once the Node is Ready again, warn
+ * when the power says `off` for a Ready Node, and (opt-in) force a NotReady Node's machine off
+ * while its power still says `on`. Pure: the controller gathers the inputs and carries the
+ * decision out.
  *
  * @module
  */
 import type { V1Node, V1Taint } from "@kubernetes/client-node";
 import type { PowerObservation } from "../../cloud/provider.ts";
 import { readyStatus } from "../node_lifecycle/decide_lifecycle.ts";
+import { judgePowerLoss, type KubeletLeaseView, kubeletSaysRunning } from "./decide_power_loss.ts";
 
 /** Kubernetes' taint for a Node that is shut down non-gracefully (upstream's convention). */
 
@@ -55,6 +58,11 @@ export interface OutOfServicePolicy {
   fencing: FencingMode;
   /** How long a Node must have been NotReady (as this process saw it) before fencing. */
   fenceAfterMs: number;
+  /**
+   * How long a Ready Node's kubelet Lease must have been silent, its machine confirmed off,
+   * before Keelson marks it NotReady itself (`decide_power_loss.ts`); 0 or absent: never.
+   */
+  leaseSilenceMs?: number;
 }
 
 /** What the guards say right now, gathered by the controller. */
@@ -90,6 +98,8 @@ export interface OutOfServiceInput {
    * added again until the power changes. Undefined when none.
    */
   withdrawnInEpisodeMs?: number;
+  /** What this process saw of the Node's kubelet Lease; undefined when it has none. */
+  kubeletLease?: KubeletLeaseView;
   guards: GuardContext;
 }
 
@@ -98,6 +108,7 @@ export type OutOfServiceAction =
   | { kind: "taint"; message: string }
   | { kind: "taint-held"; reason: "blocked" | "rate_limited"; message: string }
   | { kind: "untaint"; message: string }
+  | { kind: "mark-not-ready"; message: string }
   | { kind: "forget-marker" }
   | { kind: "mismatch"; message: string }
   | { kind: "fence"; dryRun: boolean; message: string }
@@ -141,6 +152,11 @@ export function decideOutOfService(input: OutOfServiceInput): OutOfServiceDecisi
       });
     }
     if (power?.state === "off") {
+      const lost = powerLoss(input, power, taint !== undefined, seen);
+      if (lost.action) {
+        decision.actions.push(lost.action);
+        return decision;
+      }
       const mismatchAt = power.sinceMs + policy.confirmOffMs + MISMATCH_GRACE_MS;
       if (nowMs >= mismatchAt) {
         decision.actions.push({
@@ -150,7 +166,7 @@ export function decideOutOfService(input: OutOfServiceInput): OutOfServiceDecisi
             `out-of-service taint while the node is Ready`,
         });
       } else {
-        decision.recheckAfterMs = mismatchAt - nowMs;
+        decision.recheckAfterMs = Math.min(mismatchAt - nowMs, lost.recheckAfterMs ?? Infinity);
       }
     }
     return decision;
@@ -168,9 +184,19 @@ export function decideOutOfService(input: OutOfServiceInput): OutOfServiceDecisi
       return decision;
     }
     const what = `node ${name} (${readyText}; power ${seen})`;
+    const running = kubeletSaysRunning(
+      input.kubeletLease,
+      power,
+      nowMs,
+      policy.leaseSilenceMs ?? 0,
+    );
     const blocked = input.guards.self
       ? "it is the host this Keelson runs on, so it is running: the power controller that says " +
         "off cannot be its machine's (check its [machines.bmc])"
+      : running
+      ? `${running} (kube-node-lease/${name}, as this process saw it), so the machine is ` +
+        "running: the power controller that says off cannot be its machine's (check its " +
+        "[machines.bmc])"
       : blockedBy(input.guards, "tainting");
     if (blocked) {
       decision.actions.push({
@@ -198,6 +224,43 @@ export function decideOutOfService(input: OutOfServiceInput): OutOfServiceDecisi
   }
   if (power.state === "on" && policy.fencing !== "off") fence(input, decision, readyText, seen);
   return decision;
+}
+
+/**
+ * A Ready Node whose machine both witnesses say lost its power (`decide_power_loss.ts`) is marked
+ * NotReady, as kube-controller-manager would after its grace period: the out-of-service taint
+ * then follows on the NotReady path, and kube-controller-manager's pod garbage collector, which
+ * force-deletes only on a Node that is not Ready, can act. Held silently by every guard of the
+ * taint (the NotReady path reports them once kube-controller-manager marks the Node).
+ */
+function powerLoss(
+  input: OutOfServiceInput,
+  power: PowerObservation,
+  tainted: boolean,
+  seen: string,
+): { action?: OutOfServiceAction; recheckAfterMs?: number } {
+  const { policy, guards } = input;
+  if (!policy.enabled || tainted || power.sinceMs === input.withdrawnInEpisodeMs) return {};
+  if (guards.self || blockedBy(guards, "tainting") || !guards.taintSlotFree) return {};
+  const verdict = judgePowerLoss(power, input.kubeletLease, input.nowMs, {
+    confirmOffMs: policy.confirmOffMs,
+    leaseSilenceMs: policy.leaseSilenceMs ?? 0,
+  });
+  if (!verdict.witnessed) {
+    return verdict.recheckAfterMs === undefined ? {} : { recheckAfterMs: verdict.recheckAfterMs };
+  }
+  const name = input.node.metadata?.name ?? "";
+  return {
+    action: {
+      kind: "mark-not-ready",
+      message: `Set node ${name}'s Ready condition to Unknown: its machine has been off for at ` +
+        `least ${seconds(policy.confirmOffMs)} (power ${seen}) and its kubelet has not renewed ` +
+        `Lease kube-node-lease/${name} for ${seconds(verdict.silentForMs)} as this process saw ` +
+        `it (bound ${seconds(verdict.boundMs)}; its last renewal came before the first Off ` +
+        `answer), so it is not waiting for kube-controller-manager's grace period; ${taintText()} ` +
+        `follows`,
+    },
+  };
 }
 
 function fence(

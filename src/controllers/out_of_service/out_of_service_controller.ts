@@ -4,7 +4,11 @@
  * reported `off` without a break for `confirm_off_for` gets
  * `node.kubernetes.io/out-of-service=nodeshutdown:NoExecute` and Keelson's marker annotation, so
  * kube-controller-manager force-deletes its pods and detaches their volumes; Keelson removes only
- * a taint it marked, once the Node is Ready again. Optional fencing forces a machine off whose
+ * a taint it marked, once the Node is Ready again. A Node still Ready whose machine is confirmed
+ * off and whose kubelet's Lease has gone silent (`decide_power_loss.ts`, the kubelet Leases seen
+ * through `kubelet_lease_observer.ts`) is first marked NotReady, as kube-controller-manager would
+ * after its grace period, so the taint and the pod garbage collector need not wait for it.
+ * Optional fencing forces a machine off whose
  * Node has been NotReady for `fence_after` while its power still says `on`. Every action is
  * guarded (held while a config reload is rejected, never the last control-plane hosts, a cap per
  * interval, never this host for fencing) and every decision is an Event. The caps count the
@@ -17,7 +21,7 @@
  *
  * @module
  */
-import type { V1Node } from "@kubernetes/client-node";
+import type { V1Lease, V1Node } from "@kubernetes/client-node";
 import type { Registry } from "prom-client";
 import type { PowerControl, PowerObservation } from "../../cloud/provider.ts";
 import type { Config } from "../../config/types.ts";
@@ -38,6 +42,7 @@ import { done, requeueAfter, type SyncResult } from "../../kube/sync_result.ts";
 import type { DeletionGuard } from "../node_lifecycle/deletion_guards.ts";
 import { readyStatus } from "../node_lifecycle/decide_lifecycle.ts";
 import type { ActionLedger } from "../action_ledger/action_ledger.ts";
+import { KubeletLeaseObserver } from "./kubelet_lease_observer.ts";
 import {
   decideOutOfService,
   type GuardContext,
@@ -57,6 +62,10 @@ export const OUT_OF_SERVICE_EVENT_COMPONENT = "out-of-service-controller";
 
 /** Event reasons. */
 export const REASON_TAINTED = "OutOfServiceTainted";
+/** Keelson marked a Ready Node NotReady: its machine is off and its kubelet's Lease silent. */
+export const REASON_POWER_LOSS = "NodePowerLoss";
+/** The reason of the Ready condition Keelson writes then (kube-controller-manager's own). */
+export const NOT_READY_CONDITION_REASON = "NodeStatusUnknown";
 /** Keelson removed the taint it added. */
 export const REASON_TAINT_REMOVED = "OutOfServiceTaintRemoved";
 /** A guard held the taint back. */
@@ -97,6 +106,7 @@ export function powerPolicyFromConfig(config: Config): PowerActionPolicy {
     confirmOffMs: power.confirm_off_for.ms,
     fencing: power.fencing,
     fenceAfterMs: power.fence_after.ms,
+    leaseSilenceMs: power.kubelet_lease_silence.ms,
     maxActionsPerInterval: power.max_actions_per_interval,
     actionIntervalMs: power.action_interval.ms,
   };
@@ -115,6 +125,11 @@ export interface OutOfServiceDeps {
   host?: string;
   /** The record of recent actions the caps count (this term's, on the leader Lease). */
   ledger: ActionLedger;
+  /**
+   * The kubelets' node Leases (`kube-node-lease`), run for the term by the caller: the second
+   * witness of a power loss. Absent: a Ready Node waits for kube-controller-manager's verdict.
+   */
+  kubeletLeases?: Informer<V1Lease>;
 }
 
 /** How long after a failed read of the action record the next sync tries again. */
@@ -128,6 +143,8 @@ export interface OutOfServiceOptions {
   resyncMs?: number;
   /** Milliseconds since the epoch. @default Date.now */
   now?: () => number;
+  /** The monotonic clock the kubelet Leases' changes are timed by (ms). @default performance.now */
+  monotonicNow?: () => number;
   /** The work queue (tests inject one). @default an "OutOfService" queue */
   queue?: WorkQueue;
 }
@@ -142,6 +159,7 @@ export class OutOfServiceController {
   #metrics: OutOfServiceMetrics;
   /** Why the action record could not be read, and when (this clock) to try again. */
   #ledgerProblem: { reason: string; retryAtMs: number } | undefined;
+  #leases: KubeletLeaseObserver | undefined;
   /** When this process first saw each Node NotReady (this episode), by its own clock. */
   #notReadySince = new Map<string, number>();
   /** When this process last decided to force each Node's machine off (dry runs included). */
@@ -170,6 +188,10 @@ export class OutOfServiceController {
         registry: deps.registry,
       });
     this.#metrics = outOfServiceMetrics(deps.registry);
+    // a new observer per controller, so per term: a new leader first watches the renewals
+    this.#leases = deps.kubeletLeases
+      ? new KubeletLeaseObserver(deps.kubeletLeases, options.monotonicNow)
+      : undefined;
   }
 
   /**
@@ -183,6 +205,7 @@ export class OutOfServiceController {
       if (event.type === "delete") this.#forget(key);
       else this.#queue.add(key);
     });
+    const stopObserving = this.#leases?.start();
     try {
       if (!(await this.#deps.nodes.waitForSync(signal))) return;
       await Promise.all([
@@ -191,6 +214,7 @@ export class OutOfServiceController {
       ]);
     } finally {
       unsubscribe();
+      stopObserving?.();
       this.#queue.shutDown();
     }
   }
@@ -234,6 +258,7 @@ export class OutOfServiceController {
       notReadySinceMs: this.#notReadySince.get(key),
       lastFenceMs: this.#lastFence.get(key),
       withdrawnInEpisodeMs: this.#withdrawn.get(key),
+      ...(this.#leases ? { kubeletLease: this.#leases.view(key) } : {}),
       guards: this.#guards(node, now, policy),
     });
     if (ready === "True") this.#dropReports(key, (k) => !k.startsWith("mismatch"));
@@ -396,6 +421,29 @@ export class OutOfServiceController {
         this.#log.info(action.message);
         return;
       }
+      case "mark-not-ready": {
+        const at = new Date(now).toISOString();
+        const written = await this.#patch(name, (current) => {
+          // kube-controller-manager or the kubelet changed it meanwhile: the next look decides
+          if (readyStatus(current) !== "True" || hasOutOfServiceTaint(current)) return null;
+          return {
+            status: {
+              conditions: [{
+                type: "Ready",
+                status: "Unknown",
+                reason: NOT_READY_CONDITION_REASON,
+                message: "Keelson: the machine is powered off and the kubelet stopped renewing " +
+                  "its Lease.",
+                lastTransitionTime: at,
+              }],
+            },
+          };
+        }, "status");
+        if (!written) return;
+        this.#deps.events.event(ref, "Warning", REASON_POWER_LOSS, action.message);
+        this.#log.warn(action.message);
+        return;
+      }
       case "untaint": {
         const written = await this.#patch(name, (current) => {
           if (current.metadata?.annotations?.[OUT_OF_SERVICE_MARKER] === undefined) return null;
@@ -497,6 +545,7 @@ export class OutOfServiceController {
   async #patch(
     name: string,
     build: (current: V1Node) => Record<string, unknown> | null,
+    subresource?: "status",
   ): Promise<boolean> {
     return await retryOnConflict({ steps: 5, delayMs: 100 }, async () => {
       const current = this.#deps.nodes.get(name);
@@ -504,11 +553,14 @@ export class OutOfServiceController {
       const patch = build(current);
       if (!patch) return false;
       const metadata = (patch.metadata ?? {}) as Record<string, unknown>;
-      await this.#deps.writer.patchNode(
-        name,
-        { ...patch, metadata: { ...metadata, resourceVersion: current.metadata?.resourceVersion } },
-        "merge",
-      );
+      const body = {
+        ...patch,
+        metadata: { ...metadata, resourceVersion: current.metadata?.resourceVersion },
+      };
+      // a condition is merged by its type (strategic), keeping the kubelet's other conditions
+      if (subresource === "status") {
+        await this.#deps.writer.patchNodeStatus(name, body, "strategic");
+      } else await this.#deps.writer.patchNode(name, body, "merge");
       return true;
     });
   }

@@ -236,8 +236,9 @@ export class ControlPlane implements AsyncDisposable {
   }
 
   /**
-   * Waits until `/readyz` answers 200 and, with `objects`, until namespace `default` and Service
-   * `default/kubernetes` exist (they are created asynchronously after the first start).
+   * Waits until `/readyz` answers 200 and, with `objects`, until namespaces `default` and
+   * `kube-node-lease` and Service `default/kubernetes` exist (they are created asynchronously
+   * after the first start).
    * @param objects also wait for the default objects
    * @throws {Error} with the log tails when that does not happen within the start timeout
    */
@@ -250,6 +251,12 @@ export class ControlPlane implements AsyncDisposable {
         [
           "namespace default",
           async () => (await this.request("GET", "/api/v1/namespaces/default")).status === 200,
+        ],
+        [
+          // deploy/rbac.yaml binds a Role there (the kubelets' node Leases)
+          "namespace kube-node-lease",
+          async () =>
+            (await this.request("GET", "/api/v1/namespaces/kube-node-lease")).status === 200,
         ],
         [
           "Service default/kubernetes",

@@ -142,3 +142,101 @@ export function setNodeReady(
     "application/strategic-merge-patch+json",
   );
 }
+
+/** The kubelet's default node Lease duration; it renews every quarter of it. */
+export const KUBELET_LEASE_DURATION_SECONDS = 40;
+
+/** A kubelet's node Lease being renewed in `kube-node-lease`, as kubelet does. */
+export interface LeaseRenewal {
+  /** Renewals written so far. */
+  readonly renewals: number;
+  /** `performance.now()` of the last renewal written; undefined before the first. */
+  readonly lastRenewedAt: number | undefined;
+  /** Stops renewing (resolves once no renewal is in flight). */
+  stop(): Promise<void>;
+}
+
+/** Options of `startLeaseRenewal`. */
+export interface LeaseRenewalOptions {
+  /** Between renewals. @default a quarter of the Lease duration (10 s), as kubelet */
+  intervalMs?: number;
+  /** Asked before each renewal: a kubelet renews only while its machine runs. @default always */
+  running?: () => Promise<boolean>;
+}
+
+/**
+ * Creates (or takes over) the Node's Lease in `kube-node-lease` and renews it from now on, with
+ * `renewTime` set to the current time as kubelet writes it (microseconds), at a random phase
+ * within the first interval, like a kubelet that started at some earlier time.
+ * @param cp the control plane (written as its admin)
+ * @param name the Node name (the Lease's name and holder)
+ * @param options interval, and whether the machine still runs
+ * @returns the renewal, to stop
+ */
+export async function startLeaseRenewal(
+  cp: ControlPlane,
+  name: string,
+  options: LeaseRenewalOptions = {},
+): Promise<LeaseRenewal> {
+  const intervalMs = options.intervalMs ?? KUBELET_LEASE_DURATION_SECONDS * 250;
+  const path = `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases`;
+  const microTime = () => new Date().toISOString().replace(/Z$/, "000Z");
+  const node = await cp.requestOk<V1Node>("GET", `/api/v1/nodes/${encodeURIComponent(name)}`);
+  const created = await cp.request("POST", path, {
+    apiVersion: "coordination.k8s.io/v1",
+    kind: "Lease",
+    metadata: {
+      name,
+      namespace: "kube-node-lease",
+      ownerReferences: [{ apiVersion: "v1", kind: "Node", name, uid: node.metadata!.uid! }],
+    },
+    spec: {
+      holderIdentity: name,
+      leaseDurationSeconds: KUBELET_LEASE_DURATION_SECONDS,
+      renewTime: microTime(),
+    },
+  });
+  if (created.status !== 201 && created.status !== 409) {
+    throw new Error(`POST the Lease of ${name}: ${created.status} ${JSON.stringify(created.body)}`);
+  }
+  const stop = new AbortController();
+  const state = { renewals: 0, lastRenewedAt: undefined as number | undefined };
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      stop.signal.addEventListener("abort", () => {
+        clearTimeout(timer);
+        resolve();
+      }, { once: true });
+    });
+  const loop = (async () => {
+    await sleep(Math.random() * intervalMs);
+    while (!stop.signal.aborted) {
+      if (await (options.running?.() ?? Promise.resolve(true)).catch(() => false)) {
+        if (stop.signal.aborted) break;
+        const renewed = await cp.request(
+          "PATCH",
+          `${path}/${encodeURIComponent(name)}`,
+          { spec: { renewTime: microTime() } },
+        ).catch(() => undefined);
+        if (renewed?.status === 200) {
+          state.renewals++;
+          state.lastRenewedAt = performance.now();
+        }
+      }
+      await sleep(intervalMs);
+    }
+  })();
+  return {
+    get renewals() {
+      return state.renewals;
+    },
+    get lastRenewedAt() {
+      return state.lastRenewedAt;
+    },
+    async stop() {
+      stop.abort();
+      await loop;
+    },
+  };
+}

@@ -9,18 +9,20 @@ import { powerPolicyFromConfig } from "../../../src/controllers/out_of_service/o
 
 const MACHINE = '[[machines]]\nname = "w-1"\ninternal_ips = ["10.0.0.21"]\n';
 
-Deno.test("[power] defaults: out_of_service off, confirm_off_for 5s, fencing dry-run after 5m, 2 actions per 1m", () => {
+Deno.test("[power] defaults: out_of_service off, confirm_off_for 5s, kubelet_lease_silence 15s, fencing dry-run after 5m, 2 actions per 1m", () => {
   const config = parseConfig(MACHINE, "k.toml");
   assert.deepEqual(powerPolicyFromConfig(config), {
     enabled: false,
     confirmOffMs: 5_000,
     fencing: "dry-run",
     fenceAfterMs: 300_000,
+    leaseSilenceMs: 15_000,
     maxActionsPerInterval: 2,
     actionIntervalMs: 60_000,
   });
   const on = parseConfig(
     '[power]\nout_of_service = true\nconfirm_off_for = "3s"\nfencing = "on"\n' +
+      'kubelet_lease_silence = "0s"\n' +
       'fence_after = "2m"\nmax_actions_per_interval = 0\naction_interval = "10m"\n' + MACHINE,
     "k.toml",
   );
@@ -29,6 +31,7 @@ Deno.test("[power] defaults: out_of_service off, confirm_off_for 5s, fencing dry
     confirmOffMs: 3_000,
     fencing: "on",
     fenceAfterMs: 120_000,
+    leaseSilenceMs: 0,
     maxActionsPerInterval: 0,
     actionIntervalMs: 600_000,
   });
@@ -39,6 +42,13 @@ Deno.test("[power]: keelson check refuses out-of-bounds values with the file, li
     ['confirm_off_for = "0s"', "power.confirm_off_for", /between 1s and 1h/],
     ['confirm_off_for = "2h"', "power.confirm_off_for", /between 1s and 1h/],
     ['fence_after = "10s"', "power.fence_after", /between 30s and 24h/],
+    [
+      'kubelet_lease_silence = "11s"',
+      "power.kubelet_lease_silence",
+      /"0s" \(off\) or at least 12s/,
+    ],
+    ['kubelet_lease_silence = "11m"', "power.kubelet_lease_silence", /between 0s and 10m/],
+    ["kubelet_lease_silence = 15", "power.kubelet_lease_silence", /must be a string/],
     ['fencing = "yes"', "power.fencing", /off|dry-run|on/],
     ["max_actions_per_interval = -1", "power.max_actions_per_interval", />=|at least|0/],
     ["max_actions_per_interval = 5000", "power.max_actions_per_interval", /no rate limit/],

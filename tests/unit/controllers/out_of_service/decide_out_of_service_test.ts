@@ -239,3 +239,89 @@ Deno.test("decideOutOfService never fences on unknown power, with fencing off, t
   // a Ready Node is never fenced
   assert.deepEqual(kinds(decide({ ...base, node: node("True"), power: power("on", 900_000) })), []);
 });
+
+/** A kubelet Lease last seen renewing `changedAgoMs` ago; another kubelet renewed 1 s ago. */
+function kubeletLease(changedAgoMs: number | undefined) {
+  return { changedAgoMs, leaseDurationSeconds: 40, otherChangedAgoMs: 1_000 };
+}
+
+const WITNESS_POLICY: OutOfServicePolicy = { ...POLICY, leaseSilenceMs: 15_000 };
+
+Deno.test("decideOutOfService marks a Ready Node NotReady when its power is confirmed off and its kubelet Lease silent since before the Off", () => {
+  const d = decide({
+    node: node("True"),
+    power: power("off", 12_000),
+    policy: WITNESS_POLICY,
+    kubeletLease: kubeletLease(16_000),
+    notReadySinceMs: undefined,
+  });
+  assert.deepEqual(kinds(d), ["mark-not-ready"]);
+  const message = (d.actions[0] as { message: string }).message;
+  assert.match(message, /Set node w1's Ready condition to Unknown/);
+  assert.match(message, /not renewed Lease kube-node-lease\/w1 for 16s .*bound 15s/);
+  assert.match(message, /off since 2027-01-15T07:59:48\.000Z/);
+});
+
+Deno.test("decideOutOfService leaves a Ready Node alone while either witness says it runs, or a guard holds", () => {
+  const ready = {
+    node: node("True"),
+    power: power("off", 12_000),
+    policy: WITNESS_POLICY,
+    kubeletLease: kubeletLease(16_000),
+    notReadySinceMs: undefined,
+  };
+  const cases: [string, Partial<OutOfServiceInput>][] = [
+    ["the kubelet renewing", { kubeletLease: kubeletLease(5_000) }],
+    ["renewed after the first Off", { kubeletLease: kubeletLease(11_000) }],
+    ["no Lease seen", { kubeletLease: undefined }],
+    ["a Lease never seen changing", { kubeletLease: kubeletLease(undefined) }],
+    ["power on", { power: power("on", 60_000) }],
+    ["power unknown", { power: power("unknown", 60_000) }],
+    ["off not confirmed", { power: power("off", 9_000) }],
+    ["no power controller", { power: null }],
+    ["the witness off", { policy: { ...POLICY, leaseSilenceMs: 0 } }],
+    ["the witness not configured", { policy: POLICY }],
+    ["the switch off", { policy: { ...WITNESS_POLICY, enabled: false } }],
+    ["this host", { guards: { ...FREE, self: true } }],
+    ["held", { guards: { ...FREE, held: "a reload was rejected" } }],
+    ["rate limited", { guards: { ...FREE, taintSlotFree: false } }],
+    ["the last control-plane host", { guards: { ...FREE, controlPlane: true } }],
+    ["someone's taint already", { node: node("True", { taint: true }) }],
+    ["withdrawn in this episode", { withdrawnInEpisodeMs: NOW - 12_000 }],
+  ];
+  for (const [what, over] of cases) {
+    const d = decide({ ...ready, ...over });
+    assert.ok(!kinds(d).includes("mark-not-ready"), `${what}: ${kinds(d)}`);
+    assert.ok(!kinds(d).includes("taint"), `${what}: ${kinds(d)}`);
+  }
+});
+
+Deno.test("decideOutOfService does not taint a NotReady Node whose kubelet the Lease shows running, and says why once", () => {
+  for (
+    const [what, lease, words] of [
+      ["renewing", kubeletLease(3_000), /renewed its Lease 3s ago \(kube-node-lease\/w1/],
+      ["renewed after the first Off", kubeletLease(40_000), /after the power first answered off/],
+    ] as const
+  ) {
+    const d = decide({ node: node("False"), power: power("off", 60_000), kubeletLease: lease });
+    assert.deepEqual(kinds(d), ["taint-held"], what);
+    const action = d.actions[0] as { reason: string; message: string };
+    assert.equal(action.reason, "blocked");
+    assert.match(action.message, words, what);
+    assert.match(action.message, /the machine is running/);
+  }
+  // silent since before the Off: the NotReady path taints as before
+  const d = decide({
+    node: node("False"),
+    power: power("off", 60_000),
+    kubeletLease: kubeletLease(61_000),
+  });
+  assert.deepEqual(kinds(d), ["taint"]);
+  // a renewal the watch delivered just after the first Off answer is no contradiction
+  const late = decide({
+    node: node("Unknown"),
+    power: power("off", 60_000),
+    kubeletLease: kubeletLease(59_000),
+  });
+  assert.deepEqual(kinds(late), ["taint"]);
+});

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { V1Node } from "@kubernetes/client-node";
+import type { V1Lease, V1Node } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import type { PowerControl, PowerObservation } from "../../../../src/cloud/provider.ts";
 import { ProviderError } from "../../../../src/cloud/provider.ts";
@@ -11,7 +11,8 @@ import {
   OutOfServiceController,
   type PowerActionPolicy,
 } from "../../../../src/controllers/out_of_service/out_of_service_controller.ts";
-import { FakeCluster } from "../../_fakes/fake_cluster.ts";
+import { FakeCluster, FakeInformer } from "../../_fakes/fake_cluster.ts";
+import { pollUntil } from "../../../_support/poll.ts";
 import {
   firstTermLedger,
   holdLease,
@@ -480,4 +481,93 @@ Deno.test("OutOfServiceController holds every power action while the record on t
   advance(1_000);
   await controller.sync("w1");
   assert.equal(taintsOf(cluster, "w1").length, 1);
+});
+
+function kubeletLease(name: string, version: number): V1Lease {
+  return {
+    metadata: { name, namespace: "kube-node-lease", resourceVersion: String(version) },
+    spec: { holderIdentity: name, leaseDurationSeconds: 40 },
+  };
+}
+
+Deno.test("OutOfServiceController: a Ready Node whose machine is off and whose kubelet Lease went silent is marked NotReady, then tainted; one still renewing is not", async () => {
+  const cluster = new FakeCluster();
+  const leases = new FakeInformer<V1Lease>();
+  let now = 1_800_000_000_000;
+  const power = new FakePower(() => now);
+  const controller = new OutOfServiceController({
+    nodes: cluster.nodes,
+    writer: cluster,
+    events: cluster.events,
+    power,
+    registry: new Registry(),
+    kubeletLeases: leases,
+    ledger: firstTermLedger(() => now).ledger,
+  }, {
+    resyncMs: 5,
+    now: () => now,
+    // one clock for the test: the Leases' changes and the power are timed alike
+    monotonicNow: () => now,
+    policy: () => ({
+      enabled: true,
+      confirmOffMs: 5_000,
+      fencing: "off",
+      fenceAfterMs: 300_000,
+      maxActionsPerInterval: 2,
+      actionIntervalMs: 60_000,
+      leaseSilenceMs: 15_000,
+    }),
+  });
+  // w-1 loses its power; w-2's BMC says off too, but its kubelet goes on renewing; cp-1 renews
+  for (const name of ["w-1", "w-2", "cp-1"]) {
+    cluster.addNode(node(name, "True"));
+    leases.upsert(kubeletLease(name, 1));
+    power.set(name, "on", now);
+  }
+  const stop = new AbortController();
+  const running = controller.run(stop.signal);
+  const renew = (names: string[], version: number) => {
+    for (const name of names) leases.upsert(kubeletLease(name, version));
+  };
+  const ready = (name: string) =>
+    cluster.nodes.get(name)?.status?.conditions?.find((c) => c.type === "Ready")?.status;
+  try {
+    // every kubelet renews once while watched; the power goes off 2 s later
+    renew(["w-1", "w-2", "cp-1"], 2);
+    now += 2_000;
+    power.set("w-1", "off", now);
+    power.set("w-2", "off", now);
+    let version = 3;
+    // 14 s after w-1's last renewal: confirmed off, but the silence bound (15 s) has not passed
+    for (let t = 0; t < 12; t++) {
+      now += 1_000;
+      renew(["w-2", "cp-1"], version++);
+      await new Promise((resolve) => setTimeout(resolve, 15));
+    }
+    assert.equal(ready("w-1"), "True");
+    now += 1_500;
+    renew(["w-2", "cp-1"], version++);
+    await pollUntil("w-1 marked NotReady and tainted", () => taintsOf(cluster, "w-1").length > 0);
+    assert.equal(ready("w-1"), "Unknown");
+    const condition = cluster.nodes.get("w-1")?.status?.conditions?.find((c) => c.type === "Ready");
+    assert.equal(condition?.reason, "NodeStatusUnknown");
+    const [lost] = cluster.events.withReason("NodePowerLoss");
+    assert.equal(lost?.type, "Warning");
+    assert.match(lost?.message ?? "", /kube-node-lease\/w-1 for 15\.5s/);
+    assert.equal(cluster.events.withReason("OutOfServiceTainted").length, 1);
+    // the status first (strategic, with a precondition), then the taint
+    const kinds = cluster.writes.filter((w) => w.key === "w-1").map((w) => w.verb);
+    assert.deepEqual(kinds, ["patchStatus", "patch"]);
+    // w-2, still renewing with its BMC saying off, is never touched
+    for (let t = 0; t < 60; t++) {
+      now += 1_000;
+      renew(["w-2", "cp-1"], version++);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    assert.equal(ready("w-2"), "True");
+    assert.deepEqual(taintsOf(cluster, "w-2"), []);
+  } finally {
+    stop.abort();
+    await running;
+  }
 });
