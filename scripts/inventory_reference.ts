@@ -105,6 +105,11 @@ export const KEY_NOTES: Record<string, KeyNote> = {
     meaning: "how long `Off` must last without a break before a Node is taken out of service",
     example: '"5s"',
   },
+  "power.kubelet_lease_silence": {
+    meaning: "a Ready Node's kubelet Lease unchanged this long (this reader's clock), with `Off` " +
+      "confirmed, is a power loss: marked NotReady and taken out of service (`0s`: off)",
+    example: '"15s"',
+  },
   "power.fencing": {
     meaning: "`off`, `dry-run` (Events only), `on` (ForceOff a hung host)",
     example: '"on"',
