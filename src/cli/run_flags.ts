@@ -10,6 +10,7 @@ import { controllersProblem } from "../config/controller_names.ts";
 import { LOG_LEVELS } from "../log/logging.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 import { withoutUpstreamFlags } from "./upstream_flags.ts";
+import type { TlsFlags } from "./tls_flags.ts";
 
 /** The run command's flag table (node:util parseArgs). */
 export const RUN_FLAGS = {
@@ -97,6 +98,8 @@ export interface RunFlags {
   logLevel: (typeof LOG_LEVELS)[number];
   logFormat: "auto" | "json" | "text";
   help: boolean;
+  /** `--tls-cert-file` and `--tls-private-key-file`, as given. */
+  tls: TlsFlags;
   /**
    * Why the flags cannot work with this (validated) config, or undefined: `--secure-port`
    * serves HTTPS, so it needs a certificate from the flags or the file.
@@ -139,13 +142,20 @@ export function parseRunFlags(args: string[], env: (name: string) => string | un
     const value = values[flag];
     return typeof value === "string" ? [{ set, value: flagDuration(flag, value) }] : [];
   });
-  const number = (flag: keyof typeof values, integer: boolean): number | undefined => {
+  // decimal digits only: Number() would also take "0x4e2a", "1e3", " 10258", "+1" and "10258.0"
+  const number = (
+    flag: keyof typeof values,
+    integer: boolean,
+    max?: number,
+  ): number | undefined => {
     const value = values[flag];
     if (typeof value !== "string") return undefined;
+    const decimal = integer ? /^[0-9]{1,15}$/ : /^[0-9]{1,15}(?:\.[0-9]{1,15})?$/;
     const n = Number(value);
-    if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
+    if (!decimal.test(value) || n <= 0 || (max !== undefined && n > max)) {
       throw new UsageError(
-        `--${flag} "${value}" is not a positive ${integer ? "whole " : ""}number`,
+        `--${flag} "${value}" is not a positive ${integer ? "whole " : ""}number in decimal ` +
+          `digits${max !== undefined ? ` up to ${max}` : ""}${integer ? "" : ", e.g. 20 or 0.5"}`,
       );
     }
     return n;
@@ -154,7 +164,7 @@ export function parseRunFlags(args: string[], env: (name: string) => string | un
   const burst = number("kube-api-burst", true);
   const nodeSyncs = number("concurrent-node-syncs", true);
   const serviceSyncs = number("concurrent-service-syncs", true);
-  const securePort = number("secure-port", true);
+  const securePort = number("secure-port", true, 65535);
   let leaderElect: boolean | undefined;
   if (values["leader-elect"] !== undefined) {
     const v = values["leader-elect"];
@@ -179,6 +189,10 @@ export function parseRunFlags(args: string[], env: (name: string) => string | un
     logLevel,
     logFormat,
     help: values.help ?? false,
+    tls: {
+      "tls-cert-file": values["tls-cert-file"],
+      "tls-private-key-file": values["tls-private-key-file"],
+    },
     problem(config: Config): string | undefined {
       if (securePort === undefined) return undefined;
       if (config.server.tls_cert_file && config.server.tls_key_file) return undefined;
@@ -253,7 +267,7 @@ function parseLogLevel(value: string | undefined): (typeof LOG_LEVELS)[number] {
     return value as (typeof LOG_LEVELS)[number];
   }
   // klog verbosity: 0-1 info, 2-3 debug, 4+ trace
-  if (/^\d+$/.test(value)) {
+  if (/^(?:[0-9]|10)$/.test(value)) {
     const n = Number(value);
     return n >= 4 ? "trace" : n >= 2 ? "debug" : "info";
   }

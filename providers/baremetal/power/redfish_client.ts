@@ -297,10 +297,29 @@ function transportError(
     return new RedfishError("timeout", `${url}: no answer within ${timeoutMs / 1000} s`);
   }
   const text = `${String(error)} ${String((error as { cause?: unknown })?.cause ?? "")}`;
-  if (/certificate|UnknownIssuer|NotValidForName|CaUsedAsEndEntity|tls|handshake/i.test(text)) {
+  if (/certificate|UnknownIssuer|NotValidForName|CaUsedAsEndEntity/i.test(text)) {
     return new RedfishError(
       "tls",
       `${url}: the BMC's certificate does not verify against ca_file (${oneLine(text)})`,
+      { cause: error },
+    );
+  }
+  // rustls names TLS in "peer closed connection without sending TLS close_notify": a peer that
+  // hung up, not a certificate that failed
+  if (
+    /closed connection|connection closed|close_notify|IncompleteMessage|connection reset|ECONNRESET|socket hang up/i
+      .test(text)
+  ) {
+    return new RedfishError(
+      "unreachable",
+      `${url}: the BMC closed the connection without answering (${oneLine(text)})`,
+      { cause: error },
+    );
+  }
+  if (/tls|handshake/i.test(text)) {
+    return new RedfishError(
+      "tls",
+      `${url}: the TLS handshake with the BMC failed (${oneLine(text)})`,
       { cause: error },
     );
   }
