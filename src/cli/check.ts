@@ -18,7 +18,8 @@ import { toJsonText } from "../text/json_text.ts";
 /** Environment variable read when `--config` is not given. */
 export const CONFIG_ENV = "KEELSON_CONFIG";
 
-const USAGE = `Usage: keelson check --config FILE [--output text|json]
+/** The help text of `keelson check`. */
+export const CHECK_USAGE = `Usage: keelson check --config FILE [--output text|json]
                      [--tls-cert-file FILE --tls-private-key-file FILE]
 
 Validates a Keelson inventory (TOML) and prints a summary of it, or every problem found with
@@ -35,6 +36,15 @@ Flags:
 
 Exit codes: 0 valid, 1 invalid or unreadable file, 2 wrong command line.`;
 
+/** The flag table of `keelson check` (node:util parseArgs). */
+export const CHECK_FLAGS = {
+  config: { type: "string", short: "c" },
+  output: { type: "string", short: "o", default: "text" },
+  "tls-cert-file": { type: "string" },
+  "tls-private-key-file": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 /**
  * Runs `keelson check`.
  * @param args the arguments after `check`
@@ -46,15 +56,9 @@ Exit codes: 0 valid, 1 invalid or unreadable file, 2 wrong command line.`;
  * ```
  */
 export async function checkCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, {
-    config: { type: "string", short: "c" },
-    output: { type: "string", short: "o", default: "text" },
-    "tls-cert-file": { type: "string" },
-    "tls-private-key-file": { type: "string" },
-    help: { type: "boolean", short: "h" },
-  });
+  const { values, positionals } = parseFlags(args, CHECK_FLAGS);
   if (values.help) {
-    print(USAGE);
+    print(CHECK_USAGE);
     return EXIT_OK;
   }
   if (positionals.length > 0) {

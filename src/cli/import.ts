@@ -23,10 +23,11 @@ import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 
-const USAGE =
-  `Usage: keelson import metallb  --from FILE [--kubeconfig FILE [--context NAME]] [-o FILE]
+/** The help text of `keelson import`. */
+export const IMPORT_USAGE =
+  `Usage: keelson import metallb  --from FILE [--kubeconfig FILE [--context NAME]] > keelson.toml
        keelson import kube-vip --from FILE [--announce vrrp|bgp]
-                               [--kubeconfig FILE [--context NAME]] [-o FILE]
+                               [--kubeconfig FILE [--context NAME]] > keelson.toml
 
 Writes a Keelson inventory (TOML) from another load balancer's configuration, then validates it
 as keelson check does. Every setting with no Keelson equivalent is a comment beside the key it
@@ -53,6 +54,15 @@ directories); problems go to stderr.
 Exit codes: 0 written and valid, 1 unreadable input, or written but not valid yet (every
 problem on stderr with its line, e.g. machines still to fill in), 2 wrong command line.`;
 
+/** The flag table of `keelson import` (node:util parseArgs). */
+export const IMPORT_FLAGS = {
+  from: { type: "string" },
+  kubeconfig: { type: "string" },
+  context: { type: "string" },
+  announce: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 const NODE_LIST_TIMEOUT_MS = 30_000;
 
 /**
@@ -66,15 +76,17 @@ const NODE_LIST_TIMEOUT_MS = 30_000;
  * ```
  */
 export async function importCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, {
-    from: { type: "string" },
-    kubeconfig: { type: "string" },
-    context: { type: "string" },
-    announce: { type: "string" },
-    help: { type: "boolean", short: "h" },
-  });
+  // the binary may write only below its own directories: the inventory goes to stdout
+  const output = args.find((arg) => /^(?:-o|--output|--out)(?:=|$)/.test(arg));
+  if (output !== undefined) {
+    throw new UsageError(
+      `${output.replace(/=.*$/s, "")} is not taken: the inventory goes to stdout; redirect it ` +
+        "(keelson import ... > keelson.toml)",
+    );
+  }
+  const { values, positionals } = parseFlags(args, IMPORT_FLAGS);
   if (values.help) {
-    print(USAGE);
+    print(IMPORT_USAGE);
     return EXIT_OK;
   }
   const [source, ...extra] = positionals;

@@ -6,7 +6,7 @@
  */
 import type { Config, Duration } from "../config/types.ts";
 import { parseDuration } from "../config/duration.ts";
-import { controllersProblem } from "../config/controller_names.ts";
+import { CONTROLLERS, controllersProblem } from "../config/controller_names.ts";
 import { LOG_LEVELS } from "../log/logging.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 import { withoutUpstreamFlags } from "./upstream_flags.ts";
@@ -44,11 +44,32 @@ export const RUN_FLAGS = {
   help: { type: "boolean", short: "h" },
 } as const;
 
-/** The help text of `keelson run`. */
+/** Where a flag's description starts in `RUN_USAGE`. */
+const DESCRIPTION_COLUMN = 43;
+
+/**
+ * Words joined by ", " and wrapped to the help's width, each line after the first indented to
+ * the description column.
+ */
+function wrapList(words: readonly string[], width = 100): string {
+  const lines: string[] = [];
+  let line = "";
+  for (const [i, word] of words.entries()) {
+    const piece = i < words.length - 1 ? `${word},` : word;
+    if (line !== "" && DESCRIPTION_COLUMN + line.length + 1 + piece.length > width) {
+      lines.push(line);
+      line = piece;
+    } else line = line === "" ? piece : `${line} ${piece}`;
+  }
+  lines.push(line);
+  return lines.join(`\n${" ".repeat(DESCRIPTION_COLUMN)}`);
+}
+
+/** The help text of `keelson run`; the controller names come from the controller table. */
 export const RUN_USAGE = `Usage: keelson run --config FILE [flags]
 
-Runs the agent: the cloud-node, cloud-node-lifecycle, service, route and pv-labels controllers while
-this process holds the leader Lease, and keepalived rendering on every control-plane host.
+Runs the agent: the controllers (--controllers below) while this process holds the leader Lease,
+and keepalived (and BIRD) rendering on every control-plane host.
 Flags override the matching keys of the TOML file.
 
 Flags:
@@ -59,8 +80,7 @@ Flags:
       --cluster-name NAME                  [cluster] name (default "kubernetes")
       --cluster-cidr CIDR[,CIDR]           [cluster] cluster_cidr: the pods' ranges (BGP pod routes)
       --controllers LIST                   "*" or a comma list; "-name" disables. Names:
-                                           cloud-node, cloud-node-lifecycle, service, route,
-                                           pv-labels
+                                           ${wrapList(CONTROLLERS)}
                                            (canonical upstream names are accepted too)
       --leader-elect[=BOOL]                [leader_election] enabled (default true); bare means true
       --leader-elect-lease-duration DUR    (default 15s)
@@ -81,7 +101,8 @@ Flags:
       --route-reconciliation-period DUR    route controller period (default 10s)
       --concurrent-node-syncs N            (default 1)
       --concurrent-service-syncs N         (default 1)
-  -v, --log-level LEVEL                    ${LOG_LEVELS.join(", ")}, or a klog number 0-10
+      --log-level LEVEL                    ${LOG_LEVELS.join(", ")}, or a klog number 0-10
+  -v, --v N                                klog's spelling: the number, as --log-level N
       --log-format FORMAT                  auto (text on a terminal, JSON lines otherwise), json, text
   -h, --help                               this text
 
