@@ -80,8 +80,11 @@ export async function checkCommand(args: string[]): Promise<number> {
     if (!(error instanceof ConfigError)) throw error;
     outcome = error;
   }
-  // the server's pair as run makes it from the flags and the inventory
-  const flagIssues = await tlsFlagIssues(
+  // the server's pair as run makes it from the flags and the inventory (when the inventory
+  // itself does not validate, only a pair both flags name)
+  const bothFlags = values["tls-cert-file"] !== undefined &&
+    values["tls-private-key-file"] !== undefined;
+  const flagIssues = outcome instanceof ConfigError && !bothFlags ? [] : await tlsFlagIssues(
     outcome instanceof ConfigError ? {} : outcome.server,
     values,
     `${path} with the command-line flags`,

@@ -1,8 +1,9 @@
 /**
  * The files an inventory names for the agent to read, read now as the agent reads them (a regular
  * file, the size cap of its kind, a deadline): `[server] metrics_token_file`, `tls_cert_file` and
- * `tls_key_file` (loaded as the server loads them, `tls_key_pair.ts`), `[kubernetes] kubeconfig` with every file it names, and each `[machines.bmc]`'s
- * credential and CA files. `check`, `run` and each
+ * `tls_key_file` (loaded as the server loads them, `tls_key_pair.ts`), `[kubernetes] kubeconfig`
+ * with every file it names, and each `[machines.bmc]`'s credential and CA files (the CA parsed
+ * and loaded as the poller loads it). `check`, `run` and each
  * reload ask this, so a file the agent could not use is an error of the inventory, with its line,
  * before the agent depends on it. `plan`, `render` and `status` work on other machines and do not.
  *

@@ -285,6 +285,10 @@ async function readBounded(response: Response, url: string): Promise<Uint8Array>
   return out;
 }
 
+/** A transport failure that is the peer hanging up (rustls, hyper or node:http wording). */
+const HUNG_UP =
+  /closed connection|connection closed|close_notify|IncompleteMessage|connection reset|ECONNRESET|socket hang up/i;
+
 function transportError(
   url: string,
   error: unknown,
@@ -306,10 +310,7 @@ function transportError(
   }
   // rustls names TLS in "peer closed connection without sending TLS close_notify": a peer that
   // hung up, not a certificate that failed
-  if (
-    /closed connection|connection closed|close_notify|IncompleteMessage|connection reset|ECONNRESET|socket hang up/i
-      .test(text)
-  ) {
+  if (HUNG_UP.test(text)) {
     return new RedfishError(
       "unreachable",
       `${url}: the BMC closed the connection without answering (${oneLine(text)})`,
