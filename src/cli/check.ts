@@ -11,13 +11,16 @@ import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 import { requiredFlag } from "./read_env.ts";
+import { tlsFlagIssues, withTlsFlags } from "./tls_flags.ts";
 import { terminalSafe } from "../text/terminal_safe.ts";
 import { toJsonText } from "../text/json_text.ts";
 
 /** Environment variable read when `--config` is not given. */
 export const CONFIG_ENV = "KEELSON_CONFIG";
 
-const USAGE = `Usage: keelson check --config FILE [--output text|json]
+/** The help text of `keelson check`. */
+export const CHECK_USAGE = `Usage: keelson check --config FILE [--output text|json]
+                     [--tls-cert-file FILE --tls-private-key-file FILE]
 
 Validates a Keelson inventory (TOML) and prints a summary of it, or every problem found with
 its file, line and key.
@@ -26,9 +29,21 @@ Flags:
   -c, --config FILE   the inventory to check (env ${CONFIG_ENV})
   -o, --output FORMAT text (default) or json: {"ok", "file", "issues": [{"file", "line",
                       "path", "message"}]}
+      --tls-cert-file FILE, --tls-private-key-file FILE
+                      the files keelson run is given in place of [server] tls_cert_file and
+                      tls_key_file: checked as the server loads them
   -h, --help          print this help
 
 Exit codes: 0 valid, 1 invalid or unreadable file, 2 wrong command line.`;
+
+/** The flag table of `keelson check` (node:util parseArgs). */
+export const CHECK_FLAGS = {
+  config: { type: "string", short: "c" },
+  output: { type: "string", short: "o", default: "text" },
+  "tls-cert-file": { type: "string" },
+  "tls-private-key-file": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
 
 /**
  * Runs `keelson check`.
@@ -41,13 +56,9 @@ Exit codes: 0 valid, 1 invalid or unreadable file, 2 wrong command line.`;
  * ```
  */
 export async function checkCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, {
-    config: { type: "string", short: "c" },
-    output: { type: "string", short: "o", default: "text" },
-    help: { type: "boolean", short: "h" },
-  });
+  const { values, positionals } = parseFlags(args, CHECK_FLAGS);
   if (values.help) {
-    print(USAGE);
+    print(CHECK_USAGE);
     return EXIT_OK;
   }
   if (positionals.length > 0) {
@@ -61,10 +72,28 @@ export async function checkCommand(args: string[]): Promise<number> {
   let outcome: Config | ConfigError;
   try {
     // the files the agent will read are read now too: a FIFO or /dev/zero is refused here
-    outcome = await loadConfigFile(path, { namedFiles: true });
+    outcome = await loadConfigFile(path, {
+      namedFiles: true,
+      apply: (config) => withTlsFlags(config, values),
+    });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     outcome = error;
+  }
+  // the server's pair as run makes it from the flags and the inventory (when the inventory
+  // itself does not validate, only a pair both flags name)
+  const bothFlags = values["tls-cert-file"] !== undefined &&
+    values["tls-private-key-file"] !== undefined;
+  const flagIssues = outcome instanceof ConfigError && !bothFlags ? [] : await tlsFlagIssues(
+    outcome instanceof ConfigError ? {} : outcome.server,
+    values,
+    `${path} with the command-line flags`,
+  );
+  if (flagIssues.length > 0) {
+    outcome = new ConfigError([
+      ...(outcome instanceof ConfigError ? outcome.issues : []),
+      ...flagIssues,
+    ]);
   }
   if (json) {
     print(toJsonText(checkJson(path, outcome)).trimEnd());

@@ -7,6 +7,7 @@ import { EXIT_INVALID, EXIT_USAGE } from "./exit_codes.ts";
 import { print, printError, StdoutClosedError } from "./output.ts";
 import { UsageError } from "./usage_error.ts";
 import { errorMessage } from "../log/error_message.ts";
+import { closestName } from "../text/closest_name.ts";
 
 /** Exit code after stdout was closed by its reader: the command did what it was asked. */
 const EXIT_OK_QUIET = 0;
@@ -45,6 +46,9 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
   },
 };
 
+/** The subcommands' names, as `keelson <name>` takes them. */
+export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
+
 /** The top-level help text. */
 export function usage(): string {
   const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(9)}${c.summary}`);
@@ -56,6 +60,17 @@ export function usage(): string {
     "",
     'Run "keelson <command> --help" for the flags of a command.',
   ].join("\n");
+}
+
+/**
+ * What `keelson <name>` says for a command that does not exist.
+ * @param name what was typed
+ * @returns e.g. `keelson: unknown command "chek"; did you mean "check"?`
+ */
+export function unknownCommand(name: string): string {
+  const suggestion = closestName(name, COMMAND_NAMES);
+  const hint = suggestion === undefined ? "" : `; did you mean "${suggestion}"?`;
+  return `keelson: unknown command "${name}"${hint}`;
 }
 
 /**
@@ -72,7 +87,7 @@ export async function dispatch(args: string[]): Promise<number> {
   if (name === "--version") return (await COMMANDS.version!.load())([]);
   const command = COMMANDS[name];
   if (!command) {
-    printError(`keelson: unknown command "${name}"\n\n${usage()}`);
+    printError(`${unknownCommand(name)}\n\n${usage()}`);
     return EXIT_USAGE;
   }
   try {

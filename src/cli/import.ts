@@ -24,10 +24,11 @@ import { terminalSafe } from "../text/terminal_safe.ts";
 import { print, printError } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 
-const USAGE =
-  `Usage: keelson import metallb  --from FILE [--kubeconfig FILE [--context NAME]] [-o FILE]
+/** The help text of `keelson import`. */
+export const IMPORT_USAGE =
+  `Usage: keelson import metallb  --from FILE [--kubeconfig FILE [--context NAME]] > keelson.toml
        keelson import kube-vip --from FILE [--announce vrrp|bgp]
-                               [--kubeconfig FILE [--context NAME]] [-o FILE]
+                               [--kubeconfig FILE [--context NAME]] > keelson.toml
 
 Writes a Keelson inventory (TOML) from another load balancer's configuration, then validates it
 as keelson check does. Every setting with no Keelson equivalent is a comment beside the key it
@@ -59,6 +60,15 @@ problem on stderr with its line, e.g. machines still to fill in), or written wit
 of the old controller's that Keelson cannot express (a namespace or node selector: the pool is
 kept narrower, never wider, and stderr says what to do), 2 wrong command line.`;
 
+/** The flag table of `keelson import` (node:util parseArgs). */
+export const IMPORT_FLAGS = {
+  from: { type: "string" },
+  kubeconfig: { type: "string" },
+  context: { type: "string" },
+  announce: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 const NODE_LIST_TIMEOUT_MS = 30_000;
 
 /**
@@ -72,15 +82,17 @@ const NODE_LIST_TIMEOUT_MS = 30_000;
  * ```
  */
 export async function importCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, {
-    from: { type: "string" },
-    kubeconfig: { type: "string" },
-    context: { type: "string" },
-    announce: { type: "string" },
-    help: { type: "boolean", short: "h" },
-  });
+  // the binary may write only below its own directories: the inventory goes to stdout
+  const output = args.find((arg) => /^(?:-o|--output|--out)(?:=|$)/.test(arg));
+  if (output !== undefined) {
+    throw new UsageError(
+      `${output.replace(/=.*$/s, "")} is not taken: the inventory goes to stdout; redirect it ` +
+        "(keelson import ... > keelson.toml)",
+    );
+  }
+  const { values, positionals } = parseFlags(args, IMPORT_FLAGS);
   if (values.help) {
-    print(USAGE);
+    print(IMPORT_USAGE);
     return EXIT_OK;
   }
   const [source, ...extra] = positionals;

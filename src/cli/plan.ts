@@ -36,7 +36,8 @@ import {
 
 const DEFAULT_TIMEOUT = "60s";
 
-const USAGE =
+/** The help text of `keelson plan`. */
+export const PLAN_USAGE =
   `Usage: keelson plan --config FILE --state SNAPSHOT [--current FILE] [--output text|json]
        keelson plan --config FILE --kubeconfig FILE [--context NAME] [--current FILE]
                     [--timeout DURATION] [--output text|json]
@@ -78,6 +79,16 @@ a reload of the file would be refused), 1 an inventory, the snapshot or the clus
 read.
 A wrong command line exits 1 (2 means only "changes" here, as in terraform).`;
 
+/** The flag table of `keelson plan` (node:util parseArgs). */
+export const PLAN_FLAGS = {
+  ...INPUT_FLAGS,
+  output: { type: "string", short: "o", default: "text" },
+  kubeconfig: { type: "string" },
+  context: { type: "string" },
+  current: { type: "string" },
+  timeout: { type: "string" },
+} as const;
+
 /**
  * Runs `keelson plan`.
  * @param args the arguments after `plan`
@@ -100,16 +111,9 @@ export async function planCommand(args: string[]): Promise<number> {
 }
 
 async function plan(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, {
-    ...INPUT_FLAGS,
-    output: { type: "string", short: "o", default: "text" },
-    kubeconfig: { type: "string" },
-    context: { type: "string" },
-    current: { type: "string" },
-    timeout: { type: "string" },
-  });
+  const { values, positionals } = parseFlags(args, PLAN_FLAGS);
   if (values.help) {
-    print(USAGE);
+    print(PLAN_USAGE);
     return EXIT_OK;
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);

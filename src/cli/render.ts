@@ -15,7 +15,9 @@ import { INPUT_FLAGS } from "./input_flags.ts";
 import { printHostFile } from "./print_host_file.ts";
 import { renderBirdCommand } from "./render_bird.ts";
 
-const USAGE = `Usage: keelson render keepalived --config FILE --host NAME [--state SNAPSHOT]
+/** The help text of `keelson render` (keepalived). */
+export const RENDER_USAGE =
+  `Usage: keelson render keepalived --config FILE --host NAME [--state SNAPSHOT]
        keelson render bird --config FILE --host NAME [--state SNAPSHOT] [--show-secrets]
          (BIRD's configuration for the host; "keelson render bird --help" for its flags)
 
@@ -38,6 +40,13 @@ Flags:
 Exit codes: 0 printed, 1 invalid inventory, unreadable snapshot or a host that cannot run
 keepalived, 2 wrong command line.`;
 
+/** The flag table of `keelson render keepalived` (node:util parseArgs). */
+export const RENDER_FLAGS = {
+  ...INPUT_FLAGS,
+  host: { type: "string" },
+  "fifo-user": { type: "string" },
+} as const;
+
 /**
  * Runs `keelson render`.
  * @param args the arguments after `render`
@@ -52,13 +61,9 @@ keepalived, 2 wrong command line.`;
  */
 export async function renderCommand(args: string[]): Promise<number> {
   if (args[0] === "bird") return await renderBirdCommand(args.slice(1));
-  const { values, positionals } = parseFlags(args, {
-    ...INPUT_FLAGS,
-    host: { type: "string" },
-    "fifo-user": { type: "string" },
-  });
+  const { values, positionals } = parseFlags(args, RENDER_FLAGS);
   if (values.help) {
-    print(USAGE);
+    print(RENDER_USAGE);
     return EXIT_OK;
   }
   const [what, extra] = positionals;

@@ -17,7 +17,8 @@ import { requiredFlag } from "./read_env.ts";
 import { INPUT_FLAGS } from "./input_flags.ts";
 import { printHostFile } from "./print_host_file.ts";
 
-const USAGE =
+/** The help text of `keelson render bird`. */
+export const RENDER_BIRD_USAGE =
   `Usage: keelson render bird --config FILE --host NAME [--state SNAPSHOT] [--show-secrets]
 
 Prints the BIRD 2 configuration file that Keelson would keep on control-plane host NAME: the
@@ -36,6 +37,13 @@ Flags:
 Exit codes: 0 printed, 1 invalid inventory, unreadable snapshot or a host that cannot run
 BIRD, 2 wrong command line.`;
 
+/** The flag table of `keelson render bird` (node:util parseArgs). */
+export const RENDER_BIRD_FLAGS = {
+  ...INPUT_FLAGS,
+  host: { type: "string" },
+  "show-secrets": { type: "boolean" },
+} as const;
+
 /**
  * Runs `keelson render bird`.
  * @param args the arguments after `render bird`
@@ -43,13 +51,9 @@ BIRD, 2 wrong command line.`;
  * @throws {UsageError} on a wrong command line (exit 2)
  */
 export async function renderBirdCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, {
-    ...INPUT_FLAGS,
-    host: { type: "string" },
-    "show-secrets": { type: "boolean" },
-  });
+  const { values, positionals } = parseFlags(args, RENDER_BIRD_FLAGS);
   if (values.help) {
-    print(USAGE);
+    print(RENDER_BIRD_USAGE);
     return EXIT_OK;
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);

@@ -11,6 +11,7 @@ import { flushLogging, logger, setupLogging } from "../log/logging.ts";
 import { EXIT_INVALID } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
 import { parseRunFlags, RUN_USAGE } from "./run_flags.ts";
+import { tlsFlagIssues } from "./tls_flags.ts";
 import { readEnv } from "./read_env.ts";
 import { UsageError } from "./usage_error.ts";
 import { StopSignals } from "./stop_signals.ts";
@@ -33,14 +34,17 @@ export async function runCommand(args: string[]): Promise<number> {
     throw new UsageError("--config FILE is required (or set KEELSON_CONFIG)");
   }
   let config;
+  const withFlags = `${flags.configPath} with the command-line flags`;
   try {
     // the flags override the file; the result passes the same validation as the file
-    config = validateConfig(
-      flags.apply(
-        await loadConfigFile(flags.configPath, { namedFiles: true, apply: flags.apply }),
-      ),
-      `${flags.configPath} with the command-line flags`,
-    );
+    const inventory = await loadConfigFile(flags.configPath, {
+      namedFiles: true,
+      apply: flags.apply,
+    });
+    config = validateConfig(flags.apply(inventory), withFlags);
+    // the server's certificate and key from the flags, loaded as the server will (as check does)
+    const tlsIssues = await tlsFlagIssues(inventory.server, flags.tls, withFlags);
+    if (tlsIssues.length > 0) throw new ConfigError(tlsIssues);
   } catch (error) {
     if (error instanceof ConfigError) {
       printError(error.issues.length > 0 ? error.format() : error.message);

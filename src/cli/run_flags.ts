@@ -6,10 +6,11 @@
  */
 import type { Config, Duration } from "../config/types.ts";
 import { parseDuration } from "../config/duration.ts";
-import { controllersProblem } from "../config/controller_names.ts";
+import { CONTROLLERS, controllersProblem } from "../config/controller_names.ts";
 import { LOG_LEVELS } from "../log/logging.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 import { withoutUpstreamFlags } from "./upstream_flags.ts";
+import type { TlsFlags } from "./tls_flags.ts";
 
 /** The run command's flag table (node:util parseArgs). */
 export const RUN_FLAGS = {
@@ -43,11 +44,32 @@ export const RUN_FLAGS = {
   help: { type: "boolean", short: "h" },
 } as const;
 
-/** The help text of `keelson run`. */
+/** Where a flag's description starts in `RUN_USAGE`. */
+const DESCRIPTION_COLUMN = 43;
+
+/**
+ * Words joined by ", " and wrapped to the help's width, each line after the first indented to
+ * the description column.
+ */
+function wrapList(words: readonly string[], width = 100): string {
+  const lines: string[] = [];
+  let line = "";
+  for (const [i, word] of words.entries()) {
+    const piece = i < words.length - 1 ? `${word},` : word;
+    if (line !== "" && DESCRIPTION_COLUMN + line.length + 1 + piece.length > width) {
+      lines.push(line);
+      line = piece;
+    } else line = line === "" ? piece : `${line} ${piece}`;
+  }
+  lines.push(line);
+  return lines.join(`\n${" ".repeat(DESCRIPTION_COLUMN)}`);
+}
+
+/** The help text of `keelson run`; the controller names come from the controller table. */
 export const RUN_USAGE = `Usage: keelson run --config FILE [flags]
 
-Runs the agent: the cloud-node, cloud-node-lifecycle, service, route and pv-labels controllers while
-this process holds the leader Lease, and keepalived rendering on every control-plane host.
+Runs the agent: the controllers (--controllers below) while this process holds the leader Lease,
+and keepalived (and BIRD) rendering on every control-plane host.
 Flags override the matching keys of the TOML file.
 
 Flags:
@@ -58,8 +80,7 @@ Flags:
       --cluster-name NAME                  [cluster] name (default "kubernetes")
       --cluster-cidr CIDR[,CIDR]           [cluster] cluster_cidr: the pods' ranges (BGP pod routes)
       --controllers LIST                   "*" or a comma list; "-name" disables. Names:
-                                           cloud-node, cloud-node-lifecycle, service, route,
-                                           pv-labels
+                                           ${wrapList(CONTROLLERS)}
                                            (canonical upstream names are accepted too)
       --leader-elect[=BOOL]                [leader_election] enabled (default true); bare means true
       --leader-elect-lease-duration DUR    (default 15s)
@@ -80,7 +101,8 @@ Flags:
       --route-reconciliation-period DUR    route controller period (default 10s)
       --concurrent-node-syncs N            (default 1)
       --concurrent-service-syncs N         (default 1)
-  -v, --log-level LEVEL                    ${LOG_LEVELS.join(", ")}, or a klog number 0-10
+      --log-level LEVEL                    ${LOG_LEVELS.join(", ")}, or a klog number 0-10
+  -v, --v N                                klog's spelling: the number, as --log-level N
       --log-format FORMAT                  auto (text on a terminal, JSON lines otherwise), json, text
   -h, --help                               this text
 
@@ -97,6 +119,8 @@ export interface RunFlags {
   logLevel: (typeof LOG_LEVELS)[number];
   logFormat: "auto" | "json" | "text";
   help: boolean;
+  /** `--tls-cert-file` and `--tls-private-key-file`, as given. */
+  tls: TlsFlags;
   /**
    * Why the flags cannot work with this (validated) config, or undefined: `--secure-port`
    * serves HTTPS, so it needs a certificate from the flags or the file.
@@ -139,13 +163,20 @@ export function parseRunFlags(args: string[], env: (name: string) => string | un
     const value = values[flag];
     return typeof value === "string" ? [{ set, value: flagDuration(flag, value) }] : [];
   });
-  const number = (flag: keyof typeof values, integer: boolean): number | undefined => {
+  // decimal digits only: Number() would also take "0x4e2a", "1e3", " 10258", "+1" and "10258.0"
+  const number = (
+    flag: keyof typeof values,
+    integer: boolean,
+    max?: number,
+  ): number | undefined => {
     const value = values[flag];
     if (typeof value !== "string") return undefined;
+    const decimal = integer ? /^[0-9]{1,15}$/ : /^[0-9]{1,15}(?:\.[0-9]{1,15})?$/;
     const n = Number(value);
-    if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
+    if (!decimal.test(value) || n <= 0 || (max !== undefined && n > max)) {
       throw new UsageError(
-        `--${flag} "${value}" is not a positive ${integer ? "whole " : ""}number`,
+        `--${flag} "${value}" is not a positive ${integer ? "whole " : ""}number in decimal ` +
+          `digits${max !== undefined ? ` up to ${max}` : ""}${integer ? "" : ", e.g. 20 or 0.5"}`,
       );
     }
     return n;
@@ -154,7 +185,7 @@ export function parseRunFlags(args: string[], env: (name: string) => string | un
   const burst = number("kube-api-burst", true);
   const nodeSyncs = number("concurrent-node-syncs", true);
   const serviceSyncs = number("concurrent-service-syncs", true);
-  const securePort = number("secure-port", true);
+  const securePort = number("secure-port", true, 65535);
   let leaderElect: boolean | undefined;
   if (values["leader-elect"] !== undefined) {
     const v = values["leader-elect"];
@@ -179,6 +210,10 @@ export function parseRunFlags(args: string[], env: (name: string) => string | un
     logLevel,
     logFormat,
     help: values.help ?? false,
+    tls: {
+      "tls-cert-file": values["tls-cert-file"],
+      "tls-private-key-file": values["tls-private-key-file"],
+    },
     problem(config: Config): string | undefined {
       if (securePort === undefined) return undefined;
       if (config.server.tls_cert_file && config.server.tls_key_file) return undefined;
@@ -253,7 +288,7 @@ function parseLogLevel(value: string | undefined): (typeof LOG_LEVELS)[number] {
     return value as (typeof LOG_LEVELS)[number];
   }
   // klog verbosity: 0-1 info, 2-3 debug, 4+ trace
-  if (/^\d+$/.test(value)) {
+  if (/^(?:[0-9]|10)$/.test(value)) {
     const n = Number(value);
     return n >= 4 ? "trace" : n >= 2 ? "debug" : "info";
   }

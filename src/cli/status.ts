@@ -40,7 +40,8 @@ const DEFAULT_OBSERVE = "20s";
 /** How often the Leases are read again while watching. */
 const POLL_MS = 1000;
 
-const USAGE =
+/** The help text of `keelson status`. */
+export const STATUS_USAGE =
   `Usage: keelson status [--kubeconfig FILE | --config FILE] [--context NAME] [--output text|json]
                       [--observe DURATION]
 
@@ -70,6 +71,16 @@ Flags:
 Colours are used only on a terminal, and never when NO_COLOR is set.
 Exit codes: 0 healthy, 1 cannot read the cluster, 2 wrong command line, 3 problems found.`;
 
+/** The flag table of `keelson status` (node:util parseArgs). */
+export const STATUS_FLAGS = {
+  kubeconfig: { type: "string" },
+  context: { type: "string" },
+  config: { type: "string", short: "c" },
+  output: { type: "string", short: "o" },
+  observe: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 /**
  * Runs `keelson status`.
  * @param args the arguments after `status`
@@ -77,16 +88,9 @@ Exit codes: 0 healthy, 1 cannot read the cluster, 2 wrong command line, 3 proble
  * @throws {UsageError} on a wrong command line
  */
 export async function statusCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, {
-    kubeconfig: { type: "string" },
-    context: { type: "string" },
-    config: { type: "string", short: "c" },
-    output: { type: "string", short: "o" },
-    observe: { type: "string" },
-    help: { type: "boolean", short: "h" },
-  });
+  const { values, positionals } = parseFlags(args, STATUS_FLAGS);
   if (values.help) {
-    print(USAGE);
+    print(STATUS_USAGE);
     return EXIT_OK;
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);

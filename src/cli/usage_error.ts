@@ -5,6 +5,7 @@
  */
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { errorMessage } from "../log/error_message.ts";
+import { closestName } from "../text/closest_name.ts";
 
 /** A command-line mistake; the CLI prints its message and exits 2. */
 export class UsageError extends Error {
@@ -39,7 +40,7 @@ export function parseFlags<T extends NonNullable<ParseArgsConfig["options"]>>(
   try {
     return parseArgs({ args, options, strict: true, allowPositionals: true });
   } catch (error) {
-    throw new UsageError(flagProblem(error));
+    throw new UsageError(flagProblem(error, Object.keys(options)));
   }
 }
 
@@ -47,14 +48,23 @@ export function parseFlags<T extends NonNullable<ParseArgsConfig["options"]>>(
  * parseArgs' error as one sentence in Keelson's words (its own text spans lines and quotes
  * unevenly).
  * @param error what parseArgs threw
- * @returns e.g. `unknown flag "--foo"` or `--config needs a value: --config VALUE`
+ * @param known the command's long flag names, for "did you mean"
+ * @returns e.g. `unknown flag "--conifg"; did you mean "--config"?` or `--config needs a value:
+ *   --config VALUE`
  */
-function flagProblem(error: unknown): string {
+function flagProblem(error: unknown, known: readonly string[]): string {
   const text = errorMessage(error);
   const code = (error as { code?: unknown } | null)?.code;
   // "Unknown option '--foo'", "Option '-c, --config <value>' argument missing"
   const flag = /'(?:-[A-Za-z], )?(--?[^' <]+)/.exec(text)?.[1] ?? "";
-  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") return `unknown flag "${flag}"`;
+  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
+    const suggestion = flag.startsWith("--")
+      ? closestName(flag.slice(2).replace(/=.*$/s, ""), known)
+      : undefined;
+    return suggestion === undefined
+      ? `unknown flag "${flag}"`
+      : `unknown flag "${flag}"; did you mean "--${suggestion}"?`;
+  }
   if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
     if (/does not take an argument/.test(text)) return `${flag} takes no value`;
     if (/ambiguous/.test(text)) {

@@ -9,7 +9,8 @@ import { toJsonText } from "../text/json_text.ts";
 import { print } from "./output.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 
-const USAGE = `Usage: keelson version [--output text|json]
+/** The help text of `keelson version`. */
+export const VERSION_USAGE = `Usage: keelson version [--output text|json]
 
 Prints Keelson's version, the commit and date of the build ("unknown" when the build was not
 stamped, e.g. run from source) and the Deno runtime it runs on.
@@ -18,6 +19,12 @@ Flags:
   -o, --output FORMAT   text (default) or json: {"version", "commit", "buildDate", "deno",
                         "target"}
   -h, --help            print this help`;
+
+/** The flag table of `keelson version` (node:util parseArgs). */
+export const VERSION_FLAGS = {
+  output: { type: "string", short: "o", default: "text" },
+  help: { type: "boolean", short: "h" },
+} as const;
 
 /** What `keelson version -o json` prints. */
 export function versionJson(): Record<string, string> {
@@ -32,12 +39,9 @@ export function versionJson(): Record<string, string> {
 
 /** Prints the version, the build's commit and date, and the runtime's. */
 export function versionCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, {
-    output: { type: "string", short: "o", default: "text" },
-    help: { type: "boolean", short: "h" },
-  });
+  const { values, positionals } = parseFlags(args, VERSION_FLAGS);
   if (values.help) {
-    print(USAGE);
+    print(VERSION_USAGE);
     return Promise.resolve(0);
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);

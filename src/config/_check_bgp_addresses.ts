@@ -41,14 +41,17 @@ interface AddressBook {
 
 function addressBook(view: BgpAddressView): AddressBook {
   const machineOf = new Map<string, { machine: Machine; index: number }>();
-  for (const [index, machine] of view.machines.entries()) {
-    if (!machine) continue;
-    const source = machine.bgp?.source_address;
-    for (
-      const text of [...machine.internal_ips, ...machine.external_ips, ...(source ? [source] : [])]
-    ) {
-      const key = canonicalIp(text);
-      if (key !== undefined && !machineOf.has(key)) machineOf.set(key, { machine, index });
+  const own = (machine: Machine) => [...machine.internal_ips, ...machine.external_ips];
+  const source = (machine: Machine) => machine.bgp?.source_address ?? [];
+  // every machine's own addresses before any source_address: a source_address set to another
+  // machine's address must not claim it for the machine it is set on, whatever the file order
+  for (const addressesOf of [own, source]) {
+    for (const [index, machine] of view.machines.entries()) {
+      if (!machine) continue;
+      for (const text of [addressesOf(machine)].flat()) {
+        const key = canonicalIp(text);
+        if (key !== undefined && !machineOf.has(key)) machineOf.set(key, { machine, index });
+      }
     }
   }
   const controlPlane = new Set(

@@ -8,6 +8,7 @@ import type { z } from "zod";
 import { isDuration } from "./duration.ts";
 import { ConfigSchema } from "./schema.ts";
 import type { PathSegment } from "./source_lines.ts";
+import { closestName } from "../text/closest_name.ts";
 
 /** An issue before it gets its file and line. */
 export interface RawIssue {
@@ -94,34 +95,9 @@ function tooBig(issue: z.core.$ZodIssueTooBig, value: unknown): string {
 }
 
 function unknownKeyMessage(key: string, known: string[]): string {
-  const suggestion = closest(key, known);
+  const suggestion = closestName(key, known);
   if (suggestion !== undefined) return `unknown key; did you mean "${suggestion}"?`;
   return known.length === 0 ? "unknown key" : `unknown key; allowed keys: ${known.join(", ")}`;
-}
-
-/** The known key nearest to `key` by edit distance, when near enough to be a typo. */
-export function closest(key: string, known: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const candidate of known) {
-    const distance = editDistance(key.toLowerCase(), candidate);
-    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
-  }
-  const limit = Math.max(1, Math.floor(key.length / 3));
-  return bestDistance <= limit ? best : undefined;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      row.push(Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + cost));
-    }
-    previous = row;
-  }
-  return previous[b.length]!;
 }
 
 interface Introspectable {

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { X509Certificate } from "node:crypto";
 import type { RawIssue } from "./_schema_issues.ts";
 import { modeProblem } from "./bgp_secrets.ts";
 import {
@@ -16,6 +17,7 @@ import {
   readInputFile,
 } from "./read_input_file.ts";
 import type { Config, Machine } from "./types.ts";
+import { errorMessage } from "../log/error_message.ts";
 
 /** A BMC user name or password (real ones are tens of bytes). */
 export const BMC_CREDENTIAL_FILE: FileKind = {
@@ -112,13 +114,43 @@ export async function readBmcCredentials(
   } catch (error) {
     throw new BmcCredentialError("ca_file", `cannot read "${bmc.ca_file}": ${reason(error)}`);
   }
-  if (!caPem.includes("-----BEGIN CERTIFICATE-----")) {
-    throw new BmcCredentialError(
-      "ca_file",
-      `"${bmc.ca_file}" holds no PEM certificate (a line -----BEGIN CERTIFICATE-----)`,
-    );
-  }
+  const problem = caCertificatesProblem(caPem);
+  if (problem) throw new BmcCredentialError("ca_file", `"${bmc.ca_file}" ${problem}`);
   return { username, password, caPem };
+}
+
+const CERTIFICATE_BLOCK = /-----BEGIN CERTIFICATE-----\r?\n[\s\S]*?-----END CERTIFICATE-----/g;
+
+/**
+ * Why a CA bundle cannot verify a BMC, or undefined when it can: every certificate in it must
+ * parse, and the TLS library the poller uses must take the whole file (a bundle it refuses would
+ * make every poll fail, reported as an unreachable BMC).
+ * @param pem the `ca_file` text
+ * @returns a predicate sentence naming the certificate at fault, or undefined
+ */
+export function caCertificatesProblem(pem: string): string | undefined {
+  const blocks = [...pem.matchAll(CERTIFICATE_BLOCK)];
+  if (blocks.length === 0) return "holds no PEM certificate (a line -----BEGIN CERTIFICATE-----)";
+  for (const [index, block] of blocks.entries()) {
+    try {
+      new X509Certificate(block[0]);
+    } catch (error) {
+      const line = pem.slice(0, block.index).split("\n").length;
+      return `holds a certificate that cannot be parsed (certificate ${index + 1}, line ${line}: ` +
+        `${oneLine(errorMessage(error))})`;
+    }
+  }
+  try {
+    // the poller's own loader (redfish_client.ts), which needs no permission and opens nothing
+    Deno.createHttpClient({ caCerts: [pem], http2: false }).close();
+  } catch (error) {
+    return `is not taken as a CA bundle by the TLS library: ${oneLine(errorMessage(error))}`;
+  }
+  return undefined;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim().slice(0, 300);
 }
 
 /**

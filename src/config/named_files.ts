@@ -1,8 +1,9 @@
 /**
  * The files an inventory names for the agent to read, read now as the agent reads them (a regular
- * file, the size cap of its kind, a deadline): `[server] metrics_token_file`, `tls_cert_file`,
- * `tls_key_file`, `[kubernetes] kubeconfig` with every file it names, and each `[machines.bmc]`'s
- * credential and CA files. `check`, `run` and each
+ * file, the size cap of its kind, a deadline): `[server] metrics_token_file`, `tls_cert_file` and
+ * `tls_key_file` (loaded as the server loads them, `tls_key_pair.ts`), `[kubernetes] kubeconfig`
+ * with every file it names, and each `[machines.bmc]`'s credential and CA files (the CA parsed
+ * and loaded as the poller loads it). `check`, `run` and each
  * reload ask this, so a file the agent could not use is an error of the inventory, with its line,
  * before the agent depends on it. `plan`, `render` and `status` work on other machines and do not.
  *
@@ -21,10 +22,10 @@ import {
   InputFileError,
   KUBECONFIG_FILE,
   osReason,
-  PEM_FILE,
   readInputFile,
   TOKEN_FILE,
 } from "./read_input_file.ts";
+import { readTlsKeyPair, TlsKeyPairError } from "./tls_key_pair.ts";
 import type { Config } from "./types.ts";
 import { KubeconfigError, parseKubeconfig } from "../kube/kubeconfig.ts";
 
@@ -46,18 +47,18 @@ export async function namedFileIssues(
     const problem = await fileProblem(token, TOKEN_FILE, bearerTokenProblem, { missingOk: true });
     if (problem) issues.push({ path: ["server", "metrics_token_file"], message: problem });
   }
-  for (const field of ["tls_cert_file", "tls_key_file"] as const) {
-    const file = server[field];
-    if (file === undefined || file !== applied.server[field]) continue;
-    const problem = await fileProblem(
-      file,
-      PEM_FILE,
-      (text) =>
-        text.includes("-----BEGIN ")
-          ? undefined
-          : "holds no PEM block (a line starting with -----BEGIN)",
-    );
-    if (problem) issues.push({ path: ["server", field], message: problem });
+  // the pair as the server loads it; a file a flag replaces is checked with the flags
+  const { tls_cert_file: cert, tls_key_file: key } = server;
+  if (
+    cert !== undefined && key !== undefined && cert === applied.server.tls_cert_file &&
+    key === applied.server.tls_key_file
+  ) {
+    try {
+      await readTlsKeyPair(cert, key);
+    } catch (error) {
+      if (!(error instanceof TlsKeyPairError)) throw error;
+      issues.push({ path: ["server", error.field], message: error.message });
+    }
   }
   const kubeconfig = kubernetes.kubeconfig;
   if (kubeconfig !== undefined && kubeconfig === applied.kubernetes.kubeconfig) {

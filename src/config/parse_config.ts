@@ -21,7 +21,7 @@ import { checkPools } from "./_check_pools.ts";
 import { type RawIssue, schemaIssues } from "./_schema_issues.ts";
 import { ConfigError, type ConfigIssue } from "./config_error.ts";
 import { formatPath, indexLines, locateLine } from "./source_lines.ts";
-import { ConfigSchema, MachineSchema, PoolSchema } from "./schema.ts";
+import { ConfigSchema, inertFencingMessage, MachineSchema, PoolSchema } from "./schema.ts";
 import type { Config, Machine, Pool } from "./types.ts";
 
 /**
@@ -46,7 +46,9 @@ export function parseConfig(text: string, source: string): Config {
   }
 
   const checked = checkConfigValue(raw);
-  if (checked.config !== undefined) return checked.config;
+  // "dry-run" is also the default, so only the text shows that it was written
+  checked.issues.push(...writtenFencingIssues(raw, checked.config));
+  if (checked.config !== undefined && checked.issues.length === 0) return checked.config;
 
   const index = indexLines(text);
   const located = checked.issues.map((issue): ConfigIssue => {
@@ -98,6 +100,20 @@ function checkConfigValue(raw: unknown): { config?: Config; issues: RawIssue[] }
     });
   }
   return result.success && issues.length === 0 ? { config: result.data, issues } : { issues };
+}
+
+/** `fencing = "dry-run"` written while `out_of_service` is false: it would report nothing. */
+function writtenFencingIssues(
+  raw: Record<string, unknown>,
+  config: Config | undefined,
+): RawIssue[] {
+  const power = raw.power;
+  if (power === null || typeof power !== "object") return [];
+  const written = (power as Record<string, unknown>).fencing;
+  const enabled = config?.power.out_of_service ??
+    (power as Record<string, unknown>).out_of_service === true;
+  if (written !== "dry-run" || enabled) return [];
+  return [{ path: ["power", "fencing"], message: inertFencingMessage("dry-run") }];
 }
 
 function syntaxIssue(error: TomlError, source: string): ConfigIssue {

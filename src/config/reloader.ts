@@ -215,7 +215,15 @@ export class ConfigReloader {
       for (const line of lines) this.#log.error("{issue}", { issue: line });
       return false;
     }
+    const recovered = !this.#lastSucceeded;
     this.#markSuccess();
+    if (recovered) {
+      // the journal's last word must not stay the ERROR of the rejected reload
+      this.#log.info(
+        "Configuration file valid again ({reason}); the rejected reload before it no longer holds",
+        { reason },
+      );
+    }
     const nextFingerprint = fingerprint(next);
     if (nextFingerprint === this.#fingerprint) {
       this.#log.debug("Configuration reloaded ({reason}); unchanged", { reason });

@@ -294,7 +294,28 @@ export const PowerSchema = z.strictObject({
     "24h",
     "the window of the power actions' rate limit; 0 would remove the limit",
   ).prefault("1m"),
+}).superRefine((power, ctx) => {
+  // fencing is a step of the out-of-service path: with the path off it would never run
+  if (power.fencing === "on" && !power.out_of_service) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["fencing"],
+      input: power.fencing,
+      message: inertFencingMessage("on"),
+    });
+  }
 });
+
+/**
+ * Why a `fencing` value does nothing: `out_of_service` is false.
+ * @param value the value written
+ * @returns the sentence, said at `fencing`
+ */
+export function inertFencingMessage(value: "on" | "dry-run"): string {
+  return `is "${value}" but out_of_service is false, so nothing would ever be fenced ` +
+    "(fencing is a step of the out-of-service path): set out_of_service = true, or remove " +
+    "fencing";
+}
 
 /** The `[load_balancer]` table. */
 export const LoadBalancerSchema = z.strictObject({
@@ -379,7 +400,8 @@ const MAX_ENDPOINT_LENGTH = 2048;
 
 /**
  * Why a BMC endpoint cannot be used, or undefined when it can: HTTPS only (the BMC's credentials
- * travel in every request), no credentials, query or fragment in the URL.
+ * travel in every request), no credentials, query or fragment in the URL, not even an empty one,
+ * and nothing a URL parser would drop or rewrite (request paths are appended to the text).
  * @param value e.g. "https://10.0.9.11" or "https://bmc-cp-1.example.net:8443"
  * @returns a predicate sentence, or undefined
  */
@@ -394,10 +416,22 @@ export function bmcEndpointProblem(value: string): string | undefined {
     return `uses ${url.protocol.replace(/:$/, "")}; only https is accepted (the BMC's ` +
       "credentials are in every request): give the BMC's CA in ca_file or its certificate's certificate_sha256";
   }
-  if (url.username !== "" || url.password !== "") {
-    return "holds credentials; put them in username_file and password_file";
+  // the URL parser drops an empty "?", "#" or "@" and strips tabs, newlines and spaces; the
+  // request paths are appended to the text as written, so the text itself must be plain
+  // deno-lint-ignore no-control-regex -- control characters are what is refused
+  if (/[\x00-\x20\x7f\\]/.test(value)) {
+    return "holds a space, control character or backslash, which a URL parser drops or " +
+      'rewrites; write the plain "https://host[:port]"';
   }
-  if (url.search !== "" || url.hash !== "" || (url.pathname !== "/" && url.pathname !== "")) {
+  if (url.username !== "" || url.password !== "" || value.includes("@")) {
+    return "holds credentials (user information before '@'); put them in username_file and " +
+      "password_file";
+  }
+  if (value.includes("?") || value.includes("#")) {
+    return "holds a query or fragment ('?' or '#', even an empty one): every request path " +
+      'would follow it and miss the Redfish service; write "https://host[:port]"';
+  }
+  if (url.pathname !== "/" && url.pathname !== "") {
     return "must be the BMC's base URL only (\"https://host[:port]\"); the system's path goes " +
       "in system";
   }

@@ -5,7 +5,7 @@
  * @module
  */
 import type { Hono } from "hono";
-import { PEM_FILE, readInputFile } from "../config/read_input_file.ts";
+import { readTlsKeyPair, TlsKeyPairError } from "../config/tls_key_pair.ts";
 import { logger } from "../log/logging.ts";
 import { errorMessage } from "../log/error_message.ts";
 
@@ -37,8 +37,8 @@ export interface Serving {
  * @param options address, TLS files, stop signal
  * @returns the bound address and a promise of the end
  * @throws {TypeError} when `listen` is not host:port, or only one of certFile and keyFile is set
- * @throws {Error} naming `[server] tls_cert_file` or `tls_key_file` when it cannot be read (not
- *   found, not a regular file, too large, not readable, not read within its deadline)
+ * @throws {Error} naming the certificate or key file when the pair cannot be served with
+ *   (`readTlsKeyPair`: unreadable, swapped, encrypted, not parseable, not a matching pair)
  * @throws {Deno.errors.AddrInUse} when the port is taken
  */
 export async function serve(app: Hono, options: ServeOptions): Promise<Serving> {
@@ -52,10 +52,10 @@ export async function serve(app: Hono, options: ServeOptions): Promise<Serving> 
     );
   }
   const tls = options.certFile && options.keyFile
-    ? {
-      cert: await readTlsFile(options.certFile, "tls_cert_file"),
-      key: await readTlsFile(options.keyFile, "tls_key_file"),
-    }
+    ? await readTlsKeyPair(options.certFile, options.keyFile).catch((error) => {
+      const field = error instanceof TlsKeyPairError ? ` ${error.field}` : "";
+      throw new Error(`[server]${field} ${errorMessage(error)}`, { cause: error });
+    })
     : undefined;
   const log = logger("server");
   const server = Deno.serve({
@@ -70,14 +70,6 @@ export async function serve(app: Hono, options: ServeOptions): Promise<Serving> 
   const url = `${tls ? "https" : "http"}://${host}:${addr.port}`;
   log.info("Serving health and metrics on {url}", { url });
   return { addr, url, finished: server.finished };
-}
-
-async function readTlsFile(path: string, field: string): Promise<string> {
-  try {
-    return await readInputFile(path, PEM_FILE);
-  } catch (error) {
-    throw new Error(`[server] ${field} "${path}" ${errorMessage(error)}`, { cause: error });
-  }
 }
 
 /**

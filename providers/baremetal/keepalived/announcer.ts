@@ -323,11 +323,19 @@ export class KeepalivedAnnouncer {
       const key = `${item.service ?? ""} ${item.value} ${item.reason}`;
       now.add(key);
       if (this.#skipped.has(key)) continue;
-      this.#log.warn("Not serving {value} of service {service}: {reason}", {
-        value: item.value,
-        service: item.service ?? "(from the file on disk)",
-        reason: item.reason,
-      });
+      if (item.service !== undefined) {
+        this.#log.warn("Not serving {value} of service {service}: {reason}", {
+          value: item.value,
+          service: item.service,
+          reason: item.reason,
+        });
+      } else {
+        // kept from the file before the Service cache synced: no Service is known for it yet
+        this.#log.warn(
+          "Not serving {value}, kept from {file} until the Service cache syncs: {reason}",
+          { value: item.value, file: this.#options.configFile, reason: item.reason },
+        );
+      }
     }
     this.#skipped = now;
     this.#skippedGauge?.set(now.size);

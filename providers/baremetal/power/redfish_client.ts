@@ -396,6 +396,10 @@ async function readBounded(response: Response, url: string): Promise<Uint8Array>
   return out;
 }
 
+/** A transport failure that is the peer hanging up (rustls, hyper or node:http wording). */
+const HUNG_UP =
+  /closed connection|connection closed|close_notify|IncompleteMessage|connection reset|ECONNRESET|socket hang up/i;
+
 function transportError(
   url: string,
   error: unknown,
@@ -408,10 +412,26 @@ function transportError(
     return new RedfishError("timeout", `${url}: no answer within ${timeoutMs / 1000} s`);
   }
   const text = `${String(error)} ${String((error as { cause?: unknown })?.cause ?? "")}`;
-  if (/certificate|UnknownIssuer|NotValidForName|CaUsedAsEndEntity|tls|handshake/i.test(text)) {
+  if (/certificate|UnknownIssuer|NotValidForName|CaUsedAsEndEntity/i.test(text)) {
     return new RedfishError(
       "tls",
       `${url}: the BMC's certificate does not verify against ca_file (${oneLine(text)})`,
+      { cause: error },
+    );
+  }
+  // rustls names TLS in "peer closed connection without sending TLS close_notify": a peer that
+  // hung up, not a certificate that failed
+  if (HUNG_UP.test(text)) {
+    return new RedfishError(
+      "unreachable",
+      `${url}: the BMC closed the connection without answering (${oneLine(text)})`,
+      { cause: error },
+    );
+  }
+  if (/tls|handshake/i.test(text)) {
+    return new RedfishError(
+      "tls",
+      `${url}: the TLS handshake with the BMC failed (${oneLine(text)})`,
       { cause: error },
     );
   }

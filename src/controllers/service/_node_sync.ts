@@ -1,7 +1,8 @@
 /**
  * The node sync (upstream `nodeSyncLoop`, §3.8): when the set of eligible Nodes changes, every
  * Service the controller ensured whose node set differs (by names and providerIDs) gets
- * `updateLoadBalancer` — not a full ensure. Folder-internal.
+ * `updateLoadBalancer` — not a full ensure. A Service still waiting for its address is left to its
+ * retry. Folder-internal.
  *
  * @module
  */
@@ -9,6 +10,7 @@ import type { V1Node, V1Service } from "@kubernetes/client-node";
 import type { LoadBalancer } from "../../cloud/provider.ts";
 import type { Clock } from "../../kube/clock.ts";
 import { done, type SyncResult } from "../../kube/sync_result.ts";
+import { currentIngress } from "./ingress.ts";
 import { type NodeSetKey, nodeSetsEqual } from "./node_set.ts";
 import type { ServiceMetrics } from "./service_metrics.ts";
 import { errorMessage } from "../../log/error_message.ts";
@@ -53,7 +55,9 @@ export async function syncNodeSets(input: NodeSyncInput): Promise<SyncResult> {
   const equal = new Map<NodeSetKey, boolean>();
   for (const [serviceKey, entry] of input.remembered) {
     const service = input.current(serviceKey);
-    if (!service) continue;
+    // a pending Service (no address yet) has no load balancer to update: its retry, a full
+    // ensure, takes the node set of its time
+    if (!service || currentIngress(service).length === 0) continue;
     let same = equal.get(entry.nodes);
     if (same === undefined) {
       same = entry.nodes === key || nodeSetsEqual(entry.nodes, key);

@@ -19,10 +19,11 @@ export function failureEvents(key: string, error: unknown): [string, string][] {
   ];
   const reason = error instanceof ProviderError ? error.reason : undefined;
   if (reason !== undefined && reason !== "") {
-    events.push([
-      "AllocationFailed",
-      `Cannot allocate an address for service "${key}" (${reason}): ${errorMessage(error)}`,
-    ]);
+    // a provider's message may already open with the sentence this event opens with
+    const opening = `Cannot allocate an address for service "${key}"`;
+    const message = errorMessage(error);
+    const detail = message.startsWith(`${opening}: `) ? message.slice(opening.length + 2) : message;
+    events.push(["AllocationFailed", `${opening} (${reason}): ${detail}`]);
   }
   return events;
 }

@@ -166,3 +166,46 @@ Deno.test("run --help names KEELSON_HOST (the in-cluster manifest sets it) and r
   assert.match(help, /render bird/);
   assert.match(help, /render keepalived/);
 });
+
+Deno.test("parseRunFlags(): ports and counts are decimal digits only (Number() took hex, exponents, spaces and signs)", () => {
+  // before: --secure-port 0x4e2a bound 20010, 1e3 bound 1000, " 10258" bound 10258
+  const cert = ["--tls-cert-file=/c", "--tls-private-key-file=/k"];
+  for (
+    const bad of [
+      "0x4e2a",
+      "1e3",
+      " 10258",
+      "10258 ",
+      "+1",
+      "10258.0",
+      "0b1",
+      "0o17",
+      "",
+      "65536",
+      "0",
+    ]
+  ) {
+    assert.match(
+      refusal(["--secure-port", bad, ...cert]),
+      /^--secure-port ".*" is not a positive whole number in decimal digits up to 65535$/,
+      JSON.stringify(bad),
+    );
+  }
+  for (
+    const flag of ["--kube-api-burst", "--concurrent-node-syncs", "--concurrent-service-syncs"]
+  ) {
+    for (const bad of ["0x10", "1e1", " 5", "+5", "5.0"]) {
+      assert.match(refusal([flag, bad]), /is not a positive whole number in decimal digits/, flag);
+    }
+  }
+  for (const bad of ["0x10", "1e1", " 5", "+5", "Infinity", "5."]) {
+    assert.match(refusal(["--kube-api-qps", bad]), /is not a positive number in decimal digits/);
+  }
+  const plain = parseConfig(MINIMAL, "k.toml");
+  const flags = parseRunFlags(["--secure-port", "10258", "--kube-api-qps", "2.5", ...cert], noEnv);
+  const applied = flags.apply(plain);
+  assert.equal(applied.server.listen, "127.0.0.1:10258");
+  assert.equal(applied.kubernetes.qps, 2.5);
+  assert.match(refusal(["--log-level", "11"]), /--log-level "11" must be one of/);
+  assert.equal(parseRunFlags(["-v", "10"], noEnv).logLevel, "trace");
+});

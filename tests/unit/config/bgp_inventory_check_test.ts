@@ -140,6 +140,26 @@ const CASES: [string, [string, string][], string, string, string][] = [
     'an address of machine "cp-1"',
   ],
   [
+    "source_address of a host listed after it (accepted before: the first machine claimed it)",
+    [[
+      'internal_ips = ["10.0.0.11", "fd00::11"]',
+      'internal_ips = ["10.0.0.11", "fd00::11"]\nbgp = { source_address = "10.0.0.12" }',
+    ]],
+    'bgp = { source_address = "10.0.0.12" }',
+    "machines[0].bgp.source_address",
+    'an address of machine "cp-2", not of "cp-1"',
+  ],
+  [
+    "source_address of a worker listed after it",
+    [[
+      'internal_ips = ["10.0.0.11", "fd00::11"]',
+      'internal_ips = ["10.0.0.11", "fd00::11"]\nbgp = { source_address = "10.0.0.21" }',
+    ]],
+    'bgp = { source_address = "10.0.0.21" }',
+    "machines[0].bgp.source_address",
+    'an address of machine "w-1", not of "cp-1"',
+  ],
+  [
     "source_address that is the control-plane VIP",
     [['source_address = "10.0.0.12"', 'source_address = "10.0.0.10"']],
     "bgp = { router_id",

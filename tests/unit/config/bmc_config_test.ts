@@ -8,7 +8,7 @@ import { loadConfigFile } from "../../../src/config/load_config.ts";
 import { credentialProblem } from "../../../src/config/bmc_credentials.ts";
 import { normalSha256Fingerprint } from "../../../src/config/schema.ts";
 
-const CA = new URL("../kube/testdata/kubeconfig/ca.crt", import.meta.url).pathname;
+const CA = new URL("../server/testdata/ca.pem", import.meta.url).pathname;
 
 async function withScratch(body: (dir: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir();
@@ -152,4 +152,72 @@ Deno.test("normalSha256Fingerprint: 64 hex digits, or 32 pairs joined by ':', no
   assert.equal(normalSha256Fingerprint(`${"AB:".repeat(30)}ABAB`), undefined); // a missing ':'
   assert.equal(normalSha256Fingerprint(`${"AB:".repeat(31)}AG`), undefined);
   assert.equal(normalSha256Fingerprint(`sha1 Fingerprint=${upper}`), undefined);
+});
+
+Deno.test("[machines.bmc]: an endpoint with an empty query or fragment, user information or a character a URL parser drops is refused", async () => {
+  await withScratch(async (dir) => {
+    // before: each parsed to "https://10.0.9.11/" and was accepted, while the requests went to
+    // the text as written ("https://10.0.9.11?/redfish/v1/Systems/1": the path became a query)
+    const cases: [string, RegExp][] = [
+      ["https://10.0.9.11?", /holds a query or fragment/],
+      ["https://10.0.9.11#", /holds a query or fragment/],
+      ["https://10.0.9.11/?", /holds a query or fragment/],
+      ["https://10.0.9.11:8443#x", /holds a query or fragment/],
+      ["https://@10.0.9.11", /holds credentials/],
+      ["https://:@10.0.9.11", /holds credentials/],
+      ["https://10.0.9.11\t", /holds a space, control character or backslash/],
+      ["https://10.0.9.11\\", /holds a space, control character or backslash/],
+      [" https://10.0.9.11", /holds a space, control character or backslash/],
+    ];
+    for (const [endpoint, message] of cases) {
+      const issues = await issuesOf(dir, inventory(dir, { endpoint: JSON.stringify(endpoint) }));
+      assert.equal(issues.length, 1, `${endpoint}: ${JSON.stringify(issues)}`);
+      assert.equal(issues[0]!.path, "machines[0].bmc.endpoint", endpoint);
+      assert.match(issues[0]!.message, message, endpoint);
+    }
+    for (const endpoint of ["https://10.0.9.11/", "https://bmc-1.example.net:8443"]) {
+      const issues = await issuesOf(dir, inventory(dir, { endpoint: JSON.stringify(endpoint) }));
+      assert.deepEqual(issues, [], endpoint);
+    }
+  });
+});
+
+Deno.test("[machines.bmc]: a ca_file whose certificate does not parse is refused with the file and the reason", async () => {
+  await withScratch(async (dir) => {
+    const good = await Deno.readTextFile(CA);
+    const lines = good.split("\n");
+    const files: [string, string, RegExp][] = [
+      // before: accepted, and every poll then failed as "unreachable"
+      [
+        "fake.pem",
+        "-----BEGIN CERTIFICATE-----\nMIIBfakeCAfakeCAfake\n-----END CERTIFICATE-----\n",
+        /fake\.pem" holds a certificate that cannot be parsed \(certificate 1, line 1: /,
+      ],
+      [
+        "cut.pem",
+        [...lines.slice(0, 3), ...lines.slice(4)].join("\n"),
+        /cut\.pem" holds a certificate that cannot be parsed \(certificate 1, line 1: /,
+      ],
+      [
+        "second.pem",
+        `${good}-----BEGIN CERTIFICATE-----\nnot base64 at all!\n-----END CERTIFICATE-----\n`,
+        new RegExp(
+          `second\\.pem" holds a certificate that cannot be parsed \\(certificate 2, ` +
+            `line ${good.split("\n").length}: `,
+        ),
+      ],
+      [
+        "unterminated.pem",
+        `${good}-----BEGIN CERTIFICATE-----\n${lines[1]}\n`,
+        /unterminated\.pem" is not taken as a CA bundle by the TLS library: /,
+      ],
+    ];
+    for (const [name, text, message] of files) {
+      await Deno.writeTextFile(`${dir}/${name}`, text);
+      const issues = await issuesOf(dir, inventory(dir, { ca_file: `"${dir}/${name}"` }));
+      assert.equal(issues.length, 1, `${name}: ${JSON.stringify(issues)}`);
+      assert.equal(issues[0]!.path, "machines[0].bmc.ca_file", name);
+      assert.match(issues[0]!.message, message, name);
+    }
+  });
 });

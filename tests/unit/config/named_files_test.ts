@@ -113,7 +113,7 @@ Deno.test("check and run refuse an empty or unusable metrics token and a TLS fil
   const tls = `[server]\ntls_cert_file = "${s.dir}/good"\ntls_key_file = "${CA}"\n${MACHINE}`;
   const issues = await issuesOf(s.dir, tls);
   assert.deepEqual(issues.map((i) => [i.line, i.path]), [[2, "server.tls_cert_file"]]);
-  assert.match(issues[0]!.message, /holds no PEM block/);
+  assert.match(issues[0]!.message, /holds no PEM certificate/);
   const missing = `[server]\ntls_cert_file = "${s.dir}/none"\ntls_key_file = "${CA}"\n${MACHINE}`;
   assert.match((await issuesOf(s.dir, missing))[0]!.message, /no such file/i);
 });

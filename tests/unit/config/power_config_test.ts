@@ -71,3 +71,38 @@ Deno.test("[power]: keelson check refuses out-of-bounds values with the file, li
     assert.match(error.format(), /k\.toml:2/, line);
   }
 });
+
+Deno.test("[power]: fencing written while out_of_service is false is refused as inert, at fencing's line", () => {
+  // before: accepted, and nothing was ever fenced (fencing is a step of the out-of-service path)
+  for (
+    const text of [
+      'fencing = "on"',
+      'fencing = "dry-run"',
+      'out_of_service = false\nfencing = "on"',
+    ]
+  ) {
+    let error: unknown;
+    try {
+      parseConfig(`[power]\n${text}\n${MACHINE}`, "k.toml");
+    } catch (e) {
+      error = e;
+    }
+    assert.ok(error instanceof ConfigError, `${text} was accepted`);
+    assert.equal(error.issues.length, 1, error.format());
+    const issue = error.issues[0]!;
+    assert.equal(issue.path, "power.fencing", text);
+    assert.equal(issue.line, text.split("\n").length + 1, text);
+    assert.match(issue.message, /but out_of_service is false, so nothing would ever be fenced/);
+  }
+  // the default (dry-run, not written), "off", and fencing with the switch on stay accepted
+  for (
+    const text of [
+      "",
+      'fencing = "off"',
+      'out_of_service = true\nfencing = "on"',
+      'out_of_service = true\nfencing = "dry-run"',
+    ]
+  ) {
+    parseConfig(`[power]\n${text}\n${MACHINE}`, "k.toml");
+  }
+});

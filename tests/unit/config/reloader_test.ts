@@ -256,3 +256,29 @@ Deno.test("ConfigReloader.run() still sees changes and stops with a FIFO next to
   ]);
   assert.ok(stopped, "run() did not return after the abort");
 });
+
+Deno.test("ConfigReloader.reload() logs at INFO that the file is valid again after a rejected reload, changed or not", async () => {
+  await using f = await fixture();
+  const infos = () =>
+    f.records.filter((r) => r.level === "info").map((r) => r.message.map(String).join(""));
+  const recovered = (lines: string[]) =>
+    lines.filter((l) => l.startsWith("Configuration file valid again"));
+  // back to the very file in force: before, only a DEBUG "unchanged" followed the ERROR
+  await Deno.writeTextFile(f.path, INVALID);
+  assert.equal(await f.reloader.reload("test"), false);
+  await Deno.writeTextFile(f.path, VALID_A);
+  assert.equal(await f.reloader.reload("file changed"), true);
+  assert.deepEqual(recovered(infos()), [
+    "Configuration file valid again (file changed); the rejected reload before it no longer holds",
+  ]);
+  // a success after a success says nothing of the kind
+  assert.equal(await f.reloader.reload("test"), true);
+  assert.equal(recovered(infos()).length, 1);
+  // fixed with a change: said too, next to the change being applied
+  await Deno.writeTextFile(f.path, INVALID);
+  assert.equal(await f.reloader.reload("test"), false);
+  await Deno.writeTextFile(f.path, VALID_B);
+  assert.equal(await f.reloader.reload("SIGHUP"), true);
+  assert.equal(recovered(infos()).length, 2);
+  assert.equal(f.changes.length, 1);
+});

@@ -172,3 +172,28 @@ Deno.test("ServiceController with the bare-metal LoadBalancer gives no address t
     await second.stop();
   }
 });
+
+Deno.test("ServiceController with the bare-metal LoadBalancer says the allocation failure once, and tells a pending Service nothing about new hosts", async () => {
+  const cluster = newCluster();
+  cluster.addService(lbService("legacy", { ip: "192.0.2.7" }));
+  cluster.addService(lbService("web"));
+  const running = await startReal(cluster);
+  try {
+    const [failed] = running.events.withReason("AllocationFailed");
+    // before: 'Cannot allocate an address for service "default/legacy" (AddressNotInPool):
+    // Cannot allocate an address for service "default/legacy": ...'
+    assert.match(
+      failed?.message ?? "",
+      /^Cannot allocate an address for service "default\/legacy" \(AddressNotInPool\): /,
+    );
+    assert.equal((failed?.message ?? "").split("Cannot allocate an address").length - 1, 1);
+    // a new eligible Node: the served Service is updated, the pending one is not told anything
+    cluster.addNode({ metadata: { name: "w-2" }, spec: { providerID: "baremetal://w-2" } });
+    await settle();
+    const updated = running.events.withReason("UpdatedLoadBalancer").map((event) => event.object);
+    assert.deepEqual(updated, ["Service/default/web"]);
+    assert.deepEqual(ingressOf(cluster, "default/legacy"), []);
+  } finally {
+    await running.stop();
+  }
+});

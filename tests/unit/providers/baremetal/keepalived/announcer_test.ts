@@ -4,6 +4,8 @@ import {
   renderHostKeepalived,
   serviceVipsInFile,
 } from "../../../../../providers/baremetal/keepalived/announcer.ts";
+import { reset } from "@logtape/logtape";
+import { captureLogs } from "../../../_fakes/captured_logs.ts";
 import { testConfig, vipRange } from "./_inventory.ts";
 
 function render(vips: string[], keepalived: Record<string, unknown> = {}): string {
@@ -163,6 +165,43 @@ Deno.test("KeepalivedAnnouncer keeps the VIPs of the file keepalived reads, not 
     await announcer.sync("configuration reloaded");
     assert.deepEqual(serviceVipsInFile(applied[0]!).sort(), vipRange(3).sort());
   } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("an address kept from the file on disk that no pool offers is logged as that, not as a Service's", async () => {
+  const dir = await Deno.makeTempDir();
+  const records = await captureLogs();
+  try {
+    const file = `${dir}/keelson.conf`;
+    // written when a pool offered 10.250.0.130; the inventory now offers only 10.250.1.0/24
+    await Deno.writeTextFile(file, render(["10.250.0.130"], { config_file: file }));
+    const config = testConfig({
+      keepalived: { config_file: file },
+      pools: [{ name: "narrowed", addresses: ["10.250.1.0/24"] }],
+    });
+    const announcer = new KeepalivedAnnouncer({
+      config: () => config,
+      configFile: file,
+      host: "cp-1",
+      applier: {
+        apply: () => Promise.resolve({ result: "success", reloaded: true, message: "captured" }),
+      },
+    });
+    await announcer.sync("startup");
+    const lines = records.map((r) => r.message.map(String).join(""))
+      .filter((line) => line.startsWith("Not serving"));
+    // before: "Not serving 10.250.0.130 of service (from the file on disk): ..." (no Service)
+    assert.equal(lines.length, 1, lines.join("\n"));
+    assert.match(
+      lines[0]!,
+      new RegExp(
+        `^Not serving 10\\.250\\.0\\.130, kept from ${file} until the Service cache syncs: `,
+      ),
+    );
+    assert.doesNotMatch(lines[0]!, /of service/);
+  } finally {
+    await reset();
     await Deno.remove(dir, { recursive: true });
   }
 });
