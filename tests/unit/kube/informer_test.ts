@@ -13,7 +13,7 @@ const node = (name: string, rv: string) => ({
 
 /** A scripted client: each list/watch call takes the next entry; an Error entry is thrown. */
 function fakeClient(
-  lists: Array<ListResult | Error>,
+  lists: Array<(Omit<ListResult, "ignored"> & { ignored?: number }) | Error>,
   watches: Array<Array<RawWatchEvent | Error>>,
 ) {
   const calls: string[] = [];
@@ -23,7 +23,9 @@ function fakeClient(
       calls.push(`list ${path}`);
       const next = lists.shift();
       if (!next) return new Promise(() => {});
-      return next instanceof Error ? Promise.reject(next) : Promise.resolve(next);
+      return next instanceof Error
+        ? Promise.reject(next)
+        : Promise.resolve({ ignored: 0, ...next });
     },
     async *watch(path: string, options?: WatchOptions): AsyncGenerator<RawWatchEvent> {
       calls.push(

@@ -64,6 +64,7 @@ Deno.test("KubeClient.list() follows continue tokens and sends the bearer token 
   assert.deepEqual(result, {
     items: [{ metadata: { name: "a" } }, { metadata: { name: "b" } }],
     resourceVersion: "7",
+    ignored: 0,
   });
   assert.equal(s.requests.length, 2);
   assert.equal(s.requests[0]!.headers.get("authorization"), "Bearer t0k");
@@ -92,6 +93,7 @@ Deno.test("KubeClient.list() starts one full list again when a continue token ex
   assert.deepEqual(result, {
     items: [{ metadata: { name: "a" } }, { metadata: { name: "b" } }],
     resourceVersion: "9",
+    ignored: 0,
   });
   assert.deepEqual(
     s.requests.map((r) => new URL(r.url).searchParams.get("continue")),

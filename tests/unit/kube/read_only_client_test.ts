@@ -30,7 +30,12 @@ Deno.test("listPage sends a GET with limit and continue, and returns the page an
   );
   const client = readOnlyClientOver(transport, "fake");
   const page = await client.listPage("/api/v1/nodes", { limit: 2, continueToken: "tok/+" });
-  assert.deepEqual(page, { items: [{ metadata: { name: "a" } }], continueToken: "next-1" });
+  assert.deepEqual(page, {
+    items: [{ metadata: { name: "a" } }],
+    continueToken: "next-1",
+    resourceVersion: "",
+    ignored: 0,
+  });
   assert.equal(transport.requests.length, 1);
   const { url, request } = transport.requests[0]!;
   assert.equal(url, "/api/v1/nodes?limit=2&continue=tok%2F%2B");
@@ -44,6 +49,8 @@ Deno.test("listPage: the last page has no token; an API error keeps its code and
   assert.deepEqual(await last.listPage("/api/v1/nodes", { limit: 1 }), {
     items: [],
     continueToken: undefined,
+    resourceVersion: "",
+    ignored: 0,
   });
   const forbidden = readOnlyClientOver(
     fakeTransport(() =>

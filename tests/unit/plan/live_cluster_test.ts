@@ -29,6 +29,8 @@ function pagedClient(
       return Promise.resolve({
         items: all.slice(from, to),
         continueToken: to < all.length ? `p${to}` : undefined,
+        resourceVersion: "1",
+        ignored: 0,
       });
     },
     close() {},
