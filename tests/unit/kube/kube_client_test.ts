@@ -4,6 +4,7 @@ import { createMetricsRegistry } from "../../../src/metrics/registry.ts";
 import { createKubeClient, type KubeClient } from "../../../src/kube/kube_client.ts";
 import { KubeApiError } from "../../../src/kube/ports.ts";
 import type { RawWatchEvent } from "../../../src/kube/watch_lines.ts";
+import { pollUntil } from "../../_support/poll.ts";
 
 /** A loopback HTTP server answering with `handler`; records requests. */
 function serve(handler: (request: Request) => Response | Promise<Response>) {
@@ -228,4 +229,31 @@ Deno.test("createKubeClient() counts requests in rest_client_requests_total", as
     client.close();
     await server.shutdown();
   }
+});
+
+Deno.test("KubeClient.watch() fails an event line past BODY_LIMITS.watchEvent and cancels the stream", async () => {
+  let sent = 0;
+  let cancelled = false;
+  await using s = serve(() =>
+    new Response(
+      new ReadableStream<Uint8Array>({
+        pull(controller) {
+          sent += 1024 * 1024;
+          controller.enqueue(new Uint8Array(1024 * 1024).fill(0x61));
+        },
+        cancel() {
+          cancelled = true;
+        },
+      }),
+    )
+  );
+  await assert.rejects(
+    collect(s.client.watch("/api/v1/nodes")),
+    (error: unknown) =>
+      error instanceof KubeApiError && error.reason === "ResponseTooLarge" &&
+      /^Cannot watch \/api\/v1\/nodes: the API server's answer is larger than 16 MiB, the most Keelson reads of one watch event/
+        .test(error.message),
+  );
+  await pollUntil("the server's stream is cancelled", () => cancelled, { timeoutMs: 10_000 });
+  assert.ok(sent < 64 * 1024 * 1024, `the server wrote ${sent} bytes`);
 });
