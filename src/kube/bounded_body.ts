@@ -8,8 +8,12 @@
  * - one object: etcd refuses a value above 1.5 MiB and the API server a request above 3 MiB;
  *   its JSON is at most a few times its stored size. 16 MiB.
  * - one list page: the pager asks for 500 items (`LIST_PAGE_SIZE`, client-go's reflector page).
- *   A Node with its 50 images, conditions and managedFields is 10–40 KiB of JSON, a Pod 5–20 KiB,
- *   so a page of 500 is 5–20 MB; 64 MiB leaves an average of 128 KiB per item.
+ *   A Node with its 50 images, conditions and managedFields is 10–30 KiB of JSON, a Service or an
+ *   EndpointSlice 2–20 KiB, a Pod 5–20 KiB, so a page of 500 is 1–15 MB. 16 MiB, and a page past
+ *   it is asked for again with a quarter of the items (`list_pages.ts`), so a cluster of larger
+ *   objects is still read, page by smaller page. A bound this size also keeps what a page costs
+ *   once parsed (its text and objects, several times its bytes) small, and `run`'s informers
+ *   list four collections at once: four pages in flight stay within 64 MiB.
  * - one watch event (one line): one object, 16 MiB.
  * - the text of an error answer (non-2xx): 64 KiB is read and the rest dropped; a `Status` is
  *   a few hundred bytes and only its first line is ever shown (`api_error.ts`).
@@ -21,8 +25,8 @@
 export const BODY_LIMITS = {
   /** The answer to a GET, POST, PUT, PATCH or DELETE of one object. */
   object: 16 * 1024 * 1024,
-  /** One page of a list (`LIST_PAGE_SIZE` items). */
-  listPage: 64 * 1024 * 1024,
+  /** One page of a list (`LIST_PAGE_SIZE` items, fewer when a page is too large). */
+  listPage: 16 * 1024 * 1024,
   /** One line of a watch stream: one event. */
   watchEvent: 16 * 1024 * 1024,
   /** What is kept of an error answer's body (the rest is dropped, not refused). */

@@ -113,10 +113,9 @@ export function kubeClientOver(transport: HttpTransport, source: string): KubeCl
 }
 
 async function listAll(rest: RestApi, path: string, options: ListOptions): Promise<ListResult> {
-  const limit = options.limit ?? LIST_PAGE_SIZE;
   let ignored = 0;
   const { items, last } = await pageThrough(
-    async (continueToken) => {
+    async (continueToken, limit) => {
       if (!continueToken) ignored = 0; // the first page, or a restart after an expired token
       const page = await rest.listPage(path, {
         limit,
@@ -127,7 +126,10 @@ async function listAll(rest: RestApi, path: string, options: ListOptions): Promi
       return page;
     },
     `list ${path}`,
-    options.signal ? { signal: options.signal } : {},
+    {
+      pageSize: options.limit ?? LIST_PAGE_SIZE,
+      ...(options.signal ? { signal: options.signal } : {}),
+    },
   );
   return { items, resourceVersion: last.resourceVersion, ignored };
 }

@@ -92,10 +92,9 @@ export async function listAllPages(
   path: string,
   options: LiveReadOptions = {},
 ): Promise<{ items: unknown[]; requests: number; ignored: number }> {
-  const limit = options.pageSize ?? LIST_PAGE_SIZE;
   let ignored = 0;
   const { items, requests } = await pageThrough(
-    async (continueToken) => {
+    async (continueToken, limit) => {
       if (!continueToken) ignored = 0; // the first page, or a restart after an expired token
       const page = await client.listPage(path, {
         limit,
@@ -107,6 +106,7 @@ export async function listAllPages(
     },
     `list ${path}`,
     {
+      pageSize: options.pageSize ?? LIST_PAGE_SIZE,
       maxItems: options.maxItems ?? 100_000,
       ...(options.signal ? { signal: options.signal } : {}),
     },

@@ -257,3 +257,63 @@ Deno.test("KubeClient.watch() fails an event line past BODY_LIMITS.watchEvent an
   await pollUntil("the server's stream is cancelled", () => cancelled, { timeoutMs: 10_000 });
   assert.ok(sent < 64 * 1024 * 1024, `the server wrote ${sent} bytes`);
 });
+
+/** A list body of `bytes` spaces inside an otherwise empty NodeList, streamed. */
+function hugeList(bytes: number): Response {
+  let left = bytes;
+  return new Response(
+    new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (left <= 0) {
+          controller.enqueue(new TextEncoder().encode('{"kind":"NodeList","items":[]}'));
+          return controller.close();
+        }
+        const size = Math.min(left, 1024 * 1024);
+        left -= size;
+        controller.enqueue(new Uint8Array(size).fill(0x20));
+      },
+    }),
+  );
+}
+
+Deno.test("KubeClient.list() asks again with a quarter of the items when a page is past its cap, and goes on at that size", async () => {
+  await using s = serve((request) => {
+    const query = new URL(request.url).searchParams;
+    const limit = Number(query.get("limit"));
+    // each item "weighs" 1 MiB: more than 16 per page is past the 16 MiB cap
+    if (limit > 16) return hugeList(limit * 1024 * 1024);
+    const from = Number(query.get("continue") ?? 0);
+    const names = Array.from({ length: Math.min(limit, 40 - from) }, (_, i) => `n-${from + i}`);
+    return Response.json({
+      kind: "NodeList",
+      apiVersion: "v1",
+      metadata: {
+        resourceVersion: "3",
+        ...(from + limit < 40 ? { continue: String(from + limit) } : {}),
+      },
+      items: names.map((name) => ({ metadata: { name } })),
+    });
+  });
+  const result = await s.client.list("/api/v1/nodes");
+  assert.equal(result.items.length, 40);
+  assert.deepEqual(
+    s.requests.map((r) => new URL(r.url).searchParams.get("limit")),
+    ["500", "125", "32", "8", "8", "8", "8", "8"],
+  );
+});
+
+Deno.test("KubeClient.list() gives up with a clear error when even one item per page is past the cap", async () => {
+  await using s = serve(() => hugeList(1024 * 1024 * 1024));
+  await assert.rejects(
+    s.client.list("/api/v1/nodes"),
+    (error: unknown) =>
+      error instanceof KubeApiError && error.reason === "ResponseTooLarge" &&
+      /^Cannot list \/api\/v1\/nodes: the API server's answer is larger than 16 MiB/.test(
+        error.message,
+      ),
+  );
+  assert.deepEqual(
+    s.requests.map((r) => new URL(r.url).searchParams.get("limit")),
+    ["500", "125", "32", "8", "2", "1"],
+  );
+});

@@ -150,7 +150,7 @@ Deno.test("listPage refuses a page past BODY_LIMITS.listPage even from a transpo
     client.listPage("/api/v1/nodes", { limit: 500 }),
     (error: unknown) =>
       error instanceof KubeApiError && error.code === 0 && error.reason === "ResponseTooLarge" &&
-      /^Cannot list \/api\/v1\/nodes: the API server's answer is larger than 64 MiB, the most Keelson reads of one list page/
+      /^Cannot list \/api\/v1\/nodes: the API server's answer is larger than 16 MiB, the most Keelson reads of one list page/
         .test(error.message),
   );
 });
