@@ -25,7 +25,7 @@ import { errorMessage } from "../log/error_message.ts";
 import { declareOnce } from "../metrics/registry.ts";
 import { CONNECTION_REPLACED } from "./watch_events.ts";
 import { RESPONSE_TOO_LARGE } from "./bounded_body.ts";
-import { belongsToCollection } from "./list_items.ts";
+import { belongsToCollection, collectionKindOf } from "./list_items.ts";
 
 const log = logger("kube", "informer");
 
@@ -89,7 +89,8 @@ export function createInformer<T extends KubeObject>(
   const syncWaiters = new Set<() => void>();
   const metrics = options.registry ? informerMetrics(options.registry) : undefined;
   const resource = options.path;
-  const expected = { kind: options.kind, apiVersion: options.apiVersion ?? "v1" };
+  // the version from the path, as the client's list checks it: one answer for both
+  const expected = { kind: options.kind, apiVersion: collectionKindOf(options.path).apiVersion };
   let synced = false;
 
   // a Service inside the Node list is not a Node: left out, counted and said once per list
