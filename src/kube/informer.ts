@@ -45,10 +45,8 @@ export interface KubeObject {
 export interface InformerOptions {
   /** Collection path, e.g. `/api/v1/nodes`, `/api/v1/services`. */
   path: string;
-  /** Kind of the items, e.g. `Node`. */
+  /** Kind of the items, e.g. `Node` (their API version is the path's). */
   kind: string;
-  /** API version of the items. @default "v1" */
-  apiVersion?: string;
   /** Trims each object before it is cached. @default cacheTransformFor(kind) */
   transform?: CacheTransform;
   /** Every this many ms, every cached object is delivered again as an update; 0 = never. @default 0 */
