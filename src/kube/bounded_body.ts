@@ -128,6 +128,52 @@ export async function readBoundedBody(
   return { bytes: concat(chunks, size), truncated };
 }
 
+/**
+ * Reads a response's body up to a cap. A body that declares its length within the cap and is not
+ * compressed is read by the runtime in one go (the HTTP/1.1 and HTTP/2 layers never deliver more
+ * than a declared length, and a stream step per chunk costs CPU and memory in a burst of small
+ * answers); any other body goes through `readBoundedBody` chunk by chunk. A compressed body's
+ * declared length is the compressed one, and fetch inflates it: only its inflated bytes count.
+ * @param response the response
+ * @param options cap, name, truncation, signal (the declared length is the response's own)
+ * @returns the bytes (at most `maxBytes`), and whether some were dropped (`truncate` only)
+ * @throws as `readBoundedBody`
+ */
+export async function readBoundedResponse(
+  response: Response,
+  options: Omit<BoundedReadOptions, "declaredLength">,
+): Promise<{ bytes: Uint8Array<ArrayBuffer>; truncated: boolean }> {
+  const declaredLength = response.headers.get("content-length");
+  const declared = declaredLength ? Number(declaredLength) : NaN;
+  const encoding = response.headers.get("content-encoding");
+  if (
+    response.body && Number.isSafeInteger(declared) && declared <= options.maxBytes &&
+    (encoding === null || encoding.trim().toLowerCase() === "identity")
+  ) {
+    return { bytes: await wholeBody(response, options.signal), truncated: false };
+  }
+  return await readBoundedBody(response.body, { ...options, declaredLength });
+}
+
+/** The whole body read by the runtime, or the signal's reason as soon as it aborts. */
+function wholeBody(
+  response: Response,
+  signal: AbortSignal | undefined,
+): Promise<Uint8Array<ArrayBuffer>> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      response.body?.cancel(signal?.reason).catch(() => {});
+      reject(signal?.reason);
+    };
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    response.arrayBuffer().then(
+      (buffer) => resolve(new Uint8Array(buffer)),
+      (error) => reject(signal?.aborted ? signal.reason : error),
+    ).finally(() => signal?.removeEventListener("abort", onAbort));
+  });
+}
+
 /** One buffer of the chunks; a single chunk that owns its buffer is returned as it is. */
 function concat(chunks: Uint8Array[], size: number): Uint8Array<ArrayBuffer> {
   const only = chunks[0];

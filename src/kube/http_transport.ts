@@ -23,7 +23,7 @@ import { Counter, Histogram, type Registry } from "prom-client";
 import { readInputFile, TOKEN_FILE } from "../config/read_input_file.ts";
 import { logger } from "../log/logging.ts";
 import { guardBody } from "./abortable_body.ts";
-import { BODY_LIMITS, readBoundedBody } from "./bounded_body.ts";
+import { BODY_LIMITS, readBoundedBody, readBoundedResponse } from "./bounded_body.ts";
 import { ApiConnection, type ReplaceReason, RequestTimeoutError } from "./connection.ts";
 import type { ConnectionSettings } from "./kubeconfig.ts";
 import { type Ping, PING_INTERVAL_MS, PING_TIMEOUT_MS, startLiveness } from "./liveness.ts";
@@ -207,12 +207,11 @@ export function createHttpTransport(
       // the whole answer within the deadline (a body stalled on a dead connection fails too)
       // and the cap (a body past it is cancelled, nothing past it kept)
       const ok = response.status >= 200 && response.status <= 299;
-      const { bytes } = await readBoundedBody(response.body, {
+      const { bytes } = await readBoundedResponse(response, {
         maxBytes: ok ? request.maxBodyBytes ?? BODY_LIMITS.object : BODY_LIMITS.errorText,
         what: ok ? request.bodyName ?? "one object" : "an error answer",
         truncate: !ok,
         signal,
-        declaredLength: response.headers.get("content-length"),
       });
       code = String(response.status);
       return new Response(bytes, init);

@@ -12,7 +12,7 @@ import { errorMessageWithCause } from "../log/error_message.ts";
 import { statusError } from "./api_error.ts";
 import {
   BODY_LIMITS,
-  readBoundedBody,
+  readBoundedResponse,
   RESPONSE_TOO_LARGE,
   ResponseTooLargeError,
 } from "./bounded_body.ts";
@@ -115,7 +115,7 @@ export async function* watchEvents(
       throw failure(error);
     }
     if (response.status !== 200 || !response.body) {
-      const body = await readBoundedBody(response.body, {
+      const body = await readBoundedResponse(response, {
         maxBytes: BODY_LIMITS.errorText,
         what: "an error answer",
         truncate: true,

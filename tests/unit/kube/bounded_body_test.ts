@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   formatBytes,
   readBoundedBody,
+  readBoundedResponse,
   ResponseTooLargeError,
 } from "../../../src/kube/bounded_body.ts";
 import { createHttpTransport } from "../../../src/kube/http_transport.ts";
@@ -150,4 +151,20 @@ Deno.test("the transport fails a 2xx body past the request's cap and cuts an err
     transport.close();
     await server.shutdown();
   }
+});
+
+Deno.test("readBoundedResponse() trusts a declared length only for an uncompressed body", async () => {
+  const small = new Response("hello", { headers: { "content-length": "5" } });
+  const read = await readBoundedResponse(small, { maxBytes: 5, what: "one object" });
+  assert.equal(new TextDecoder().decode(read.bytes), "hello");
+  // fetch inflates a gzip body under its compressed Content-Length: only inflated bytes count
+  const { body, cancelled } = countedBody(64 * 1024, Infinity);
+  const inflated = new Response(body, {
+    headers: { "content-length": "10", "content-encoding": "gzip" },
+  });
+  await assert.rejects(
+    readBoundedResponse(inflated, { maxBytes: 1024 * 1024, what: "one list page" }),
+    ResponseTooLargeError,
+  );
+  assert.ok(cancelled());
 });

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { KubeApiError } from "../../../src/kube/ports.ts";
 import { readOnlyClientOver } from "../../../src/kube/read_only_client.ts";
-import type { TransportRequest } from "../../../src/kube/http_transport.ts";
+import { createHttpTransport, type TransportRequest } from "../../../src/kube/http_transport.ts";
+import { createMetricsRegistry } from "../../../src/metrics/registry.ts";
 
 /** A transport answering every request with `answer`, recording what was asked. */
 function fakeTransport(answer: () => Response) {
@@ -138,19 +139,35 @@ Deno.test("listPage leaves out an object named beyond Kubernetes' limits (a 1 Mi
   assert.equal(page.ignored, 1);
 });
 
-Deno.test("listPage refuses a page past BODY_LIMITS.listPage even from a transport that did not", async () => {
-  const endless = () =>
+Deno.test("listPage over the real transport refuses a page past BODY_LIMITS.listPage and stops reading it", async () => {
+  let sent = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () =>
     new Response(
       new ReadableStream<Uint8Array>({
-        pull: (controller) => controller.enqueue(new Uint8Array(1024 * 1024).fill(0x20)),
+        pull(controller) {
+          sent += 1024 * 1024;
+          controller.enqueue(new Uint8Array(1024 * 1024).fill(0x20));
+        },
       }),
-    );
-  const client = readOnlyClientOver(fakeTransport(endless), "f");
-  await assert.rejects(
-    client.listPage("/api/v1/nodes", { limit: 500 }),
-    (error: unknown) =>
-      error instanceof KubeApiError && error.code === 0 && error.reason === "ResponseTooLarge" &&
-      /^Cannot list \/api\/v1\/nodes: the API server's answer is larger than 16 MiB, the most Keelson reads of one list page/
-        .test(error.message),
+    ));
+  const client = readOnlyClientOver(
+    createHttpTransport(
+      { server: `http://127.0.0.1:${server.addr.port}`, source: "test" },
+      { registry: createMetricsRegistry(), pingIntervalMs: 0 },
+    ),
+    "test",
   );
+  try {
+    await assert.rejects(
+      client.listPage("/api/v1/nodes", { limit: 500 }),
+      (error: unknown) =>
+        error instanceof KubeApiError && error.code === 0 && error.reason === "ResponseTooLarge" &&
+        /^Cannot list \/api\/v1\/nodes: the API server's answer is larger than 16 MiB, the most Keelson reads of one list page/
+          .test(error.message),
+    );
+    assert.ok(sent < 64 * 1024 * 1024, `the server wrote ${sent} bytes`);
+  } finally {
+    client.close();
+    await server.shutdown();
+  }
 });
