@@ -4,17 +4,21 @@
  * cap is kept, so a server answering a gigabyte costs this process at most the cap. A body's
  * `Content-Length` above the cap is refused before the first byte is read.
  *
- * The caps (`BODY_LIMITS`) are sized for real clusters, with room:
- * - one object: etcd refuses a value above 1.5 MiB and the API server a request above 3 MiB;
- *   its JSON is at most a few times its stored size. 16 MiB.
+ * The caps (`BODY_LIMITS`) are sized for real clusters, with room, and for what a refused answer
+ * may cost:
+ * - one object: etcd refuses a value above 1.5 MiB (`--max-request-bytes`) and the API server a
+ *   request above 3 MiB; its JSON is at most about twice its stored size. 8 MiB.
  * - one list page: the pager asks for 500 items (`LIST_PAGE_SIZE`, client-go's reflector page).
- *   A Node with its 50 images, conditions and managedFields is 10–30 KiB of JSON, a Service or an
- *   EndpointSlice 2–20 KiB, a Pod 5–20 KiB, so a page of 500 is 1–15 MB. 16 MiB, and a page past
- *   it is asked for again with a quarter of the items (`list_pages.ts`), so a cluster of larger
- *   objects is still read, page by smaller page. A bound this size also keeps what a page costs
- *   once parsed (its text and objects, several times its bytes) small, and `run`'s informers
- *   list four collections at once: four pages in flight stay within 64 MiB.
- * - one watch event (one line): one object, 16 MiB.
+ *   A Service, an EndpointSlice or a Lease is 1–10 KiB of JSON, a Node with its images,
+ *   conditions and managedFields 10–30 KiB, so a page is 1–8 MB, Nodes of large clusters up to
+ *   15 MB. 8 MiB (16 KiB an item on average), and a page past it is asked for again with a tenth
+ *   of the items (`list_pages.ts`), so larger objects are still read, in smaller pages. The bound
+ *   is what a hostile or broken server can make Keelson hold: `run` lists five collections at
+ *   once, and a refused page is read four times (500, 50, 5, 1 items) before the list fails.
+ *   With 8 MiB, a 1 GiB page costs `plan`, `status` and `import` 25–50 MB above their baseline
+ *   (16 MiB cost 70–85 MB), and what a page costs once parsed (text and objects, several times
+ *   its bytes) stays small too.
+ * - one watch event (one line): one object, 8 MiB.
  * - the text of an error answer (non-2xx): 64 KiB is read and the rest dropped; a `Status` is
  *   a few hundred bytes and only its first line is ever shown (`api_error.ts`).
  *
@@ -24,11 +28,11 @@
 /** The caps of the bodies Keelson reads, in bytes (see the module's text for why). */
 export const BODY_LIMITS = {
   /** The answer to a GET, POST, PUT, PATCH or DELETE of one object. */
-  object: 16 * 1024 * 1024,
+  object: 8 * 1024 * 1024,
   /** One page of a list (`LIST_PAGE_SIZE` items, fewer when a page is too large). */
-  listPage: 16 * 1024 * 1024,
+  listPage: 8 * 1024 * 1024,
   /** One line of a watch stream: one event. */
-  watchEvent: 16 * 1024 * 1024,
+  watchEvent: 8 * 1024 * 1024,
   /** What is kept of an error answer's body (the rest is dropped, not refused). */
   errorText: 64 * 1024,
 } as const;
@@ -90,39 +94,105 @@ export async function readBoundedBody(
     await body.cancel().catch(() => {});
     throw new ResponseTooLargeError(options.what, maxBytes);
   }
-  const reader = body.getReader();
-  // one listener for the whole read, strongly held (abortable_body.ts says why fetch's is not
-  // enough); every read races it
-  let onAbort = () => {};
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal?.reason);
-  });
-  aborted.catch(() => {});
-  if (signal?.aborted) onAbort();
-  else signal?.addEventListener("abort", onAbort, { once: true });
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  let truncated = false;
+  // a byte stream (every fetch body) is read into one buffer of ours (BYOB): the runtime then
+  // allocates nothing per chunk (its chunks are 64 KiB buffers, often holding one 16 KiB HTTP/2
+  // frame, that a burst leaves behind faster than they are collected)
+  let byob: ReadableStreamBYOBReader | undefined;
   try {
-    while (true) {
-      const { done, value } = await Promise.race([reader.read(), aborted]);
-      if (done) break;
-      if (size + value.byteLength > maxBytes) {
-        if (!options.truncate) throw new ResponseTooLargeError(options.what, maxBytes);
-        // a copy: a view would keep the whole chunk's buffer alive
-        chunks.push(value.slice(0, maxBytes - size));
-        size = maxBytes;
-        truncated = true;
-        break;
-      }
-      chunks.push(value);
-      size += value.byteLength;
-    }
+    byob = body.getReader({ mode: "byob" });
+  } catch {
+    // a stream made in JS without `type: "bytes"`: chunk by chunk
+  }
+  const reader = byob ?? body.getReader();
+  // one listener for the whole read, strongly held (abortable_body.ts says why fetch's is not
+  // enough); it rejects the read in flight. Not a race against one long-lived promise: every
+  // race would add a reaction to it that holds the chunk it settled with, until the body ends.
+  let rejectPending: ((reason: unknown) => void) | undefined;
+  const onAbort = () => rejectPending?.(signal?.reason);
+  signal?.addEventListener("abort", onAbort, { once: true });
+  function pending<T>(read: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      rejectPending = reject;
+      read().then(resolve, reject);
+    });
+  }
+  try {
+    return byob
+      ? await readInto(byob, options, pending)
+      : await readChunks(reader as ReadableStreamDefaultReader<Uint8Array>, options, pending);
   } catch (error) {
     reader.cancel(error).catch(() => {});
     throw signal?.aborted ? signal.reason : error;
   } finally {
+    rejectPending = undefined;
     signal?.removeEventListener("abort", onAbort);
+  }
+}
+
+type Pending = <T>(read: () => Promise<T>) => Promise<T>;
+
+/**
+ * Reads into blocks of ours (64 KiB, then 1 MiB each), filled in turn: no block is copied while
+ * reading, so a refused body leaves behind the bytes it read and no more. One byte past the cap
+ * is read to see a body go past it.
+ */
+async function readInto(
+  reader: ReadableStreamBYOBReader,
+  options: BoundedReadOptions,
+  pending: Pending,
+): Promise<{ bytes: Uint8Array<ArrayBuffer>; truncated: boolean }> {
+  const { maxBytes } = options;
+  const limit = maxBytes + 1;
+  const blocks: Uint8Array<ArrayBuffer>[] = [];
+  let block = new ArrayBuffer(Math.min(limit, 64 * 1024));
+  let filled = 0;
+  let size = 0;
+  while (size < limit) {
+    if (filled === block.byteLength) {
+      blocks.push(new Uint8Array(block));
+      block = new ArrayBuffer(Math.min(limit - size, 1024 * 1024));
+      filled = 0;
+    }
+    const view = new Uint8Array(block, filled, block.byteLength - filled);
+    const { done, value } = await pending(() => reader.read(view));
+    if (value) block = value.buffer as ArrayBuffer;
+    if (done) break;
+    filled += value?.byteLength ?? 0;
+    size += value?.byteLength ?? 0;
+  }
+  blocks.push(new Uint8Array(block, 0, filled));
+  if (size > maxBytes) {
+    if (!options.truncate) throw new ResponseTooLargeError(options.what, maxBytes);
+    reader.cancel().catch(() => {});
+  }
+  const kept = Math.min(size, maxBytes);
+  return { bytes: concat(blocks, kept), truncated: size > maxBytes };
+}
+
+/** Reads chunk by chunk, keeping no more than the bytes read. */
+async function readChunks(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  options: BoundedReadOptions,
+  pending: Pending,
+): Promise<{ bytes: Uint8Array<ArrayBuffer>; truncated: boolean }> {
+  const { maxBytes } = options;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let truncated = false;
+  while (true) {
+    const { done, value } = await pending(() => reader.read());
+    if (done) break;
+    let chunk = value;
+    if (size + chunk.byteLength > maxBytes) {
+      if (!options.truncate) throw new ResponseTooLargeError(options.what, maxBytes);
+      chunk = chunk.subarray(0, maxBytes - size);
+      truncated = true;
+    }
+    // a view that wastes most of its buffer is copied, so what is kept is the bytes read
+    chunks.push(chunk.byteLength * 2 < chunk.buffer.byteLength ? chunk.slice() : chunk);
+    size += chunk.byteLength;
+    if (truncated) break;
   }
   if (truncated) reader.cancel().catch(() => {});
   return { bytes: concat(chunks, size), truncated };
@@ -174,20 +244,23 @@ function wholeBody(
   });
 }
 
-/** One buffer of the chunks; a single chunk that owns its buffer is returned as it is. */
+/** One buffer of the chunks' first `size` bytes; a single chunk that owns its buffer and holds
+ * exactly them is returned as it is. */
 function concat(chunks: Uint8Array[], size: number): Uint8Array<ArrayBuffer> {
   const only = chunks[0];
   if (
     chunks.length === 1 && only && only.buffer instanceof ArrayBuffer && only.byteOffset === 0 &&
-    only.byteLength === only.buffer.byteLength
+    only.byteLength === only.buffer.byteLength && only.byteLength === size
   ) {
     return only as Uint8Array<ArrayBuffer>;
   }
   const bytes = new Uint8Array(size);
   let offset = 0;
   for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
+    if (offset >= size) break;
+    const part = chunk.subarray(0, size - offset);
+    bytes.set(part, offset);
+    offset += part.byteLength;
   }
   return bytes;
 }

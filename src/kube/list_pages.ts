@@ -5,10 +5,10 @@
  * consistent list.
  *
  * A page whose answer is larger than a page may be (`BODY_LIMITS.listPage`, reason
- * `ResponseTooLarge`) is asked for again with a quarter of the items, down to one, and the list
- * goes on with that smaller page: a cluster of very large objects is still read whole, each page
- * within the bound, while a server that answers past the bound whatever is asked costs six
- * bounded reads and then a clear error.
+ * `ResponseTooLarge`) is asked for again with a tenth of the items, down to one, and the list goes
+ * on with that smaller page: a cluster of very large objects is still read whole, each page within
+ * the bound, while a server that answers past the bound whatever is asked costs four bounded
+ * reads (500, 50, 5, 1 items) and then a clear error.
  *
  * @module
  */
@@ -63,7 +63,7 @@ export async function pageThrough<P extends PagedList>(
       page = await fetchPage(continueToken, limit);
     } catch (error) {
       if (error instanceof KubeApiError && error.reason === RESPONSE_TOO_LARGE && limit > 1) {
-        limit = Math.ceil(limit / 4);
+        limit = Math.ceil(limit / 10);
         continue;
       }
       if (error instanceof KubeApiError && error.code === 410 && continueToken && !restarted) {

@@ -204,7 +204,7 @@ Deno.test({
         assert.match(
           outcome.stderr,
           new RegExp(
-            `Cannot list (${command.list}): the API server's answer is larger than 16 MiB, ` +
+            `Cannot list (${command.list}): the API server's answer is larger than 8 MiB, ` +
               "the most Keelson reads of one list page; it stopped reading",
           ),
           command.name,
@@ -229,7 +229,7 @@ Deno.test({
       try {
         const failures = async () =>
           ((await agent.log()).match(
-            /Watch of \/api\/v1\/nodes failed, retrying in \d+ ms: Cannot list \/api\/v1\/nodes: the API server's answer is larger than 16 MiB/g,
+            /Watch of \/api\/v1\/nodes failed, retrying in \d+ ms: Cannot list \/api\/v1\/nodes: the API server's answer is larger than 8 MiB/g,
           ) ?? []).length;
         // a second failure means the first was followed by a back-off and another try
         await pollUntil("the Node informer failed twice", async () => await failures() >= 2, {

@@ -251,7 +251,7 @@ Deno.test("KubeClient.watch() fails an event line past BODY_LIMITS.watchEvent an
     collect(s.client.watch("/api/v1/nodes")),
     (error: unknown) =>
       error instanceof KubeApiError && error.reason === "ResponseTooLarge" &&
-      /^Cannot watch \/api\/v1\/nodes: the API server's answer is larger than 16 MiB, the most Keelson reads of one watch event/
+      /^Cannot watch \/api\/v1\/nodes: the API server's answer is larger than 8 MiB, the most Keelson reads of one watch event/
         .test(error.message),
   );
   await pollUntil("the server's stream is cancelled", () => cancelled, { timeoutMs: 10_000 });
@@ -276,12 +276,12 @@ function hugeList(bytes: number): Response {
   );
 }
 
-Deno.test("KubeClient.list() asks again with a quarter of the items when a page is past its cap, and goes on at that size", async () => {
+Deno.test("KubeClient.list() asks again with a tenth of the items when a page is past its cap, and goes on at that size", async () => {
   await using s = serve((request) => {
     const query = new URL(request.url).searchParams;
     const limit = Number(query.get("limit"));
-    // each item "weighs" 1 MiB: more than 16 per page is past the 16 MiB cap
-    if (limit > 16) return hugeList(limit * 1024 * 1024);
+    // each item "weighs" 1 MiB: more than 8 per page is past the 8 MiB cap
+    if (limit > 8) return hugeList(limit * 1024 * 1024);
     const from = Number(query.get("continue") ?? 0);
     const names = Array.from({ length: Math.min(limit, 40 - from) }, (_, i) => `n-${from + i}`);
     return Response.json({
@@ -298,7 +298,7 @@ Deno.test("KubeClient.list() asks again with a quarter of the items when a page 
   assert.equal(result.items.length, 40);
   assert.deepEqual(
     s.requests.map((r) => new URL(r.url).searchParams.get("limit")),
-    ["500", "125", "32", "8", "8", "8", "8", "8"],
+    ["500", "50", "5", "5", "5", "5", "5", "5", "5", "5"],
   );
 });
 
@@ -308,12 +308,12 @@ Deno.test("KubeClient.list() gives up with a clear error when even one item per 
     s.client.list("/api/v1/nodes"),
     (error: unknown) =>
       error instanceof KubeApiError && error.reason === "ResponseTooLarge" &&
-      /^Cannot list \/api\/v1\/nodes: the API server's answer is larger than 16 MiB/.test(
+      /^Cannot list \/api\/v1\/nodes: the API server's answer is larger than 8 MiB/.test(
         error.message,
       ),
   );
   assert.deepEqual(
     s.requests.map((r) => new URL(r.url).searchParams.get("limit")),
-    ["500", "125", "32", "8", "2", "1"],
+    ["500", "50", "5", "1"],
   );
 });

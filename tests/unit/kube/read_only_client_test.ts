@@ -162,7 +162,7 @@ Deno.test("listPage over the real transport refuses a page past BODY_LIMITS.list
       client.listPage("/api/v1/nodes", { limit: 500 }),
       (error: unknown) =>
         error instanceof KubeApiError && error.code === 0 && error.reason === "ResponseTooLarge" &&
-        /^Cannot list \/api\/v1\/nodes: the API server's answer is larger than 16 MiB, the most Keelson reads of one list page/
+        /^Cannot list \/api\/v1\/nodes: the API server's answer is larger than 8 MiB, the most Keelson reads of one list page/
           .test(error.message),
     );
     assert.ok(sent < 64 * 1024 * 1024, `the server wrote ${sent} bytes`);
