@@ -15,9 +15,9 @@
  *   of the items (`list_pages.ts`), so larger objects are still read, in smaller pages. The bound
  *   is what a hostile or broken server can make Keelson hold: `run` lists five collections at
  *   once, and a refused page is read four times (500, 50, 5, 1 items) before the list fails.
- *   With 8 MiB, a 1 GiB page costs `plan`, `status` and `import` 25–50 MB above their baseline
- *   (16 MiB cost 70–85 MB), and what a page costs once parsed (text and objects, several times
- *   its bytes) stays small too.
+ *   With 8 MiB, `plan`, `status` and `import` answered a 1 GiB page peak at 87–136 MB and `run`
+ *   at 163 MB (tests/integration/huge_answers_test.ts; a 16 MiB bound cost 30–70 MB more), and
+ *   what a page costs once parsed (text and objects, several times its bytes) stays small too.
  * - one watch event (one line): one object, 8 MiB.
  * - the text of an error answer (non-2xx): 64 KiB is read and the rest dropped; a `Status` is
  *   a few hundred bytes and only its first line is ever shown (`api_error.ts`).
