@@ -62,7 +62,6 @@ export function createClusterCaches(client: KubeClient, registry: Registry): Clu
   const endpointSlices = createInformer<V1EndpointSlice>(client, {
     path: "/apis/discovery.k8s.io/v1/endpointslices",
     kind: "EndpointSlice",
-    apiVersion: "discovery.k8s.io/v1",
     resyncMs: 0,
     registry,
   });

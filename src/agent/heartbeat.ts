@@ -152,7 +152,6 @@ export function createHeartbeatInformer(
   return createInformer<V1Lease>(client, {
     path: `/apis/coordination.k8s.io/v1/namespaces/${HEARTBEAT_NAMESPACE}/leases`,
     kind: "Lease",
-    apiVersion: "coordination.k8s.io/v1",
     registry,
   });
 }

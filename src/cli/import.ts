@@ -17,6 +17,7 @@ import { IMPORT_FILE, ImportError } from "../import/source_objects.ts";
 import { createReadOnlyKubeClient } from "../kube/read_only_client.ts";
 import { KubeconfigError, resolveConnectionSettings } from "../kube/kubeconfig.ts";
 import { errorMessage } from "../log/error_message.ts";
+import { ignoredItemsNote } from "../kube/list_items.ts";
 import { listAllPages } from "../plan/live_cluster.ts";
 import { SnapshotNodeSchema } from "../snapshot/snapshot_schema.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
@@ -185,6 +186,9 @@ async function listNodes(kubeconfig: string, context?: string): Promise<V1Node[]
       const list = await listAllPages(client, "/api/v1/nodes", {
         signal: AbortSignal.timeout(NODE_LIST_TIMEOUT_MS),
       });
+      if (list.ignored > 0) {
+        printError(`keelson import: note: ${ignoredItemsNote("/api/v1/nodes", list.ignored)}`);
+      }
       return list.items.map((item, i) => {
         const parsed = SnapshotNodeSchema.safeParse(item);
         if (!parsed.success) {

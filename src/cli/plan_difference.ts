@@ -14,6 +14,7 @@ import { KubeconfigError, resolveConnectionSettings } from "../kube/kubeconfig.t
 import { createReadOnlyKubeClient } from "../kube/read_only_client.ts";
 import { errorMessage } from "../log/error_message.ts";
 import { formatDiff } from "../plan/format_diff.ts";
+import { ignoredItemsNote } from "../kube/list_items.ts";
 import { readLiveCluster } from "../plan/live_cluster.ts";
 import { asItStands } from "../plan/as_it_stands.ts";
 import { type ClusterPlan, diffPlans, hasChanges } from "../plan/plan_diff.ts";
@@ -182,6 +183,9 @@ async function readLive(
     });
     try {
       const read = await readLiveCluster(client, { signal: AbortSignal.timeout(source.timeoutMs) });
+      for (const [path, count] of Object.entries(read.ignored)) {
+        printError(`keelson plan: note: ${ignoredItemsNote(path, count)}`);
+      }
       return { snapshot: read.snapshot, cluster: where };
     } finally {
       client.close();

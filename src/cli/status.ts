@@ -17,6 +17,7 @@ import { ConfigError } from "../config/config_error.ts";
 import { loadConfigFile } from "../config/load_config.ts";
 import { createKubeClient } from "../kube/kube_client.ts";
 import { resolveConnectionSettings } from "../kube/kubeconfig.ts";
+import { ignoredItemsNote } from "../kube/list_items.ts";
 import { buildClusterStatus, type ClusterStatus } from "../status/cluster_status.ts";
 import { RecordObserver } from "../status/observed_freshness.ts";
 import { parseDuration } from "../config/duration.ts";
@@ -135,15 +136,21 @@ export async function statusCommand(args: string[]): Promise<number> {
       registry: new Registry(),
       userAgent: "keelson-status",
     });
+    const ignored = new Map<string, number>();
+    const list = async (path: string, signal: AbortSignal) => {
+      const read = await client.list(path, { signal });
+      if (read.ignored > 0) ignored.set(path, read.ignored);
+      return read;
+    };
     try {
       const leasePath = (ns: string) => `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`;
       const readLeases = async (): Promise<{ leases: V1Lease[]; leader: V1Lease | undefined }> => {
         const signal = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
         const [beats, leaderList] = await Promise.all([
-          client.list(leasePath(HEARTBEAT_NAMESPACE), { signal }),
+          list(leasePath(HEARTBEAT_NAMESPACE), signal),
           lease.namespace === HEARTBEAT_NAMESPACE
             ? undefined
-            : client.list(leasePath(lease.namespace), { signal }),
+            : list(leasePath(lease.namespace), signal),
         ]);
         // raw JSON: the fields read are plain strings and numbers (times are parsed from strings)
         return {
@@ -154,7 +161,7 @@ export async function statusCommand(args: string[]): Promise<number> {
         };
       };
       const [svc, first] = await Promise.all([
-        client.list("/api/v1/services", { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }),
+        list("/api/v1/services", AbortSignal.timeout(REQUEST_TIMEOUT_MS)),
         readLeases(),
       ]);
       const services = svc.items as V1Service[];
@@ -176,6 +183,9 @@ export async function statusCommand(args: string[]): Promise<number> {
       }
     } finally {
       client.close();
+      for (const [path, count] of ignored) {
+        printError(`keelson status: note: ${ignoredItemsNote(path, count)}`);
+      }
     }
   } catch (error) {
     const message = errorMessage(error);

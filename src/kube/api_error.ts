@@ -1,10 +1,17 @@
 /**
  * Turns a non-2xx answer of the API server (with its Status body) into the one error type
- * controllers branch on: `ports.KubeApiError`; tells an abort from a failure.
+ * controllers branch on: `ports.KubeApiError`; tells an abort from a failure. The server's text
+ * (`Status.message`, `reason`, a body that is not a Status) is foreign: it becomes one escaped
+ * line of at most `SERVER_TEXT_MAX` characters, so it cannot forge a line of a command's output
+ * or a log, or flood either.
  *
  * @module
  */
+import { terminalSafeExcerpt } from "../text/terminal_safe.ts";
 import { KubeApiError } from "./ports.ts";
+
+/** The most characters of a server's error text kept in a message. */
+export const SERVER_TEXT_MAX = 1000;
 
 /** The fields of a `metav1.Status` we use. */
 interface StatusBody {
@@ -34,9 +41,15 @@ export function statusError(
   const retryFromHeader = retryAfter ? Number.parseInt(retryAfter, 10) : NaN;
   const retryAfterSeconds = Number.isFinite(retryFromHeader)
     ? retryFromHeader
-    : status?.details?.retryAfterSeconds;
-  const message = status?.message ?? (body && body.length < 200 ? body.trim() : "");
-  const reason = status?.reason ?? defaultReason(code);
+    : validSeconds(status?.details?.retryAfterSeconds);
+  const raw = typeof status?.message === "string"
+    ? status.message
+    : (body && body.length < 200 ? body.trim() : "");
+  const message = terminalSafeExcerpt(raw, SERVER_TEXT_MAX);
+  // a reason is a CamelCase word; anything else from the server is not trusted as one
+  const reason = typeof status?.reason === "string" && /^[A-Za-z]{1,64}$/.test(status.reason)
+    ? status.reason
+    : defaultReason(code);
   return new KubeApiError(
     `Cannot ${what}: ${message || reason || `HTTP ${code}`} (HTTP ${code})`,
     {
@@ -69,6 +82,10 @@ function parseStatus(body: string | undefined): StatusBody | undefined {
     // not JSON: a proxy's HTML page or plain text; the caller keeps the raw text
   }
   return undefined;
+}
+
+function validSeconds(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
 }
 
 function defaultReason(code: number): string {

@@ -10,7 +10,10 @@
  *
  * Every wait is bounded here: the rate limiter, the response headers and every body read end when
  * the caller's signal aborts, when the connection is replaced, and (all but watches) at the
- * request deadline; the body is then cancelled so the stream is released. A deadline that passes
+ * request deadline; the body is then cancelled so the stream is released. Every body but a
+ * watch's is read here, through the one bounded reader (`bounded_body.ts`): a 2xx body up to the
+ * request's cap (past it the request fails and the body is cancelled), an error body cut to
+ * `BODY_LIMITS.errorText`. A deadline that passes
  * counts as `code="<timeout>"` in `rest_client_requests_total` and replaces the connection. A
  * liveness ping (`liveness.ts`) replaces a connection that stopped answering.
  *
@@ -19,7 +22,8 @@
 import { Counter, Histogram, type Registry } from "prom-client";
 import { readInputFile, TOKEN_FILE } from "../config/read_input_file.ts";
 import { logger } from "../log/logging.ts";
-import { guardBody, readAll } from "./abortable_body.ts";
+import { guardBody } from "./abortable_body.ts";
+import { BODY_LIMITS, readBoundedBody, readBoundedResponse } from "./bounded_body.ts";
 import { ApiConnection, type ReplaceReason, RequestTimeoutError } from "./connection.ts";
 import type { ConnectionSettings } from "./kubeconfig.ts";
 import { type Ping, PING_INTERVAL_MS, PING_TIMEOUT_MS, startLiveness } from "./liveness.ts";
@@ -66,6 +70,13 @@ export interface TransportRequest {
   signal?: AbortSignal | null;
   /** The rate limit to wait for. @default the transport's own */
   limiter?: TokenBucket;
+  /**
+   * The largest 2xx body read (not for watches); a larger one fails the request with a
+   * `ResponseTooLargeError`. @default BODY_LIMITS.object
+   */
+  maxBodyBytes?: number;
+  /** What the body is, for that error. @default "one object" */
+  bodyName?: string;
 }
 
 /** The transport shared by the REST calls (`rest_api.ts`) and the raw list/watch calls. */
@@ -77,13 +88,14 @@ export interface HttpTransport {
   /**
    * Sends one request: waits for the rate limiter, adds credentials and User-Agent, records
    * metrics. A watch (`watch=true`) returns at once with a streaming body whose reads end on
-   * abort; any other request returns with its whole body read, within the deadline.
+   * abort; any other request returns with its whole body read, within the deadline and the cap
+   * (`maxBodyBytes`; an error answer's body cut to `BODY_LIMITS.errorText`).
    * @param url absolute URL, or a path below the server
    * @param request method, headers, body, signal
    * @returns the response (any status)
    * @throws {TypeError} on a network or TLS failure; the signal's reason on abort; a
    *   `RequestTimeoutError` at the deadline; a `ConnectionReplacedError` when the connection it
-   *   ran on was replaced
+   *   ran on was replaced; a `ResponseTooLargeError` past the body's cap
    */
   fetch(url: string, request?: TransportRequest): Promise<Response>;
   /**
@@ -192,8 +204,15 @@ export function createHttpTransport(
         handedOver = true;
         return new Response(guardBody(response.body, signal, () => bound.dispose()), init);
       }
-      // the whole answer within the deadline: a body stalled on a dead connection fails too
-      const bytes = await readBody(response, signal);
+      // the whole answer within the deadline (a body stalled on a dead connection fails too)
+      // and the cap (a body past it is cancelled, nothing past it kept)
+      const ok = response.status >= 200 && response.status <= 299;
+      const { bytes } = await readBoundedResponse(response, {
+        maxBytes: ok ? request.maxBodyBytes ?? BODY_LIMITS.object : BODY_LIMITS.errorText,
+        what: ok ? request.bodyName ?? "one object" : "an error answer",
+        truncate: !ok,
+        signal,
+      });
       code = String(response.status);
       return new Response(bytes, init);
     } catch (error) {
@@ -226,7 +245,12 @@ export function createHttpTransport(
         }),
         bound.signal,
       );
-      if (response.body) await readAll(guardBody(response.body, bound.signal));
+      await readBoundedBody(response.body, {
+        maxBytes: BODY_LIMITS.errorText,
+        what: "a version answer",
+        truncate: true,
+        signal: bound.signal,
+      });
       return "answered";
     } catch (error) {
       const reason = bound.signal.aborted ? bound.signal.reason : error;
@@ -314,24 +338,6 @@ class RequestSignal {
     if (!this.#controller.signal.aborted) this.#controller.abort(reason);
     this.dispose();
   }
-}
-
-/**
- * The whole body, read by the runtime into one buffer, or the signal's reason as soon as it aborts
- * (the fetch carries the same signal, so the read itself is cancelled too). Not through a JS
- * stream (`guardBody` + `readAll`): a stream step and a copy per chunk cost ~40 MB of peak RSS and
- * ~25% more CPU in a burst of 1000 Services (tests/bench/memory_bench.ts).
- */
-function readBody(response: Response, signal: AbortSignal): Promise<Uint8Array<ArrayBuffer>> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) return onAbort();
-    signal.addEventListener("abort", onAbort, { once: true });
-    response.arrayBuffer().then(
-      (buffer) => resolve(new Uint8Array(buffer)),
-      (error) => reject(signal.aborted ? signal.reason : error),
-    ).finally(() => signal.removeEventListener("abort", onAbort));
-  });
 }
 
 /**

@@ -24,6 +24,8 @@ import { delay } from "./delay.ts";
 import { errorMessage } from "../log/error_message.ts";
 import { declareOnce } from "../metrics/registry.ts";
 import { CONNECTION_REPLACED } from "./watch_events.ts";
+import { RESPONSE_TOO_LARGE } from "./bounded_body.ts";
+import { belongsToCollection, collectionKindOf } from "./list_items.ts";
 
 const log = logger("kube", "informer");
 
@@ -43,10 +45,8 @@ export interface KubeObject {
 export interface InformerOptions {
   /** Collection path, e.g. `/api/v1/nodes`, `/api/v1/services`. */
   path: string;
-  /** Kind of the items, e.g. `Node`. */
+  /** Kind of the items, e.g. `Node` (their API version is the path's). */
   kind: string;
-  /** API version of the items. @default "v1" */
-  apiVersion?: string;
   /** Trims each object before it is cached. @default cacheTransformFor(kind) */
   transform?: CacheTransform;
   /** Every this many ms, every cached object is delivered again as an update; 0 = never. @default 0 */
@@ -87,7 +87,18 @@ export function createInformer<T extends KubeObject>(
   const syncWaiters = new Set<() => void>();
   const metrics = options.registry ? informerMetrics(options.registry) : undefined;
   const resource = options.path;
+  // the version from the path, as the client's list checks it: one answer for both
+  const expected = { kind: options.kind, apiVersion: collectionKindOf(options.path).apiVersion };
   let synced = false;
+
+  // a Service inside the Node list is not a Node: left out, counted and said once per list
+  function ignoredItems(count: number): void {
+    metrics?.ignored.inc({ resource }, count);
+    log.warn(
+      "Ignored {count} object(s) from {resource} whose kind or apiVersion is not {kind} {apiVersion}",
+      { count, resource, kind: expected.kind, apiVersion: expected.apiVersion },
+    );
+  }
 
   function emit(event: InformerEvent<T>): void {
     for (const handler of handlers) {
@@ -134,6 +145,7 @@ export function createInformer<T extends KubeObject>(
     if (state.rv === "") {
       metrics?.lists.inc({ resource });
       const list = await client.list(options.path, { signal });
+      if (list.ignored > 0) ignoredItems(list.ignored);
       replace(list.items);
       state.rv = list.resourceVersion;
     }
@@ -148,6 +160,10 @@ export function createInformer<T extends KubeObject>(
       const meta = (event.object as KubeObject | undefined)?.metadata;
       if (meta?.resourceVersion) state.rv = meta.resourceVersion;
       if (event.type === "BOOKMARK") continue;
+      if (!belongsToCollection(event.object, expected)) {
+        ignoredItems(1);
+        continue;
+      }
       const object = transform(event.object) as T;
       if (event.type === "DELETED") {
         const key = objectKey(object);
@@ -198,7 +214,10 @@ export function createInformer<T extends KubeObject>(
           continue;
         }
         metrics?.errors.inc({ resource });
-        const unreachable = error instanceof KubeApiError && error.code === 0;
+        // an answer past its cap came from a server that answers: back off fully, so a
+        // misbehaving server is not read at full speed again and again
+        const unreachable = error instanceof KubeApiError && error.code === 0 &&
+          error.reason !== RESPONSE_TOO_LARGE;
         const retryAfterMs = error instanceof KubeApiError && error.retryAfterSeconds
           ? error.retryAfterSeconds * 1000
           : 0;
@@ -253,6 +272,7 @@ export function createInformer<T extends KubeObject>(
 interface InformerMetrics {
   lists: Counter<"resource">;
   errors: Counter<"resource">;
+  ignored: Counter<"resource">;
 }
 
 function informerMetrics(registry: Registry): InformerMetrics {
@@ -268,6 +288,14 @@ function informerMetrics(registry: Registry): InformerMetrics {
       new Counter({
         name: "keelson_informer_watch_errors_total",
         help: "List or watch failures of informers, each followed by a backoff and a retry.",
+        labelNames: ["resource"],
+        registers: [registry],
+      })),
+    ignored: declareOnce(registry, "keelson_informer_ignored_objects_total", () =>
+      new Counter({
+        name: "keelson_informer_ignored_objects_total",
+        help:
+          "Objects in list answers or watch events left out because their kind or apiVersion is not the collection's.",
         labelNames: ["resource"],
         registers: [registry],
       })),

@@ -6,15 +6,13 @@
  *
  * @module
  */
-import { type PagedList, pageThrough } from "./list_pages.ts";
+import { pageThrough } from "./list_pages.ts";
 import type { Registry } from "prom-client";
-import { isAbortError, statusError } from "./api_error.ts";
+import { LIST_PAGE_SIZE } from "./bounded_body.ts";
 import { createHttpTransport, type HttpTransport } from "./http_transport.ts";
 import type { ConnectionSettings } from "./kubeconfig.ts";
-import { KubeApiError } from "./ports.ts";
 import { createRestApi, type RestApi } from "./rest_api.ts";
 import type { RawWatchEvent } from "./watch_lines.ts";
-import { errorMessageWithCause } from "../log/error_message.ts";
 import { randomWatchTimeoutSeconds, watchEvents, type WatchOptions } from "./watch_events.ts";
 
 export { randomWatchTimeoutSeconds, type WatchOptions };
@@ -39,7 +37,7 @@ export interface KubeClientOptions {
 
 /** Options of `KubeClient.list`. */
 export interface ListOptions {
-  /** Page size. @default 500 */
+  /** Page size. @default LIST_PAGE_SIZE */
   limit?: number;
   /** Aborts the list. */
   signal?: AbortSignal;
@@ -49,6 +47,8 @@ export interface ListOptions {
 export interface ListResult {
   items: unknown[];
   resourceVersion: string;
+  /** Items left out: their kind or apiVersion was not the collection's (`list_items.ts`). */
+  ignored: number;
 }
 
 /** The client every part of Keelson uses to talk to the API server. */
@@ -60,10 +60,11 @@ export interface KubeClient {
   /** The transport (for raw requests). */
   readonly transport: HttpTransport;
   /**
-   * Lists a collection page by page (limit/continue).
+   * Lists a collection page by page (limit/continue), each page through `rest.listPage`.
    * @param path e.g. `/api/v1/nodes`
    * @param options page size and signal
-   * @returns all items and the resourceVersion to watch from
+   * @returns all items of the collection's kind, the count of the others, and the
+   *   resourceVersion to watch from
    * @throws {KubeApiError} on an API or network error
    */
   list(path: string, options?: ListOptions): Promise<ListResult>;
@@ -100,69 +101,35 @@ export function createKubeClient(
  * @returns the client; its `close()` closes the transport
  */
 export function kubeClientOver(transport: HttpTransport, source: string): KubeClient {
+  const rest = createRestApi(transport);
   return {
     source,
-    rest: createRestApi(transport),
+    rest,
     transport,
-    list: (path, listOptions) => listAll(transport, path, listOptions ?? {}),
+    list: (path, listOptions) => listAll(rest, path, listOptions ?? {}),
     watch: (path, watchOptions) => watchEvents(transport, path, watchOptions ?? {}),
     close: () => transport.close(),
   };
 }
 
-async function listAll(
-  transport: HttpTransport,
-  path: string,
-  options: ListOptions,
-): Promise<ListResult> {
-  const limit = String(options.limit ?? 500);
+async function listAll(rest: RestApi, path: string, options: ListOptions): Promise<ListResult> {
+  let ignored = 0;
   const { items, last } = await pageThrough(
-    (continueToken) => listPage(transport, path, limit, continueToken, options.signal),
+    async (continueToken, limit) => {
+      if (!continueToken) ignored = 0; // the first page, or a restart after an expired token
+      const page = await rest.listPage(path, {
+        limit,
+        ...(continueToken ? { continueToken } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      ignored += page.ignored;
+      return page;
+    },
     `list ${path}`,
-    options.signal ? { signal: options.signal } : {},
+    {
+      pageSize: options.limit ?? LIST_PAGE_SIZE,
+      ...(options.signal ? { signal: options.signal } : {}),
+    },
   );
-  return { items, resourceVersion: last.resourceVersion };
-}
-
-/** One page of a list; a status other than 200 (410: the token expired) as a KubeApiError. */
-async function listPage(
-  transport: HttpTransport,
-  path: string,
-  limit: string,
-  continueToken: string | undefined,
-  signal: AbortSignal | undefined,
-): Promise<PagedList & { resourceVersion: string }> {
-  const query = new URLSearchParams({ limit });
-  if (continueToken) query.set("continue", continueToken);
-  const page = await request(transport, `${path}?${query}`, `list ${path}`, signal);
-  const body = await page.text();
-  if (page.status !== 200) {
-    throw statusError(page.status, body, page.headers.get("retry-after"), `list ${path}`);
-  }
-  const list = JSON.parse(body) as {
-    items?: unknown[] | null;
-    metadata?: { resourceVersion?: string; continue?: string };
-  };
-  return {
-    items: list.items ?? [],
-    continueToken: list.metadata?.continue || undefined,
-    resourceVersion: list.metadata?.resourceVersion ?? "",
-  };
-}
-
-async function request(
-  transport: HttpTransport,
-  url: string,
-  what: string,
-  signal: AbortSignal | undefined,
-): Promise<Response> {
-  try {
-    return await transport.fetch(url, { signal: signal ?? null });
-  } catch (error) {
-    if (isAbortError(error) || signal?.aborted) throw error;
-    throw new KubeApiError(`Cannot ${what}: ${errorMessageWithCause(error)}`, {
-      code: 0,
-      cause: error,
-    });
-  }
+  return { items, resourceVersion: last.resourceVersion, ignored };
 }

@@ -4,8 +4,15 @@
  * restarts the list once from the first page, as client-go's pager does, so the result is one
  * consistent list.
  *
+ * A page whose answer is larger than a page may be (`BODY_LIMITS.listPage`, reason
+ * `ResponseTooLarge`) is asked for again with a tenth of the items, down to one, and the list goes
+ * on with that smaller page: a cluster of very large objects is still read whole, each page within
+ * the bound, while a server that answers past the bound whatever is asked costs four bounded
+ * reads (500, 50, 5, 1 items) and then a clear error.
+ *
  * @module
  */
+import { RESPONSE_TOO_LARGE } from "./bounded_body.ts";
 import { KubeApiError } from "./ports.ts";
 
 /** What the pager needs of one page. */
@@ -17,6 +24,8 @@ export interface PagedList {
 
 /** Options of `pageThrough`. */
 export interface PageThroughOptions {
+  /** Items asked for per page (`limit`), made smaller when a page is too large. */
+  pageSize: number;
   /** Refuse a collection above this many items instead of truncating it. @default unbounded */
   maxItems?: number;
   /** Checked before each page. */
@@ -25,20 +34,22 @@ export interface PageThroughOptions {
 
 /**
  * Fetches every page of one list.
- * @param fetchPage GETs the page after `continueToken` (undefined: the first); throws
- *   `KubeApiError` with code 410 when the token expired
+ * @param fetchPage GETs the page of at most `limit` items after `continueToken` (undefined: the
+ *   first); throws `KubeApiError` with code 410 when the token expired, with reason
+ *   `ResponseTooLarge` when the answer was past its cap
  * @param what the list, for the error above `maxItems` (e.g. `list /api/v1/nodes`)
- * @param options item bound and signal
+ * @param options page size, item bound and signal
  * @returns every item, the last page (its other fields, e.g. the resourceVersion) and the number
  *   of requests sent
  * @throws {KubeApiError} when a page fails (a second expiry too); {Error} above `maxItems`
  */
 export async function pageThrough<P extends PagedList>(
-  fetchPage: (continueToken: string | undefined) => Promise<P>,
+  fetchPage: (continueToken: string | undefined, limit: number) => Promise<P>,
   what: string,
-  options: PageThroughOptions = {},
+  options: PageThroughOptions,
 ): Promise<{ items: unknown[]; last: P; requests: number }> {
   const maxItems = options.maxItems ?? Infinity;
+  let limit = Math.max(1, Math.floor(options.pageSize));
   const items: unknown[] = [];
   let requests = 0;
   let restarted = false;
@@ -49,8 +60,12 @@ export async function pageThrough<P extends PagedList>(
     requests++;
     let page: P;
     try {
-      page = await fetchPage(continueToken);
+      page = await fetchPage(continueToken, limit);
     } catch (error) {
+      if (error instanceof KubeApiError && error.reason === RESPONSE_TOO_LARGE && limit > 1) {
+        limit = Math.ceil(limit / 10);
+        continue;
+      }
       if (error instanceof KubeApiError && error.code === 410 && continueToken && !restarted) {
         restarted = true;
         items.length = 0;

@@ -1,47 +1,30 @@
 /**
- * A client that can only read: one page of a collection per call, always a GET. Commands that
- * must never change a cluster (`keelson plan --kubeconfig`) get this type and nothing else, so a
- * write cannot be written by mistake: there is no method to call, and the transport it wraps is
- * out of reach.
+ * A read-only view of the one REST client (`rest_api.ts`): one page of a collection per call,
+ * always a GET, through the same request, error, JSON and body-bound path as every other call.
+ * Commands that must never change a cluster (`keelson plan --kubeconfig`, `keelson import`) get
+ * this type and nothing else, so a write cannot be written by mistake: there is no method to call,
+ * and the REST client and transport it wraps are out of reach.
  *
  * @module
  */
-import { errorMessageWithCause } from "../log/error_message.ts";
 import type { Registry } from "prom-client";
-import { isAbortError, statusError } from "./api_error.ts";
 import { createHttpTransport, type HttpTransport } from "./http_transport.ts";
 import type { ConnectionSettings } from "./kubeconfig.ts";
-import { KubeApiError } from "./ports.ts";
+import { createRestApi, type ListPage, type ListPageOptions } from "./rest_api.ts";
 
-/** One page of a list. */
-export interface ListPage {
-  /** The page's items, plain JSON, untrusted. */
-  items: unknown[];
-  /** The token of the next page; undefined on the last page. */
-  continueToken: string | undefined;
-}
-
-/** Options of `ReadOnlyKubeClient.listPage`. */
-export interface ListPageOptions {
-  /** The page size (`limit`). */
-  limit: number;
-  /** The `continue` token from the previous page. */
-  continueToken?: string;
-  /** Aborts the request. */
-  signal?: AbortSignal;
-}
+export type { ListPage, ListPageOptions };
 
 /** The read-only port: GET one page of a collection. */
 export interface ReadOnlyKubeClient {
   /** Where the connection settings came from, e.g. `kubeconfig "/x" context "y"`. */
   readonly source: string;
   /**
-   * GETs one page of a collection.
+   * GETs one page of a collection (`RestApi.listPage`).
    * @param path e.g. `/api/v1/nodes`
    * @param options page size, continue token, signal
    * @returns the page
-   * @throws {KubeApiError} on an HTTP error (410 Gone: the continue token expired) or a network
-   *   error (code 0); the signal's reason on abort
+   * @throws {KubeApiError} on an HTTP error (410 Gone: the continue token expired), a network
+   *   error or a body past its cap (code 0); the signal's reason on abort
    */
   listPage(path: string, options: ListPageOptions): Promise<ListPage>;
   /** Closes the connections. */
@@ -79,8 +62,8 @@ export function createReadOnlyKubeClient(
 }
 
 /**
- * The read-only client over a transport (tests give a fake one).
- * @param transport only its `fetch` (always without a method: GET) and `close` are used
+ * The read-only view of a REST client over a transport (tests give a fake one).
+ * @param transport only its `fetch` (always a GET) and `close` are used
  * @param source where the settings came from
  * @returns the client
  */
@@ -88,49 +71,10 @@ export function readOnlyClientOver(
   transport: Pick<HttpTransport, "fetch" | "close">,
   source: string,
 ): ReadOnlyKubeClient {
+  const rest = createRestApi(transport);
   return {
     source,
-    listPage: async (path, options) => {
-      const query = new URLSearchParams({ limit: String(options.limit) });
-      if (options.continueToken) query.set("continue", options.continueToken);
-      const what = `list ${path}`;
-      const signal = options.signal;
-      let status: number, text: string, retryAfter: string | null;
-      try {
-        const response = await transport.fetch(`${path}?${query}`, { signal: signal ?? null });
-        status = response.status;
-        retryAfter = response.headers.get("retry-after");
-        text = await response.text();
-      } catch (error) {
-        if (isAbortError(error) || signal?.aborted) throw error;
-        throw new KubeApiError(`Cannot ${what}: ${errorMessageWithCause(error)}`, {
-          code: 0,
-          cause: error,
-        });
-      }
-      if (status !== 200) throw statusError(status, text, retryAfter, what);
-      let list: unknown;
-      try {
-        list = JSON.parse(text);
-      } catch (error) {
-        throw new KubeApiError(`Cannot ${what}: the answer is not JSON`, {
-          code: 200,
-          cause: error,
-        });
-      }
-      const body = isRecord(list) ? list : {};
-      const items = body.items ?? [];
-      if (!Array.isArray(items)) {
-        throw new KubeApiError(`Cannot ${what}: the answer's items is not a list`, { code: 200 });
-      }
-      const metadata = isRecord(body.metadata) ? body.metadata : {};
-      const next = metadata.continue;
-      return { items, continueToken: typeof next === "string" && next !== "" ? next : undefined };
-    },
+    listPage: (path, options) => rest.listPage(path, options),
     close: () => transport.close(),
   };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -3,12 +3,19 @@
  * signal (the iterator then simply returns), on the connection being replaced, or when the
  * connection stays silent past its bound (then the connection is replaced as dead): the
  * transport's body reads reject on abort instead of waiting for the next byte, and the body is
- * cancelled so the stream is released.
+ * cancelled so the stream is released. Each event (one line) is bounded by
+ * `BODY_LIMITS.watchEvent`, an error answer's text by `BODY_LIMITS.errorText`.
  *
  * @module
  */
 import { errorMessageWithCause } from "../log/error_message.ts";
 import { statusError } from "./api_error.ts";
+import {
+  BODY_LIMITS,
+  readBoundedResponse,
+  RESPONSE_TOO_LARGE,
+  ResponseTooLargeError,
+} from "./bounded_body.ts";
 import { ConnectionReplacedError } from "./connection.ts";
 import type { HttpTransport } from "./http_transport.ts";
 import { KubeApiError } from "./ports.ts";
@@ -93,6 +100,7 @@ export async function* watchEvents(
     if (error instanceof KubeApiError) return error;
     return new KubeApiError(`Cannot ${what}: ${errorMessageWithCause(error)}`, {
       code: 0,
+      ...(error instanceof ResponseTooLargeError ? { reason: RESPONSE_TOO_LARGE } : {}),
       cause: error,
     });
   };
@@ -107,13 +115,18 @@ export async function* watchEvents(
       throw failure(error);
     }
     if (response.status !== 200 || !response.body) {
-      const body = await response.text().catch(() => "");
+      const body = await readBoundedResponse(response, {
+        maxBytes: BODY_LIMITS.errorText,
+        what: "an error answer",
+        truncate: true,
+        signal: controller.signal,
+      }).then(({ bytes }) => new TextDecoder().decode(bytes), () => "");
       throw statusError(response.status, body, response.headers.get("retry-after"), what);
     }
     // read the transport's guarded body directly: a read rejects as soon as `controller` aborts
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
-    const lines = new LineSplitter();
+    const lines = new LineSplitter(BODY_LIMITS.watchEvent);
     try {
       while (true) {
         let chunk: ReadableStreamReadResult<Uint8Array>;
@@ -125,11 +138,21 @@ export async function* watchEvents(
         }
         if (chunk.done) break;
         arm();
-        for (const line of lines.push(decoder.decode(chunk.value, { stream: true }))) {
-          yield eventOrThrow(line, what);
+        let complete: string[];
+        try {
+          complete = lines.push(decoder.decode(chunk.value, { stream: true }));
+        } catch (error) {
+          throw failure(error);
         }
+        for (const line of complete) yield eventOrThrow(line, what);
       }
-      for (const line of lines.push(decoder.decode())) yield eventOrThrow(line, what);
+      let complete: string[];
+      try {
+        complete = lines.push(decoder.decode());
+      } catch (error) {
+        throw failure(error);
+      }
+      for (const line of complete) yield eventOrThrow(line, what);
       const last = lines.flush();
       if (last !== undefined) yield eventOrThrow(last, what);
     } finally {
@@ -153,8 +176,13 @@ function eventOrThrow(line: string, what: string): RawWatchEvent {
     });
   }
   if (event.type === "ERROR") {
-    const status = event.object as { code?: number } | undefined;
-    throw statusError(status?.code ?? 500, JSON.stringify(event.object), undefined, what);
+    const code = (event.object as { code?: unknown } | undefined)?.code;
+    throw statusError(
+      typeof code === "number" && Number.isInteger(code) && code >= 100 && code <= 599 ? code : 500,
+      JSON.stringify(event.object),
+      undefined,
+      what,
+    );
   }
   return event;
 }

@@ -4,10 +4,13 @@
  * (`limit`/`continue`), through the read-only client (it has no write method), each request with
  * its own deadline (the client's) and the whole read under the caller's signal. Every item goes
  * through the snapshot file's validation (`addListItems`): the answer is as untrusted as a file.
+ * Items of another kind than their list's were already left out by the client; their count is
+ * returned for the command to say.
  *
  * @module
  */
 import { addListItems, emptySnapshot, type Snapshot } from "../snapshot/load_snapshot.ts";
+import { LIST_PAGE_SIZE } from "../kube/bounded_body.ts";
 import { pageThrough } from "../kube/list_pages.ts";
 import type { ReadOnlyKubeClient } from "../kube/read_only_client.ts";
 import { HEARTBEAT_NAMESPACE } from "../status/host_report.ts";
@@ -33,7 +36,7 @@ export const LIVE_COLLECTIONS: readonly LiveCollection[] = [
 
 /** Options of `readLiveCluster` and `listAllPages`. */
 export interface LiveReadOptions {
-  /** Items per page (`limit`). @default 500 */
+  /** Items per page (`limit`). @default LIST_PAGE_SIZE */
   pageSize?: number;
   /** The most items one collection may hold; more is refused, not truncated. @default 100 000 */
   maxItems?: number;
@@ -47,6 +50,8 @@ export interface LiveCluster {
   snapshot: Snapshot;
   /** How many requests were sent (all GETs). */
   requests: number;
+  /** Per collection path, the items left out (kind or apiVersion not the collection's). */
+  ignored: Record<string, number>;
 }
 
 /**
@@ -63,12 +68,14 @@ export async function readLiveCluster(
 ): Promise<LiveCluster> {
   const snapshot = emptySnapshot();
   let requests = 0;
+  const ignored: Record<string, number> = {};
   for (const collection of LIVE_COLLECTIONS) {
     const read = await listAllPages(client, collection.path, options);
     requests += read.requests;
+    if (read.ignored > 0) ignored[collection.path] = read.ignored;
     addListItems(snapshot, read.items, collection.listKind, `list ${collection.path}`);
   }
-  return { snapshot, requests };
+  return { snapshot, requests, ignored };
 }
 
 /**
@@ -77,27 +84,32 @@ export async function readLiveCluster(
  * @param client the read-only client
  * @param path the collection
  * @param options page size, item bound, signal
- * @returns every item and the number of requests sent
+ * @returns every item, the number of requests sent and of items left out
  * @throws {KubeApiError} when a request fails; {Error} above `maxItems`
  */
 export async function listAllPages(
   client: ReadOnlyKubeClient,
   path: string,
   options: LiveReadOptions = {},
-): Promise<{ items: unknown[]; requests: number }> {
-  const limit = options.pageSize ?? 500;
+): Promise<{ items: unknown[]; requests: number; ignored: number }> {
+  let ignored = 0;
   const { items, requests } = await pageThrough(
-    (continueToken) =>
-      client.listPage(path, {
+    async (continueToken, limit) => {
+      if (!continueToken) ignored = 0; // the first page, or a restart after an expired token
+      const page = await client.listPage(path, {
         limit,
         ...(continueToken ? { continueToken } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
-      }),
+      });
+      ignored += page.ignored;
+      return page;
+    },
     `list ${path}`,
     {
+      pageSize: options.pageSize ?? LIST_PAGE_SIZE,
       maxItems: options.maxItems ?? 100_000,
       ...(options.signal ? { signal: options.signal } : {}),
     },
   );
-  return { items, requests };
+  return { items, requests, ignored };
 }

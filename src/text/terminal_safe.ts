@@ -58,6 +58,18 @@ export function terminalSafe(text: string): string {
 }
 
 /**
+ * Foreign text quoted inside Keelson's own message (a server's error text): one line, escaped as
+ * `terminalSafe` does, and cut to a bound so a megabyte of it cannot flood a terminal or a log.
+ * @param text any text
+ * @param maxLength the most characters of `text` kept
+ * @returns the escaped text, ending in `… (N more characters)` when cut
+ */
+export function terminalSafeExcerpt(text: string, maxLength: number): string {
+  if (text.length <= maxLength) return terminalSafe(text);
+  return `${terminalSafe(text.slice(0, maxLength))}… (${text.length - maxLength} more characters)`;
+}
+
+/**
  * Text laid out in lines by Keelson: newline and tab are kept, every other control character is
  * shown as an escape. With `sgr`, colour codes (`ESC [ … m`, which only change colours) are kept
  * too; every other escape sequence is broken up (its ESC shown as `\x1b`).

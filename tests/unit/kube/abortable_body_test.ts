@@ -1,5 +1,9 @@
 import assert from "node:assert/strict";
-import { guardBody, readAll } from "../../../src/kube/abortable_body.ts";
+import { guardBody } from "../../../src/kube/abortable_body.ts";
+import { readBoundedBody } from "../../../src/kube/bounded_body.ts";
+
+const readAll = async (body: ReadableStream<Uint8Array>) =>
+  (await readBoundedBody(body, { maxBytes: 1024, what: "a test body" })).bytes;
 
 /** A body that sends one chunk and then nothing (a silent connection), recording its cancel. */
 function silentBody(): { body: ReadableStream<Uint8Array>; cancelled: () => unknown } {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { isAbortError, statusError } from "../../../src/kube/api_error.ts";
+import { isAbortError, SERVER_TEXT_MAX, statusError } from "../../../src/kube/api_error.ts";
 import { isConflict, isNotFound, KubeApiError } from "../../../src/kube/ports.ts";
 
 const CONFLICT_BODY = JSON.stringify({
@@ -70,4 +70,48 @@ Deno.test("statusError() maps a 410 Expired watch error", () => {
   assert.equal(error.code, 410);
   assert.equal(error.reason, "Expired");
   assert.match(error.message, /too old resource version/);
+});
+
+Deno.test("statusError() makes a server's message one escaped line: a newline cannot forge a line", () => {
+  const error = statusError(
+    403,
+    JSON.stringify({
+      kind: "Status",
+      reason: "Forbidden",
+      message: "denied\nkeelson plan: FORGED LINE\r\x1b[2J",
+    }),
+    null,
+    "list /api/v1/nodes",
+  );
+  assert.equal(error.message.includes("\n"), false);
+  assert.equal(error.message.includes("\x1b"), false);
+  assert.equal(
+    error.message,
+    "Cannot list /api/v1/nodes: denied\\nkeelson plan: FORGED LINE\\r\\x1b[2J (HTTP 403)",
+  );
+});
+
+Deno.test("statusError() cuts a 1 MiB message to SERVER_TEXT_MAX characters and says how much was cut", () => {
+  const message = "m".repeat(1024 * 1024);
+  const error = statusError(500, JSON.stringify({ kind: "Status", message }), null, "get x");
+  assert.ok(error.message.length < SERVER_TEXT_MAX + 100, `${error.message.length} characters`);
+  assert.match(
+    error.message,
+    new RegExp(`… \\(${1024 * 1024 - SERVER_TEXT_MAX} more characters\\)`),
+  );
+});
+
+Deno.test("statusError() takes no reason, code or retry delay from the server that is not one", () => {
+  const error = statusError(
+    429,
+    JSON.stringify({
+      kind: "Status",
+      reason: "Too\nMany",
+      details: { retryAfterSeconds: "soon" },
+    }),
+    null,
+    "get x",
+  );
+  assert.equal(error.reason, "TooManyRequests");
+  assert.equal(error.retryAfterSeconds, undefined);
 });

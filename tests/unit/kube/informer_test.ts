@@ -5,6 +5,7 @@ import type { ListResult, WatchOptions } from "../../../src/kube/kube_client.ts"
 import { type InformerEvent, KubeApiError } from "../../../src/kube/ports.ts";
 import type { RawWatchEvent } from "../../../src/kube/watch_lines.ts";
 import { pollUntil } from "../../_support/poll.ts";
+import { createMetricsRegistry } from "../../../src/metrics/registry.ts";
 
 const node = (name: string, rv: string) => ({
   metadata: { name, resourceVersion: rv, creationTimestamp: "2026-01-02T03:04:05Z" },
@@ -13,7 +14,7 @@ const node = (name: string, rv: string) => ({
 
 /** A scripted client: each list/watch call takes the next entry; an Error entry is thrown. */
 function fakeClient(
-  lists: Array<ListResult | Error>,
+  lists: Array<(Omit<ListResult, "ignored"> & { ignored?: number }) | Error>,
   watches: Array<Array<RawWatchEvent | Error>>,
 ) {
   const calls: string[] = [];
@@ -23,7 +24,9 @@ function fakeClient(
       calls.push(`list ${path}`);
       const next = lists.shift();
       if (!next) return new Promise(() => {});
-      return next instanceof Error ? Promise.reject(next) : Promise.resolve(next);
+      return next instanceof Error
+        ? Promise.reject(next)
+        : Promise.resolve({ ignored: 0, ...next });
     },
     async *watch(path: string, options?: WatchOptions): AsyncGenerator<RawWatchEvent> {
       calls.push(
@@ -223,4 +226,28 @@ Deno.test("createInformer() waits at least the Retry-After the server asked for"
   controller.abort();
   await done;
   assert.deepEqual(slept, [5000]);
+});
+
+Deno.test("createInformer() leaves out and counts watched objects of another kind or apiVersion", async () => {
+  const client = fakeClient([{ items: [node("a", "1")], resourceVersion: "10", ignored: 2 }], [[
+    { type: "ADDED", object: { kind: "Service", apiVersion: "v1", ...node("svc", "11") } },
+    { type: "ADDED", object: { kind: "Node", apiVersion: "other.io/v1", ...node("x", "12") } },
+    { type: "ADDED", object: { kind: "Node", apiVersion: "v1", ...node("b", "13") } },
+  ]]);
+  const registry = createMetricsRegistry();
+  const informer = createInformer<V1Node>(client, {
+    path: "/api/v1/nodes",
+    kind: "Node",
+    registry,
+  });
+  const controller = new AbortController();
+  const done = informer.run(controller.signal);
+  await until(() => informer.get("b") !== undefined);
+  controller.abort();
+  await done;
+  assert.deepEqual(informer.list().map((n) => n.metadata?.name).sort(), ["a", "b"]);
+  const ignored = (await registry.getSingleMetric("keelson_informer_ignored_objects_total")!.get())
+    .values;
+  // two left out of the list by the client, two watch events here
+  assert.deepEqual(ignored.map((v) => [v.labels.resource, v.value]), [["/api/v1/nodes", 4]]);
 });

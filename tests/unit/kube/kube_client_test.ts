@@ -4,6 +4,7 @@ import { createMetricsRegistry } from "../../../src/metrics/registry.ts";
 import { createKubeClient, type KubeClient } from "../../../src/kube/kube_client.ts";
 import { KubeApiError } from "../../../src/kube/ports.ts";
 import type { RawWatchEvent } from "../../../src/kube/watch_lines.ts";
+import { pollUntil } from "../../_support/poll.ts";
 
 /** A loopback HTTP server answering with `handler`; records requests. */
 function serve(handler: (request: Request) => Response | Promise<Response>) {
@@ -64,6 +65,7 @@ Deno.test("KubeClient.list() follows continue tokens and sends the bearer token 
   assert.deepEqual(result, {
     items: [{ metadata: { name: "a" } }, { metadata: { name: "b" } }],
     resourceVersion: "7",
+    ignored: 0,
   });
   assert.equal(s.requests.length, 2);
   assert.equal(s.requests[0]!.headers.get("authorization"), "Bearer t0k");
@@ -92,6 +94,7 @@ Deno.test("KubeClient.list() starts one full list again when a continue token ex
   assert.deepEqual(result, {
     items: [{ metadata: { name: "a" } }, { metadata: { name: "b" } }],
     resourceVersion: "9",
+    ignored: 0,
   });
   assert.deepEqual(
     s.requests.map((r) => new URL(r.url).searchParams.get("continue")),
@@ -226,4 +229,91 @@ Deno.test("createKubeClient() counts requests in rest_client_requests_total", as
     client.close();
     await server.shutdown();
   }
+});
+
+Deno.test("KubeClient.watch() fails an event line past BODY_LIMITS.watchEvent and cancels the stream", async () => {
+  let sent = 0;
+  let cancelled = false;
+  await using s = serve(() =>
+    new Response(
+      new ReadableStream<Uint8Array>({
+        pull(controller) {
+          sent += 1024 * 1024;
+          controller.enqueue(new Uint8Array(1024 * 1024).fill(0x61));
+        },
+        cancel() {
+          cancelled = true;
+        },
+      }),
+    )
+  );
+  await assert.rejects(
+    collect(s.client.watch("/api/v1/nodes")),
+    (error: unknown) =>
+      error instanceof KubeApiError && error.reason === "ResponseTooLarge" &&
+      /^Cannot watch \/api\/v1\/nodes: the API server's answer is larger than 8 MiB, the most Keelson reads of one watch event/
+        .test(error.message),
+  );
+  await pollUntil("the server's stream is cancelled", () => cancelled, { timeoutMs: 10_000 });
+  assert.ok(sent < 64 * 1024 * 1024, `the server wrote ${sent} bytes`);
+});
+
+/** A list body of `bytes` spaces inside an otherwise empty NodeList, streamed. */
+function hugeList(bytes: number): Response {
+  let left = bytes;
+  return new Response(
+    new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (left <= 0) {
+          controller.enqueue(new TextEncoder().encode('{"kind":"NodeList","items":[]}'));
+          return controller.close();
+        }
+        const size = Math.min(left, 1024 * 1024);
+        left -= size;
+        controller.enqueue(new Uint8Array(size).fill(0x20));
+      },
+    }),
+  );
+}
+
+Deno.test("KubeClient.list() asks again with a tenth of the items when a page is past its cap, and goes on at that size", async () => {
+  await using s = serve((request) => {
+    const query = new URL(request.url).searchParams;
+    const limit = Number(query.get("limit"));
+    // each item "weighs" 1 MiB: more than 8 per page is past the 8 MiB cap
+    if (limit > 8) return hugeList(limit * 1024 * 1024);
+    const from = Number(query.get("continue") ?? 0);
+    const names = Array.from({ length: Math.min(limit, 40 - from) }, (_, i) => `n-${from + i}`);
+    return Response.json({
+      kind: "NodeList",
+      apiVersion: "v1",
+      metadata: {
+        resourceVersion: "3",
+        ...(from + limit < 40 ? { continue: String(from + limit) } : {}),
+      },
+      items: names.map((name) => ({ metadata: { name } })),
+    });
+  });
+  const result = await s.client.list("/api/v1/nodes");
+  assert.equal(result.items.length, 40);
+  assert.deepEqual(
+    s.requests.map((r) => new URL(r.url).searchParams.get("limit")),
+    ["500", "50", "5", "5", "5", "5", "5", "5", "5", "5"],
+  );
+});
+
+Deno.test("KubeClient.list() gives up with a clear error when even one item per page is past the cap", async () => {
+  await using s = serve(() => hugeList(1024 * 1024 * 1024));
+  await assert.rejects(
+    s.client.list("/api/v1/nodes"),
+    (error: unknown) =>
+      error instanceof KubeApiError && error.reason === "ResponseTooLarge" &&
+      /^Cannot list \/api\/v1\/nodes: the API server's answer is larger than 8 MiB/.test(
+        error.message,
+      ),
+  );
+  assert.deepEqual(
+    s.requests.map((r) => new URL(r.url).searchParams.get("limit")),
+    ["500", "50", "5", "1"],
+  );
 });

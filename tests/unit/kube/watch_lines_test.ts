@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { LineSplitter, parseWatchLine } from "../../../src/kube/watch_lines.ts";
+import { ResponseTooLargeError } from "../../../src/kube/bounded_body.ts";
 
 Deno.test("LineSplitter.push() joins an event split across chunks", () => {
   const lines = new LineSplitter();
@@ -58,4 +59,18 @@ Deno.test("LineSplitter.push() returns a chunk holding one whole event as that l
   assert.deepEqual(lines.push('{"b":2}\r\n'), ['{"b":2}']);
   assert.equal(lines.pending, 0);
   assert.equal(lines.flush(), undefined);
+});
+
+Deno.test("LineSplitter refuses a line past its bound, finished or not, and accepts one of exactly the bound", () => {
+  const exact = new LineSplitter(10);
+  assert.deepEqual(exact.push("0123456789\n"), ["0123456789"]);
+  assert.deepEqual(exact.push("01234"), []);
+  assert.deepEqual(exact.push("56789\n"), ["0123456789"]);
+  // a stream that never sends its newline stops at the bound instead of growing
+  const endless = new LineSplitter(10);
+  endless.push("012345");
+  assert.throws(() => endless.push("67890"), ResponseTooLargeError);
+  assert.equal(endless.pending, 0, "nothing of the refused line is kept");
+  // a long line finished inside one chunk among others
+  assert.throws(() => new LineSplitter(10).push('{"a":1}\n01234567890\n'), /one watch event/);
 });

@@ -6,6 +6,7 @@ import type {
   ReadOnlyKubeClient,
 } from "../../../src/kube/read_only_client.ts";
 import { listAllPages, readLiveCluster } from "../../../src/plan/live_cluster.ts";
+import { readOnlyClientOver } from "../../../src/kube/read_only_client.ts";
 
 /** A fake read-only client serving each path's items in pages of `limit`, tokens "p<offset>". */
 function pagedClient(
@@ -29,6 +30,8 @@ function pagedClient(
       return Promise.resolve({
         items: all.slice(from, to),
         continueToken: to < all.length ? `p${to}` : undefined,
+        resourceVersion: "1",
+        ignored: 0,
       });
     },
     close() {},
@@ -125,4 +128,40 @@ Deno.test("readLiveCluster refuses a malformed object, naming the list, item and
     readLiveCluster(client),
     /Cannot read cluster state list \/api\/v1\/nodes item 1 \(Node "n-2"\): spec\.podCIDRs: must be a list/,
   );
+});
+
+Deno.test("readLiveCluster counts a Service inside the NodeList and a Node inside the LeaseList as neither", async () => {
+  const lists: Record<string, unknown> = {
+    "/api/v1/nodes": {
+      kind: "NodeList",
+      apiVersion: "v1",
+      items: [
+        node("n-1"),
+        {
+          kind: "Service",
+          apiVersion: "v1",
+          metadata: { name: "forged", namespace: "default" },
+          spec: { type: "LoadBalancer", ports: [{ port: 80 }] },
+        },
+      ],
+    },
+    "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases": {
+      kind: "LeaseList",
+      apiVersion: "coordination.k8s.io/v1",
+      items: [{ kind: "Node", apiVersion: "v1", metadata: { name: "n-forged" } }],
+    },
+  };
+  const client = readOnlyClientOver({
+    fetch: (url: string) =>
+      Promise.resolve(Response.json(lists[url.split("?")[0]!] ?? { items: [] })),
+    close() {},
+  }, "fake");
+  const read = await readLiveCluster(client);
+  assert.deepEqual(read.snapshot.nodes.map((n) => n.metadata?.name), ["n-1"]);
+  assert.equal(read.snapshot.services.length, 0);
+  assert.equal(read.snapshot.leases.length, 0);
+  assert.deepEqual(read.ignored, {
+    "/api/v1/nodes": 1,
+    "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases": 1,
+  });
 });
