@@ -71,7 +71,6 @@ export function createKubeletLeaseInformer(
   return createInformer<V1Lease>(client, {
     path: `/apis/coordination.k8s.io/v1/namespaces/${KUBELET_LEASE_NAMESPACE}/leases`,
     kind: "Lease",
-    apiVersion: "coordination.k8s.io/v1",
     transform: trimKubeletLease,
     registry,
   });
