@@ -165,3 +165,23 @@ Deno.test("run's static graph holds no importer, planner, status, render or Kube
   }
   assert.deepEqual(offending(graph, NOT_FOR_RUN), []);
 });
+
+Deno.test("zod is imported as a namespace of zod/v4, so the bundle leaves out its locales", async () => {
+  // `import { z } from "zod"` hands over zod's whole namespace object, so `deno bundle` keeps
+  // every export: ~40 locales and the JSON Schema converters, 600 KB the agent parses at start
+  // and ~5 MB of resident memory. `import * as z from "zod/v4"` lets it keep only what is used.
+  const graph = await evaluatedGraph("src/cli/run.ts");
+  const offenders: string[] = [];
+  for (const file of graph.keys()) {
+    if (file.startsWith("npm:")) continue;
+    const text = await Deno.readTextFile(join(ROOT, file));
+    const zodImports = [
+      ...text.matchAll(/^import\s+(?!type\s)([^;]*?)\s*from\s*["']zod([^"']*)["']/gm),
+    ];
+    for (const [, clause, subpath] of zodImports) {
+      if (!(/^\*\s+as\s+z$/.test(clause!.trim()) && subpath === "/v4")) offenders.push(file);
+    }
+  }
+  assert.ok(graph.has("src/config/schema.ts"), "the walk did not reach src/config/schema.ts");
+  assert.deepEqual(offenders, []);
+});
