@@ -69,7 +69,7 @@ export class BaremetalInstances implements InstancesV2 {
    * Tells the provider the Nodes changed (an informer event). With the event, the providerID
    * index is updated for that Node alone; without it, rebuilt at the next lookup. (A lister
    * returns a new array each call; one rebuild per lookup, or per event during a burst, would cost
-   * O(N) per Node initialized, O(N²) for N new Nodes.)
+   * O(N) per Node initialized, O(N^2) for N new Nodes.)
    * @param event the informer's change, when known
    */
   nodesChanged(event?: { type: "add" | "update" | "delete"; object: V1Node }): void {

@@ -34,7 +34,7 @@ export class UnservedAddressReporter {
 
   /**
    * Reports on the next microtask; calls made in one burst share one pass. With `key`, only that
-   * Service is checked again (one pass over every Service per informer event would cost O(N²)
+   * Service is checked again (one pass over every Service per informer event would cost O(N^2)
    * over a burst); without it, or when the configuration changed, every Service is.
    * @param read the configuration in force and the Service cache, read when the pass runs
    * @param events the leader's recorder; undefined when this process does not lead

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod/v4";
 import { isIP } from "node:net";
 import { parseIp } from "../net/ip.ts";
 

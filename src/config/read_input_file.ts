@@ -70,7 +70,7 @@ export class InputFileError extends Error {
 
   /**
    * @param problem the kind of problem
-   * @param message e.g. "is not a regular file (…)"; callers put the file's name before it
+   * @param message e.g. "is not a regular file (...)"; callers put the file's name before it
    * @param options the cause
    */
   constructor(problem: InputFileProblem, message: string, options?: { cause?: unknown }) {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod/v4";
 import { parseIp } from "../net/ip.ts";
 import { parseSystemPath } from "./bmc_system_path.ts";
 import { AnnounceSchema, BgpSchema, MachineBgpSchema } from "./bgp_schema.ts";

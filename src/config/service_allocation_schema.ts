@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod/v4";
 
 /** Kubernetes label keys: an optional DNS-subdomain prefix and a name of at most 63. */
 export const LABEL_KEY = z.string().regex(

@@ -13,7 +13,7 @@
  * @module
  */
 import type { V1Node } from "@kubernetes/client-node";
-import { z } from "zod";
+import * as z from "zod/v4";
 import { type AddressInterval, mergeIntervals } from "../config/pool_size.ts";
 import { NAME_REGEXP } from "../config/schema.ts";
 import { formatIp, parseIp } from "../net/ip.ts";

@@ -363,7 +363,7 @@ function goDurationSeconds(text: string): number | undefined {
     "µs": 1e-6,
     ns: 1e-9,
   };
-  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns)/g)];
+  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(h|ms|m|s|us|\u00b5s|ns)/g)];
   if (parts.length === 0 || parts.map((p) => p[0]).join("") !== text) return undefined;
   return parts.reduce((sum, p) => sum + Number(p[1]) * unit[p[2]!]!, 0);
 }

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod/v4";
 
 const text = z.string().max(4096);
 const name = z.string().max(253);

@@ -12,7 +12,7 @@ import type { FileKind } from "../config/read_input_file.ts";
 
 /** A problem with the imported file: one sentence naming file, line and field. */
 export class ImportError extends Error {
-  /** @param message e.g. `metallb.yaml:12: IPAddressPool "public" spec.addresses: …` */
+  /** @param message e.g. `metallb.yaml:12: IPAddressPool "public" spec.addresses: ...` */
   constructor(message: string) {
     super(message);
     this.name = "ImportError";

@@ -61,7 +61,7 @@ export class TomlLines {
   }
 
   /**
-   * Appends a comment: each line of `text` becomes one `# …` line, with every control
+   * Appends a comment: each line of `text` becomes one `# ...` line, with every control
    * character shown as an escape (an imported name cannot end the comment or forge a key).
    */
   comment(text: string): this {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod/v4";
 
 const stringMap = z.record(z.string(), z.string());
 const time = z.union([z.string(), z.date()]);

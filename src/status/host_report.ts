@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod/v4";
 import { BGP_NAME_REGEXP } from "../config/bgp_schema.ts";
 import { NAME_REGEXP } from "../config/schema.ts";
 import { canonicalIp } from "../net/ip.ts";

@@ -26,7 +26,7 @@ export const REPORT_LIST_LIMITS = {
   instanceVips: 4096,
   /** VIPs on the interface. */
   vips: 4096,
-  /** Pool usage rows (pool × family). */
+  /** Pool usage rows (pool and family). */
   pools: 256,
   /** BGP sessions. */
   peers: 256,

@@ -146,7 +146,7 @@ export class KeepalivedAnnouncer {
   /**
    * Renders and applies the config. Calls made in one burst (an informer delivers its initial
    * list, or many Service updates, synchronously), or while the previous render runs, share one
-   * render: each render reads every Service, so one per event would cost O(N²) for N events.
+   * render: each render reads every Service, so one per event would cost O(N^2) for N events.
    * @param reason for the log
    * @returns the apply result, or undefined when nothing was applied
    */

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod/v4";
 import { canonicalIp } from "../../../src/net/ip.ts";
 import { failureReason, runBounded } from "../run_bounded.ts";
 

@@ -23,7 +23,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod/v4";
 import type { BmcCredentials } from "../../../src/config/bmc_credentials.ts";
 import { parseSystemPath, SYSTEMS_COLLECTION_PATH } from "../../../src/config/bmc_system_path.ts";
 import { pinnedHttpsRequest, PinnedTlsError, ResponseTooLargeError } from "./pinned_https.ts";

@@ -422,7 +422,7 @@ export class ServiceController {
 
   // The eligible Nodes and their comparison key, kept from the Node events while running: with
   // thousands of Nodes, sorting them and keeping a key per Service on every ensure cost
-  // O(Services × Nodes) time and memory during a burst.
+  // O(Services * Nodes) time and memory during a burst.
   #currentNodeSet(): { nodes: V1Node[]; key: NodeSetKey } {
     if (this.#tracker) return this.#tracker.current();
     // not running (a sync called directly): from the cache as it is

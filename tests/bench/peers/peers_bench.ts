@@ -164,8 +164,7 @@ async function startKeelsonRun(
     permissions: ["--allow-all"],
     ...(flags ? { runtimeFlags: flags.split(" ").filter((f) => f !== "") } : {}),
     args: [
-      "--leader-elect",
-      "false",
+      "--leader-elect=false",
       "--kube-api-qps",
       String(budget.qps),
       "--kube-api-burst",
