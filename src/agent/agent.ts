@@ -17,6 +17,7 @@ import { AggregatingEventRecorder } from "../kube/event_recorder.ts";
 import { createKubeClient, type KubeClient } from "../kube/kube_client.ts";
 import { resolveConnectionSettings } from "../kube/kubeconfig.ts";
 import { LeaderElector } from "../kube/leader_election.ts";
+import { machineIdentity } from "../kube/elector_options.ts";
 import { createLeaseApi } from "../kube/lease_api.ts";
 import { delay } from "../kube/delay.ts";
 import { droppedLogLines, logger } from "../log/logging.ts";
@@ -189,6 +190,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
       config: () => live.current(),
       health,
       registry,
+      host,
       lead,
       signal: controllersSignal,
     });
@@ -287,6 +289,8 @@ interface CampaignOptions {
   config: () => Config;
   health: HealthChecks;
   registry: Registry;
+  /** This host's machine name: the identity names it (`machineIdentity`). */
+  host: string;
   /** Runs while this process holds the Lease; `leaderSignal` aborts when it is lost. */
   lead: (leaderSignal: AbortSignal) => Promise<void>;
   /** Stops campaigning (the process stops). */
@@ -302,7 +306,7 @@ async function campaign(options: CampaignOptions): Promise<void> {
   const { clients, config, health, registry, lead, signal } = options;
   const log = logger("agent");
   const le = config().leader_election;
-  let identity: string | undefined;
+  const identity = machineIdentity(options.host);
   while (!signal.aborted) {
     const lease = createLeaseApi(clients.client(CLIENT_NAMES.leaderElection).rest);
     const elector = new LeaderElector(lease, {
@@ -315,9 +319,8 @@ async function campaign(options: CampaignOptions): Promise<void> {
       // client-go jitters acquire retries by up to 1.2 retry periods; a smaller jitter lets a
       // standby take a released Lease within ~1.25 retry periods (SIGTERM hand-over < 3 s)
       jitterFactor: 0.25,
-      ...(identity ? { identity } : {}),
+      identity,
     });
-    identity = elector.identity;
     health.add("leaderElection", () => elector.healthCheck());
     let leading: Promise<void> | undefined;
     await elector.run(signal, {

@@ -39,6 +39,7 @@ import {
 } from "./observed_freshness.ts";
 import { heartbeatCleanupCommand, splitRetired } from "./retired_heartbeats.ts";
 import { compareCodeUnits } from "../text/code_unit_order.ts";
+import { identityHost } from "../kube/elector_options.ts";
 
 /** The annotation naming the pool a Service's address came from. */
 export const POOL_ANNOTATION = "keelson.io/allocated-from-pool";
@@ -179,9 +180,12 @@ export interface ClusterStatus {
   /** Whether the inventory was known (only then can a heartbeat be told retired). */
   inventoryKnown: boolean;
   pools: PoolStatus[];
-  /** Machines' power from the newest fresh heartbeat reporting any (the leader's); sorted. */
+  /**
+   * Machines' power from the leader's heartbeat only (only the leader polls the BMCs; another
+   * host's report is a former leader's, however recent), when it is fresh; sorted.
+   */
   power: PowerStatus[];
-  /** The host whose heartbeat `power` comes from; undefined when none reports power. */
+  /** The leader's host, whose heartbeat `power` comes from; undefined when none is shown. */
   powerFrom: string | undefined;
   /** One sentence per problem; empty when healthy. */
   problems: string[];
@@ -399,7 +403,11 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
       );
     }
   }
-  const { power, from: powerFrom } = machinePower(heartbeats.filter(isFresh), nowMs);
+  const leaderHost = leader.expired ? undefined : leaderHeartbeatHost(leader.identity, heartbeats);
+  const { power, from: powerFrom } = machinePower(
+    heartbeats.filter((h) => isFresh(h) && h.host === leaderHost),
+    nowMs,
+  );
   for (const p of power) {
     if (p.state === "unknown") problems.push(`machine ${p.machine}: power unknown (${p.detail})`);
   }
@@ -477,7 +485,26 @@ function poolUsage(fresh: readonly Heartbeat[]): PoolStatus[] {
   }));
 }
 
-/** Machines' power from the most recently renewed fresh heartbeat that reports any. */
+/**
+ * The heartbeat host a leader identity names: the part before the last `_` when a heartbeat has
+ * that name (the agent's identity is `<machine>_<uuid>`), else the first label of it
+ * (`identityHost`: a host name's short form, as client-go's default identity has it).
+ * @param identity the leader Lease's holder, if any
+ * @param heartbeats every heartbeat
+ * @returns the host, or undefined when there is no holder
+ */
+export function leaderHeartbeatHost(
+  identity: string | undefined,
+  heartbeats: readonly { host: string }[],
+): string | undefined {
+  if (!identity) return undefined;
+  const underscore = identity.lastIndexOf("_");
+  const whole = underscore > 0 ? identity.slice(0, underscore) : identity;
+  if (heartbeats.some((h) => h.host === whole)) return whole;
+  return identityHost(identity);
+}
+
+/** Machines' power from the given (the leader's fresh) heartbeat, when it reports any. */
 function machinePower(
   fresh: readonly Heartbeat[],
   nowMs: number,

@@ -156,10 +156,11 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
     out.push("");
   }
 
-  // machines' power: only when some host (the leader) reports any
+  // machines' power: only when the leader reports any
   if (status.power.length > 0) {
     out.push(
-      paint("bold", "Machine power") + paint("dim", ` (from ${status.powerFrom}'s heartbeat)`),
+      paint("bold", "Machine power") +
+        paint("dim", ` (from the leader ${status.powerFrom}'s heartbeat)`),
     );
     const ago = (iso: string | undefined) =>
       iso === undefined ? "never" : `${formatAge(Math.max(0, nowMs - Date.parse(iso)))} ago`;
