@@ -47,6 +47,8 @@ export interface AgentOptions {
   applyFlags: (config: Config) => Config;
   /** This host's machine name. */
   host: string;
+  /** The digest of the inventory file `config` was read from (`loadInventory`). */
+  inventorySha256?: string;
   /** Stops the agent (SIGTERM/SIGINT). */
   signal: AbortSignal;
   /** Cuts the stop short (a second SIGTERM/SIGINT): every part told at once, a short bound. */
@@ -77,6 +79,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     applyFlags: options.applyFlags,
     host,
     registry,
+    ...(options.inventorySha256 ? { inventorySha256: options.inventorySha256 } : {}),
   });
 
   // 1. the provider, through its registry entry: the live inventory, so reloads apply at once,
@@ -157,6 +160,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     host,
     dataPlane: hostSide?.dataPlane,
     reloads: live.reloader,
+    inventory: () => live.reloader.inventoryInForce(),
     pools: () => provider.poolUsage?.() ?? [],
     power: () => provider.machinePower?.() ?? [],
     nodes: caches.nodes,

@@ -5,7 +5,7 @@
  */
 import { runAgent } from "../agent/agent.ts";
 import { ConfigError } from "../config/config_error.ts";
-import { loadConfigFile } from "../config/load_config.ts";
+import { loadInventory } from "../config/load_config.ts";
 import { validateConfig } from "../config/parse_config.ts";
 import { flushLogging, logger, setupLogging } from "../log/logging.ts";
 import { EXIT_INVALID } from "./exit_codes.ts";
@@ -33,12 +33,13 @@ export async function runCommand(args: string[]): Promise<number> {
     throw new UsageError("--config FILE is required (or set KEELSON_CONFIG)");
   }
   let config;
+  let inventorySha256: string;
   try {
     // the flags override the file; the result passes the same validation as the file
+    const loaded = await loadInventory(flags.configPath, { namedFiles: true, apply: flags.apply });
+    inventorySha256 = loaded.sha256;
     config = validateConfig(
-      flags.apply(
-        await loadConfigFile(flags.configPath, { namedFiles: true, apply: flags.apply }),
-      ),
+      flags.apply(loaded.config),
       `${flags.configPath} with the command-line flags`,
     );
   } catch (error) {
@@ -103,6 +104,7 @@ export async function runCommand(args: string[]): Promise<number> {
       config,
       applyFlags: flags.apply,
       host,
+      inventorySha256,
       signal: stopping.stop,
       hurry: stopping.hurry,
     });

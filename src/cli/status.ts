@@ -14,10 +14,15 @@
 import type { V1Lease, V1Service } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import { ConfigError } from "../config/config_error.ts";
-import { loadConfigFile } from "../config/load_config.ts";
+import { loadInventory } from "../config/load_config.ts";
+import { canonicalIp } from "../net/ip.ts";
 import { createKubeClient } from "../kube/kube_client.ts";
 import { resolveConnectionSettings } from "../kube/kubeconfig.ts";
-import { buildClusterStatus, type ClusterStatus } from "../status/cluster_status.ts";
+import {
+  buildClusterStatus,
+  type ClusterStatus,
+  type StatusInput,
+} from "../status/cluster_status.ts";
 import { RecordObserver } from "../status/observed_freshness.ts";
 import { parseDuration } from "../config/duration.ts";
 import { delay } from "../kube/delay.ts";
@@ -104,13 +109,21 @@ export async function statusCommand(args: string[]): Promise<number> {
   let lease = { namespace: "kube-system", name: "keelson" };
   // the machines of the inventory tell a retired host from a silent one; without it, none is
   let inventory: Set<string> | undefined;
+  let known: Pick<StatusInput, "controlPlane" | "controlPlaneVips" | "inventorySha256"> = {};
   const configPath = values.config ?? readEnv(CONFIG_ENV);
   if (configPath) {
     try {
-      const config = await loadConfigFile(configPath);
+      const { config, sha256 } = await loadInventory(configPath);
       kubeconfig ??= config.kubernetes.kubeconfig;
       lease = { namespace: config.leader_election.namespace, name: config.leader_election.name };
       inventory = inventoryHosts(config.machines);
+      known = {
+        controlPlane: inventoryHosts(config.machines.filter((m) => m.role === "control-plane")),
+        controlPlaneVips: new Set(
+          config.control_plane.vip.map((v) => canonicalIp(v)).filter((v) => v !== undefined),
+        ),
+        inventorySha256: sha256,
+      };
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       printError(`keelson status: ${error.message}`);
@@ -162,6 +175,7 @@ export async function statusCommand(args: string[]): Promise<number> {
           observer,
           nowMs: Date.now(),
           inventory,
+          ...known,
         });
       status = build(first);
       // read again until every Lease is judged (seen renewed, or unchanged for its duration)

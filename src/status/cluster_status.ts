@@ -38,6 +38,12 @@ import {
   type RecordObserver,
 } from "./observed_freshness.ts";
 import { heartbeatCleanupCommand, splitRetired } from "./retired_heartbeats.ts";
+import {
+  type InventoryAgreement,
+  inventoryAgreement,
+  type OtherInventory,
+  shortDigest,
+} from "./inventory_agreement.ts";
 import { compareCodeUnits } from "../text/code_unit_order.ts";
 import { identityHost } from "../kube/elector_options.ts";
 
@@ -88,7 +94,11 @@ export interface VipStatus {
    * clock wrote, only give how long before its renewal), when exactly one host serves it.
    */
   since: string | undefined;
-  problem: "no-host" | "split-brain" | "unknown" | undefined;
+  /**
+   * `no-service`: a host serves it (VRRP or BGP) while no Service holds it and it is no
+   * control-plane VIP — an address Keelson never gave out.
+   */
+  problem: "no-host" | "split-brain" | "unknown" | "no-service" | undefined;
 }
 
 /** One row of the host table. */
@@ -118,6 +128,18 @@ export interface HostStatus {
   bgp: { peer: string; established: boolean; routes: number }[] | undefined;
   /** True when the host reports BGP sessions and none is Established. */
   bgpDown: boolean;
+  /** The inventory in force on the host (digest, since by its clock); undefined when unreported. */
+  inventory: { sha256: string; since: string } | undefined;
+  /** True when the host runs another inventory than the reference (`ClusterStatus.inventory`). */
+  otherInventory: boolean;
+}
+
+/** A LoadBalancer Service still waiting for an address. */
+export interface PendingService {
+  /** `namespace/name`. */
+  service: string;
+  /** Its `spec.loadBalancerClass`; undefined when unset. */
+  loadBalancerClass: string | undefined;
 }
 
 /** A heartbeat left by a retired host: it counts for nothing; delete it with `cleanup`. */
@@ -187,6 +209,19 @@ export interface ClusterStatus {
   power: PowerStatus[];
   /** The leader's host, whose heartbeat `power` comes from; undefined when none is shown. */
   powerFrom: string | undefined;
+  /**
+   * Whether the hosts run one inventory: the reference digest (the leader's, else most hosts'),
+   * the hosts on another, those that report none (older versions).
+   */
+  inventory: {
+    reference: InventoryAgreement["reference"];
+    others: OtherInventory[];
+    unreported: string[];
+    /** The `--config` file's digest, when given, and whether it is the reference. */
+    file: { sha256: string; matches: boolean | undefined } | undefined;
+  };
+  /** LoadBalancer Services without an address yet, sorted. */
+  pending: PendingService[];
   /** One sentence per problem; empty when healthy. */
   problems: string[];
 }
@@ -210,6 +245,18 @@ export interface StatusInput {
    * retired. Undefined when the inventory is not known: every silent host is then silent.
    */
   inventory?: ReadonlySet<string>;
+  /**
+   * The inventory's control-plane machines (not retired): each must have reported a heartbeat;
+   * undefined when the inventory is not known.
+   */
+  controlPlane?: ReadonlySet<string>;
+  /**
+   * The inventory's control-plane VIPs (canonical): served with no Service. Undefined when the
+   * inventory is not known: an address in a keepalived instance named `keelson_cp_*` is then one.
+   */
+  controlPlaneVips?: ReadonlySet<string>;
+  /** The digest of the `--config` file (`loadInventory`), to compare with the hosts'. */
+  inventorySha256?: string;
 }
 
 /**
@@ -232,6 +279,7 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
     problems.push(`no leader: ${leader.identity} stopped renewing the Lease`);
   }
 
+  const leaderHost = leader.expired ? undefined : leaderHeartbeatHost(leader.identity, heartbeats);
   const hosts: HostStatus[] = heartbeats.map((h) => {
     const fresh = isFresh(h);
     const report = "error" in h.report ? undefined : h.report;
@@ -255,6 +303,8 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
       })),
       bgpDown: fresh && (report?.bgp?.length ?? 0) > 0 &&
         report!.bgp!.every((p) => !p.established),
+      inventory: report?.inventory,
+      otherInventory: false,
     };
   });
   for (const h of hosts) {
@@ -394,6 +444,49 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
     if (r.hosts.length !== 1) r.since = undefined;
   }
 
+  // addresses served that no Service holds and that are no control-plane VIP
+  const cpVips = input.controlPlaneVips ?? controlPlaneInstanceVips(fresh);
+  for (const r of vips) {
+    if (r.services.length > 0 || cpVips.has(r.vip)) continue;
+    const servers = [...new Set([...r.hosts, ...r.superseded, ...r.bgpHosts])].sort();
+    if (servers.length === 0) continue;
+    r.problem ??= "no-service";
+    problems.push(
+      `${servers.length === 1 ? "host" : "hosts"} ${servers.join(", ")} ${
+        servers.length === 1 ? "serves" : "serve"
+      } ${r.vip}, which no Service holds and which is no control-plane VIP`,
+    );
+  }
+
+  // every control-plane machine of the inventory must have reported
+  for (const machine of [...input.controlPlane ?? []].sort(compareCodeUnits)) {
+    if (!heartbeats.some((h) => h.host === machine)) {
+      problems.push(`control-plane machine ${machine} has never reported (no heartbeat Lease)`);
+    }
+  }
+
+  // one inventory on every host
+  const agreement = inventoryAgreement(
+    heartbeats.map((h) => ({ host: h.host, fresh: isFresh(h), report: h.report })),
+    leaderHost,
+  );
+  const otherHosts = new Set(agreement.others.map((o) => o.host));
+  for (const h of hosts) h.otherInventory = otherHosts.has(h.host);
+  for (const o of agreement.others) {
+    const ref = agreement.reference;
+    problems.push(
+      `host ${o.host} runs another inventory (sha256 ${shortDigest(o.sha256)}, ${
+        claimedAgo(o.since, nowMs) ?? "?"
+      } by its clock) than ${
+        ref === undefined
+          ? "the other hosts (no digest has most hosts)"
+          : ref.from === "leader"
+          ? `the leader ${ref.host} (sha256 ${shortDigest(ref.sha256)})`
+          : `most hosts (sha256 ${shortDigest(ref.sha256)})`
+      }`,
+    );
+  }
+
   const pools = poolUsage(fresh);
   for (const p of pools) {
     if (p.full) {
@@ -403,7 +496,6 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
       );
     }
   }
-  const leaderHost = leader.expired ? undefined : leaderHeartbeatHost(leader.identity, heartbeats);
   const { power, from: powerFrom } = machinePower(
     heartbeats.filter((h) => isFresh(h) && h.host === leaderHost),
     nowMs,
@@ -424,11 +516,46 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
       cleanup: heartbeatCleanupCommand(h.host),
     })),
     inventoryKnown: input.inventory !== undefined,
+    inventory: {
+      reference: agreement.reference,
+      others: agreement.others,
+      unreported: agreement.unreported,
+      file: input.inventorySha256 === undefined ? undefined : {
+        sha256: input.inventorySha256,
+        matches: agreement.reference && agreement.reference.sha256 === input.inventorySha256,
+      },
+    },
+    pending: pendingServices(input.services),
     pools,
     power,
     powerFrom,
     problems,
   };
+}
+
+/** The VIPs fresh hosts hold in their control-plane keepalived instances (`keelson_cp_v4|6`). */
+function controlPlaneInstanceVips(fresh: readonly Heartbeat[]): Set<string> {
+  const vips = new Set<string>();
+  for (const h of fresh) {
+    if ("error" in h.report) continue;
+    for (const instance of h.report.instances) {
+      if (/^keelson_cp_v[46]$/.test(instance.name)) {
+        for (const vip of instance.vips) vips.add(vip);
+      }
+    }
+  }
+  return vips;
+}
+
+/** LoadBalancer Services with no address in their status. */
+function pendingServices(services: readonly V1Service[]): PendingService[] {
+  return services.filter((s) =>
+    s.spec?.type === "LoadBalancer" &&
+    !(s.status?.loadBalancer?.ingress ?? []).some((i) => i.ip && canonicalIp(i.ip))
+  ).map((s) => ({
+    service: `${s.metadata?.namespace ?? ""}/${s.metadata?.name ?? ""}`,
+    loadBalancerClass: s.spec?.loadBalancerClass || undefined,
+  })).sort((a, b) => compareCodeUnits(a.service, b.service));
 }
 
 function forServices(r: VipStatus): string {
