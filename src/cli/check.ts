@@ -5,6 +5,7 @@
  */
 import { ConfigError } from "../config/config_error.ts";
 import { loadConfigFile } from "../config/load_config.ts";
+import { hostIdentityProblem } from "../config/host_identity.ts";
 import { summarizeConfig } from "../config/summary.ts";
 import type { Config } from "../config/types.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
@@ -17,13 +18,15 @@ import { toJsonText } from "../text/json_text.ts";
 /** Environment variable read when `--config` is not given. */
 export const CONFIG_ENV = "KEELSON_CONFIG";
 
-const USAGE = `Usage: keelson check --config FILE [--output text|json]
+const USAGE = `Usage: keelson check --config FILE [--host NAME] [--output text|json]
 
 Validates a Keelson inventory (TOML) and prints a summary of it, or every problem found with
 its file, line and key.
 
 Flags:
   -c, --config FILE   the inventory to check (env ${CONFIG_ENV})
+      --host NAME     also check that NAME (the name keelson run uses on a host) is a
+                      machine of the inventory
   -o, --output FORMAT text (default) or json: {"ok", "file", "issues": [{"file", "line",
                       "path", "message"}]}
   -h, --help          print this help
@@ -43,6 +46,7 @@ Exit codes: 0 valid, 1 invalid or unreadable file, 2 wrong command line.`;
 export async function checkCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(args, {
     config: { type: "string", short: "c" },
+    host: { type: "string" },
     output: { type: "string", short: "o", default: "text" },
     help: { type: "boolean", short: "h" },
   });
@@ -65,6 +69,10 @@ export async function checkCommand(args: string[]): Promise<number> {
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     outcome = error;
+  }
+  if (values.host !== undefined && !(outcome instanceof ConfigError)) {
+    const problem = hostIdentityProblem(outcome, values.host, "flag", path);
+    if (problem) outcome = new ConfigError([{ file: path, path: "--host", message: problem }]);
   }
   if (json) {
     print(toJsonText(checkJson(path, outcome)).trimEnd());

@@ -7,6 +7,7 @@ import { runAgent } from "../agent/agent.ts";
 import { ConfigError } from "../config/config_error.ts";
 import { loadInventory } from "../config/load_config.ts";
 import { validateConfig } from "../config/parse_config.ts";
+import { hostIdentityProblem } from "../config/host_identity.ts";
 import { flushLogging, logger, setupLogging } from "../log/logging.ts";
 import { EXIT_INVALID } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
@@ -51,9 +52,20 @@ export async function runCommand(args: string[]): Promise<number> {
   }
   const flagProblem = flags.problem(config);
   if (flagProblem) throw new UsageError(flagProblem);
-  await setupLogging({ level: flags.logLevel, format: flags.logFormat });
   // the short name: machine names are short names in most inventories
   const host = flags.host ?? hostname("short") ?? "";
+  // every host-side decision is made for the machine of this name: refuse a name it lacks
+  const identity = hostIdentityProblem(
+    config,
+    host,
+    flags.host === undefined ? "os" : "flag",
+    flags.configPath,
+  );
+  if (identity) {
+    printError(`keelson run: ${identity}`);
+    return EXIT_INVALID;
+  }
+  await setupLogging({ level: flags.logLevel, format: flags.logFormat });
   const log = logger("agent");
   log.info("Starting keelson on host {host} with {config}", {
     host,
