@@ -137,6 +137,12 @@ export interface VipClaims {
    * renewal period, does a real split brain; neither serving nor not until it renews.
    */
   superseded: string[];
+  /**
+   * When (this reader's clock) a second host began to list it, while this reader watched:
+   * the start of a split brain if the earlier host turns out to be still serving. Undefined with
+   * fewer than two listers, or when the second claim began before this reader watched.
+   */
+  contestedSinceMs: number | undefined;
 }
 
 /**
@@ -154,7 +160,13 @@ export function vipClaims(heartbeats: readonly Heartbeat[]): Map<string, VipClai
   for (const [vip, hosts] of listers) {
     const since = (host: string) => byHost.get(host)!.observed.memberSince.get(vip) ?? -Infinity;
     const renewed = (host: string) => byHost.get(host)!.observed.changedAtMs ?? -Infinity;
-    const claims: VipClaims = { serving: [], superseded: [] };
+    const starts = hosts.map(since).sort((a, b) => a - b);
+    const second = starts[1];
+    const claims: VipClaims = {
+      serving: [],
+      superseded: [],
+      contestedSinceMs: second !== undefined && Number.isFinite(second) ? second : undefined,
+    };
     for (const host of hosts) {
       const current = hosts.every((other) => other === host || since(other) <= renewed(host));
       (current ? claims.serving : claims.superseded).push(host);

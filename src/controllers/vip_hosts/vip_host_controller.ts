@@ -32,7 +32,7 @@ import {
   lastSeenOnSilentHosts,
   observeHeartbeats,
   partialHosts,
-  servingHostsByVip,
+  vipClaims,
 } from "../../status/heartbeats.ts";
 import { RecordObserver } from "../../status/observed_freshness.ts";
 import {
@@ -102,7 +102,7 @@ export interface VipHostControllerOptions {
   periodMs?: number;
   /**
    * How long a host must run another inventory before the Warning: a reload takes about 1.5 s
-   * and the heartbeat renews every 5 s; the rest leaves a deploy tool time to reach every host.
+   * and the heartbeat renews every 2 s; the rest leaves a deploy tool time to reach every host.
    * @default 30000
    */
   inventoryGraceMs?: number;
@@ -257,7 +257,7 @@ export class VipHostController {
       observeHeartbeats(this.#deps.leases.list(), this.#observer, this.#deps.leases.hasSynced()),
       this.#deps.inventory?.(),
     );
-    const hostsByVip = servingHostsByVip(heartbeats);
+    const claims = vipClaims(heartbeats);
     // hosts not seen renewing (silent, or not yet since this leader started) make their VIPs
     // unknown, never served nor unserved
     const silentByVip = lastSeenOnSilentHosts(heartbeats);
@@ -294,13 +294,17 @@ export class VipHostController {
     const partial = partialHosts(heartbeats);
     const observations: VipObservation[] = [...servicesByVip].filter(([vip]) => !overBgp.has(vip))
       .map(([vip, services]) => {
-        const hosts = hostsByVip.get(vip) ?? [];
+        const claim = claims.get(vip);
+        const hosts = claim?.serving ?? [];
         const silent = silentByVip.get(vip) ?? [];
         return {
           vip,
           services: services.map((s) => s.key).sort(),
           hosts,
           lastSeenOn: hosts.length === 0 ? [...new Set([...silent, ...partial])].sort() : silent,
+          ...(claim?.contestedSinceMs !== undefined
+            ? { contestedSinceMs: claim.contestedSinceMs }
+            : {}),
         };
       });
     const events = this.#decider.step(observations, now, { settling });

@@ -120,3 +120,29 @@ Deno.test("LastingFindings: reported once after the grace, again only after goin
   assert.deepEqual(findings.step(["x"], 7000), []);
   assert.deepEqual(findings.step(["x"], 8000), ["x"]);
 });
+
+Deno.test("VipHostController: a split brain confirmed at the earlier host's next renewal is warned 3 s after the split began, not 3 s after the confirmation", () => {
+  const { services, events, controller, renew, advance } = setup();
+  services.upsert(lbService("shop", "web", ["10.0.0.150"]));
+  renew("cp-1", report("cp-1", ["10.0.0.150"]));
+  renew("cp-2", report("cp-2", []));
+  controller.evaluate();
+  advance(1000);
+  renew("cp-1", report("cp-1", ["10.0.0.150"]));
+  renew("cp-2", report("cp-2", []));
+  controller.evaluate();
+  // the split: cp-2 takes the VIP (its heartbeat at once); cp-1 renews only 2 s later
+  advance(500);
+  renew("cp-2", report("cp-2", ["10.0.0.150"]));
+  assert.deepEqual(controller.evaluate()[0]?.hosts, ["cp-2"], "cp-1 superseded until it renews");
+  advance(2000);
+  renew("cp-1", report("cp-1", ["10.0.0.150"]));
+  assert.deepEqual(controller.evaluate()[0]?.hosts, ["cp-1", "cp-2"]);
+  assert.equal(events.withReason("VIPSplitBrain").length, 0, "2 s into the split");
+  advance(999);
+  controller.evaluate();
+  assert.equal(events.withReason("VIPSplitBrain").length, 0, "2.999 s into the split");
+  advance(1);
+  controller.evaluate();
+  assert.equal(events.withReason("VIPSplitBrain").length, 1, "3 s into the split");
+});
