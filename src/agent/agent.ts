@@ -170,9 +170,10 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   stops.track("informers", "heartbeat", heartbeat);
 
   // 5. lead: once the caches synced, initialize the provider and run the enabled controllers
-  const lead = async (leaderSignal: AbortSignal) => {
+  const lead = async (leaderSignal: AbortSignal, identity?: string) => {
     if (!await caches.waitForSyncAll(leaderSignal)) return;
     await runLeaderControllers({
+      ...(identity ? { identity } : {}),
       config: () => live.current(),
       clients,
       caches,
@@ -295,8 +296,11 @@ interface CampaignOptions {
   registry: Registry;
   /** This host's machine name: the identity names it (`machineIdentity`). */
   host: string;
-  /** Runs while this process holds the Lease; `leaderSignal` aborts when it is lost. */
-  lead: (leaderSignal: AbortSignal) => Promise<void>;
+  /**
+   * Runs while this process holds the Lease (as `identity`); `leaderSignal` aborts when it is
+   * lost.
+   */
+  lead: (leaderSignal: AbortSignal, identity: string) => Promise<void>;
   /** Stops campaigning (the process stops). */
   signal: AbortSignal;
 }
@@ -330,7 +334,7 @@ async function campaign(options: CampaignOptions): Promise<void> {
     await elector.run(signal, {
       // the elector logs the Lease acquired and each new leader; one line per event
       onStartedLeading: (leaderSignal) => {
-        leading = lead(leaderSignal);
+        leading = lead(leaderSignal, identity);
         return leading;
       },
       onStoppedLeading: () => {

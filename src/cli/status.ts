@@ -28,6 +28,13 @@ import { parseDuration } from "../config/duration.ts";
 import { delay } from "../kube/delay.ts";
 import { formatStatusJson, formatStatusText } from "../status/format_status.ts";
 import { HEARTBEAT_NAMESPACE } from "../status/host_report.ts";
+import {
+  type Judgement,
+  judgementFor,
+  judgementLeaseName,
+  trustJudgement,
+} from "../status/leader_judgement.ts";
+import type { RestApi } from "../kube/rest_api.ts";
 import { inventoryHosts } from "../status/retired_heartbeats.ts";
 import { CONFIG_ENV } from "./check.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
@@ -146,7 +153,8 @@ export async function statusCommand(args: string[]): Promise<number> {
     });
     try {
       const leasePath = (ns: string) => `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`;
-      const readLeases = async (): Promise<{ leases: V1Lease[]; leader: V1Lease | undefined }> => {
+      const publicationName = judgementLeaseName(lease.name);
+      const readLeases = async (): Promise<LeaseRead> => {
         const signal = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
         const [beats, leaderList] = await Promise.all([
           client.list(leasePath(HEARTBEAT_NAMESPACE), { signal }),
@@ -155,19 +163,21 @@ export async function statusCommand(args: string[]): Promise<number> {
             : client.list(leasePath(lease.namespace), { signal }),
         ]);
         // raw JSON: the fields read are plain strings and numbers (times are parsed from strings)
+        const named = (name: string) =>
+          ((leaderList ?? beats).items as V1Lease[]).find((l) => l.metadata?.name === name);
         return {
           leases: beats.items as V1Lease[],
-          leader: ((leaderList ?? beats).items as V1Lease[]).find((l) =>
-            l.metadata?.name === lease.name
-          ),
+          leader: named(lease.name),
+          publication: named(publicationName),
         };
       };
+      const startedAt = observer.now();
       const [svc, first] = await Promise.all([
         client.list("/api/v1/services", { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }),
         readLeases(),
       ]);
       const services = svc.items as V1Service[];
-      const build = (read: { leases: V1Lease[]; leader: V1Lease | undefined }) =>
+      const build = (read: LeaseRead, leaderJudgement?: StatusInput["leaderJudgement"]) =>
         buildClusterStatus({
           services,
           leases: read.leases,
@@ -176,13 +186,39 @@ export async function statusCommand(args: string[]): Promise<number> {
           nowMs: Date.now(),
           inventory,
           ...known,
+          ...(leaderJudgement ? { leaderJudgement } : {}),
         });
       status = build(first);
-      // read again until every Lease is judged (seen renewed, or unchanged for its duration)
-      const deadline = observer.now() + observe.ms;
-      while (unconfirmed(status) && observer.now() < deadline) {
-        await delay(Math.min(POLL_MS, deadline - observer.now()));
-        status = build(await readLeases());
+      // the leader's judgement, once this reader saw it change (the leader alive, judging)
+      const holder = first.leader?.spec?.holderIdentity || undefined;
+      const seen = observe.ms > 0 && judgementFor(first.publication, holder)
+        ? await publicationChange(client.rest, {
+          namespace: lease.namespace,
+          name: publicationName,
+          holder: holder!,
+          first: judgementFor(first.publication, holder)!,
+          firstReadAt: startedAt,
+          observer,
+          boundMs: Math.min(observe.ms, FAST_BOUND_MS),
+        })
+        : undefined;
+      if (seen) {
+        const last = await readLeases();
+        const latest = last.leader?.spec?.holderIdentity === holder
+          ? judgementFor(last.publication, holder)
+          : undefined;
+        const judgement = latest && latest.seq !== seen.judgement.seq ? latest : seen.judgement;
+        status = build(last, {
+          judgement,
+          sinceMs: observer.now() - seen.changedAfter,
+        });
+      } else {
+        // read again until every Lease is judged (seen renewed, or unchanged for its duration)
+        const deadline = observer.now() + observe.ms;
+        while (unconfirmed(status) && observer.now() < deadline) {
+          await delay(Math.min(POLL_MS, deadline - observer.now()));
+          status = build(await readLeases());
+        }
       }
     } finally {
       client.close();
@@ -195,6 +231,62 @@ export async function statusCommand(args: string[]): Promise<number> {
   if (output === "json") print(formatStatusJson(status));
   else printStyled(formatStatusText(status, { color: useColor() }));
   return status.problems.length > 0 ? EXIT_PROBLEMS : EXIT_OK;
+}
+
+/** One read of the Leases status uses. */
+interface LeaseRead {
+  leases: V1Lease[];
+  leader: V1Lease | undefined;
+  /** The leader's published judgement (`leader_judgement.ts`), if any. */
+  publication: V1Lease | undefined;
+}
+
+/** Longest wait for the leader's judgement to change before watching the Leases instead. */
+const FAST_BOUND_MS = 1500;
+/** How often the judgement is read while waiting for it to change. */
+const FAST_POLL_MS = 100;
+
+/**
+ * Reads the leader's judgement until its sequence number changes under this reader's eyes
+ * (`trustJudgement`), at most `boundMs` after the first read began.
+ * @returns the changed judgement and when the read before the change began (this reader's
+ *   clock: the judgement was written after it), or undefined when it did not change in time
+ */
+async function publicationChange(
+  rest: RestApi,
+  options: {
+    namespace: string;
+    name: string;
+    holder: string;
+    first: Judgement;
+    firstReadAt: number;
+    observer: RecordObserver;
+    boundMs: number;
+  },
+): Promise<{ judgement: Judgement; changedAfter: number } | undefined> {
+  const { observer } = options;
+  const deadline = options.firstReadAt + options.boundMs;
+  const path =
+    `/apis/coordination.k8s.io/v1/namespaces/${options.namespace}/leases/${options.name}`;
+  let before = options.firstReadAt;
+  while (observer.now() < deadline) {
+    await delay(Math.min(FAST_POLL_MS, Math.max(0, deadline - observer.now())));
+    const readAt = observer.now();
+    const signal = AbortSignal.timeout(Math.max(1, deadline - readAt));
+    let read: V1Lease;
+    try {
+      read = await rest.get<V1Lease>(path, `read lease "${options.namespace}/${options.name}"`, {
+        signal,
+      });
+    } catch {
+      return undefined; // gone, forbidden or slow: watch the Leases instead
+    }
+    const judgement = judgementFor(read, options.holder);
+    if (judgement === undefined) return undefined;
+    if (trustJudgement(options.first, judgement)) return { judgement, changedAfter: before };
+    before = readAt;
+  }
+  return undefined;
 }
 
 /** Whether some Lease is still unconfirmed: neither seen renewed nor silent for its duration. */

@@ -38,6 +38,7 @@ import {
   type RecordObserver,
 } from "./observed_freshness.ts";
 import { heartbeatCleanupCommand, splitRetired } from "./retired_heartbeats.ts";
+import { type Judgement, supersededByLeader, withLeaderJudgement } from "./leader_judgement.ts";
 import {
   type InventoryAgreement,
   inventoryAgreement,
@@ -192,6 +193,11 @@ export interface LeaderStatus {
 /** Everything `keelson status` shows. */
 export interface ClusterStatus {
   now: string;
+  /**
+   * Whose observation judged the heartbeats: the leader's published judgement (`seq`, at most
+   * `ageMs` old by this reader's clock), or this reader's own watch (`observedMs`).
+   */
+  judgedBy: { by: "leader"; seq: number; ageMs: number } | { by: "reader" };
   /** How long this reader watched the Leases for renewals (ms) before judging them. */
   observedMs: number;
   leader: LeaderStatus;
@@ -257,6 +263,12 @@ export interface StatusInput {
   controlPlaneVips?: ReadonlySet<string>;
   /** The digest of the `--config` file (`loadInventory`), to compare with the hosts'. */
   inventorySha256?: string;
+  /**
+   * The leader's published judgement of the heartbeats, trusted by the caller
+   * (`trustJudgement`), and the bound on its age by this reader's clock: used instead of this
+   * reader's own observation for every host it lists. @default this reader's observation only
+   */
+  leaderJudgement?: { judgement: Judgement; sinceMs: number };
 }
 
 /**
@@ -266,14 +278,23 @@ export interface StatusInput {
  */
 export function buildClusterStatus(input: StatusInput): ClusterStatus {
   const { nowMs, observer } = input;
+  const own = observeHeartbeats(input.leases, observer, true);
+  const trusted = input.leaderJudgement;
   const { current: heartbeats, retired } = splitRetired(
-    observeHeartbeats(input.leases, observer, true)
+    (trusted ? withLeaderJudgement(own, trusted.judgement, trusted.sinceMs, observer.now()) : own)
       .sort((a, b) => compareCodeUnits(a.host, b.host)),
     input.inventory,
   );
   const problems: string[] = [];
 
   const leader = leaderStatus(input.leaderLease, observer);
+  if (trusted && leader.identity === trusted.judgement.leader) {
+    // this reader saw the leader's publication change: the leader is alive, renewing
+    leader.freshness = "fresh";
+    leader.expired = false;
+    leader.renewalSeen = true;
+    leader.ageMs = trusted.sinceMs;
+  }
   if (!leader.identity) problems.push("no leader: the leader-election Lease has no holder");
   else if (leader.expired) {
     problems.push(`no leader: ${leader.identity} stopped renewing the Lease`);
@@ -390,6 +411,15 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
     }
   }
   const claims = vipClaims(heartbeats);
+  if (trusted) {
+    // the leader's memory of who began to list a VIP when, which this reader lacks
+    for (const [vip, hosts] of supersededByLeader(trusted.judgement)) {
+      const claim = claims.get(vip);
+      if (!claim) continue;
+      claim.superseded = [...claim.superseded, ...claim.serving.filter((h) => hosts.has(h))];
+      claim.serving = claim.serving.filter((h) => !hosts.has(h));
+    }
+  }
   for (const [vip, { serving, superseded }] of claims) {
     const r = row(vip);
     r.hosts = serving;
@@ -505,6 +535,9 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
   }
   return {
     now: new Date(nowMs).toISOString(),
+    judgedBy: trusted
+      ? { by: "leader", seq: trusted.judgement.seq, ageMs: trusted.sinceMs }
+      : { by: "reader" },
     observedMs: observer.watchedMs(HEARTBEATS),
     leader,
     vips,

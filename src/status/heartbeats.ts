@@ -32,6 +32,8 @@ export interface HeartbeatRecord {
   report: HostReport | { error: string };
   /** The Lease's record (`leaseRecordKey`): it changes at every renewal. */
   recordKey: string;
+  /** The Lease's resourceVersion as read (opaque; "" when absent). */
+  resourceVersion: string;
 }
 
 /** One host's heartbeat, judged by this reader's observation (`observed_freshness.ts`). */
@@ -64,6 +66,7 @@ export function parseHeartbeatLease(lease: V1Lease): HeartbeatRecord | undefined
       1000,
     report,
     recordKey: leaseRecordKey(lease),
+    resourceVersion: lease.metadata?.resourceVersion ?? "",
   };
 }
 
