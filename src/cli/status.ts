@@ -3,11 +3,14 @@
  * addresses, every host's heartbeat Lease and the leader's Lease. Works from any machine with a
  * kubeconfig that may read Services and Leases.
  *
- * Whether a host or the leader is alive is judged only by this reader's own observation (the
- * writers' clocks may be minutes off): the Leases are read again, about once a second, until
- * each has been seen renewed or has stayed unchanged for its whole lease duration, at most
- * `--observe` (20 s). A healthy cluster takes one heartbeat period (about 5 s); a silent host its
- * lease (15 s).
+ * Whether a host or the leader is alive is never judged by a writer's clock (it may be minutes
+ * off). The leader has watched every heartbeat all along and publishes its judgement every 500 ms
+ * (`leader_judgement.ts`); once this command has seen that publication change under its own eyes,
+ * naming the holder of the leader Lease, it answers from it (under a second). Otherwise (no
+ * leader, an older leader, no change within 1.5 s) it watches the Leases itself: read again about
+ * once a second until each has been seen renewed or has stayed unchanged for its whole lease
+ * duration, at most `--observe` (20 s): a heartbeat period (2 s) when every host is alive, the
+ * lease (15 s) for a silent host.
  *
  * @module
  */
@@ -62,10 +65,12 @@ usage. Problems (no host, two hosts, a silent host, a failed reload) are listed 
 With the inventory (--config), a silent host that is no longer in it is listed apart as retired,
 with the command that deletes its heartbeat, and is not a problem.
 
-A host or leader counts as alive only once this command has seen its Lease renewed, and as
-silent once it has seen the Lease unchanged for its lease duration (the time written in a Lease
-is the writer's clock, shown but never trusted). So it watches the Leases for renewals: about
-5 s when every host is alive, up to 15 s while one is silent.
+The time written in a Lease is the writer's clock: shown, never trusted. The leader, which has
+watched every heartbeat all along, publishes its judgement of them every 500 ms; once this command
+has seen that publication change (proof the leader is alive now) it answers from it, in under a
+second. Without a leader it watches the Leases itself: a host counts as alive once seen renewed,
+as silent once seen unchanged for its lease (about 2 s when every host is alive, up to 15 s
+while one is silent).
 
 Flags:
       --kubeconfig FILE   kubeconfig to use; else [kubernetes] kubeconfig of --config, else
@@ -76,7 +81,8 @@ Flags:
                           (env ${CONFIG_ENV})
   -o, --output FORMAT     text (default) or json
       --observe DURATION  the longest watch for renewals (default ${DEFAULT_OBSERVE}); a Lease not
-                          judged by then is shown unconfirmed ("0s": read once, judge nothing)
+                          judged by then is shown unconfirmed ("0s": read once, judge nothing,
+                          not even by the leader's judgement)
   -h, --help              print this help
 
 Colours are used only on a terminal, and never when NO_COLOR is set.

@@ -51,7 +51,13 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
       }`
       : status.leader.identity
     : paint("red", "none");
-  out.push(`${paint("bold", "Leader:")} ${leader}`);
+  const judged = status.judgedBy.by === "leader"
+    ? paint(
+      "dim",
+      ` (heartbeats as the leader judges them, ${formatAge(status.judgedBy.ageMs)} ago)`,
+    )
+    : "";
+  out.push(`${paint("bold", "Leader:")} ${leader}${judged}`);
   out.push(
     status.problems.length === 0
       ? paint(

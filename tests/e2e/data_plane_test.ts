@@ -169,7 +169,9 @@ async function heartbeats(cp: ControlPlane): Promise<Map<string, HostReport>> {
 }
 
 /** `keelson status -o json` as a user runs it (the shipped program), from the host namespace. */
-async function statusCli(kubeconfig: string): Promise<{ code: number; status: ClusterStatus }> {
+async function statusCli(
+  kubeconfig: string,
+): Promise<{ code: number; status: ClusterStatus; ms: number }> {
   const [executable, ...args] = await keelsonCommand([
     "status",
     "--kubeconfig",
@@ -177,17 +179,19 @@ async function statusCli(kubeconfig: string): Promise<{ code: number; status: Cl
     "-o",
     "json",
   ]);
+  const began = performance.now();
   const out = await new Deno.Command(executable!, {
     args,
     stdout: "piped",
     stderr: "piped",
     env: { NO_COLOR: "1" },
   }).output();
+  const ms = performance.now() - began;
   const text = new TextDecoder().decode(out.stdout);
   if (out.code !== 0 && out.code !== 3) {
     throw new Error(`keelson status exited ${out.code}: ${new TextDecoder().decode(out.stderr)}`);
   }
-  return { code: out.code, status: JSON.parse(text) as ClusterStatus };
+  return { code: out.code, status: JSON.parse(text) as ClusterStatus, ms };
 }
 
 async function events(cp: ControlPlane, service: string): Promise<CoreV1Event[]> {
@@ -356,7 +360,25 @@ Deno.test({
           steady.value.hosts.map((h) => h.host).join(",")
         }`,
       );
-      const cli = await statusCli(`${cp.dir}/admin-token.kubeconfig`);
+      // the time to answer on a healthy cluster (the process's start included): from the
+      // leader's published judgement, once seen changing
+      const answers: number[] = [];
+      let cli = await statusCli(`${cp.dir}/admin-token.kubeconfig`);
+      for (let i = 0; i < 5; i++) {
+        cli = await statusCli(`${cp.dir}/admin-token.kubeconfig`);
+        answers.push(cli.ms);
+      }
+      report(
+        `RESULT status_answer_ms=${
+          answers.map((ms) => ms.toFixed(0)).join(",")
+        } judged_by=${cli.status.judgedBy.by}`,
+      );
+      assert.equal(cli.status.judgedBy.by, "leader");
+      // generous (a loaded machine); watching the Leases itself took a heartbeat period or more
+      assert.ok(
+        answers.toSorted((a, b) => a - b)[2]! < 5_000,
+        `status answered in ${answers} ms`,
+      );
       assert.equal(cli.code, 0, JSON.stringify(cli.status.problems));
       for (const [name, vip] of vips) {
         const row = cli.status.vips.find((r) => r.vip === vip);
@@ -540,6 +562,9 @@ Deno.test({
         } hosts=${split.value.join(",")} leader_metrics_on=${HOSTS[gauge.value]} ` +
           `message="${warning.value.message}"`,
       );
+      // generous: the split is warned 3 s (the grace) after it began, the split itself comes a
+      // master-down interval (under 1 s) after the cut
+      assert.ok(splitEventMs < 8_000, `VIPSplitBrain ${splitEventMs.toFixed(0)} ms after the cut`);
       assert.equal(splitCli.code, 3);
       assert.ok(
         splitCli.status.problems.some((p) => p.includes(vipB) && p.includes("split brain")),

@@ -8,6 +8,7 @@ import {
   trustJudgement,
 } from "../../../src/status/leader_judgement.ts";
 import { buildClusterStatus } from "../../../src/status/cluster_status.ts";
+import { formatStatusText } from "../../../src/status/format_status.ts";
 import { observeHeartbeats } from "../../../src/status/heartbeats.ts";
 import { heartbeatLease, lbService, leaderLease, manualObserver, NOW, report } from "./_leases.ts";
 import type { V1Lease } from "@kubernetes/client-node";
@@ -135,6 +136,10 @@ Deno.test("buildClusterStatus(): from one read and the leader's trusted judgemen
     leaderJudgement: { judgement, sinceMs: 300 },
   });
   assert.deepEqual(status.judgedBy, { by: "leader", seq: 42, ageMs: 300 });
+  assert.match(
+    formatStatusText(status, { color: false }),
+    /^Leader: cp-1_x \(heartbeats as the leader judges them, 300ms ago\)$/m,
+  );
   assert.deepEqual(status.hosts.map((h) => [h.host, h.freshness, h.ageMs]), [
     ["cp-1", "fresh", 1200],
     ["cp-2", "fresh", 300],
