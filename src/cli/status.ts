@@ -218,13 +218,13 @@ export async function statusCommand(args: string[]): Promise<number> {
           judgement,
           sinceMs: observer.now() - seen.changedAfter,
         });
-      } else {
-        // read again until every Lease is judged (seen renewed, or unchanged for its duration)
-        const deadline = observer.now() + observe.ms;
-        while (unconfirmed(status) && observer.now() < deadline) {
-          await delay(Math.min(POLL_MS, deadline - observer.now()));
-          status = build(await readLeases());
-        }
+      }
+      // read again until every Lease is judged (seen renewed, or unchanged for its duration):
+      // without the leader's judgement, or where it has not judged a host yet (a new leader)
+      const deadline = observer.now() + observe.ms;
+      while (unconfirmed(status) && observer.now() < deadline) {
+        await delay(Math.min(POLL_MS, deadline - observer.now()));
+        status = build(await readLeases());
       }
     } finally {
       client.close();
