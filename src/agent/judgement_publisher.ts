@@ -34,6 +34,8 @@ export interface JudgementPublisherOptions {
   identity: string;
   /** Every heartbeat, judged by the leader's shared observer. */
   heartbeats: HeartbeatSource;
+  /** The control-plane machines of the inventory in force (not retired). @default none */
+  controlPlane?: () => readonly string[];
   /** Whether the heartbeat cache has synced (before, there is nothing to judge). */
   synced: () => boolean;
   /** @default JUDGEMENT_PERIOD_MS */
@@ -79,7 +81,9 @@ export async function publishJudgement(
   }
 
   async function write(base: V1Lease | undefined, n: number): Promise<V1Lease> {
-    const text = JSON.stringify(judgementOf(options.heartbeats.list(), options.identity, n));
+    const text = JSON.stringify(
+      judgementOf(options.heartbeats.list(), options.identity, n, options.controlPlane?.() ?? []),
+    );
     if (text.length > MAX_JUDGEMENT_BYTES) throw new Error("the judgement exceeds its size bound");
     for (let attempt = 0; attempt < 2; attempt++) {
       base ??= await options.leases.read(options.namespace, options.name);

@@ -171,6 +171,9 @@ export async function runLeaderControllers(
       identity: deps.identity,
       heartbeats: observedHeartbeats(deps.heartbeatLeases, observer),
       synced: () => deps.heartbeatLeases.hasSynced(),
+      controlPlane: () =>
+        deps.config().machines.filter((m) => m.role === "control-plane" && m.state !== "retired")
+          .map((m) => m.name),
     }, signal));
   }
   for (const entry of CONTROLLER_TABLE) {

@@ -489,7 +489,10 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
   }
 
   // every control-plane machine of the inventory must have reported
-  for (const machine of [...input.controlPlane ?? []].sort(compareCodeUnits)) {
+  // without the inventory, the leader's (from its judgement) says which machines must report
+  const controlPlane = input.controlPlane ??
+    (trusted?.judgement.control_plane ? new Set(trusted.judgement.control_plane) : undefined);
+  for (const machine of [...controlPlane ?? []].sort(compareCodeUnits)) {
     if (!heartbeats.some((h) => h.host === machine)) {
       problems.push(`control-plane machine ${machine} has never reported (no heartbeat Lease)`);
     }

@@ -70,6 +70,11 @@ export const JudgementSchema = z.strictObject({
   })).max(MAX_JUDGED_HOSTS),
   /** Hosts left out at the bound. */
   omitted: z.number().int().positive().optional(),
+  /**
+   * The control-plane machines of the leader's inventory (not retired): each should report, so
+   * a reader without the inventory can tell one that never did. Absent from older leaders.
+   */
+  control_plane: z.array(hostName).max(MAX_JUDGED_HOSTS).optional(),
   /** Per VIP, fresh hosts still listing it whose claim is superseded. */
   superseded: z.array(z.strictObject({ vip: ip, hosts: z.array(hostName).min(1).max(64) }))
     .max(MAX_SUPERSEDED_VIPS),
@@ -83,12 +88,14 @@ export type Judgement = z.infer<typeof JudgementSchema>;
  * @param heartbeats every heartbeat, judged by the leader's observer now
  * @param leader the leader's identity
  * @param seq this write's sequence number
+ * @param controlPlane the control-plane machines of the leader's inventory (not retired)
  * @returns the judgement, within its bounds
  */
 export function judgementOf(
   heartbeats: readonly Heartbeat[],
   leader: string,
   seq: number,
+  controlPlane: readonly string[] = [],
 ): Judgement {
   const sorted = [...heartbeats].sort((a, b) => compareCodeUnits(a.host, b.host));
   const superseded: Judgement["superseded"] = [];
@@ -105,7 +112,16 @@ export function judgementOf(
     rv: h.resourceVersion,
   }));
   const omitted = sorted.length - hosts.length;
-  return { v: 1, leader, seq, hosts, ...(omitted > 0 ? { omitted } : {}), superseded };
+  const control_plane = [...controlPlane].sort(compareCodeUnits).slice(0, MAX_JUDGED_HOSTS);
+  return {
+    v: 1,
+    leader,
+    seq,
+    hosts,
+    ...(omitted > 0 ? { omitted } : {}),
+    ...(control_plane.length > 0 ? { control_plane } : {}),
+    superseded,
+  };
 }
 
 /**

@@ -192,3 +192,26 @@ Deno.test("buildClusterStatus(): a claim the leader holds superseded does not co
   assert.deepEqual([status.vips[0]?.hosts, status.vips[0]?.superseded], [["cp-2"], ["cp-1"]]);
   assert.deepEqual(status.problems, []);
 });
+
+Deno.test("buildClusterStatus(): without --config, the leader's control-plane machines must each have reported", () => {
+  const judgement: Judgement = {
+    v: 1,
+    leader: "cp-1_x",
+    seq: 3,
+    hosts: [{ host: "cp-1", freshness: "fresh", age_ms: 100, seen: true, rv: "11" }],
+    control_plane: ["cp-1", "cp-2"],
+    superseded: [],
+  };
+  assert.deepEqual(decodeJudgement(JSON.stringify(judgement)), judgement);
+  const status = buildClusterStatus({
+    services: [],
+    leases: [withRv(heartbeatLease("cp-1", report("cp-1", [])), "11")],
+    leaderLease: leaderLease("cp-1_x"),
+    nowMs: NOW,
+    observer: manualObserver(0).observer,
+    leaderJudgement: { judgement, sinceMs: 100 },
+  });
+  assert.deepEqual(status.problems, [
+    "control-plane machine cp-2 has never reported (no heartbeat Lease)",
+  ]);
+});
