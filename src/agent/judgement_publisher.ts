@@ -36,6 +36,8 @@ export interface JudgementPublisherOptions {
   heartbeats: HeartbeatSource;
   /** The control-plane machines of the inventory in force (not retired). @default none */
   controlPlane?: () => readonly string[];
+  /** The control-plane VIPs of the inventory in force. @default none */
+  controlPlaneVips?: () => readonly string[];
   /** Whether the heartbeat cache has synced (before, there is nothing to judge). */
   synced: () => boolean;
   /** @default JUDGEMENT_PERIOD_MS */
@@ -82,7 +84,13 @@ export async function publishJudgement(
 
   async function write(base: V1Lease | undefined, n: number): Promise<V1Lease> {
     const text = JSON.stringify(
-      judgementOf(options.heartbeats.list(), options.identity, n, options.controlPlane?.() ?? []),
+      judgementOf(
+        options.heartbeats.list(),
+        options.identity,
+        n,
+        options.controlPlane?.() ?? [],
+        options.controlPlaneVips?.() ?? [],
+      ),
     );
     if (text.length > MAX_JUDGEMENT_BYTES) throw new Error("the judgement exceeds its size bound");
     for (let attempt = 0; attempt < 2; attempt++) {

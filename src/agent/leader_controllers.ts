@@ -174,6 +174,7 @@ export async function runLeaderControllers(
       controlPlane: () =>
         deps.config().machines.filter((m) => m.role === "control-plane" && m.state !== "retired")
           .map((m) => m.name),
+      controlPlaneVips: () => deps.config().control_plane.vip,
     }, signal));
   }
   for (const entry of CONTROLLER_TABLE) {

@@ -475,10 +475,17 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
   }
 
   // addresses served that no Service holds and that are no control-plane VIP
-  const cpVips = input.controlPlaneVips ?? controlPlaneInstanceVips(fresh);
+  const known = input.controlPlaneVips ??
+    (trusted?.judgement.control_plane_vips
+      ? new Set(trusted.judgement.control_plane_vips)
+      : undefined);
+  const cpVips = known ?? controlPlaneInstanceVips(fresh);
   for (const r of vips) {
     if (r.services.length > 0 || cpVips.has(r.vip)) continue;
-    const servers = [...new Set([...r.hosts, ...r.superseded, ...r.bgpHosts])].sort();
+    // without the inventory a control-plane VIP announced over BGP looks like any address
+    const servers = [
+      ...new Set([...r.hosts, ...r.superseded, ...(known ? r.bgpHosts : [])]),
+    ].sort();
     if (servers.length === 0) continue;
     r.problem ??= "no-service";
     problems.push(

@@ -75,6 +75,8 @@ export const JudgementSchema = z.strictObject({
    * a reader without the inventory can tell one that never did. Absent from older leaders.
    */
   control_plane: z.array(hostName).max(MAX_JUDGED_HOSTS).optional(),
+  /** The control-plane VIPs of the leader's inventory: served with no Service. */
+  control_plane_vips: z.array(ip).max(64).optional(),
   /** Per VIP, fresh hosts still listing it whose claim is superseded. */
   superseded: z.array(z.strictObject({ vip: ip, hosts: z.array(hostName).min(1).max(64) }))
     .max(MAX_SUPERSEDED_VIPS),
@@ -89,6 +91,7 @@ export type Judgement = z.infer<typeof JudgementSchema>;
  * @param leader the leader's identity
  * @param seq this write's sequence number
  * @param controlPlane the control-plane machines of the leader's inventory (not retired)
+ * @param controlPlaneVips the control-plane VIPs of the leader's inventory
  * @returns the judgement, within its bounds
  */
 export function judgementOf(
@@ -96,6 +99,7 @@ export function judgementOf(
   leader: string,
   seq: number,
   controlPlane: readonly string[] = [],
+  controlPlaneVips: readonly string[] = [],
 ): Judgement {
   const sorted = [...heartbeats].sort((a, b) => compareCodeUnits(a.host, b.host));
   const superseded: Judgement["superseded"] = [];
@@ -112,6 +116,9 @@ export function judgementOf(
     rv: h.resourceVersion,
   }));
   const omitted = sorted.length - hosts.length;
+  const vips = [...new Set(controlPlaneVips.map((v) => canonicalIp(v)))].filter((v) =>
+    v !== undefined
+  ).slice(0, 64);
   const control_plane = [...controlPlane].sort(compareCodeUnits).slice(0, MAX_JUDGED_HOSTS);
   return {
     v: 1,
@@ -120,6 +127,7 @@ export function judgementOf(
     hosts,
     ...(omitted > 0 ? { omitted } : {}),
     ...(control_plane.length > 0 ? { control_plane } : {}),
+    ...(vips.length > 0 ? { control_plane_vips: vips } : {}),
     superseded,
   };
 }

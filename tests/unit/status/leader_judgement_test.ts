@@ -193,19 +193,21 @@ Deno.test("buildClusterStatus(): a claim the leader holds superseded does not co
   assert.deepEqual(status.problems, []);
 });
 
-Deno.test("buildClusterStatus(): without --config, the leader's control-plane machines must each have reported", () => {
+Deno.test("buildClusterStatus(): without --config, the leader's control-plane machines must each have reported, and its control-plane VIPs need no Service", () => {
   const judgement: Judgement = {
     v: 1,
     leader: "cp-1_x",
     seq: 3,
     hosts: [{ host: "cp-1", freshness: "fresh", age_ms: 100, seen: true, rv: "11" }],
     control_plane: ["cp-1", "cp-2"],
+    // served with no Service (here by keepalived, but over BGP alike): no address without one
+    control_plane_vips: ["10.0.0.5"],
     superseded: [],
   };
   assert.deepEqual(decodeJudgement(JSON.stringify(judgement)), judgement);
   const status = buildClusterStatus({
     services: [],
-    leases: [withRv(heartbeatLease("cp-1", report("cp-1", [])), "11")],
+    leases: [withRv(heartbeatLease("cp-1", report("cp-1", ["10.0.0.5"])), "11")],
     leaderLease: leaderLease("cp-1_x"),
     nowMs: NOW,
     observer: manualObserver(0).observer,
