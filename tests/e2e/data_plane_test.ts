@@ -151,6 +151,15 @@ async function clusterStatus(cp: ControlPlane): Promise<ClusterStatus> {
   });
 }
 
+/**
+ * The problems this test is about. One machine holds the three lab hosts, so each host's inventory
+ * names its own keepalived file, pid file and track directory: the files differ by design, and
+ * status rightly names the hosts on another inventory than the leader's. Those lines are left out.
+ */
+function problems(status: ClusterStatus): string[] {
+  return status.problems.filter((p) => !/^host cp-\d runs another inventory /.test(p));
+}
+
 /** Each host's heartbeat report (its own view of its VRRP instances), by host. */
 async function heartbeats(cp: ControlPlane): Promise<Map<string, HostReport>> {
   const leases = await cp.requestOk<{ items: V1Lease[] }>(
@@ -344,7 +353,7 @@ Deno.test({
         async () => {
           const holders = await lab.holders(allVips);
           const status = await clusterStatus(cp!);
-          const ok = status.problems.length === 0 && allVips.every((v) => {
+          const ok = problems(status).length === 0 && allVips.every((v) => {
             const row = status.vips.find((r) => r.vip === v);
             return row?.hosts.length === 1 &&
               row.hosts[0] === HOSTS[holders.get(v)![0]!] &&
@@ -379,7 +388,10 @@ Deno.test({
         answers.toSorted((a, b) => a - b)[2]! < 5_000,
         `status answered in ${answers} ms`,
       );
-      assert.equal(cli.code, 0, JSON.stringify(cli.status.problems));
+      assert.deepEqual(problems(cli.status), [], JSON.stringify(cli.status.problems));
+      // the lab's inventories differ by their host-local paths: status names the two hosts not on
+      // the leader's file
+      assert.equal(cli.status.inventory.others.length, 2, JSON.stringify(cli.status.inventory));
       for (const [name, vip] of vips) {
         const row = cli.status.vips.find((r) => r.vip === vip);
         assert.ok(row, `keelson status lists ${vip}`);
@@ -497,7 +509,7 @@ Deno.test({
         "every VIP on one host again",
         async () => {
           const status = await clusterStatus(cp!);
-          return status.problems.length === 0 &&
+          return problems(status).length === 0 &&
               status.vips.every((r) =>
                 r.hosts.length === 1 && r.states.length === 3 &&
                 r.states.every((x) => x.state === "MASTER" || x.state === "BACKUP")
@@ -579,7 +591,7 @@ Deno.test({
         "status to be healthy again",
         async () => {
           const status = await clusterStatus(cp!);
-          return status.problems.length === 0 &&
+          return problems(status).length === 0 &&
               status.vips.every((r) => r.hosts.length === 1)
             ? true
             : undefined;
@@ -606,7 +618,7 @@ Deno.test({
       );
       const healCli = await statusCli(`${cp.dir}/admin-token.kubeconfig`);
       report(`RESULT split_brain_healed_ms=${healMs.toFixed(0)}`);
-      assert.equal(healCli.code, 0, JSON.stringify(healCli.status.problems));
+      assert.deepEqual(problems(healCli.status), [], JSON.stringify(healCli.status.problems));
 
       // 5. a reload retiring the host serving web-c's VIP: every VIP leaves it and is on one
       // other host, and its heartbeat claims no VIP and no instance
