@@ -17,6 +17,7 @@ import { AggregatingEventRecorder } from "../kube/event_recorder.ts";
 import { createKubeClient, type KubeClient } from "../kube/kube_client.ts";
 import { resolveConnectionSettings } from "../kube/kubeconfig.ts";
 import { LeaderElector } from "../kube/leader_election.ts";
+import { machineIdentity } from "../kube/elector_options.ts";
 import { createLeaseApi } from "../kube/lease_api.ts";
 import { LedgerSightings, observingLeases } from "../controllers/action_ledger/ledger_sightings.ts";
 import { delay } from "../kube/delay.ts";
@@ -48,6 +49,8 @@ export interface AgentOptions {
   applyFlags: (config: Config) => Config;
   /** This host's machine name. */
   host: string;
+  /** The digest of the inventory file `config` was read from (`loadInventory`). */
+  inventorySha256?: string;
   /** Stops the agent (SIGTERM/SIGINT). */
   signal: AbortSignal;
   /** Cuts the stop short (a second SIGTERM/SIGINT): every part told at once, a short bound. */
@@ -78,6 +81,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     applyFlags: options.applyFlags,
     host,
     registry,
+    ...(options.inventorySha256 ? { inventorySha256: options.inventorySha256 } : {}),
   });
 
   // 1. the provider, through its registry entry: the live inventory, so reloads apply at once,
@@ -158,6 +162,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     host,
     dataPlane: hostSide?.dataPlane,
     reloads: live.reloader,
+    inventory: () => live.reloader.inventoryInForce(),
     pools: () => provider.poolUsage?.() ?? [],
     power: () => provider.machinePower?.() ?? [],
     nodes: caches.nodes,
@@ -169,9 +174,10 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   // 5. lead: once the caches synced, initialize the provider and run the enabled controllers
   // when this process first saw each recorded power action, while standing by too
   const sightings = new LedgerSightings();
-  const lead = async (leaderSignal: AbortSignal, leaseHolder?: string) => {
+  const lead = async (leaderSignal: AbortSignal, identity?: string) => {
     if (!await caches.waitForSyncAll(leaderSignal)) return;
     await runLeaderControllers({
+      ...(identity ? { identity } : {}),
       config: () => live.current(),
       clients,
       caches,
@@ -181,7 +187,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
         registry,
       ),
       host,
-      ...(leaseHolder === undefined ? {} : { leaseHolder }),
+      ...(identity === undefined ? {} : { leaseHolder: identity }),
       ledgerSightings: sightings,
       provider,
       registry,
@@ -200,6 +206,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
       config: () => live.current(),
       health,
       registry,
+      host,
       lead,
       signal: controllersSignal,
     });
@@ -300,11 +307,13 @@ interface CampaignOptions {
   config: () => Config;
   health: HealthChecks;
   registry: Registry;
+  /** This host's machine name: the identity names it (`machineIdentity`). */
+  host: string;
   /**
-   * Runs while this process holds the Lease (under `leaseHolder`); `leaderSignal` aborts when it
-   * is lost.
+   * Runs while this process holds the Lease (as `identity`); `leaderSignal` aborts when it is
+   * lost.
    */
-  lead: (leaderSignal: AbortSignal, leaseHolder: string) => Promise<void>;
+  lead: (leaderSignal: AbortSignal, identity: string) => Promise<void>;
   /** Stops campaigning (the process stops). */
   signal: AbortSignal;
 }
@@ -318,7 +327,7 @@ async function campaign(options: CampaignOptions): Promise<void> {
   const { clients, config, health, registry, lead, signal, sightings } = options;
   const log = logger("agent");
   const le = config().leader_election;
-  let identity: string | undefined;
+  const identity = machineIdentity(options.host);
   while (!signal.aborted) {
     const lease = observingLeases(
       createLeaseApi(clients.client(CLIENT_NAMES.leaderElection).rest),
@@ -334,15 +343,14 @@ async function campaign(options: CampaignOptions): Promise<void> {
       // client-go jitters acquire retries by up to 1.2 retry periods; a smaller jitter lets a
       // standby take a released Lease within ~1.25 retry periods (SIGTERM hand-over < 3 s)
       jitterFactor: 0.25,
-      ...(identity ? { identity } : {}),
+      identity,
     });
-    identity = elector.identity;
     health.add("leaderElection", () => elector.healthCheck());
     let leading: Promise<void> | undefined;
     await elector.run(signal, {
       // the elector logs the Lease acquired and each new leader; one line per event
       onStartedLeading: (leaderSignal) => {
-        leading = lead(leaderSignal, elector.identity);
+        leading = lead(leaderSignal, identity);
         return leading;
       },
       onStoppedLeading: () => {

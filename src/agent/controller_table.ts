@@ -213,6 +213,8 @@ export const CONTROLLER_TABLE: readonly ControllerEntry[] = [
         registry: term.registry,
         inventory: () => inventoryOf(term.live()),
         observer: term.heartbeats.observer,
+        host: term.host,
+        controlPlaneVips: () => term.live().control_plane.vip,
       }),
   },
   {

@@ -15,7 +15,7 @@ import type { KubeClient } from "../kube/kube_client.ts";
 import { createLeaseApi } from "../kube/lease_api.ts";
 import type { Informer } from "../kube/ports.ts";
 import type { MachinePower, PoolUsage } from "../cloud/provider.ts";
-import type { ConfigReloader } from "../config/reloader.ts";
+import type { ConfigReloader, InventoryInForce } from "../config/reloader.ts";
 import {
   HEARTBEAT_NAMESPACE,
   type HostReport,
@@ -32,6 +32,8 @@ export interface HostReportInputs {
   dataPlane: HostDataPlane | undefined;
   /** The configuration reloads, as the reloader knows them. */
   reloads: Pick<ConfigReloader, "lastReloadSucceeded" | "lastSuccessAt">;
+  /** The inventory in force (the reloader's). @default unknown: not reported */
+  inventory?: () => InventoryInForce | undefined;
   /** Usage of the address pools, from the provider. @default none */
   pools?: () => PoolUsage[];
   /** Start-only settings the file changed since start (`RestartRequired`). @default none */
@@ -58,6 +60,7 @@ export function hostReport(inputs: HostReportInputs): HostReport {
   const at = inputs.reloads.lastSuccessAt().getTime();
   const restart = inputs.restartRequired?.() ?? [];
   const power = (inputs.power?.() ?? []).map(powerReport);
+  const inventory = inputs.inventory?.();
   return {
     v: 1,
     host: inputs.host,
@@ -71,6 +74,9 @@ export function hostReport(inputs: HostReportInputs): HostReport {
       ...(restart.length > 0 ? { restart } : {}),
     },
     pools: inputs.pools?.() ?? [],
+    ...(inventory
+      ? { inventory: { sha256: inventory.sha256, since: inventory.since.toISOString() } }
+      : {}),
     ...(snapshot.sessions ? { bgp: snapshot.sessions } : {}),
     ...(power.length > 0 ? { power } : {}),
   };

@@ -31,6 +31,8 @@ import { logger } from "../log/logging.ts";
 import { declareOnce } from "../metrics/registry.ts";
 import type { HealthChecks } from "../server/health_checks.ts";
 import { observedHeartbeats } from "../status/heartbeats.ts";
+import { judgementLeaseName } from "../status/leader_judgement.ts";
+import { publishJudgement } from "./judgement_publisher.ts";
 import { RecordObserver } from "../status/observed_freshness.ts";
 import type { ClusterCaches } from "./cluster_caches.ts";
 import { CONTROLLER_TABLE, type LeaderTerm, providerCanRun } from "./controller_table.ts";
@@ -63,6 +65,11 @@ export interface LeaderControllerDeps {
   guard: DeletionGuard;
   /** Called with the running service controller (undefined when it stops), for reloads. */
   onServiceController?: (running: ServiceController | undefined) => void;
+  /**
+   * This leader's identity (with leader election on): the heartbeat judgement is published for
+   * `keelson status` (`judgement_publisher.ts`). @default not published
+   */
+  identity?: string;
 }
 
 const MANAGED_CONTROLLERS_METRIC = "running_managed_controllers";
@@ -181,6 +188,21 @@ export async function runLeaderControllers(
   };
   const managed = managedControllersGauge(deps.registry);
   const runs: Promise<void>[] = [];
+  if (deps.identity) {
+    const le = config.leader_election;
+    runs.push(publishJudgement({
+      leases: createLeaseApi(deps.clients.client(CLIENT_NAMES.vipHosts).rest),
+      namespace: le.namespace,
+      name: judgementLeaseName(le.name),
+      identity: deps.identity,
+      heartbeats: observedHeartbeats(deps.heartbeatLeases, observer),
+      synced: () => deps.heartbeatLeases.hasSynced(),
+      controlPlane: () =>
+        deps.config().machines.filter((m) => m.role === "control-plane" && m.state !== "retired")
+          .map((m) => m.name),
+      controlPlaneVips: () => deps.config().control_plane.vip,
+    }, signal));
+  }
   for (const entry of CONTROLLER_TABLE) {
     if (!enabled.has(entry.name)) continue;
     const check = CANONICAL_NAMES[entry.name];

@@ -26,6 +26,8 @@ export interface LiveConfigOptions {
   host: string;
   /** Where the reload and restart-required gauges are registered. */
   registry: Registry;
+  /** The digest of the file `config` was read from (`loadInventory`). @default unknown */
+  inventorySha256?: string;
 }
 
 /**
@@ -59,6 +61,7 @@ export class LiveConfig {
     this.reloader = new ConfigReloader(configPath, options.config, {
       registry: options.registry,
       apply: applyFlags,
+      ...(options.inventorySha256 ? { initialSha256: options.inventorySha256 } : {}),
       // the file with the flags applied must validate, and pass every check added
       validate: (next) => {
         try {

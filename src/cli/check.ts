@@ -5,6 +5,7 @@
  */
 import { ConfigError } from "../config/config_error.ts";
 import { loadConfigFile } from "../config/load_config.ts";
+import { hostIdentityProblem } from "../config/host_identity.ts";
 import { summarizeConfig } from "../config/summary.ts";
 import type { Config } from "../config/types.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
@@ -19,7 +20,7 @@ import { toJsonText } from "../text/json_text.ts";
 export const CONFIG_ENV = "KEELSON_CONFIG";
 
 /** The help text of `keelson check`. */
-export const CHECK_USAGE = `Usage: keelson check --config FILE [--output text|json]
+export const CHECK_USAGE = `Usage: keelson check --config FILE [--host NAME] [--output text|json]
                      [--tls-cert-file FILE --tls-private-key-file FILE]
 
 Validates a Keelson inventory (TOML) and prints a summary of it, or every problem found with
@@ -27,6 +28,8 @@ its file, line and key.
 
 Flags:
   -c, --config FILE   the inventory to check (env ${CONFIG_ENV})
+      --host NAME     also check that NAME (the name keelson run uses on a host) is a
+                      machine of the inventory
   -o, --output FORMAT text (default) or json: {"ok", "file", "issues": [{"file", "line",
                       "path", "message"}]}
       --tls-cert-file FILE, --tls-private-key-file FILE
@@ -39,6 +42,7 @@ Exit codes: 0 valid, 1 invalid or unreadable file, 2 wrong command line.`;
 /** The flag table of `keelson check` (node:util parseArgs). */
 export const CHECK_FLAGS = {
   config: { type: "string", short: "c" },
+  host: { type: "string" },
   output: { type: "string", short: "o", default: "text" },
   "tls-cert-file": { type: "string" },
   "tls-private-key-file": { type: "string" },
@@ -94,6 +98,10 @@ export async function checkCommand(args: string[]): Promise<number> {
       ...(outcome instanceof ConfigError ? outcome.issues : []),
       ...flagIssues,
     ]);
+  }
+  if (values.host !== undefined && !(outcome instanceof ConfigError)) {
+    const problem = hostIdentityProblem(outcome, values.host, "flag", path);
+    if (problem) outcome = new ConfigError([{ file: path, path: "--host", message: problem }]);
   }
   if (json) {
     print(toJsonText(checkJson(path, outcome)).trimEnd());

@@ -20,6 +20,8 @@ import { asItStands } from "../plan/as_it_stands.ts";
 import { type ClusterPlan, diffPlans, hasChanges } from "../plan/plan_diff.ts";
 import { planDiffJson } from "../plan/plan_json.ts";
 import { formatPlanPower, planPower } from "../plan/plan_power.ts";
+import { formatPlanInventories, planInventories } from "../plan/plan_inventories.ts";
+import { inventoryDigest, readConfigText } from "../config/load_config.ts";
 import type { Snapshot } from "../snapshot/load_snapshot.ts";
 import { parseHeartbeatLease } from "../status/heartbeats.ts";
 import { toJsonText } from "../text/json_text.ts";
@@ -130,6 +132,11 @@ export async function planDifference(
   // the power the leader last reported, its Lease named by the inventory in force (by the
   // proposed one when none is in force: main's `--current none`)
   const power = planPower(snapshot.leases, (current ?? inputs.proposed).leader_election);
+  // the hosts still on another file than the one in force
+  const inventories = planInventories(snapshot.leases, {
+    current: standing ? null : await fileDigest(inputs.currentPath),
+    proposed: (await fileDigest(inputs.proposedPath)) ?? "",
+  });
   if (inputs.json) {
     print(
       toJsonText(planDiffJson(diff, {
@@ -143,6 +150,7 @@ export async function planDifference(
           heartbeats: heartbeatsOf(snapshot).length,
         },
         power,
+        inventories,
       })).trimEnd(),
     );
   } else {
@@ -153,12 +161,18 @@ export async function planDifference(
         cluster,
         nodes: snapshot.nodes.length,
         services: snapshot.services.length,
-        context: formatPlanPower(power, {
-          bmcConfigured: [current, inputs.proposed].some((c) =>
-            c?.machines.some((m) => m.bmc !== undefined) ?? false
-          ),
-          heartbeats: heartbeatsOf(snapshot).length,
-        }),
+        context: [
+          ...formatPlanPower(power, {
+            bmcConfigured: [current, inputs.proposed].some((c) =>
+              c?.machines.some((m) => m.bmc !== undefined) ?? false
+            ),
+            heartbeats: heartbeatsOf(snapshot).length,
+          }),
+          ...formatPlanInventories(inventories, {
+            current: inputs.currentPath,
+            proposed: inputs.proposedPath,
+          }),
+        ],
       }).trimEnd(),
     );
   }
@@ -213,6 +227,15 @@ async function exists(path: string): Promise<boolean> {
     if (error instanceof Deno.errors.NotFound) return false;
     // anything else (a permission, a loop) is for readInventory to explain
     return true;
+  }
+}
+
+/** The digest of an inventory file already read and validated; null if it cannot be read now. */
+async function fileDigest(path: string): Promise<string | null> {
+  try {
+    return await inventoryDigest(await readConfigText(path));
+  } catch {
+    return null;
   }
 }
 

@@ -5,8 +5,9 @@
  */
 import { runAgent } from "../agent/agent.ts";
 import { ConfigError } from "../config/config_error.ts";
-import { loadConfigFile } from "../config/load_config.ts";
+import { loadInventory } from "../config/load_config.ts";
 import { validateConfig } from "../config/parse_config.ts";
+import { hostIdentityProblem } from "../config/host_identity.ts";
 import { flushLogging, logger, setupLogging } from "../log/logging.ts";
 import { EXIT_INVALID } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
@@ -35,15 +36,14 @@ export async function runCommand(args: string[]): Promise<number> {
   }
   let config;
   const withFlags = `${flags.configPath} with the command-line flags`;
+  let inventorySha256: string;
   try {
     // the flags override the file; the result passes the same validation as the file
-    const inventory = await loadConfigFile(flags.configPath, {
-      namedFiles: true,
-      apply: flags.apply,
-    });
-    config = validateConfig(flags.apply(inventory), withFlags);
+    const loaded = await loadInventory(flags.configPath, { namedFiles: true, apply: flags.apply });
+    inventorySha256 = loaded.sha256;
+    config = validateConfig(flags.apply(loaded.config), withFlags);
     // the server's certificate and key from the flags, loaded as the server will (as check does)
-    const tlsIssues = await tlsFlagIssues(inventory.server, flags.tls, withFlags);
+    const tlsIssues = await tlsFlagIssues(loaded.config.server, flags.tls, withFlags);
     if (tlsIssues.length > 0) throw new ConfigError(tlsIssues);
   } catch (error) {
     if (error instanceof ConfigError) {
@@ -54,9 +54,20 @@ export async function runCommand(args: string[]): Promise<number> {
   }
   const flagProblem = flags.problem(config);
   if (flagProblem) throw new UsageError(flagProblem);
-  await setupLogging({ level: flags.logLevel, format: flags.logFormat });
   // the short name: machine names are short names in most inventories
   const host = flags.host ?? hostname("short") ?? "";
+  // every host-side decision is made for the machine of this name: refuse a name it lacks
+  const identity = hostIdentityProblem(
+    config,
+    host,
+    flags.host === undefined ? "os" : "flag",
+    flags.configPath,
+  );
+  if (identity) {
+    printError(`keelson run: ${identity}`);
+    return EXIT_INVALID;
+  }
+  await setupLogging({ level: flags.logLevel, format: flags.logFormat });
   const log = logger("agent");
   log.info("Starting keelson on host {host} with {config}", {
     host,
@@ -107,6 +118,7 @@ export async function runCommand(args: string[]): Promise<number> {
       config,
       applyFlags: flags.apply,
       host,
+      inventorySha256,
       signal: stopping.stop,
       hurry: stopping.hurry,
     });

@@ -3,27 +3,42 @@
  * addresses, every host's heartbeat Lease and the leader's Lease. Works from any machine with a
  * kubeconfig that may read Services and Leases.
  *
- * Whether a host or the leader is alive is judged only by this reader's own observation (the
- * writers' clocks may be minutes off): the Leases are read again, about once a second, until
- * each has been seen renewed or has stayed unchanged for its whole lease duration, at most
- * `--observe` (20 s). A healthy cluster takes one heartbeat period (about 5 s); a silent host its
- * lease (15 s).
+ * Whether a host or the leader is alive is never judged by a writer's clock (it may be minutes
+ * off). The leader has watched every heartbeat all along and publishes its judgement every 500 ms
+ * (`leader_judgement.ts`); once this command has seen that publication change under its own eyes,
+ * naming the holder of the leader Lease, it answers from it (under a second). Otherwise (no
+ * leader, an older leader, no change within 1.5 s) it watches the Leases itself: read again about
+ * once a second until each has been seen renewed or has stayed unchanged for its whole lease
+ * duration, at most `--observe` (20 s): a heartbeat period (2 s) when every host is alive, the
+ * lease (15 s) for a silent host.
  *
  * @module
  */
 import type { V1Lease, V1Service } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import { ConfigError } from "../config/config_error.ts";
-import { loadConfigFile } from "../config/load_config.ts";
+import { loadInventory } from "../config/load_config.ts";
+import { canonicalIp } from "../net/ip.ts";
 import { createKubeClient } from "../kube/kube_client.ts";
 import { resolveConnectionSettings } from "../kube/kubeconfig.ts";
 import { ignoredItemsNote } from "../kube/list_items.ts";
-import { buildClusterStatus, type ClusterStatus } from "../status/cluster_status.ts";
+import {
+  buildClusterStatus,
+  type ClusterStatus,
+  type StatusInput,
+} from "../status/cluster_status.ts";
 import { RecordObserver } from "../status/observed_freshness.ts";
 import { parseDuration } from "../config/duration.ts";
 import { delay } from "../kube/delay.ts";
 import { formatStatusJson, formatStatusText } from "../status/format_status.ts";
 import { HEARTBEAT_NAMESPACE } from "../status/host_report.ts";
+import {
+  type Judgement,
+  judgementFor,
+  judgementLeaseName,
+  trustJudgement,
+} from "../status/leader_judgement.ts";
+import type { RestApi } from "../kube/rest_api.ts";
 import { inventoryHosts } from "../status/retired_heartbeats.ts";
 import { CONFIG_ENV } from "./check.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
@@ -52,10 +67,12 @@ usage. Problems (no host, two hosts, a silent host, a failed reload) are listed 
 With the inventory (--config), a silent host that is no longer in it is listed apart as retired,
 with the command that deletes its heartbeat, and is not a problem.
 
-A host or leader counts as alive only once this command has seen its Lease renewed, and as
-silent once it has seen the Lease unchanged for its lease duration (the time written in a Lease
-is the writer's clock, shown but never trusted). So it watches the Leases for renewals: about
-5 s when every host is alive, up to 15 s while one is silent.
+The time written in a Lease is the writer's clock: shown, never trusted. The leader, which has
+watched every heartbeat all along, publishes its judgement of them every 500 ms; once this command
+has seen that publication change (proof the leader is alive now) it answers from it, in under a
+second. Without a leader it watches the Leases itself: a host counts as alive once seen renewed,
+as silent once seen unchanged for its lease (about 2 s when every host is alive, up to 15 s
+while one is silent).
 
 Flags:
       --kubeconfig FILE   kubeconfig to use; else [kubernetes] kubeconfig of --config, else
@@ -66,7 +83,8 @@ Flags:
                           (env ${CONFIG_ENV})
   -o, --output FORMAT     text (default) or json
       --observe DURATION  the longest watch for renewals (default ${DEFAULT_OBSERVE}); a Lease not
-                          judged by then is shown unconfirmed ("0s": read once, judge nothing)
+                          judged by then is shown unconfirmed ("0s": read once, judge nothing,
+                          not even by the leader's judgement)
   -h, --help              print this help
 
 Colours are used only on a terminal, and never when NO_COLOR is set.
@@ -109,13 +127,21 @@ export async function statusCommand(args: string[]): Promise<number> {
   let lease = { namespace: "kube-system", name: "keelson" };
   // the machines of the inventory tell a retired host from a silent one; without it, none is
   let inventory: Set<string> | undefined;
+  let known: Pick<StatusInput, "controlPlane" | "controlPlaneVips" | "inventorySha256"> = {};
   const configPath = values.config ?? readEnv(CONFIG_ENV);
   if (configPath) {
     try {
-      const config = await loadConfigFile(configPath);
+      const { config, sha256 } = await loadInventory(configPath);
       kubeconfig ??= config.kubernetes.kubeconfig;
       lease = { namespace: config.leader_election.namespace, name: config.leader_election.name };
       inventory = inventoryHosts(config.machines);
+      known = {
+        controlPlane: inventoryHosts(config.machines.filter((m) => m.role === "control-plane")),
+        controlPlaneVips: new Set(
+          config.control_plane.vip.map((v) => canonicalIp(v)).filter((v) => v !== undefined),
+        ),
+        inventorySha256: sha256,
+      };
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       printError(`keelson status: ${error.message}`);
@@ -144,7 +170,8 @@ export async function statusCommand(args: string[]): Promise<number> {
     };
     try {
       const leasePath = (ns: string) => `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`;
-      const readLeases = async (): Promise<{ leases: V1Lease[]; leader: V1Lease | undefined }> => {
+      const publicationName = judgementLeaseName(lease.name);
+      const readLeases = async (): Promise<LeaseRead> => {
         const signal = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
         const [beats, leaderList] = await Promise.all([
           list(leasePath(HEARTBEAT_NAMESPACE), signal),
@@ -153,19 +180,21 @@ export async function statusCommand(args: string[]): Promise<number> {
             : list(leasePath(lease.namespace), signal),
         ]);
         // raw JSON: the fields read are plain strings and numbers (times are parsed from strings)
+        const named = (name: string) =>
+          ((leaderList ?? beats).items as V1Lease[]).find((l) => l.metadata?.name === name);
         return {
           leases: beats.items as V1Lease[],
-          leader: ((leaderList ?? beats).items as V1Lease[]).find((l) =>
-            l.metadata?.name === lease.name
-          ),
+          leader: named(lease.name),
+          publication: named(publicationName),
         };
       };
+      const startedAt = observer.now();
       const [svc, first] = await Promise.all([
         list("/api/v1/services", AbortSignal.timeout(REQUEST_TIMEOUT_MS)),
         readLeases(),
       ]);
       const services = svc.items as V1Service[];
-      const build = (read: { leases: V1Lease[]; leader: V1Lease | undefined }) =>
+      const build = (read: LeaseRead, leaderJudgement?: StatusInput["leaderJudgement"]) =>
         buildClusterStatus({
           services,
           leases: read.leases,
@@ -173,9 +202,36 @@ export async function statusCommand(args: string[]): Promise<number> {
           observer,
           nowMs: Date.now(),
           inventory,
+          ...known,
+          ...(leaderJudgement ? { leaderJudgement } : {}),
         });
       status = build(first);
-      // read again until every Lease is judged (seen renewed, or unchanged for its duration)
+      // the leader's judgement, once this reader saw it change (the leader alive, judging)
+      const holder = first.leader?.spec?.holderIdentity || undefined;
+      const seen = observe.ms > 0 && judgementFor(first.publication, holder)
+        ? await publicationChange(client.rest, {
+          namespace: lease.namespace,
+          name: publicationName,
+          holder: holder!,
+          first: judgementFor(first.publication, holder)!,
+          firstReadAt: startedAt,
+          observer,
+          boundMs: Math.min(observe.ms, FAST_BOUND_MS),
+        })
+        : undefined;
+      if (seen) {
+        const last = await readLeases();
+        const latest = last.leader?.spec?.holderIdentity === holder
+          ? judgementFor(last.publication, holder)
+          : undefined;
+        const judgement = latest && latest.seq !== seen.judgement.seq ? latest : seen.judgement;
+        status = build(last, {
+          judgement,
+          sinceMs: observer.now() - seen.changedAfter,
+        });
+      }
+      // read again until every Lease is judged (seen renewed, or unchanged for its duration):
+      // without the leader's judgement, or where it has not judged a host yet (a new leader)
       const deadline = observer.now() + observe.ms;
       while (unconfirmed(status) && observer.now() < deadline) {
         await delay(Math.min(POLL_MS, deadline - observer.now()));
@@ -195,6 +251,62 @@ export async function statusCommand(args: string[]): Promise<number> {
   if (output === "json") print(formatStatusJson(status));
   else printStyled(formatStatusText(status, { color: useColor() }));
   return status.problems.length > 0 ? EXIT_PROBLEMS : EXIT_OK;
+}
+
+/** One read of the Leases status uses. */
+interface LeaseRead {
+  leases: V1Lease[];
+  leader: V1Lease | undefined;
+  /** The leader's published judgement (`leader_judgement.ts`), if any. */
+  publication: V1Lease | undefined;
+}
+
+/** Longest wait for the leader's judgement to change before watching the Leases instead. */
+const FAST_BOUND_MS = 1500;
+/** How often the judgement is read while waiting for it to change. */
+const FAST_POLL_MS = 100;
+
+/**
+ * Reads the leader's judgement until its sequence number changes under this reader's eyes
+ * (`trustJudgement`), at most `boundMs` after the first read began.
+ * @returns the changed judgement and when the read before the change began (this reader's
+ *   clock: the judgement was written after it), or undefined when it did not change in time
+ */
+async function publicationChange(
+  rest: RestApi,
+  options: {
+    namespace: string;
+    name: string;
+    holder: string;
+    first: Judgement;
+    firstReadAt: number;
+    observer: RecordObserver;
+    boundMs: number;
+  },
+): Promise<{ judgement: Judgement; changedAfter: number } | undefined> {
+  const { observer } = options;
+  const deadline = options.firstReadAt + options.boundMs;
+  const path =
+    `/apis/coordination.k8s.io/v1/namespaces/${options.namespace}/leases/${options.name}`;
+  let before = options.firstReadAt;
+  while (observer.now() < deadline) {
+    await delay(Math.min(FAST_POLL_MS, Math.max(0, deadline - observer.now())));
+    const readAt = observer.now();
+    const signal = AbortSignal.timeout(Math.max(1, deadline - readAt));
+    let read: V1Lease;
+    try {
+      read = await rest.get<V1Lease>(path, `read lease "${options.namespace}/${options.name}"`, {
+        signal,
+      });
+    } catch {
+      return undefined; // gone, forbidden or slow: watch the Leases instead
+    }
+    const judgement = judgementFor(read, options.holder);
+    if (judgement === undefined) return undefined;
+    if (trustJudgement(options.first, judgement)) return { judgement, changedAfter: before };
+    before = readAt;
+  }
+  return undefined;
 }
 
 /** Whether some Lease is still unconfirmed: neither seen renewed nor silent for its duration. */

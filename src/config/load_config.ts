@@ -41,7 +41,32 @@ export async function loadConfigFile(
   path: string,
   options: LoadConfigOptions = {},
 ): Promise<Config> {
+  return (await loadInventory(path, options)).config;
+}
+
+/** A validated inventory and the digest of the bytes it was read from. */
+export interface LoadedInventory {
+  config: Config;
+  /**
+   * SHA-256 of the file's bytes, lowercase hex: what `sha256sum FILE` prints. Every host
+   * running the same file has the same digest, whatever Keelson version parses it.
+   */
+  sha256: string;
+}
+
+/**
+ * `loadConfigFile`, with the digest of the file's bytes (`LoadedInventory.sha256`).
+ * @param path the file
+ * @param options as `loadConfigFile`
+ * @returns the validated config and its digest
+ * @throws {ConfigError} as `loadConfigFile`
+ */
+export async function loadInventory(
+  path: string,
+  options: LoadConfigOptions = {},
+): Promise<LoadedInventory> {
   const text = await readConfigText(path);
+  const sha256 = await inventoryDigest(text);
   const config = parseConfig(text, path);
   // secrets live in their own files; a file that cannot be rendered fails the load like a bad key;
   // a path the binary may not write would fail only on the host, at the first write
@@ -64,7 +89,17 @@ export async function loadConfigFile(
     located.sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
     throw new ConfigError(located);
   }
-  return config;
+  return { config, sha256 };
+}
+
+/**
+ * The digest of an inventory's text as read from its file (UTF-8: the file's own bytes).
+ * @param text the file's text
+ * @returns SHA-256, lowercase hex
+ */
+export async function inventoryDigest(text: string): Promise<string> {
+  const hash = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(hash), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /**

@@ -13,7 +13,7 @@
 import { Gauge, type Registry } from "prom-client";
 import { logger } from "../log/logging.ts";
 import { ConfigError, type ConfigIssue, formatIssue } from "./config_error.ts";
-import { loadConfigFile } from "./load_config.ts";
+import { loadInventory } from "./load_config.ts";
 import type { Config } from "./types.ts";
 import { declareOnce } from "../metrics/registry.ts";
 import { delay } from "../kube/delay.ts";
@@ -41,6 +41,19 @@ export interface ConfigReloaderOptions {
    * inventory's (every other file the inventory names is, as `check` reads it).
    */
   apply?: (config: Config) => Config;
+  /**
+   * The digest of the file the initial config was read from (`loadInventory`): the inventory in
+   * force from the start. @default unknown until the first accepted reload
+   */
+  initialSha256?: string;
+}
+
+/** The inventory in force: the digest of its file, and when it took effect. */
+export interface InventoryInForce {
+  /** SHA-256 of the file's bytes (`loadInventory`), lowercase hex. */
+  sha256: string;
+  /** When a file with this digest was first accepted (at start, or by a reload). */
+  since: Date;
 }
 
 const SUCCESS_NAME = "keelson_config_last_reload_successful";
@@ -51,7 +64,7 @@ const TIMESTAMP_NAME = "keelson_config_last_reload_success_timestamp_seconds";
  * @example
  * ```ts
  * import { Registry } from "prom-client";
- * import { loadConfigFile } from "./load_config.ts";
+ * import { loadInventory } from "./load_config.ts";
  *
  * async function watchConfig(path: string, signal: AbortSignal): Promise<void> {
  *   const reloader = new ConfigReloader(path, await loadConfigFile(path), {
@@ -76,6 +89,7 @@ export class ConfigReloader {
   /** When the file last loaded and validated (ms since the epoch, `now`'s clock). */
   #lastSuccessMs = 0;
   #timestamp: Gauge;
+  #inventory: InventoryInForce | undefined;
   #log = logger("config");
   /** Reloads run one at a time, in order. */
   #queue: Promise<unknown> = Promise.resolve();
@@ -101,6 +115,9 @@ export class ConfigReloader {
       "Timestamp of the last successful configuration load, in seconds since the epoch.",
     );
     this.#markSuccess();
+    if (options.initialSha256 !== undefined) {
+      this.#inventory = { sha256: options.initialSha256, since: new Date(this.#lastSuccessMs) };
+    }
   }
 
   /** @returns the config in force: the last one that validated */
@@ -191,15 +208,25 @@ export class ConfigReloader {
     return new Date(this.#lastSuccessMs);
   }
 
+  /**
+   * The inventory in force: the digest of the file last accepted and when a file with that
+   * digest was first accepted (an unchanged file keeps the time; a rejected one changes nothing).
+   * @returns it, or undefined while unknown (no digest at start, no reload accepted since)
+   */
+  inventoryInForce(): InventoryInForce | undefined {
+    return this.#inventory;
+  }
+
   async #reload(reason: string): Promise<boolean> {
     let next: Config;
+    let sha256: string;
     try {
       // every file the inventory names is read too, each bounded in size and time: a reload
       // that cannot read one is rejected with the reason and never holds up the next
-      next = await loadConfigFile(this.#path, {
+      ({ config: next, sha256 } = await loadInventory(this.#path, {
         namedFiles: true,
         ...(this.#options.apply ? { apply: this.#options.apply } : {}),
-      });
+      }));
       const issues = this.#options.validate?.(next, this.#config) ?? [];
       if (issues.length > 0) throw new ConfigError(issues);
     } catch (error) {
@@ -223,6 +250,9 @@ export class ConfigReloader {
         "Configuration file valid again ({reason}); the rejected reload before it no longer holds",
         { reason },
       );
+    }
+    if (this.#inventory?.sha256 !== sha256) {
+      this.#inventory = { sha256, since: new Date(this.#lastSuccessMs) };
     }
     const nextFingerprint = fingerprint(next);
     if (nextFingerprint === this.#fingerprint) {

@@ -25,6 +25,17 @@ export function defaultIdentity(): string {
 }
 
 /**
+ * The identity of an agent on a machine of the inventory: client-go's form with the machine's
+ * name for the host name (`<machine>_<random UUID>`), so readers of the Lease (`status`, `plan`)
+ * find the leader's heartbeat by its name even where the OS host name differs (`--host`).
+ * @param machine this host's machine name
+ * @returns a fresh identity; `defaultIdentity()` when the name is empty
+ */
+export function machineIdentity(machine: string): string {
+  return machine === "" ? defaultIdentity() : `${machine}_${crypto.randomUUID()}`;
+}
+
+/**
  * The host an identity of `defaultIdentity`'s form names: the first label of the part before the
  * last `_` (the whole identity when it has none).
  * @param identity a Lease's holderIdentity

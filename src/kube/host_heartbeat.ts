@@ -63,6 +63,14 @@ export function heartbeatOwnerReferences(
  */
 export const OWNER_RETRY_MS = 10 * 60_000;
 
+/**
+ * How often a host renews its heartbeat (besides at once on a change of its data plane). A host
+ * that stops renewing is told dead only by its silence, so a reader that sees another host take
+ * one of its VIPs knows within one period whether it is still alive and holding it (a split
+ * brain) or gone: 2 s keeps the leader's split-brain Warning within its 3 s grace of the split.
+ */
+export const HEARTBEAT_RENEW_MS = 2000;
+
 /** Options of `HostHeartbeat`. */
 export interface HostHeartbeatOptions {
   leases: LeaseApi;
@@ -72,7 +80,7 @@ export interface HostHeartbeatOptions {
   namespace?: string;
   /** The report to publish now. */
   report: () => Promise<HostReport>;
-  /** Renew period. @default 5000 */
+  /** Renew period. @default HEARTBEAT_RENEW_MS */
   renewMs?: number;
   /** `leaseDurationSeconds`: a host silent longer than this is reported missing. @default 15 */
   leaseDurationSeconds?: number;
@@ -111,7 +119,7 @@ export class HostHeartbeat {
    * @param signal stops it
    */
   async run(signal: AbortSignal): Promise<void> {
-    const renewMs = this.#options.renewMs ?? 5000;
+    const renewMs = this.#options.renewMs ?? HEARTBEAT_RENEW_MS;
     while (!signal.aborted) {
       try {
         await this.writeOnce();

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { PlanInventories } from "./plan_inventories.ts";
 import type { AllocationPlan } from "../cloud/cluster_plan.ts";
 import type { NodePlan } from "./plan_nodes.ts";
 import { jsonCount } from "../text/json_text.ts";
@@ -75,6 +76,8 @@ export interface PlanDiffJson extends PlanDiff {
   read: { nodes: number; services: number; endpointSlices: number; heartbeats: number };
   /** The machines' power the leader's heartbeat reported (`plan_power.ts`); null when none. */
   power: PlanPower | null;
+  /** Which inventory file each host runs, against the plan's (`plan_inventories.ts`). */
+  inventories: PlanInventories;
 }
 
 /**

@@ -14,9 +14,8 @@
  *
  * @module
  */
-import { identityHost } from "../kube/elector_options.ts";
 import type { V1Lease } from "@kubernetes/client-node";
-import { formatAge } from "../status/cluster_status.ts";
+import { formatAge, leaderHeartbeatHost } from "../status/cluster_status.ts";
 import { type HeartbeatRecord, parseHeartbeatLease } from "../status/heartbeats.ts";
 import type { HostReport, PowerReport } from "../status/host_report.ts";
 import { compareCodeUnits } from "../text/code_unit_order.ts";
@@ -75,7 +74,7 @@ export function planPower(
       compareCodeUnits(a.host, b.host)
     );
   if (carrying.length === 0) return null;
-  const holder = leaderHost(leases, leader);
+  const holder = leaderHost(leases, leader, carrying);
   const byLeader = carrying.find((h) => h.host === holder);
   const chosen = byLeader ?? carrying[0]!;
   const renewMs = chosen.claimedRenewMs;
@@ -102,12 +101,13 @@ export function planPower(
 }
 
 /**
- * The host named by the leader Lease's holder identity (`<hostname>_<uuid>`: the hostname's first
- * label), when the input holds that Lease.
+ * The host named by the leader Lease's holder identity (`<machine>_<uuid>`, or client-go's
+ * `<hostname>_<uuid>`: the hostname's first label), when the input holds that Lease.
  */
 function leaderHost(
   leases: readonly V1Lease[],
   leader: LeaderLeaseRef | undefined,
+  heartbeats: readonly { host: string }[],
 ): string | undefined {
   if (!leader) return undefined;
   const lease = leases.find((l) =>
@@ -115,7 +115,7 @@ function leaderHost(
       leader.namespace
   );
   const identity = lease?.spec?.holderIdentity;
-  return typeof identity === "string" ? identityHost(identity) : undefined;
+  return typeof identity === "string" ? leaderHeartbeatHost(identity, heartbeats) : undefined;
 }
 
 /** What the text says when no heartbeat carries power. */

@@ -38,7 +38,15 @@ import {
   type RecordObserver,
 } from "./observed_freshness.ts";
 import { heartbeatCleanupCommand, splitRetired } from "./retired_heartbeats.ts";
+import { type Judgement, supersededByLeader, withLeaderJudgement } from "./leader_judgement.ts";
+import {
+  type InventoryAgreement,
+  inventoryAgreement,
+  type OtherInventory,
+  shortDigest,
+} from "./inventory_agreement.ts";
 import { compareCodeUnits } from "../text/code_unit_order.ts";
+import { identityHost } from "../kube/elector_options.ts";
 
 /** The annotation naming the pool a Service's address came from. */
 export const POOL_ANNOTATION = "keelson.io/allocated-from-pool";
@@ -87,7 +95,11 @@ export interface VipStatus {
    * clock wrote, only give how long before its renewal), when exactly one host serves it.
    */
   since: string | undefined;
-  problem: "no-host" | "split-brain" | "unknown" | undefined;
+  /**
+   * `no-service`: a host serves it (VRRP or BGP) while no Service holds it and it is no
+   * control-plane VIP — an address Keelson never gave out.
+   */
+  problem: "no-host" | "split-brain" | "unknown" | "no-service" | undefined;
 }
 
 /** One row of the host table. */
@@ -117,6 +129,18 @@ export interface HostStatus {
   bgp: { peer: string; established: boolean; routes: number }[] | undefined;
   /** True when the host reports BGP sessions and none is Established. */
   bgpDown: boolean;
+  /** The inventory in force on the host (digest, since by its clock); undefined when unreported. */
+  inventory: { sha256: string; since: string } | undefined;
+  /** True when the host runs another inventory than the reference (`ClusterStatus.inventory`). */
+  otherInventory: boolean;
+}
+
+/** A LoadBalancer Service still waiting for an address. */
+export interface PendingService {
+  /** `namespace/name`. */
+  service: string;
+  /** Its `spec.loadBalancerClass`; undefined when unset. */
+  loadBalancerClass: string | undefined;
 }
 
 /** A heartbeat left by a retired host: it counts for nothing; delete it with `cleanup`. */
@@ -169,6 +193,11 @@ export interface LeaderStatus {
 /** Everything `keelson status` shows. */
 export interface ClusterStatus {
   now: string;
+  /**
+   * Whose observation judged the heartbeats: the leader's published judgement (`seq`, at most
+   * `ageMs` old by this reader's clock), or this reader's own watch (`observedMs`).
+   */
+  judgedBy: { by: "leader"; seq: number; ageMs: number } | { by: "reader" };
   /** How long this reader watched the Leases for renewals (ms) before judging them. */
   observedMs: number;
   leader: LeaderStatus;
@@ -179,10 +208,26 @@ export interface ClusterStatus {
   /** Whether the inventory was known (only then can a heartbeat be told retired). */
   inventoryKnown: boolean;
   pools: PoolStatus[];
-  /** Machines' power from the newest fresh heartbeat reporting any (the leader's); sorted. */
+  /**
+   * Machines' power from the leader's heartbeat only (only the leader polls the BMCs; another
+   * host's report is a former leader's, however recent), when it is fresh; sorted.
+   */
   power: PowerStatus[];
-  /** The host whose heartbeat `power` comes from; undefined when none reports power. */
+  /** The leader's host, whose heartbeat `power` comes from; undefined when none is shown. */
   powerFrom: string | undefined;
+  /**
+   * Whether the hosts run one inventory: the reference digest (the leader's, else most hosts'),
+   * the hosts on another, those that report none (older versions).
+   */
+  inventory: {
+    reference: InventoryAgreement["reference"];
+    others: OtherInventory[];
+    unreported: string[];
+    /** The `--config` file's digest, when given, and whether it is the reference. */
+    file: { sha256: string; matches: boolean | undefined } | undefined;
+  };
+  /** LoadBalancer Services without an address yet, sorted. */
+  pending: PendingService[];
   /** One sentence per problem; empty when healthy. */
   problems: string[];
 }
@@ -206,6 +251,24 @@ export interface StatusInput {
    * retired. Undefined when the inventory is not known: every silent host is then silent.
    */
   inventory?: ReadonlySet<string>;
+  /**
+   * The inventory's control-plane machines (not retired): each must have reported a heartbeat;
+   * undefined when the inventory is not known.
+   */
+  controlPlane?: ReadonlySet<string>;
+  /**
+   * The inventory's control-plane VIPs (canonical): served with no Service. Undefined when the
+   * inventory is not known: an address in a keepalived instance named `keelson_cp_*` is then one.
+   */
+  controlPlaneVips?: ReadonlySet<string>;
+  /** The digest of the `--config` file (`loadInventory`), to compare with the hosts'. */
+  inventorySha256?: string;
+  /**
+   * The leader's published judgement of the heartbeats, trusted by the caller
+   * (`trustJudgement`), and the bound on its age by this reader's clock: used instead of this
+   * reader's own observation for every host it lists. @default this reader's observation only
+   */
+  leaderJudgement?: { judgement: Judgement; sinceMs: number };
 }
 
 /**
@@ -215,19 +278,29 @@ export interface StatusInput {
  */
 export function buildClusterStatus(input: StatusInput): ClusterStatus {
   const { nowMs, observer } = input;
+  const own = observeHeartbeats(input.leases, observer, true);
+  const trusted = input.leaderJudgement;
   const { current: heartbeats, retired } = splitRetired(
-    observeHeartbeats(input.leases, observer, true)
+    (trusted ? withLeaderJudgement(own, trusted.judgement, trusted.sinceMs, observer.now()) : own)
       .sort((a, b) => compareCodeUnits(a.host, b.host)),
     input.inventory,
   );
   const problems: string[] = [];
 
   const leader = leaderStatus(input.leaderLease, observer);
+  if (trusted && leader.identity === trusted.judgement.leader) {
+    // this reader saw the leader's publication change: the leader is alive, renewing
+    leader.freshness = "fresh";
+    leader.expired = false;
+    leader.renewalSeen = true;
+    leader.ageMs = trusted.sinceMs;
+  }
   if (!leader.identity) problems.push("no leader: the leader-election Lease has no holder");
   else if (leader.expired) {
     problems.push(`no leader: ${leader.identity} stopped renewing the Lease`);
   }
 
+  const leaderHost = leader.expired ? undefined : leaderHeartbeatHost(leader.identity, heartbeats);
   const hosts: HostStatus[] = heartbeats.map((h) => {
     const fresh = isFresh(h);
     const report = "error" in h.report ? undefined : h.report;
@@ -251,6 +324,8 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
       })),
       bgpDown: fresh && (report?.bgp?.length ?? 0) > 0 &&
         report!.bgp!.every((p) => !p.established),
+      inventory: report?.inventory,
+      otherInventory: false,
     };
   });
   for (const h of hosts) {
@@ -336,6 +411,15 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
     }
   }
   const claims = vipClaims(heartbeats);
+  if (trusted) {
+    // the leader's memory of who began to list a VIP when, which this reader lacks
+    for (const [vip, hosts] of supersededByLeader(trusted.judgement)) {
+      const claim = claims.get(vip);
+      if (!claim) continue;
+      claim.superseded = [...claim.superseded, ...claim.serving.filter((h) => hosts.has(h))];
+      claim.serving = claim.serving.filter((h) => !hosts.has(h));
+    }
+  }
   for (const [vip, { serving, superseded }] of claims) {
     const r = row(vip);
     r.hosts = serving;
@@ -390,6 +474,59 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
     if (r.hosts.length !== 1) r.since = undefined;
   }
 
+  // addresses served that no Service holds and that are no control-plane VIP
+  const known = input.controlPlaneVips ??
+    (trusted?.judgement.control_plane_vips
+      ? new Set(trusted.judgement.control_plane_vips)
+      : undefined);
+  const cpVips = known ?? controlPlaneInstanceVips(fresh);
+  for (const r of vips) {
+    if (r.services.length > 0 || cpVips.has(r.vip)) continue;
+    // without the inventory a control-plane VIP announced over BGP looks like any address
+    const servers = [
+      ...new Set([...r.hosts, ...r.superseded, ...(known ? r.bgpHosts : [])]),
+    ].sort();
+    if (servers.length === 0) continue;
+    r.problem ??= "no-service";
+    problems.push(
+      `${servers.length === 1 ? "host" : "hosts"} ${servers.join(", ")} ${
+        servers.length === 1 ? "serves" : "serve"
+      } ${r.vip}, which no Service holds and which is no control-plane VIP`,
+    );
+  }
+
+  // every control-plane machine of the inventory must have reported
+  // without the inventory, the leader's (from its judgement) says which machines must report
+  const controlPlane = input.controlPlane ??
+    (trusted?.judgement.control_plane ? new Set(trusted.judgement.control_plane) : undefined);
+  for (const machine of [...controlPlane ?? []].sort(compareCodeUnits)) {
+    if (!heartbeats.some((h) => h.host === machine)) {
+      problems.push(`control-plane machine ${machine} has never reported (no heartbeat Lease)`);
+    }
+  }
+
+  // one inventory on every host
+  const agreement = inventoryAgreement(
+    heartbeats.map((h) => ({ host: h.host, fresh: isFresh(h), report: h.report })),
+    leaderHost,
+  );
+  const otherHosts = new Set(agreement.others.map((o) => o.host));
+  for (const h of hosts) h.otherInventory = otherHosts.has(h.host);
+  for (const o of agreement.others) {
+    const ref = agreement.reference;
+    problems.push(
+      `host ${o.host} runs another inventory (sha256 ${shortDigest(o.sha256)}, ${
+        claimedAgo(o.since, nowMs) ?? "?"
+      } by its clock) than ${
+        ref === undefined
+          ? "the other hosts (no digest has most hosts)"
+          : ref.from === "leader"
+          ? `the leader ${ref.host} (sha256 ${shortDigest(ref.sha256)})`
+          : `most hosts (sha256 ${shortDigest(ref.sha256)})`
+      }`,
+    );
+  }
+
   const pools = poolUsage(fresh);
   for (const p of pools) {
     if (p.full) {
@@ -399,12 +536,18 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
       );
     }
   }
-  const { power, from: powerFrom } = machinePower(heartbeats.filter(isFresh), nowMs);
+  const { power, from: powerFrom } = machinePower(
+    heartbeats.filter((h) => isFresh(h) && h.host === leaderHost),
+    nowMs,
+  );
   for (const p of power) {
     if (p.state === "unknown") problems.push(`machine ${p.machine}: power unknown (${p.detail})`);
   }
   return {
     now: new Date(nowMs).toISOString(),
+    judgedBy: trusted
+      ? { by: "leader", seq: trusted.judgement.seq, ageMs: trusted.sinceMs }
+      : { by: "reader" },
     observedMs: observer.watchedMs(HEARTBEATS),
     leader,
     vips,
@@ -416,11 +559,46 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
       cleanup: heartbeatCleanupCommand(h.host),
     })),
     inventoryKnown: input.inventory !== undefined,
+    inventory: {
+      reference: agreement.reference,
+      others: agreement.others,
+      unreported: agreement.unreported,
+      file: input.inventorySha256 === undefined ? undefined : {
+        sha256: input.inventorySha256,
+        matches: agreement.reference && agreement.reference.sha256 === input.inventorySha256,
+      },
+    },
+    pending: pendingServices(input.services),
     pools,
     power,
     powerFrom,
     problems,
   };
+}
+
+/** The VIPs fresh hosts hold in their control-plane keepalived instances (`keelson_cp_v4|6`). */
+function controlPlaneInstanceVips(fresh: readonly Heartbeat[]): Set<string> {
+  const vips = new Set<string>();
+  for (const h of fresh) {
+    if ("error" in h.report) continue;
+    for (const instance of h.report.instances) {
+      if (/^keelson_cp_v[46]$/.test(instance.name)) {
+        for (const vip of instance.vips) vips.add(vip);
+      }
+    }
+  }
+  return vips;
+}
+
+/** LoadBalancer Services with no address in their status. */
+function pendingServices(services: readonly V1Service[]): PendingService[] {
+  return services.filter((s) =>
+    s.spec?.type === "LoadBalancer" &&
+    !(s.status?.loadBalancer?.ingress ?? []).some((i) => i.ip && canonicalIp(i.ip))
+  ).map((s) => ({
+    service: `${s.metadata?.namespace ?? ""}/${s.metadata?.name ?? ""}`,
+    loadBalancerClass: s.spec?.loadBalancerClass || undefined,
+  })).sort((a, b) => compareCodeUnits(a.service, b.service));
 }
 
 function forServices(r: VipStatus): string {
@@ -477,7 +655,26 @@ function poolUsage(fresh: readonly Heartbeat[]): PoolStatus[] {
   }));
 }
 
-/** Machines' power from the most recently renewed fresh heartbeat that reports any. */
+/**
+ * The heartbeat host a leader identity names: the part before the last `_` when a heartbeat has
+ * that name (the agent's identity is `<machine>_<uuid>`), else the first label of it
+ * (`identityHost`: a host name's short form, as client-go's default identity has it).
+ * @param identity the leader Lease's holder, if any
+ * @param heartbeats every heartbeat
+ * @returns the host, or undefined when there is no holder
+ */
+export function leaderHeartbeatHost(
+  identity: string | undefined,
+  heartbeats: readonly { host: string }[],
+): string | undefined {
+  if (!identity) return undefined;
+  const underscore = identity.lastIndexOf("_");
+  const whole = underscore > 0 ? identity.slice(0, underscore) : identity;
+  if (heartbeats.some((h) => h.host === whole)) return whole;
+  return identityHost(identity);
+}
+
+/** Machines' power from the given (the leader's fresh) heartbeat, when it reports any. */
 function machinePower(
   fresh: readonly Heartbeat[],
   nowMs: number,

@@ -11,6 +11,7 @@
  */
 import { claimedAge, claimedAgo, type ClusterStatus, formatAge } from "./cluster_status.ts";
 import { terminalSafe } from "../text/terminal_safe.ts";
+import { shortDigest } from "./inventory_agreement.ts";
 import { toJsonText } from "../text/json_text.ts";
 
 /** Whether to colour the text. */
@@ -34,6 +35,8 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
   const out: string[] = [];
   // BGP columns only where some host runs BIRD
   const bgp = status.hosts.some((h) => h.bgp !== undefined);
+  // the inventory column only where some host reports its inventory's digest
+  const inventories = status.hosts.some((h) => h.inventory !== undefined);
 
   const leader = status.leader.identity
     ? status.leader.expired
@@ -48,13 +51,35 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
       }`
       : status.leader.identity
     : paint("red", "none");
-  out.push(`${paint("bold", "Leader:")} ${leader}`);
+  const judged = status.judgedBy.by === "leader"
+    ? paint(
+      "dim",
+      ` (heartbeats as the leader judges them, ${formatAge(status.judgedBy.ageMs)} ago)`,
+    )
+    : "";
+  out.push(`${paint("bold", "Leader:")} ${leader}${judged}`);
   out.push(
     status.problems.length === 0
-      ? paint("green", "Healthy: every VIP is served by exactly one host.")
+      ? paint(
+        "green",
+        status.inventoryKnown
+          ? "Healthy: every control-plane machine reports, every VIP is served by exactly one host."
+          : "Healthy: every VIP is served by exactly one host.",
+      )
       : paint("red", `${status.problems.length} problem(s):`),
   );
   for (const p of status.problems) out.push(paint("red", `  ! ${p}`));
+  const file = status.inventory.file;
+  if (file && file.matches === false) {
+    out.push(
+      paint(
+        "yellow",
+        `  note: the --config file (sha256 ${shortDigest(file.sha256)}) is not the inventory ${
+          status.inventory.reference?.from === "leader" ? "the leader runs" : "most hosts run"
+        } (sha256 ${shortDigest(status.inventory.reference!.sha256)})`,
+      ),
+    );
+  }
   out.push("");
 
   const silent = new Set(status.hosts.filter((h) => h.silent).map((h) => h.host));
@@ -68,6 +93,8 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
         ? paint("yellow", unknownWhy(v, silent))
         : v.problem === "split-brain"
         ? paint("red", `SPLIT BRAIN: ${v.hosts.join(",")}`)
+        : v.problem === "no-service"
+        ? paint("red", `NO SERVICE: ${[...new Set([...v.hosts, ...v.bgpHosts])].join(",")}`)
         : v.hosts.join(",") || "-";
       // a host that has not renewed since another took the VIP: died, or about to show a split
       const superseded = v.superseded.length > 0
@@ -93,7 +120,16 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
 
   out.push(paint("bold", "Hosts"));
   out.push(...table(
-    ["HOST", "HEARTBEAT", "VERSION", "CONFIG", "KEEPALIVED", "VIPS", ...(bgp ? ["BGP"] : [])],
+    [
+      "HOST",
+      "HEARTBEAT",
+      "VERSION",
+      ...(inventories ? ["INVENTORY"] : []),
+      "CONFIG",
+      "KEEPALIVED",
+      "VIPS",
+      ...(bgp ? ["BGP"] : []),
+    ],
     status.hosts.map((h) => {
       const beat = h.freshness === "fresh"
         ? `${formatAge(h.ageMs)} ago`
@@ -115,10 +151,16 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
         ? restart ?? "ok"
         : [paint("red", "reload failed"), ...(restart ? [restart] : [])].join("; ");
       const keepalived = h.reload?.keepalived ?? "-";
+      const inventory = h.inventory === undefined
+        ? "-"
+        : h.otherInventory
+        ? paint("red", `${shortDigest(h.inventory.sha256)} (OTHER)`)
+        : shortDigest(h.inventory.sha256);
       return [
         h.host,
         beat,
         h.version ?? "-",
+        ...(inventories ? [inventory] : []),
         reload,
         keepalived === "invalid" || keepalived === "error" ? paint("red", keepalived) : keepalived,
         h.omitted?.vips ? `${h.vipsServed} (+${h.omitted.vips} not listed)` : String(h.vipsServed),
@@ -140,6 +182,16 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
   }
   out.push("");
 
+  // Services waiting for an address: only when there are any
+  if (status.pending.length > 0) {
+    out.push(paint("bold", "Pending Services") + paint("dim", " (LoadBalancer, no address yet)"));
+    out.push(...table(
+      ["SERVICE", "CLASS"],
+      status.pending.map((p) => [p.service, p.loadBalancerClass ?? "-"]),
+    ));
+    out.push("");
+  }
+
   // heartbeats left by retired hosts: only when there are any, dimmed (nothing is wrong)
   if (status.retired.length > 0) {
     out.push(paint("bold", "Retired hosts") + paint("dim", " (not in the inventory, silent)"));
@@ -156,10 +208,11 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
     out.push("");
   }
 
-  // machines' power: only when some host (the leader) reports any
+  // machines' power: only when the leader reports any
   if (status.power.length > 0) {
     out.push(
-      paint("bold", "Machine power") + paint("dim", ` (from ${status.powerFrom}'s heartbeat)`),
+      paint("bold", "Machine power") +
+        paint("dim", ` (from the leader ${status.powerFrom}'s heartbeat)`),
     );
     const ago = (iso: string | undefined) =>
       iso === undefined ? "never" : `${formatAge(Math.max(0, nowMs - Date.parse(iso)))} ago`;

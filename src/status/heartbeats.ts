@@ -32,6 +32,8 @@ export interface HeartbeatRecord {
   report: HostReport | { error: string };
   /** The Lease's record (`leaseRecordKey`): it changes at every renewal. */
   recordKey: string;
+  /** The Lease's resourceVersion as read (opaque; "" when absent). */
+  resourceVersion: string;
 }
 
 /** One host's heartbeat, judged by this reader's observation (`observed_freshness.ts`). */
@@ -64,6 +66,7 @@ export function parseHeartbeatLease(lease: V1Lease): HeartbeatRecord | undefined
       1000,
     report,
     recordKey: leaseRecordKey(lease),
+    resourceVersion: lease.metadata?.resourceVersion ?? "",
   };
 }
 
@@ -137,6 +140,12 @@ export interface VipClaims {
    * renewal period, does a real split brain; neither serving nor not until it renews.
    */
   superseded: string[];
+  /**
+   * When (this reader's clock) a second host began to list it, while this reader watched:
+   * the start of a split brain if the earlier host turns out to be still serving. Undefined with
+   * fewer than two listers, or when the second claim began before this reader watched.
+   */
+  contestedSinceMs: number | undefined;
 }
 
 /**
@@ -154,7 +163,13 @@ export function vipClaims(heartbeats: readonly Heartbeat[]): Map<string, VipClai
   for (const [vip, hosts] of listers) {
     const since = (host: string) => byHost.get(host)!.observed.memberSince.get(vip) ?? -Infinity;
     const renewed = (host: string) => byHost.get(host)!.observed.changedAtMs ?? -Infinity;
-    const claims: VipClaims = { serving: [], superseded: [] };
+    const starts = hosts.map(since).sort((a, b) => a - b);
+    const second = starts[1];
+    const claims: VipClaims = {
+      serving: [],
+      superseded: [],
+      contestedSinceMs: second !== undefined && Number.isFinite(second) ? second : undefined,
+    };
     for (const host of hosts) {
       const current = hosts.every((other) => other === host || since(other) <= renewed(host));
       (current ? claims.serving : claims.superseded).push(host);

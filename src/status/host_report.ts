@@ -110,6 +110,14 @@ export const HostReportSchema = z.object({
     restart: z.array(z.string().regex(START_ONLY_NAME_REGEXP)).min(1).max(MAX.restart)
       .optional(),
   }),
+  /**
+   * The inventory in force on this host: the SHA-256 of its file's bytes (`sha256sum`), and when
+   * a file with that digest took effect (by the host's clock). Absent in older reports.
+   */
+  inventory: z.strictObject({
+    sha256: z.string().regex(/^[0-9a-f]{64}$/),
+    since: isoTime,
+  }).optional(),
   /** Pool usage as this host computes it. */
   pools: z.array(z.strictObject({
     pool: z.string().regex(NAME_REGEXP).max(63),

@@ -151,6 +151,15 @@ async function clusterStatus(cp: ControlPlane): Promise<ClusterStatus> {
   });
 }
 
+/**
+ * The problems this test is about. One machine holds the three lab hosts, so each host's inventory
+ * names its own keepalived file, pid file and track directory: the files differ by design, and
+ * status rightly names the hosts on another inventory than the leader's. Those lines are left out.
+ */
+function problems(status: ClusterStatus): string[] {
+  return status.problems.filter((p) => !/^host cp-\d runs another inventory /.test(p));
+}
+
 /** Each host's heartbeat report (its own view of its VRRP instances), by host. */
 async function heartbeats(cp: ControlPlane): Promise<Map<string, HostReport>> {
   const leases = await cp.requestOk<{ items: V1Lease[] }>(
@@ -169,7 +178,9 @@ async function heartbeats(cp: ControlPlane): Promise<Map<string, HostReport>> {
 }
 
 /** `keelson status -o json` as a user runs it (the shipped program), from the host namespace. */
-async function statusCli(kubeconfig: string): Promise<{ code: number; status: ClusterStatus }> {
+async function statusCli(
+  kubeconfig: string,
+): Promise<{ code: number; status: ClusterStatus; ms: number }> {
   const [executable, ...args] = await keelsonCommand([
     "status",
     "--kubeconfig",
@@ -177,17 +188,19 @@ async function statusCli(kubeconfig: string): Promise<{ code: number; status: Cl
     "-o",
     "json",
   ]);
+  const began = performance.now();
   const out = await new Deno.Command(executable!, {
     args,
     stdout: "piped",
     stderr: "piped",
     env: { NO_COLOR: "1" },
   }).output();
+  const ms = performance.now() - began;
   const text = new TextDecoder().decode(out.stdout);
   if (out.code !== 0 && out.code !== 3) {
     throw new Error(`keelson status exited ${out.code}: ${new TextDecoder().decode(out.stderr)}`);
   }
-  return { code: out.code, status: JSON.parse(text) as ClusterStatus };
+  return { code: out.code, status: JSON.parse(text) as ClusterStatus, ms };
 }
 
 async function events(cp: ControlPlane, service: string): Promise<CoreV1Event[]> {
@@ -340,7 +353,7 @@ Deno.test({
         async () => {
           const holders = await lab.holders(allVips);
           const status = await clusterStatus(cp!);
-          const ok = status.problems.length === 0 && allVips.every((v) => {
+          const ok = problems(status).length === 0 && allVips.every((v) => {
             const row = status.vips.find((r) => r.vip === v);
             return row?.hosts.length === 1 &&
               row.hosts[0] === HOSTS[holders.get(v)![0]!] &&
@@ -356,8 +369,29 @@ Deno.test({
           steady.value.hosts.map((h) => h.host).join(",")
         }`,
       );
-      const cli = await statusCli(`${cp.dir}/admin-token.kubeconfig`);
-      assert.equal(cli.code, 0, JSON.stringify(cli.status.problems));
+      // the time to answer on a healthy cluster (the process's start included): from the
+      // leader's published judgement, once seen changing
+      const answers: number[] = [];
+      let cli = await statusCli(`${cp.dir}/admin-token.kubeconfig`);
+      for (let i = 0; i < 5; i++) {
+        cli = await statusCli(`${cp.dir}/admin-token.kubeconfig`);
+        answers.push(cli.ms);
+      }
+      report(
+        `RESULT status_answer_ms=${
+          answers.map((ms) => ms.toFixed(0)).join(",")
+        } judged_by=${cli.status.judgedBy.by}`,
+      );
+      assert.equal(cli.status.judgedBy.by, "leader");
+      // generous (a loaded machine); watching the Leases itself took a heartbeat period or more
+      assert.ok(
+        answers.toSorted((a, b) => a - b)[2]! < 5_000,
+        `status answered in ${answers} ms`,
+      );
+      assert.deepEqual(problems(cli.status), [], JSON.stringify(cli.status.problems));
+      // the lab's inventories differ by their host-local paths: status names the two hosts not on
+      // the leader's file
+      assert.equal(cli.status.inventory.others.length, 2, JSON.stringify(cli.status.inventory));
       for (const [name, vip] of vips) {
         const row = cli.status.vips.find((r) => r.vip === vip);
         assert.ok(row, `keelson status lists ${vip}`);
@@ -475,7 +509,7 @@ Deno.test({
         "every VIP on one host again",
         async () => {
           const status = await clusterStatus(cp!);
-          return status.problems.length === 0 &&
+          return problems(status).length === 0 &&
               status.vips.every((r) =>
                 r.hosts.length === 1 && r.states.length === 3 &&
                 r.states.every((x) => x.state === "MASTER" || x.state === "BACKUP")
@@ -540,6 +574,9 @@ Deno.test({
         } hosts=${split.value.join(",")} leader_metrics_on=${HOSTS[gauge.value]} ` +
           `message="${warning.value.message}"`,
       );
+      // generous: the split is warned 3 s (the grace) after it began, the split itself comes a
+      // master-down interval (under 1 s) after the cut
+      assert.ok(splitEventMs < 8_000, `VIPSplitBrain ${splitEventMs.toFixed(0)} ms after the cut`);
       assert.equal(splitCli.code, 3);
       assert.ok(
         splitCli.status.problems.some((p) => p.includes(vipB) && p.includes("split brain")),
@@ -554,7 +591,7 @@ Deno.test({
         "status to be healthy again",
         async () => {
           const status = await clusterStatus(cp!);
-          return status.problems.length === 0 &&
+          return problems(status).length === 0 &&
               status.vips.every((r) => r.hosts.length === 1)
             ? true
             : undefined;
@@ -581,7 +618,7 @@ Deno.test({
       );
       const healCli = await statusCli(`${cp.dir}/admin-token.kubeconfig`);
       report(`RESULT split_brain_healed_ms=${healMs.toFixed(0)}`);
-      assert.equal(healCli.code, 0, JSON.stringify(healCli.status.problems));
+      assert.deepEqual(problems(healCli.status), [], JSON.stringify(healCli.status.problems));
 
       // 5. a reload retiring the host serving web-c's VIP: every VIP leaves it and is on one
       // other host, and its heartbeat claims no VIP and no instance

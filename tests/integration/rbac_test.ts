@@ -293,7 +293,7 @@ integrationTest(
           assert.equal(response.status, 403, `${what}: ${JSON.stringify(response.body)}`);
           assert.match(
             JSON.stringify(response.body),
-            /keelson may write only the Leases keelson and/,
+            /keelson may write only the Leases keelson, keelson-status and/,
           );
         }
         // any keelson credential may hold the leader Lease

@@ -192,7 +192,7 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
       announcer,
       sessions,
       config: options.config,
-      // another host's report arrives with its next heartbeat (renewed every 5 s)
+      // another host's report arrives with its next heartbeat (renewed every 2 s)
       ...(options.reportedRoutes ? { reported: options.reportedRoutes, waitMs: 8000 } : {}),
     })
     : undefined;

@@ -36,6 +36,12 @@ export interface VipObservation {
    * unknown (no Warning; the missing heartbeat is its own alert). @default []
    */
   lastSeenOn?: string[];
+  /**
+   * With several hosts: when (the caller's clock) the second of them began to list it, if the
+   * caller saw it. A split brain confirmed only at the earlier host's next renewal has lasted
+   * since then, so its grace runs from there. @default the step that first sees several hosts
+   */
+  contestedSinceMs?: number;
 }
 
 /** An Event to record on a Service. */
@@ -110,7 +116,10 @@ export class VipHostDecider {
       }
       const kind = o.hosts.length === 0 ? "none" : "split";
       if (state.problem?.kind !== kind) {
-        state.problem = { kind, since: nowMs, reported: false };
+        const since = kind === "split" && o.contestedSinceMs !== undefined
+          ? Math.min(nowMs, o.contestedSinceMs)
+          : nowMs;
+        state.problem = { kind, since, reported: false };
       }
       if (!state.problem.reported && nowMs - state.problem.since >= this.#graceMs) {
         state.problem.reported = true;

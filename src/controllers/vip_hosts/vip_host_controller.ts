@@ -8,6 +8,12 @@
  * counts for nothing here and has no age series (the missing-heartbeat alert reads it): only
  * `keelson_host_heartbeat_retired{host}` shows it, until someone deletes the Lease.
  *
+ * Two findings about the hosts themselves are Warnings on the host's heartbeat Lease once they
+ * last (`decide_lasting.ts`): `AddressWithoutService`, a host serving an address no Service holds
+ * and that is no control-plane VIP (`keelson_host_unheld_addresses{host}`), and
+ * `InventoryMismatch`, a host running another inventory file than the leader
+ * (`inventory_agreement.ts`; `keelson_inventory_disagreement`, `keelson_inventory_hosts{sha256}`).
+ *
  * @module
  */
 import type { V1Lease, V1Service } from "@kubernetes/client-node";
@@ -21,12 +27,22 @@ import { canonicalIp } from "../../net/ip.ts";
 import {
   anyDataPlaneReported,
   bgpHostsByVip,
+  type Heartbeat,
+  isFresh,
   lastSeenOnSilentHosts,
   observeHeartbeats,
   partialHosts,
-  servingHostsByVip,
+  vipClaims,
 } from "../../status/heartbeats.ts";
 import { RecordObserver } from "../../status/observed_freshness.ts";
+import {
+  bgpAnnouncedAddresses,
+  HEARTBEAT_NAMESPACE,
+  heartbeatLeaseName,
+  type HostReport,
+} from "../../status/host_report.ts";
+import { inventoryAgreement, shortDigest } from "../../status/inventory_agreement.ts";
+import { LastingFindings } from "./decide_lasting.ts";
 import { splitRetired } from "../../status/retired_heartbeats.ts";
 import { VIP_HOST_CHANGED, VipHostDecider, type VipObservation } from "./decide_vip_hosts.ts";
 
@@ -40,6 +56,16 @@ export const VIP_WARNINGS_METRIC = "keelson_vip_warnings_total";
 export const HEARTBEAT_AGE_METRIC = "keelson_host_heartbeat_age_seconds";
 /** 1 per heartbeat Lease left by a retired host (leader only). */
 export const HEARTBEAT_RETIRED_METRIC = "keelson_host_heartbeat_retired";
+/** Addresses each host serves that no Service holds (leader only). */
+export const UNHELD_ADDRESSES_METRIC = "keelson_host_unheld_addresses";
+/** Hosts on another inventory than the leader (leader only). */
+export const INVENTORY_DISAGREEMENT_METRIC = "keelson_inventory_disagreement";
+/** Hosts per inventory digest (leader only). */
+export const INVENTORY_HOSTS_METRIC = "keelson_inventory_hosts";
+/** Warning: a host serves an address no Service holds. */
+export const ADDRESS_WITHOUT_SERVICE = "AddressWithoutService";
+/** Warning: a host runs another inventory than the leader. */
+export const INVENTORY_MISMATCH = "InventoryMismatch";
 
 /** What the controller reads and writes. */
 export interface VipHostControllerDeps {
@@ -62,6 +88,10 @@ export interface VipHostControllerDeps {
   observer?: RecordObserver;
   /** The reader's monotonic clock (ms), when no observer is given. @default performance.now */
   now?: () => number;
+  /** This (the leader's) machine name: its inventory is the reference. @default none */
+  host?: string;
+  /** The inventory's control-plane VIPs: served with no Service. @default none */
+  controlPlaneVips?: () => readonly string[];
 }
 
 /** Options of the controller. */
@@ -70,6 +100,12 @@ export interface VipHostControllerOptions {
   graceMs?: number;
   /** Re-evaluation period (heartbeats expire without any API event). @default 1000 */
   periodMs?: number;
+  /**
+   * How long a host must run another inventory before the Warning: a reload takes about 1.5 s
+   * and the heartbeat renews every 2 s; the rest leaves a deploy tool time to reach every host.
+   * @default 30000
+   */
+  inventoryGraceMs?: number;
 }
 
 // The canonical ingress addresses of each cached Service object. An informer replaces the object
@@ -101,6 +137,11 @@ export class VipHostController {
   #age: Gauge<"host">;
   #retired: Gauge<"host">;
   #warnings: Counter<"vip" | "service" | "reason">;
+  #unheld: Gauge<"host">;
+  #disagreement: Gauge;
+  #inventoryHosts: Gauge<"sha256">;
+  #unheldFindings: LastingFindings;
+  #inventoryFindings: LastingFindings;
   #log = logger("controllers", "vip-hosts");
 
   /** @param deps caches, recorder, class filter, registry @param options timings */
@@ -108,6 +149,42 @@ export class VipHostController {
     this.#deps = deps;
     this.#options = options;
     this.#decider = new VipHostDecider(options.graceMs ?? 3000);
+    this.#unheldFindings = new LastingFindings(options.graceMs ?? 3000);
+    this.#inventoryFindings = new LastingFindings(options.inventoryGraceMs ?? 30_000);
+    this.#unheld = declareOnce(
+      deps.registry,
+      UNHELD_ADDRESSES_METRIC,
+      () =>
+        new Gauge({
+          name: UNHELD_ADDRESSES_METRIC,
+          help: "Addresses each host reports serving that no Service holds and that are no " +
+            "control-plane VIP (leader only): anything above 0 is an address Keelson never gave.",
+          labelNames: ["host"],
+          registers: [deps.registry],
+        }),
+    );
+    this.#disagreement = declareOnce(
+      deps.registry,
+      INVENTORY_DISAGREEMENT_METRIC,
+      () =>
+        new Gauge({
+          name: INVENTORY_DISAGREEMENT_METRIC,
+          help: "Hosts whose inventory file (SHA-256 in their heartbeat) differs from the " +
+            "leader's, or from most hosts' when the leader reports none (leader only).",
+          registers: [deps.registry],
+        }),
+    );
+    this.#inventoryHosts = declareOnce(
+      deps.registry,
+      INVENTORY_HOSTS_METRIC,
+      () =>
+        new Gauge({
+          name: INVENTORY_HOSTS_METRIC,
+          help: "Hosts running each inventory file, by the file's SHA-256 (leader only).",
+          labelNames: ["sha256"],
+          registers: [deps.registry],
+        }),
+    );
     this.#observer = deps.observer ?? new RecordObserver(deps.now);
     this.#serving = declareOnce(
       deps.registry,
@@ -180,7 +257,7 @@ export class VipHostController {
       observeHeartbeats(this.#deps.leases.list(), this.#observer, this.#deps.leases.hasSynced()),
       this.#deps.inventory?.(),
     );
-    const hostsByVip = servingHostsByVip(heartbeats);
+    const claims = vipClaims(heartbeats);
     // hosts not seen renewing (silent, or not yet since this leader started) make their VIPs
     // unknown, never served nor unserved
     const silentByVip = lastSeenOnSilentHosts(heartbeats);
@@ -194,6 +271,7 @@ export class VipHostController {
     }
     this.#retired.reset();
     for (const h of retired) this.#retired.set({ host: h.host }, 1);
+    this.#judgeHosts(heartbeats, now);
     // nobody reports a data plane (no keepalived under Keelson): nothing to judge, no Warnings,
     // and no reason to read every Service (this runs after every Service event)
     if (!anyDataPlaneReported(heartbeats)) {
@@ -216,13 +294,17 @@ export class VipHostController {
     const partial = partialHosts(heartbeats);
     const observations: VipObservation[] = [...servicesByVip].filter(([vip]) => !overBgp.has(vip))
       .map(([vip, services]) => {
-        const hosts = hostsByVip.get(vip) ?? [];
+        const claim = claims.get(vip);
+        const hosts = claim?.serving ?? [];
         const silent = silentByVip.get(vip) ?? [];
         return {
           vip,
           services: services.map((s) => s.key).sort(),
           hosts,
           lastSeenOn: hosts.length === 0 ? [...new Set([...silent, ...partial])].sort() : silent,
+          ...(claim?.contestedSinceMs !== undefined
+            ? { contestedSinceMs: claim.contestedSinceMs }
+            : {}),
         };
       });
     const events = this.#decider.step(observations, now, { settling });
@@ -258,6 +340,90 @@ export class VipHostController {
     return observations;
   }
 
+  /** Addresses served that no Service holds, and hosts on another inventory: metrics, Warnings. */
+  #judgeHosts(heartbeats: readonly Heartbeat[], now: number): void {
+    const fresh = heartbeats.filter((h) => isFresh(h) && !("error" in h.report));
+    const held = new Set<string>();
+    for (const vip of this.#deps.controlPlaneVips?.() ?? []) {
+      const ip = canonicalIp(vip);
+      if (ip) held.add(ip);
+    }
+    for (const service of this.#deps.services.list()) {
+      for (const vip of serviceVips(service)) held.add(vip);
+    }
+    const unheld: string[] = [];
+    this.#unheld.reset();
+    for (const h of fresh) {
+      const report = h.report as HostReport;
+      const served = new Set([
+        ...report.vips.map((v) => v.ip),
+        ...bgpAnnouncedAddresses(report.bgp ?? []),
+      ]);
+      const extra = [...served].filter((ip) => !held.has(ip));
+      this.#unheld.set({ host: h.host }, extra.length);
+      for (const ip of extra) unheld.push(`${h.host} ${ip}`);
+    }
+    for (const key of this.#unheldFindings.step(unheld, now)) {
+      const [host, ip] = key.split(" ") as [string, string];
+      this.#hostWarning(
+        host,
+        ADDRESS_WITHOUT_SERVICE,
+        `Host ${host} serves ${ip}, which no Service holds and which is no control-plane VIP`,
+      );
+    }
+
+    const agreement = inventoryAgreement(
+      heartbeats.map((h) => ({ host: h.host, fresh: isFresh(h), report: h.report })),
+      this.#deps.host,
+    );
+    this.#disagreement.set(agreement.others.length);
+    this.#inventoryHosts.reset();
+    for (const [sha256, hosts] of agreement.hostsByDigest) {
+      this.#inventoryHosts.set({ sha256 }, hosts.length);
+    }
+    const ref = agreement.reference;
+    const others = new Map(agreement.others.map((o) => [`${o.host} ${o.sha256}`, o]));
+    for (const key of this.#inventoryFindings.step(others.keys(), now)) {
+      const other = others.get(key)!;
+      const than = ref === undefined
+        ? "the other hosts (no inventory has most hosts)"
+        : ref.from === "leader"
+        ? `the leader ${ref.host} (sha256 ${shortDigest(ref.sha256)})`
+        : `most hosts (sha256 ${shortDigest(ref.sha256)})`;
+      this.#hostWarning(
+        other.host,
+        INVENTORY_MISMATCH,
+        `Host ${other.host} runs another inventory (sha256 ${
+          shortDigest(other.sha256)
+        }) than ${than}: copy the same file to every host (compare with sha256sum)`,
+      );
+    }
+  }
+
+  /** A Warning on a host's heartbeat Lease (the object that stands for the host here). */
+  #hostWarning(host: string, reason: string, message: string): void {
+    const lease = this.#deps.leases.list().find((l) =>
+      l.metadata?.name === heartbeatLeaseName(host)
+    );
+    const { name, namespace, uid, resourceVersion } = lease?.metadata ?? {};
+    this.#deps.events.event(
+      {
+        kind: "Lease",
+        apiVersion: "coordination.k8s.io/v1",
+        metadata: {
+          name: name ?? heartbeatLeaseName(host),
+          namespace: namespace ?? HEARTBEAT_NAMESPACE,
+          ...(uid ? { uid } : {}),
+          ...(resourceVersion ? { resourceVersion } : {}),
+        },
+      },
+      "Warning",
+      reason,
+      message,
+    );
+    this.#log.warn("{message}", { host, reason, message });
+  }
+
   /**
    * Runs until `signal` aborts: evaluates after every change of either cache (coalesced) and
    * every period.
@@ -280,7 +446,11 @@ export class VipHostController {
           this.#log.error("Evaluating VIP hosts failed: {error}", { error: String(error) });
         }
         const now = this.#observer.now();
-        const deadline = this.#decider.nextDeadline();
+        const deadline = [
+          this.#decider.nextDeadline(),
+          this.#unheldFindings.nextDeadline(),
+          this.#inventoryFindings.nextDeadline(),
+        ].filter((d) => d !== undefined).sort((a, b) => a - b)[0];
         const period = this.#options.periodMs ?? 1000;
         const wait = deadline === undefined
           ? period
@@ -294,6 +464,9 @@ export class VipHostController {
       this.#serving.reset();
       this.#age.reset();
       this.#retired.reset();
+      this.#unheld.reset();
+      this.#disagreement.reset();
+      this.#inventoryHosts.reset();
     }
   }
 }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { parse as parseToml } from "smol-toml";
 import { freePorts, ManagedProcess } from "./process.ts";
 import { keelsonCommand, type KeelsonCommandOptions } from "./shipped_keelson.ts";
 
@@ -96,6 +97,7 @@ export async function startKeelson(options: KeelsonProcessOptions): Promise<Keel
   const [executable, ...command] = await keelsonCommand([], options);
   const [port] = freePorts(1);
   const host = options.host ?? "test-host";
+  await ensureMachine(options.configPath, host);
   const args = [
     ...command,
     "run",
@@ -118,4 +120,24 @@ export async function startKeelson(options: KeelsonProcessOptions): Promise<Keel
   );
   process.start();
   return new KeelsonProcess(process, `http://127.0.0.1:${port}`);
+}
+
+/**
+ * Adds a worker machine named `host` to the inventory at `path` when it names none: `keelson run`
+ * refuses a host that is no machine of its inventory, and tests run many agents as bystanders
+ * (leader election, Services) that drive neither keepalived nor BIRD, as a worker machine does.
+ * A host the inventory already lists (a control-plane machine) is left as the test wrote it.
+ * @param path the inventory file
+ * @param host the agent's `--host`
+ */
+export async function ensureMachine(path: string, host: string): Promise<void> {
+  const text = await Deno.readTextFile(path);
+  let machines: unknown;
+  try {
+    machines = parseToml(text).machines;
+  } catch {
+    return; // a test of an invalid file: run refuses it for its own reason
+  }
+  if (Array.isArray(machines) && machines.some((m) => m?.name === host)) return;
+  await Deno.writeTextFile(path, `${text}\n[[machines]]\nname = "${host}"\nrole = "worker"\n`);
 }

@@ -45,6 +45,18 @@ Deno.test("hostReport(): the reload time comes from the reloader and the pools f
     assert.equal(report.reload.at, "2026-05-04T03:02:01.000Z");
     assert.deepEqual(report.pools, [{ pool: "lan", family: "IPv4", total: 4, used: 1 }]);
     assert.equal(HostReportSchema.safeParse(report).success, true, "a valid report");
+    assert.equal(report.inventory, undefined, "no digest known: none reported");
+    const withInventory = hostReport({
+      host: "cp-1",
+      dataPlane: undefined,
+      reloads: reloader,
+      inventory: () => ({ sha256: "c".repeat(64), since: new Date("2026-05-04T03:02:01Z") }),
+    });
+    assert.deepEqual(withInventory.inventory, {
+      sha256: "c".repeat(64),
+      since: "2026-05-04T03:02:01.000Z",
+    });
+    assert.equal(HostReportSchema.safeParse(withInventory).success, true);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

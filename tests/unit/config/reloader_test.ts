@@ -4,6 +4,7 @@ import { captureLogs } from "../_fakes/captured_logs.ts";
 import { Registry } from "prom-client";
 import { parseConfig } from "../../../src/config/parse_config.ts";
 import { ConfigReloader } from "../../../src/config/reloader.ts";
+import { loadInventory } from "../../../src/config/load_config.ts";
 import type { Config } from "../../../src/config/types.ts";
 import { pollUntil } from "../../_support/poll.ts";
 
@@ -281,4 +282,46 @@ Deno.test("ConfigReloader.reload() logs at INFO that the file is valid again aft
   assert.equal(await f.reloader.reload("SIGHUP"), true);
   assert.equal(recovered(infos()).length, 2);
   assert.equal(f.changes.length, 1);
+});
+
+Deno.test("ConfigReloader.inventoryInForce(): the file's SHA-256 (as sha256sum prints it) and when it took effect; a rejected or unchanged file keeps both", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = `${dir}/keelson.toml`;
+    await Deno.writeTextFile(path, VALID_A);
+    let now = 1_700_000_000_000;
+    const { sha256: initial } = await loadInventory(path);
+    const reloader = new ConfigReloader(path, parseConfig(VALID_A, path), {
+      registry: new Registry(),
+      onChange: () => {},
+      now: () => now,
+      initialSha256: initial,
+    });
+    const digestOf = async (text: string) => {
+      const bytes = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+      return Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+    };
+    assert.deepEqual(reloader.inventoryInForce(), {
+      sha256: await digestOf(VALID_A),
+      since: new Date(1_700_000_000_000),
+    });
+    now += 60_000;
+    assert.equal(await reloader.reload("test"), true);
+    assert.equal(reloader.inventoryInForce()?.since.getTime(), 1_700_000_000_000, "unchanged");
+    await Deno.writeTextFile(path, INVALID);
+    now += 60_000;
+    assert.equal(await reloader.reload("test"), false);
+    assert.equal(reloader.inventoryInForce()?.sha256, await digestOf(VALID_A), "rejected");
+    // a comment is another file: every host must run the same bytes
+    await Deno.writeTextFile(path, VALID_A + "# edited\n");
+    now += 60_000;
+    assert.equal(await reloader.reload("test"), true);
+    assert.deepEqual(reloader.inventoryInForce(), {
+      sha256: await digestOf(VALID_A + "# edited\n"),
+      since: new Date(now),
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+    await reset();
+  }
 });

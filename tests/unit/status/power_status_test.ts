@@ -11,7 +11,7 @@ function withPower(host: string, power: HostReport["power"]): HostReport {
   return { ...report(host, []), power };
 }
 
-Deno.test("buildClusterStatus(): machines' power from the newest fresh heartbeat reporting any, times by the reader's clock", () => {
+Deno.test("buildClusterStatus(): machines' power from the leader's fresh heartbeat, times by the reader's clock", () => {
   const power: HostReport["power"] = [
     {
       machine: "w-2",
@@ -73,7 +73,7 @@ Deno.test("buildClusterStatus(): machines' power from the newest fresh heartbeat
   ]);
   assert.ok(status.problems.some((p) => p.startsWith("machine w-2: power unknown (https://")));
   const text = formatStatusText(status, { color: false });
-  assert.match(text, /Machine power \(from cp-2's heartbeat\)/);
+  assert.match(text, /Machine power \(from the leader cp-2's heartbeat\)/);
   assert.match(text, /w-1 +off +2m00s +1s ago +PowerState "Off"/);
 });
 
@@ -101,4 +101,44 @@ Deno.test("host report: power entries are validated strictly and cut at their bo
   const fitted = fitHostReport(withPower("cp-1", many));
   assert.equal(fitted.power!.length, REPORT_LIST_LIMITS.power);
   assert.equal(fitted.omitted?.power, 5);
+});
+
+Deno.test("buildClusterStatus(): power only from the leader's heartbeat, never a newer one of another host", () => {
+  const on: HostReport["power"] = [{
+    machine: "w-1",
+    state: "on",
+    since: "2026-01-01T11:00:00.000Z",
+    detail: 'PowerState "On"',
+  }];
+  const off: HostReport["power"] = [{ ...on[0]!, state: "off", detail: 'PowerState "Off"' }];
+  const { observer, advance } = manualObserver(NOW - 10_000);
+  const at = (ageLeader: number, ageOther: number) => [
+    heartbeatLease("cp-1", withPower("cp-1", on), ageLeader),
+    // a former leader's last report, renewed more recently than the leader's
+    heartbeatLease("cp-2", withPower("cp-2", off), ageOther),
+  ];
+  observeHeartbeats(at(9_000, 9_500), observer, true);
+  advance(8_000);
+  const leases = at(2_000, 500);
+  observeHeartbeats(leases, observer, true);
+  advance(1_000);
+  const build = (identity: string | undefined) =>
+    buildClusterStatus({
+      services: [],
+      leases,
+      leaderLease: identity === undefined ? undefined : leaderLease(identity),
+      observer,
+      nowMs: NOW,
+    });
+  // the agent's identity (`<machine>_<uuid>`) and client-go's (`<fqdn>_<uuid>`) both name cp-1
+  for (const identity of ["cp-1_0b6c", "cp-1.dc1.example.net_0b6c"]) {
+    const status = build(identity);
+    assert.equal(status.powerFrom, "cp-1", identity);
+    assert.deepEqual(status.power.map((p) => [p.machine, p.state]), [["w-1", "on"]]);
+    assert.match(formatStatusText(status, { color: false }), /from the leader cp-1's heartbeat/);
+  }
+  // no leader known: no host's power is shown as the truth
+  const leaderless = build(undefined);
+  assert.equal(leaderless.powerFrom, undefined);
+  assert.deepEqual(leaderless.power, []);
 });
