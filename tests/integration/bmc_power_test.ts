@@ -408,7 +408,7 @@ ${Object.entries(cases).map(([name, lines]) => machine(name, lines)).join("\n")}
             model.problems.join("\n"),
           );
           const text = await run([]);
-          assert.match(text, /Machine power \(from w-off's heartbeat\)/);
+          assert.match(text, /Machine power \(from the leader w-off's heartbeat\)/);
           assert.match(text, /w-off +off +\d/);
         },
       );
