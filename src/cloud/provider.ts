@@ -151,6 +151,23 @@ export interface PowerControl {
    * @throws {ProviderError} when the machine has no power controller or the action failed
    */
   forceOff(node: V1Node): Promise<void>;
+  /**
+   * Tells `listener` each time a machine's observed power changes in a way a decision can read
+   * (its state, whether it answers, its Off being confirmed), so a controller need not poll.
+   * @param listener told which Nodes the change concerns (a Node's machine is the provider's
+   *   to find)
+   * @returns stops telling
+   */
+  onChange(listener: (change: PowerChange) => void): () => void;
+}
+
+/** One change of a machine's observed power. */
+export interface PowerChange {
+  /**
+   * Whether the change concerns this Node's machine.
+   * @param node a Node from the cache
+   */
+  concerns(node: V1Node): boolean;
 }
 
 /** One machine's power as this process observes it (for this host's heartbeat). */

@@ -82,6 +82,20 @@ export function createBaremetalPower(
           return Promise.reject(error);
         }
       },
+      onChange(listener) {
+        return monitor.onChange((machine) =>
+          listener({
+            concerns(node: V1Node) {
+              try {
+                return machineOf(node)?.name === machine;
+              } catch {
+                // a Node no machine can be told for is no machine's
+                return false;
+              }
+            },
+          })
+        );
+      },
       async forceOff(node: V1Node) {
         const machine = machineOf(node);
         const name = node.metadata?.name ?? "";

@@ -10,6 +10,10 @@
  * in a row, the latest answer no older than about three intervals: one stray answer, a flapping
  * state or a stalled loop never shuts a machine down.
  *
+ * Listeners (`onChange`) are told of every change a decision can read: a new state, a BMC that
+ * starts or stops answering, an Off answered a second time (confirmed), a machine no longer
+ * polled. Another answer of the same state tells nothing.
+ *
  * @module
  */
 import { Counter, Gauge, type Registry } from "prom-client";
@@ -25,6 +29,8 @@ import { declareOnce } from "../../../src/metrics/registry.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { errorMessage } from "../../../src/log/error_message.ts";
 import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
+import { type Clock, systemClock } from "../../../src/kube/clock.ts";
+import { delay } from "../../../src/kube/delay.ts";
 import {
   type PowerReading,
   REDFISH_FAILURES,
@@ -92,8 +98,8 @@ export interface PowerMonitorOptions {
   config: () => Config;
   /** The metrics. */
   metrics: PowerMetrics;
-  /** This process's clock (ms since the epoch). @default Date.now */
-  now?: () => number;
+  /** This process's clock (ms since the epoch) and the polling loops' timers. @default system */
+  clock?: Clock;
   /**
    * Reads one machine's power (tests: a scripted BMC). @default its credentials, then Redfish
    * @throws {RedfishError} or {BmcCredentialError} when there is no usable answer
@@ -120,7 +126,7 @@ export const REFUSED_TARGET_FAILURES: ReadonlySet<RedfishFailure> = new Set([
 export class PowerMonitor {
   readonly #config: () => Config;
   readonly #metrics: PowerMetrics;
-  readonly #now: () => number;
+  readonly #clock: Clock;
   readonly #readPower: PowerMonitorOptions["readPower"];
   readonly #onRefused: PowerMonitorOptions["onRefused"];
   readonly #tracked = new Map<string, Tracked>();
@@ -133,12 +139,13 @@ export class PowerMonitor {
     { key: string; stop: AbortController; client: RedfishClient }
   >();
   #signal: AbortSignal | undefined;
+  readonly #listeners = new Set<(machine: string) => void>();
 
   /** @param options the configuration, metrics and clock */
   constructor(options: PowerMonitorOptions) {
     this.#config = options.config;
     this.#metrics = options.metrics;
-    this.#now = options.now ?? Date.now;
+    this.#clock = options.clock ?? systemClock();
     this.#readPower = options.readPower;
     this.#onRefused = options.onRefused;
   }
@@ -161,6 +168,26 @@ export class PowerMonitor {
     }, { once: true });
   }
 
+  /**
+   * Tells `listener` the machine's name whenever its observation changes (see the module note).
+   * @param listener called synchronously; it should only note the change
+   * @returns stops telling
+   */
+  onChange(listener: (machine: string) => void): () => void {
+    this.#listeners.add(listener);
+    return () => void this.#listeners.delete(listener);
+  }
+
+  #tell(machine: string): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(machine);
+      } catch (error) {
+        log.error("A power change listener failed: {error}", { error: errorMessage(error) });
+      }
+    }
+  }
+
   /** Starts, restarts or stops loops to match the configuration (after a reload). */
   sync(): void {
     const signal = this.#signal;
@@ -179,6 +206,7 @@ export class PowerMonitor {
         for (const state of ["on", "off", "unknown"]) {
           this.#metrics.state.remove({ machine: name, state });
         }
+        this.#tell(name);
       }
     }
     for (const [name, machine] of wanted) {
@@ -207,7 +235,7 @@ export class PowerMonitor {
     if (tracked) return { ...tracked.observation };
     return {
       state: "unknown",
-      sinceMs: this.#now(),
+      sinceMs: this.#clock.now(),
       detail: this.#signal ? "not asked yet" : "not polled on this host (only the leader polls)",
     };
   }
@@ -233,7 +261,7 @@ export class PowerMonitor {
     if (bmc === undefined || tracked === undefined) return false;
     const { observation, streak } = tracked;
     const fresh = observation.answeredAtMs !== undefined &&
-      this.#now() - observation.answeredAtMs <= 3 * bmc.poll_interval.ms + bmc.timeout.ms;
+      this.#clock.now() - observation.answeredAtMs <= 3 * bmc.poll_interval.ms + bmc.timeout.ms;
     return observation.state === "off" && streak >= 2 && fresh;
   }
 
@@ -260,8 +288,9 @@ export class PowerMonitor {
     // the credential files are read again after a minute or after any failure (rotated)
     let credentials: { value: BmcCredentials; readAtMs: number } | undefined;
     const read = this.#readPower ?? (async (_: Machine, s: AbortSignal) => {
-      if (credentials === undefined || Date.now() - credentials.readAtMs > CREDENTIALS_MAX_AGE_MS) {
-        credentials = { value: await readBmcCredentials(bmc), readAtMs: Date.now() };
+      const now = this.#clock.now();
+      if (credentials === undefined || now - credentials.readAtMs > CREDENTIALS_MAX_AGE_MS) {
+        credentials = { value: await readBmcCredentials(bmc), readAtMs: now };
       }
       return await client.readPower(credentials.value, s);
     });
@@ -289,12 +318,12 @@ export class PowerMonitor {
           this.#onRefused?.(machine, reason, errorMessage(error));
         }
       }
-      await sleep(bmc.poll_interval.ms, signal);
+      await delay(bmc.poll_interval.ms, signal, this.#clock);
     }
   }
 
   #record(name: string, state: PowerObservation["state"], detail: string, answered: boolean): void {
-    const now = this.#now();
+    const now = this.#clock.now();
     const previous = this.#tracked.get(name);
     const changed = previous === undefined || previous.observation.state !== state;
     const observation: PowerObservation = {
@@ -305,6 +334,10 @@ export class PowerMonitor {
     const answeredAt = answered ? now : previous?.observation.answeredAtMs;
     if (answeredAt !== undefined) observation.answeredAtMs = answeredAt;
     const streak = answered ? (changed ? 1 : (previous?.streak ?? 0) + 1) : 0;
+    // what a decision reads: the state, whether it answers, a second answer of the same state
+    const told = changed || (previous.observation.answeredAtMs !== answeredAt &&
+      (previous.streak === 0 || streak === 2)) ||
+      (previous.streak > 0 && streak === 0);
     this.#tracked.set(name, { observation, streak });
     this.#metrics.up.set({ machine: name }, answered ? 1 : 0);
     for (const s of ["on", "off", "unknown"] as const) {
@@ -313,6 +346,7 @@ export class PowerMonitor {
     if (changed) {
       log.info("Machine {machine} power: {state} ({detail})", { machine: name, state, detail });
     }
+    if (told) this.#tell(name);
   }
 }
 
@@ -342,17 +376,4 @@ function settingsKey(machine: Machine): string {
     bmc.poll_interval.ms,
     bmc.timeout.ms,
   ]);
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }

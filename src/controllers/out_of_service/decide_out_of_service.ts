@@ -14,7 +14,12 @@
 import type { V1Node, V1Taint } from "@kubernetes/client-node";
 import type { PowerObservation } from "../../cloud/provider.ts";
 import { readyStatus } from "../node_lifecycle/decide_lifecycle.ts";
-import { judgePowerLoss, type KubeletLeaseView, kubeletSaysRunning } from "./decide_power_loss.ts";
+import {
+  judgePowerLoss,
+  type KubeletLeaseView,
+  kubeletSaysRunning,
+  renewalSaysRunningForMs,
+} from "./decide_power_loss.ts";
 
 /** Kubernetes' taint for a Node that is shut down non-gracefully (upstream's convention). */
 
@@ -204,6 +209,11 @@ export function decideOutOfService(input: OutOfServiceInput): OutOfServiceDecisi
         reason: "blocked",
         message: `Not adding ${taintText()} to ${what}: ${blocked}`,
       });
+      // a renewal within the bound says "running" only until the bound has passed
+      const renewal = running
+        ? renewalSaysRunningForMs(input.kubeletLease, policy.leaseSilenceMs ?? 0)
+        : undefined;
+      if (renewal !== undefined) decision.recheckAfterMs = renewal;
     } else if (!input.guards.taintSlotFree) {
       decision.actions.push({
         kind: "taint-held",

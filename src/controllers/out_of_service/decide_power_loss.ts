@@ -124,6 +124,23 @@ export function kubeletSaysRunning(
   return undefined;
 }
 
+/**
+ * How long until a renewal seen within the silence bound stops saying the machine runs.
+ * @param lease what this reader saw of the Node's kubelet Lease; undefined when it has none
+ * @param configuredMs the configured silence bound
+ * @returns the milliseconds left, or undefined when no renewal is within the bound
+ */
+export function renewalSaysRunningForMs(
+  lease: KubeletLeaseView | undefined,
+  configuredMs: number,
+): number | undefined {
+  const changedAgo = lease?.changedAgoMs;
+  if (changedAgo === undefined || !(changedAgo >= 0)) return undefined;
+  const duration = usableDuration(lease?.leaseDurationSeconds) ?? DEFAULT_LEASE_DURATION_SECONDS;
+  const left = leaseSilenceBoundMs(configuredMs, duration) - changedAgo;
+  return left > 0 ? left : undefined;
+}
+
 function usableDuration(seconds: number | undefined): number | undefined {
   return seconds !== undefined && Number.isInteger(seconds) && seconds >= 1 &&
       seconds <= MAX_LEASE_DURATION_SECONDS

@@ -13,6 +13,10 @@
  * Memory is one small record per Lease, and the two most recent changes (of different Leases),
  * so "another kubelet renewed lately" is answered without scanning every Lease.
  *
+ * A listener is told of a Lease that appears, goes, changes its duration or is seen changing
+ * for the first time; not of each renewal after that: a renewal only makes a Lease look younger,
+ * which holds an action back, and every action is judged again when its time comes.
+ *
  * @module
  */
 import type { V1Lease } from "@kubernetes/client-node";
@@ -40,6 +44,7 @@ export class KubeletLeaseObserver {
   /** The latest change, and the latest of another Lease than its. */
   #latest: Change | undefined;
   #previous: Change | undefined;
+  #listener: ((node: string) => void) | undefined;
 
   /**
    * @param leases the informer of `kube-node-lease`
@@ -52,9 +57,11 @@ export class KubeletLeaseObserver {
 
   /**
    * Starts observing: what the cache holds now is the baseline (never seen changing).
+   * @param listener told the Node's name when what `view` says of it may have changed in kind
    * @returns stops observing
    */
-  start(): () => void {
+  start(listener?: (node: string) => void): () => void {
+    this.#listener = listener;
     const unsubscribe = this.#leases.subscribe((event) => this.#on(event));
     if (this.#leases.hasSynced()) {
       for (const lease of this.#leases.list()) this.#note(lease, false);
@@ -83,7 +90,7 @@ export class KubeletLeaseObserver {
   #on(event: InformerEvent<V1Lease>): void {
     if (event.type === "delete") {
       const name = event.object.metadata?.name;
-      if (name !== undefined) this.#seen.delete(name);
+      if (name !== undefined && this.#seen.delete(name)) this.#listener?.(name);
       return;
     }
     // before the first complete list, everything is the baseline; afterwards a new Lease was
@@ -104,13 +111,21 @@ export class KubeletLeaseObserver {
       const changedAt = watching ? this.#now() : undefined;
       this.#seen.set(name, { version, changedAt, leaseDurationSeconds });
       if (changedAt !== undefined) this.#changed(name, changedAt);
+      if (watching) this.#listener?.(name);
       return;
     }
+    const durationChanged = seen.leaseDurationSeconds !== leaseDurationSeconds;
     seen.leaseDurationSeconds = leaseDurationSeconds;
-    if (seen.version === version) return; // a resync or relist of the same version
+    if (seen.version === version) {
+      // a resync or relist of the same version
+      if (durationChanged) this.#listener?.(name);
+      return;
+    }
+    const first = seen.changedAt === undefined;
     seen.version = version;
     seen.changedAt = this.#now();
     this.#changed(name, seen.changedAt);
+    if (first || durationChanged) this.#listener?.(name);
   }
 
   #changed(name: string, at: number): void {

@@ -15,9 +15,12 @@
  * actions recorded on the leader Lease (`../action_ledger/`), each recorded before it is taken,
  * so a restart or a new leader does not start a fresh window.
  *
- * Power changes do not change the Node, so besides the Node informer a resync adds every Node
- * to the queue each `resyncMs`; a sync reads only the cache and the power controller's last
- * observation, and is safe to run again.
+ * A Node is looked at when it changes, when the power controller tells of a change of its
+ * machine's power (`PowerControl.onChange`), when its kubelet Lease appears, goes or is first
+ * seen renewing, and when a period its decision waits for ends (a requeue at that moment); a
+ * slow resync (`resyncMs`) adds every Node as a safety net for what nothing tells (a reload, a
+ * guard that lifts). A sync reads only the cache and the power controller's last observation,
+ * and is safe to run again.
  *
  * @module
  */
@@ -34,6 +37,7 @@ import {
   objectKey,
 } from "../../kube/ports.ts";
 import { delay } from "../../kube/delay.ts";
+import { type Clock, systemClock } from "../../kube/clock.ts";
 import { retryOnConflict } from "../../kube/retry_on_conflict.ts";
 import { defaultControllerRateLimiter } from "../../kube/queue_rate_limiters.ts";
 import { runWorkers, WorkQueue } from "../../kube/work_queue.ts";
@@ -134,14 +138,20 @@ export interface OutOfServiceDeps {
 
 /** How long after a failed read of the action record the next sync tries again. */
 const LEDGER_RETRY_MS = 1_000;
+/** How soon a Node whose action a guard or the rate limit held is looked at again. */
+const HELD_RECHECK_MS = 5_000;
+/** The safety-net resync's default period. */
+export const OUT_OF_SERVICE_RESYNC_MS = 30_000;
 
 /** Tuning. */
 export interface OutOfServiceOptions {
   /** The policy (`[power]`). */
   policy: () => PowerActionPolicy;
-  /** How often every Node is looked at again (power changes do not change the Node). @default 1000 */
+  /** How often every Node is looked at again, whatever was told. @default 30 s */
   resyncMs?: number;
-  /** Milliseconds since the epoch. @default Date.now */
+  /** The resync's timer, and the default of `now` and of the queue's clock. @default system */
+  clock?: Clock;
+  /** Milliseconds since the epoch. @default the clock's */
   now?: () => number;
   /** The monotonic clock the kubelet Leases' changes are timed by (ms). @default performance.now */
   monotonicNow?: () => number;
@@ -154,6 +164,7 @@ export class OutOfServiceController {
   #deps: OutOfServiceDeps;
   #policy: () => PowerActionPolicy;
   #resyncMs: number;
+  #clock: Clock;
   #now: () => number;
   #queue: WorkQueue;
   #metrics: OutOfServiceMetrics;
@@ -179,13 +190,15 @@ export class OutOfServiceController {
   constructor(deps: OutOfServiceDeps, options: OutOfServiceOptions) {
     this.#deps = deps;
     this.#policy = options.policy;
-    this.#resyncMs = options.resyncMs ?? 1000;
-    this.#now = options.now ?? Date.now;
+    this.#resyncMs = options.resyncMs ?? OUT_OF_SERVICE_RESYNC_MS;
+    const clock = this.#clock = options.clock ?? systemClock();
+    this.#now = options.now ?? (() => clock.now());
     this.#queue = options.queue ??
       new WorkQueue({
         name: OUT_OF_SERVICE_QUEUE_NAME,
-        rateLimiter: defaultControllerRateLimiter(),
+        rateLimiter: defaultControllerRateLimiter({ clock }),
         registry: deps.registry,
+        clock,
       });
     this.#metrics = outOfServiceMetrics(deps.registry);
     // a new observer per controller, so per term: a new leader first watches the renewals
@@ -195,7 +208,7 @@ export class OutOfServiceController {
   }
 
   /**
-   * Runs until `signal` aborts: waits for the cache, then one worker and the resync loop.
+   * Runs until `signal` aborts: waits for the cache, then one worker and the slow resync.
    * @param signal stops the controller
    * @returns when stopped
    */
@@ -205,7 +218,15 @@ export class OutOfServiceController {
       if (event.type === "delete") this.#forget(key);
       else this.#queue.add(key);
     });
-    const stopObserving = this.#leases?.start();
+    const unsubscribePower = this.#deps.power.onChange((change) => {
+      // a change is rare (a machine's power, its BMC answering or not): the cache is scanned
+      for (const node of this.#deps.nodes.list()) {
+        if (change.concerns(node)) this.#queue.add(objectKey(node));
+      }
+    });
+    const stopObserving = this.#leases?.start((name) => {
+      if (this.#deps.nodes.get(name)) this.#queue.add(name);
+    });
     try {
       if (!(await this.#deps.nodes.waitForSync(signal))) return;
       await Promise.all([
@@ -214,6 +235,7 @@ export class OutOfServiceController {
       ]);
     } finally {
       unsubscribe();
+      unsubscribePower();
       stopObserving?.();
       this.#queue.shutDown();
     }
@@ -223,7 +245,7 @@ export class OutOfServiceController {
     while (!signal.aborted) {
       for (const node of this.#deps.nodes.list()) this.#queue.add(objectKey(node));
       await this.#tidyLedger();
-      await delay(this.#resyncMs, signal);
+      await delay(this.#resyncMs, signal, this.#clock);
     }
   }
 
@@ -266,9 +288,15 @@ export class OutOfServiceController {
       await this.#carryOut(node, action, power, now);
     }
     // a little after the period ends, so the next look does not land just short of it
-    return decision.recheckAfterMs === undefined
-      ? done()
-      : requeueAfter(Math.max(0, decision.recheckAfterMs) + 50);
+    let recheck = decision.recheckAfterMs === undefined
+      ? undefined
+      : Math.max(0, decision.recheckAfterMs) + 50;
+    // a held action waits for what nothing tells of: the record read, a slot, a guard lifted
+    if (decision.actions.some((a) => a.kind === "taint-held" || a.kind === "fence-held")) {
+      const held = this.#deps.ledger.isOpen() ? HELD_RECHECK_MS : LEDGER_RETRY_MS;
+      recheck = Math.min(recheck ?? Infinity, held);
+    }
+    return recheck === undefined ? done() : requeueAfter(recheck);
   }
 
   async #powerOf(node: V1Node): Promise<PowerObservation | null> {

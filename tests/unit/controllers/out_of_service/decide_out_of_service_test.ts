@@ -298,13 +298,21 @@ Deno.test("decideOutOfService leaves a Ready Node alone while either witness say
 
 Deno.test("decideOutOfService does not taint a NotReady Node whose kubelet the Lease shows running, and says why once", () => {
   for (
-    const [what, lease, words] of [
-      ["renewing", kubeletLease(3_000), /renewed its Lease 3s ago \(kube-node-lease\/w1/],
-      ["renewed after the first Off", kubeletLease(40_000), /after the power first answered off/],
+    const [what, lease, words, recheck] of [
+      // the bound is 1.2 renewals of a 40 s Lease: 12 s, 9 s from now
+      ["renewing", kubeletLease(3_000), /renewed its Lease 3s ago \(kube-node-lease\/w1/, 9_000],
+      [
+        "renewed after the first Off",
+        kubeletLease(40_000),
+        /after the power first answered off/,
+        undefined,
+      ],
     ] as const
   ) {
     const d = decide({ node: node("False"), power: power("off", 60_000), kubeletLease: lease });
     assert.deepEqual(kinds(d), ["taint-held"], what);
+    // a renewal within the bound holds the taint only until the bound has passed
+    assert.equal(d.recheckAfterMs, recheck, what);
     const action = d.actions[0] as { reason: string; message: string };
     assert.equal(action.reason, "blocked");
     assert.match(action.message, words, what);

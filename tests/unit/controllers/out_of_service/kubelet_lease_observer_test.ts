@@ -97,3 +97,20 @@ Deno.test("KubeletLeaseObserver: a duration that is not an integer is not believ
   observer.start();
   assert.equal(observer.view("w-1")?.leaseDurationSeconds, undefined);
 });
+
+Deno.test("KubeletLeaseObserver tells a Lease that appears, goes or is first seen changing, not each renewal", () => {
+  const { informer, observer, advance } = setup();
+  informer.upsert(lease("w-1", 1));
+  const told: string[] = [];
+  const stop = observer.start((node) => told.push(node));
+  advance(1_000);
+  informer.upsert(lease("w-1", 2)); // first seen changing
+  informer.upsert(lease("w-1", 3)); // a renewal
+  informer.upsert(lease("w-1", 3)); // the same version again
+  informer.upsert(lease("w-2", 1)); // created while watched
+  informer.upsert(lease("w-2", 2)); // a renewal
+  informer.upsert({ ...lease("w-2", 3), spec: { leaseDurationSeconds: 60 } }); // a new duration
+  informer.remove("kube-node-lease/w-1");
+  assert.deepEqual(told, ["w-1", "w-2", "w-2", "w-1"]);
+  stop();
+});

@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
 import type { V1Lease, V1Node } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
-import type { PowerControl, PowerObservation } from "../../../../src/cloud/provider.ts";
+import type {
+  PowerChange,
+  PowerControl,
+  PowerObservation,
+} from "../../../../src/cloud/provider.ts";
 import { ProviderError } from "../../../../src/cloud/provider.ts";
 import {
   OUT_OF_SERVICE_MARKER,
@@ -9,8 +13,11 @@ import {
 } from "../../../../src/controllers/out_of_service/decide_out_of_service.ts";
 import {
   OutOfServiceController,
+  type OutOfServiceOptions,
   type PowerActionPolicy,
 } from "../../../../src/controllers/out_of_service/out_of_service_controller.ts";
+import { delay } from "../../../../src/kube/delay.ts";
+import { FakeClock } from "../../_fakes/fake_clock.ts";
 import { FakeCluster, FakeInformer } from "../../_fakes/fake_cluster.ts";
 import { pollUntil } from "../../../_support/poll.ts";
 import {
@@ -28,6 +35,11 @@ class FakePower implements PowerControl {
   constructor(private readonly clock?: () => number) {}
   readonly forced: string[] = [];
   forceOffError: Error | undefined;
+  readonly #listeners = new Set<(change: PowerChange) => void>();
+  onChange(listener: (change: PowerChange) => void): () => void {
+    this.#listeners.add(listener);
+    return () => void this.#listeners.delete(listener);
+  }
   powerState(node: V1Node): Promise<PowerObservation | null> {
     const state = this.states.get(node.metadata?.name ?? "");
     if (state instanceof Error) return Promise.reject(state);
@@ -50,6 +62,9 @@ class FakePower implements PowerControl {
       answeredAtMs: sinceMs,
       detail: `PowerState "${state === "on" ? "On" : "Off"}"`,
     });
+    for (const listener of this.#listeners) {
+      listener({ concerns: (node) => node.metadata?.name === name });
+    }
   }
 }
 
@@ -326,7 +341,7 @@ Deno.test("OutOfServiceController never fences the host it runs on", async () =>
   assert.equal(cluster.events.withReason("FencingBlocked").length, 1);
 });
 
-Deno.test("OutOfServiceController.run notices a power change without any Node event (resync)", async () => {
+Deno.test("OutOfServiceController.run is told of a power change without any Node event", async () => {
   const cluster = new FakeCluster();
   const power = new FakePower(Date.now);
   cluster.addNode(node("w1", "Unknown"));
@@ -338,7 +353,6 @@ Deno.test("OutOfServiceController.run notices a power change without any Node ev
     registry: new Registry(),
     ledger: firstTermLedger(Date.now).ledger,
   }, {
-    resyncMs: 20,
     policy: () => ({
       enabled: true,
       confirmOffMs: 1_000,
@@ -566,6 +580,154 @@ Deno.test("OutOfServiceController: a Ready Node whose machine is off and whose k
     }
     assert.equal(ready("w-2"), "True");
     assert.deepEqual(taintsOf(cluster, "w-2"), []);
+  } finally {
+    stop.abort();
+    await running;
+  }
+});
+
+/** A controller over fake Nodes and a hand-driven clock, its syncs recorded in order. */
+function fakeTimeController(
+  options: { kubeletLeases?: FakeInformer<V1Lease>; resyncMs?: number } = {},
+) {
+  const clock = new FakeClock(1_800_000_000_000);
+  const cluster = new FakeCluster();
+  const power = new FakePower(() => clock.now());
+  const settings: OutOfServiceOptions = {
+    clock,
+    monotonicNow: () => clock.now(),
+    ...(options.resyncMs === undefined ? {} : { resyncMs: options.resyncMs }),
+    policy: () => ({
+      enabled: true,
+      confirmOffMs: 10_000,
+      fencing: "off",
+      fenceAfterMs: 300_000,
+      maxActionsPerInterval: 2,
+      actionIntervalMs: 60_000,
+      leaseSilenceMs: 15_000,
+    }),
+  };
+  const controller = new OutOfServiceController({
+    nodes: cluster.nodes,
+    writer: cluster,
+    events: cluster.events,
+    power,
+    registry: new Registry(),
+    ledger: firstTermLedger(() => clock.now()).ledger,
+    ...(options.kubeletLeases ? { kubeletLeases: options.kubeletLeases } : {}),
+  }, settings);
+  const synced: string[] = [];
+  const sync = controller.sync.bind(controller);
+  controller.sync = (key) => {
+    synced.push(key);
+    return sync(key);
+  };
+  /**
+   * Moves the clock on a second at a time; each step also lets 50 ms of real time pass, so the
+   * worker runs and a loop on the real clock would show too.
+   */
+  const seconds = async (count: number) => {
+    for (let i = 0; i < count; i++) {
+      clock.advance(1_000);
+      await delay(50);
+    }
+  };
+  return { clock, cluster, power, controller, synced, seconds };
+}
+
+Deno.test("OutOfServiceController.run: a power change syncs only its Node, promptly, and no Node is synced every second", async () => {
+  const { clock, cluster, power, controller, synced, seconds } = fakeTimeController();
+  const names = Array.from({ length: 100 }, (_, i) => `w-${i}`);
+  for (const name of names) {
+    cluster.addNode(node(name, "Unknown"));
+    power.set(name, "on", clock.now());
+  }
+  const stop = new AbortController();
+  const running = controller.run(stop.signal);
+  try {
+    await pollUntil("the first look at every Node", () => synced.length >= names.length);
+    assert.deepEqual([...synced].sort(), [...names].sort());
+    // 15 s with nothing changing: no Node is looked at again (it was 100 syncs a second)
+    await seconds(15);
+    assert.equal(synced.length, names.length, `synced again: ${synced.slice(names.length)}`);
+    // one machine's power goes off: its Node alone is synced, before the clock moves at all
+    power.set("w-7", "off", clock.now());
+    await pollUntil("w-7 synced", () => synced.length > names.length);
+    await delay(50);
+    assert.deepEqual(synced.slice(names.length), ["w-7"]);
+    // confirm_off_for (10 s) runs from the first Off: no taint at 10 s, the taint just after
+    await seconds(10);
+    assert.deepEqual(taintsOf(cluster, "w-7"), []);
+    await seconds(1);
+    await pollUntil("w-7 tainted", () => taintsOf(cluster, "w-7").length > 0);
+    assert.deepEqual(synced.slice(names.length), ["w-7", "w-7", "w-7"]);
+    assert.equal(cluster.events.withReason("OutOfServiceTainted").length, 1);
+    assert.deepEqual(names.filter((n) => n !== "w-7" && taintsOf(cluster, n).length > 0), []);
+  } finally {
+    stop.abort();
+    await running;
+  }
+});
+
+Deno.test("OutOfServiceController.run: the safety-net resync looks at every Node again after 30 s", async () => {
+  const { clock, cluster, power, controller, synced, seconds } = fakeTimeController();
+  for (const name of ["w-1", "w-2"]) {
+    cluster.addNode(node(name, "Unknown"));
+    power.set(name, "on", clock.now());
+  }
+  const stop = new AbortController();
+  const running = controller.run(stop.signal);
+  try {
+    await pollUntil("the first look", () => synced.length >= 2);
+    await seconds(29);
+    assert.equal(synced.length, 2);
+    await seconds(1);
+    await pollUntil("the resync", () => synced.length >= 4);
+  } finally {
+    stop.abort();
+    await running;
+  }
+});
+
+Deno.test("OutOfServiceController.run: a kubelet Lease's silence bound ends in NotReady and the taint at its time, without a resync", async () => {
+  const leases = new FakeInformer<V1Lease>();
+  const { clock, cluster, power, controller, seconds } = fakeTimeController({
+    kubeletLeases: leases,
+    // an hour: only a notification or a requeue at a deadline can act in this test
+    resyncMs: 3_600_000,
+  });
+  const ready = (name: string) =>
+    cluster.nodes.get(name)?.status?.conditions?.find((c) => c.type === "Ready")?.status;
+  for (const name of ["w-1", "cp-1"]) {
+    cluster.addNode(node(name, "True"));
+    leases.upsert(kubeletLease(name, 1));
+    power.set(name, "on", clock.now());
+  }
+  const stop = new AbortController();
+  const running = controller.run(stop.signal);
+  try {
+    let version = 2;
+    // both kubelets renew while watched; w-1's machine loses its power 2 s later, cp-1 renews on
+    for (const name of ["w-1", "cp-1"]) leases.upsert(kubeletLease(name, version));
+    const renewCp = async (count: number) => {
+      for (let i = 0; i < count; i++) {
+        await seconds(1);
+        leases.upsert(kubeletLease("cp-1", ++version));
+      }
+    };
+    await renewCp(2);
+    power.set("w-1", "off", clock.now());
+    // 15 s after w-1's last renewal: confirmed off, the silence bound (15 s) only just reached
+    await renewCp(13);
+    assert.equal(ready("w-1"), "True");
+    assert.deepEqual(taintsOf(cluster, "w-1"), []);
+    // the look due just after the bound comes in the next second (the clock moves by seconds)
+    await renewCp(1);
+    await pollUntil("w-1 marked NotReady and tainted", () => taintsOf(cluster, "w-1").length > 0);
+    assert.equal(ready("w-1"), "Unknown");
+    const [lost] = cluster.events.withReason("NodePowerLoss");
+    assert.match(lost?.message ?? "", /kube-node-lease\/w-1 for 16s/);
+    assert.equal(ready("cp-1"), "True");
   } finally {
     stop.abort();
     await running;

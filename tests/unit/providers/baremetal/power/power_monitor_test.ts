@@ -13,6 +13,8 @@ import { createBaremetalProvider } from "../../../../../providers/baremetal/mod.
 import { createBaremetalPower } from "../../../../../providers/baremetal/power/power_control.ts";
 import type { Machine } from "../../../../../src/config/types.ts";
 import { testConfig } from "../../../_fakes/test_inventory.ts";
+import { FakeClock } from "../../../_fakes/fake_clock.ts";
+import { pollUntil } from "../../../../_support/poll.ts";
 
 const BMC = {
   endpoint: "https://10.0.9.11",
@@ -189,4 +191,38 @@ Deno.test("PowerMonitor.sync: a machine whose [machines.bmc] a reload removed is
   } finally {
     stop.abort();
   }
+});
+
+Deno.test("PowerMonitor: polls on the injected clock and tells listeners of each change a decision reads, not of each answer", async () => {
+  const bmc = scripted({
+    "w-1": ["on", "on", "on", "off", "off", "off", new RedfishError("timeout", "slow"), "off"],
+  });
+  const clock = new FakeClock();
+  const monitor = new PowerMonitor({
+    config: () => testConfig({ machines: [{ name: "w-1", bmc: BMC }] }),
+    metrics: declarePowerMetrics(new Registry()),
+    readPower: bmc.read,
+    clock,
+  });
+  const told: number[] = [];
+  const stopTelling = monitor.onChange((machine) => {
+    assert.equal(machine, "w-1");
+    told.push(bmc.reads());
+  });
+  const stop = new AbortController();
+  monitor.start(stop.signal);
+  try {
+    for (let read = 1; read <= 8; read++) {
+      await pollUntil(`answer ${read}`, () => bmc.reads() === read && clock.pendingTimers() > 0);
+      // the next read waits for the injected clock's poll interval (1 s), not the real one
+      clock.advance(999);
+      assert.equal(bmc.reads(), read);
+      clock.advance(1);
+    }
+  } finally {
+    stop.abort();
+    stopTelling();
+  }
+  // new state (1), second On (2), Off (4), Off confirmed (5), no answer (7), Off again (8)
+  assert.deepEqual(told, [1, 2, 4, 5, 7, 8]);
 });
