@@ -117,7 +117,7 @@ const HOSTILE: [string, (text: string) => string][] = [
     "a pod route outside cluster_cidr",
     (t) =>
       t.replace(
-        /(  route 10\.244\.1\.0\/24 blackhole \{ bgp_next_hop = 10\.0\.0\.21; \};\n)/,
+        /( {2}route 10\.244\.1\.0\/24 blackhole \{ bgp_next_hop = 10\.0\.0\.21; \};\n)/,
         "$1  route 10.99.0.0/16 blackhole { bgp_next_hop = 10.0.0.21; };\n",
       ),
   ],

@@ -47,7 +47,7 @@ const HOSTILE: [string, (text: string) => string][] = [
   ],
   [
     "a notify script on a Service instance",
-    (t) => t.replace(/(    preempt_delay 30\n)/, '$1    notify "/tmp/x"\n'),
+    (t) => t.replace(/( {4}preempt_delay 30\n)/, '$1    notify "/tmp/x"\n'),
   ],
   [
     "a track_script",
