@@ -38,3 +38,27 @@ export interface HostFileRequest {
 export type HostFileResult =
   | { text: string; notes: string[] }
   | { error: string; usage?: boolean };
+
+/** Which staged host files the root step installs (`keelson apply-host-config`). */
+export interface StagedApplyRequest {
+  /** The machine's name. */
+  host: string;
+  /** The user `keelson run` runs as, where a file names one (keepalived's notify FIFO). */
+  agentUser: string;
+  /** The announcers whose files to install; absent: every one. */
+  announcers?: readonly string[];
+}
+
+/** What the root step did with one announcer's staged file. */
+export interface StagedApplyOutcome {
+  /** The announcer, e.g. `keepalived`, `bird`. */
+  announcer: string;
+  /**
+   * `installed` judged, checked, written and the daemon told (or none runs: it reads the file
+   * at start); `unchanged` already in force; `nothing-staged`; `refused` not Keelson's rendering;
+   * `invalid` the daemon's check refused it; `error` anything else.
+   */
+  result: "installed" | "unchanged" | "nothing-staged" | "refused" | "invalid" | "error";
+  /** One sentence for the journal (never the staged text). */
+  message: string;
+}

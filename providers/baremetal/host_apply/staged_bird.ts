@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { errorMessage } from "../../../src/log/error_message.ts";
 import type { V1Node } from "@kubernetes/client-node";
 import type { Config } from "../../../src/config/types.ts";
 import { machineId } from "../../../src/config/types.ts";
@@ -60,7 +61,7 @@ export function stagedBirdProblem(text: string, judgement: BirdJudgement): strin
     expected = rendered.text;
   } catch (error) {
     return `Keelson cannot render BIRD for host "${host}" from the inventory: ${
-      error instanceof Error ? error.message : String(error)
+      errorMessage(error)
     }`;
   }
   const difference = firstDifference(text, expected);

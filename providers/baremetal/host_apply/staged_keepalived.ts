@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { errorMessage } from "../../../src/log/error_message.ts";
 import type { Config } from "../../../src/config/types.ts";
 import { renderHostKeepalived, serviceVipsInFile } from "../keepalived/announcer.ts";
 import { renderWithdrawnConfig } from "../keepalived/render.ts";
@@ -52,7 +53,7 @@ export function stagedKeepalivedProblem(
     }
   } catch (error) {
     return `Keelson cannot render keepalived for host "${host}" from the inventory: ${
-      error instanceof Error ? error.message : String(error)
+      errorMessage(error)
     }`;
   }
   if (candidates.includes(text)) return undefined;

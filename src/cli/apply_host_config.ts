@@ -1,0 +1,92 @@
+/**
+ * `keelson apply-host-config`: the root step (keelson-apply.service, started by
+ * keelson-apply.path when the agent stages a file). Judges what the unprivileged agent staged
+ * against Keelson's rendering from the inventory, and installs and reloads only that. Prints one
+ * line per daemon; the staged text is never printed.
+ *
+ * @module
+ */
+import { NAME_REGEXP } from "../config/schema.ts";
+import { offlineProvider } from "./offline_provider.ts";
+import { readInventory } from "./command_inputs.ts";
+import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
+import { print, printError } from "./output.ts";
+import { parseFlags, UsageError } from "./usage_error.ts";
+import { requiredFlag } from "./read_env.ts";
+import { terminalSafe } from "../text/terminal_safe.ts";
+import { setupLogging } from "../log/logging.ts";
+
+const USAGE =
+  `Usage: keelson apply-host-config --config FILE --host NAME [--agent-user USER] [--only DAEMON]
+
+Run as root, by keelson-apply.service. Reads the keepalived and BIRD files the agent staged in
+<track_file_dir>/stage/, and installs each one only when it is exactly what Keelson renders for
+host NAME from the inventory (any script, include, protocol, filter or route Keelson does not
+render is refused): then the daemon's own check runs (keepalived -t, bird -p), the file is
+renamed into [keepalived] config_file or [bgp] config_file, and the daemon reloads (SIGHUP to the
+pid in pid_file, or reload_command; configure on BIRD's socket). A refused file changes nothing.
+
+Flags:
+  -c, --config FILE     the inventory (env KEELSON_CONFIG)
+      --host NAME       this machine's name in the inventory (env KEELSON_HOST)
+      --agent-user USER the user keelson run runs as, owner of keepalived's notify FIFO
+                        (default keelson)
+      --only DAEMON     keepalived or bird (default both)
+  -h, --help            print this help
+
+Exit codes: 0 every staged file installed or already in force (or nothing staged), 1 a file
+refused or not installed, or an invalid inventory, 2 wrong command line.`;
+
+/**
+ * Runs `keelson apply-host-config`.
+ * @param args the arguments after `apply-host-config`
+ * @returns 0 when nothing was refused or failed, 1 otherwise
+ * @throws {UsageError} on a wrong command line (exit 2)
+ */
+export async function applyHostConfigCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, {
+    config: { type: "string", short: "c" },
+    host: { type: "string" },
+    "agent-user": { type: "string", default: "keelson" },
+    only: { type: "string" },
+    help: { type: "boolean", short: "h" },
+  });
+  if (values.help) {
+    print(USAGE);
+    return EXIT_OK;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const configPath = requiredFlag(values.config, "--config FILE", "KEELSON_CONFIG");
+  const host = requiredFlag(values.host, "--host NAME", "KEELSON_HOST");
+  if (!NAME_REGEXP.test(host)) {
+    throw new UsageError(`--host "${terminalSafe(host)}" is not a machine name`);
+  }
+  const agentUser = values["agent-user"]!;
+  // POSIX portable user names, as keepalived's notify FIFO owner is rendered
+  if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(agentUser)) {
+    throw new UsageError(`--agent-user "${terminalSafe(agentUser)}" is not a user name`);
+  }
+  const only = values.only;
+  if (only !== undefined && only !== "keepalived" && only !== "bird") {
+    throw new UsageError(`--only "${terminalSafe(only)}" is not allowed; use keepalived or bird`);
+  }
+  await setupLogging({ level: "warning", format: "text" });
+  const config = await readInventory(configPath);
+  if (!config) return EXIT_INVALID;
+  const provider = offlineProvider(config);
+  if (!provider) return EXIT_INVALID;
+  if (!provider.applyStagedHostFiles) {
+    printError(`Provider "${provider.providerName}" has no host files to install`);
+    return EXIT_INVALID;
+  }
+  const outcomes = await provider.applyStagedHostFiles({
+    host,
+    agentUser,
+    ...(only ? { announcers: [only] } : {}),
+  });
+  for (const o of outcomes) print(terminalSafe(`${o.announcer}: ${o.result}: ${o.message}`));
+  const failed = outcomes.some((o) =>
+    o.result === "refused" || o.result === "invalid" || o.result === "error"
+  );
+  return failed ? EXIT_INVALID : EXIT_OK;
+}
