@@ -15,11 +15,12 @@ import { parseFlags, UsageError } from "./usage_error.ts";
 import { requiredFlag } from "./read_env.ts";
 import { terminalSafe } from "../text/terminal_safe.ts";
 import { setupLogging } from "../log/logging.ts";
+import { watchStaged } from "./watch_staged.ts";
 
 const USAGE =
   `Usage: keelson apply-host-config --config FILE --host NAME [--agent-user USER] [--only DAEMON]
 
-Run as root, by keelson-apply.service. Reads the keepalived and BIRD files the agent staged in
+Run as root, by keelson-apply.service (with --watch). Reads the keepalived and BIRD files the agent staged in
 <track_file_dir>/stage/, and installs each one only when it is exactly what Keelson renders for
 host NAME from the inventory (any script, include, protocol, filter or route Keelson does not
 render is refused): then the daemon's own check runs (keepalived -t, bird -p), the file is
@@ -32,6 +33,8 @@ Flags:
       --agent-user USER the user keelson run runs as, owner of keepalived's notify FIFO
                         (default keelson)
       --only DAEMON     keepalived or bird (default both)
+      --watch           keep running: apply again after every change in the staging
+                        directory (keelson-apply.service), until SIGTERM
   -h, --help            print this help
 
 Exit codes: 0 every staged file installed or already in force (or nothing staged), 1 a file
@@ -49,6 +52,7 @@ export async function applyHostConfigCommand(args: string[]): Promise<number> {
     host: { type: "string" },
     "agent-user": { type: "string", default: "keelson" },
     only: { type: "string" },
+    watch: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   });
   if (values.help) {
@@ -71,6 +75,14 @@ export async function applyHostConfigCommand(args: string[]): Promise<number> {
     throw new UsageError(`--only "${terminalSafe(only)}" is not allowed; use keepalived or bird`);
   }
   await setupLogging({ level: "warning", format: "text" });
+  if (values.watch) {
+    return await watchStaged({
+      configPath,
+      host,
+      agentUser,
+      ...(only ? { announcers: [only] } : {}),
+    });
+  }
   const config = await readInventory(configPath);
   if (!config) return EXIT_INVALID;
   const provider = offlineProvider(config);

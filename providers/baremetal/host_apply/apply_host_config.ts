@@ -1,6 +1,6 @@
 /**
  * The root step between the unprivileged agent and the daemons: reads what the agent staged
- * (`staged_paths.ts`), judges it against what Keelson renders for this host from the inventory
+ * (`src/config/stage_dir.ts`), judges it against what Keelson renders for this host from the inventory
  * (`staged_keepalived.ts`, `staged_bird.ts`), and only then runs the daemon's own check, installs
  * it atomically where the daemon reads it (`checked_install.ts`) and reloads the daemon (SIGHUP
  * to keepalived, `configure` on BIRD's control socket) through the appliers the agent used
@@ -19,7 +19,7 @@ import { readBgpSecrets } from "../../../src/config/bgp_secrets.ts";
 import { readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
 import { KeepalivedApplier } from "../keepalived/config_applier.ts";
 import { BirdApplier } from "../bird/config_applier.ts";
-import { stagedPaths } from "./staged_paths.ts";
+import { stagedPaths } from "../../../src/config/stage_dir.ts";
 import { readStaged } from "./read_staged.ts";
 import { stagedKeepalivedProblem } from "./staged_keepalived.ts";
 import { stagedBirdProblem } from "./staged_bird.ts";
@@ -85,6 +85,13 @@ async function applyOne(
   const { config, host } = options;
   const timeoutMs = options.commandTimeoutMs ?? 30_000;
   const registry = new Registry();
+  // judged and installed before (a watch wakes for every staged write): nothing to do
+  const installed = daemon === "keepalived"
+    ? config.keepalived.config_file
+    : config.bgp?.config_file;
+  if (installed && await readInputFile(installed, RENDERED_FILE).catch(() => undefined) === text) {
+    return { announcer: daemon, result: "unchanged", message: `${installed} already holds it` };
+  }
   if (daemon === "keepalived") {
     const problem = stagedKeepalivedProblem(text, { config, host, agentUser: options.agentUser });
     if (problem) {

@@ -7,7 +7,7 @@
  * @module
  */
 import { join } from "node:path";
-import type { Config } from "../../../src/config/types.ts";
+import type { Config } from "./types.ts";
 
 /** The staging directory's name inside `track_file_dir`. */
 export const STAGE_DIR_NAME = "stage";
