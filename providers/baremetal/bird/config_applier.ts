@@ -16,6 +16,7 @@ import { declareOnce } from "../../../src/metrics/registry.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { birdCommand, BirdSocketError } from "./control_socket.ts";
 import { installChecked } from "../checked_install.ts";
+import { installedWithin } from "../installed_within.ts";
 import { failureReason } from "../run_bounded.ts";
 import { readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
 
@@ -47,6 +48,14 @@ export interface BirdApplierOptions {
   commandTimeoutMs?: number;
   /** File mode of the written file (BIRD reads it as user bird). @default 0o640 */
   mode?: number;
+  /**
+   * Where the unprivileged agent stages the checked text for the root step
+   * (`keelson apply-host-config`), which installs `configFile` and sends `configure`; unset:
+   * this process installs and configures itself (the root step's own applier).
+   */
+  stagedFile?: string;
+  /** How long a staged text may take to appear in `configFile`. @default 10000 */
+  installWaitMs?: number;
 }
 
 const CONFIGURE_METRIC = "keelson_bgp_configure_total";
@@ -123,9 +132,14 @@ export class BirdApplier {
     if (current === text && this.#configuredText === text) {
       return { result: "unchanged", configured: true, message: `${file} already in force` };
     }
+    const staged = this.#options.stagedFile;
+    if (staged && current === text) {
+      this.#configuredText = text;
+      return { result: "success", configured: true, message: `${file} installed by the root step` };
+    }
     if (current !== text) {
       const check = await installChecked({
-        file,
+        file: staged ?? file,
         text,
         mode: this.#options.mode ?? 0o640,
         checkCommand: (candidate) => [
@@ -147,6 +161,26 @@ export class BirdApplier {
           checkOutput: lines,
         };
       }
+    }
+    if (staged) {
+      const waitMs = this.#options.installWaitMs ?? 10_000;
+      const installed = await installedWithin(file, text, waitMs);
+      if (installed === undefined) {
+        this.#configuredText = undefined;
+        return {
+          result: "error",
+          configured: false,
+          message: `${staged} staged, but the root step (keelson-apply.service) did not install ` +
+            `it in ${file} within ${waitMs / 1000} s; its journal says why ` +
+            "(journalctl -u keelson-apply)",
+        };
+      }
+      this.#configuredText = text;
+      return {
+        result: "success",
+        configured: true,
+        message: `${file} installed and BIRD told by the root step ${installed} ms after staging`,
+      };
     }
     return await this.#configure(file, text);
   }

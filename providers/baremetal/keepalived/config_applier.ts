@@ -21,6 +21,7 @@ import { declareOnce } from "../../../src/metrics/registry.ts";
 import { installChecked } from "../checked_install.ts";
 import { failureReason, runBounded } from "../run_bounded.ts";
 import { processComm } from "./process_comm.ts";
+import { installedWithin } from "../installed_within.ts";
 import {
   InputFileError,
   PID_FILE,
@@ -70,6 +71,14 @@ export interface KeepalivedApplierOptions {
   commandTimeoutMs?: number;
   /** Timers of the debounce. @default systemClock() */
   clock?: Clock;
+  /**
+   * Where the unprivileged agent stages the checked text for the root step
+   * (`keelson apply-host-config`), which installs `configFile` and reloads keepalived; unset:
+   * this process installs and signals itself (the root step's own applier).
+   */
+  stagedFile?: string;
+  /** How long a staged text may take to appear in `configFile`. @default 10000 */
+  installWaitMs?: number;
 }
 
 const RELOADS_METRIC = "keelson_keepalived_reloads_total";
@@ -159,11 +168,19 @@ export class KeepalivedApplier {
     if (current === text && !this.#reloadOwed) {
       return { result: "unchanged", reloaded: false, message: `${file} already up to date` };
     }
-    if (current === text) return await this.#reload(file);
+    if (current === text) {
+      // staged: in configFile means the root step installed it and told keepalived
+      if (this.#options.stagedFile) {
+        this.#reloadOwed = false;
+        return { result: "success", reloaded: true, message: `${file} installed by the root step` };
+      }
+      return await this.#reload(file);
+    }
+    const staged = this.#options.stagedFile;
     const check = await installChecked({
-      file,
+      file: staged ?? file,
       text,
-      mode: 0o644,
+      mode: staged ? 0o640 : 0o644,
       checkCommand: (candidate) => [
         ...(this.#options.netns ? ["ip", "netns", "exec", this.#options.netns] : []),
         ...(this.#options.checkCommand ?? ["keepalived", "-t", "-f"]),
@@ -191,7 +208,31 @@ export class KeepalivedApplier {
         checkOutput: lines,
       };
     }
+    if (staged) return await this.#awaitInstall(staged, file, text);
     return await this.#reload(file);
+  }
+
+  /** Waits, within `installWaitMs`, for the root step to install the staged text. */
+  async #awaitInstall(staged: string, file: string, text: string): Promise<ApplyResult> {
+    const waitMs = this.#options.installWaitMs ?? 10_000;
+    const installed = await installedWithin(file, text, waitMs);
+    this.#reloadOwed = installed === undefined;
+    if (installed === undefined) {
+      return {
+        result: "error",
+        reloaded: false,
+        message: `${staged} staged, but the root step (keelson-apply.service) did not install it ` +
+          `in ${file} within ${
+            waitMs / 1000
+          } s; its journal says why (journalctl -u keelson-apply)`,
+      };
+    }
+    return {
+      result: "success",
+      reloaded: true,
+      message: `${file} installed and keepalived reloaded by the root step ${installed} ms after ` +
+        `staging`,
+    };
   }
 
   async #reload(file: string): Promise<ApplyResult> {
