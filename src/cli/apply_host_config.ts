@@ -15,10 +15,12 @@ import { parseFlags, UsageError } from "./usage_error.ts";
 import { requiredFlag } from "./read_env.ts";
 import { terminalSafe } from "../text/terminal_safe.ts";
 import { setupLogging } from "../log/logging.ts";
+import { hostname } from "../net/hostname.ts";
 import { watchStaged } from "./watch_staged.ts";
 
 const USAGE =
-  `Usage: keelson apply-host-config --config FILE --host NAME [--agent-user USER] [--only DAEMON]
+  `Usage: keelson apply-host-config --config FILE [--host NAME] [--agent-user USER] [--only DAEMON]
+                                 [--watch]
 
 Run as root, by keelson-apply.service (with --watch). Reads the keepalived and BIRD files the agent staged in
 <track_file_dir>/stage/, and installs each one only when it is exactly what Keelson renders for
@@ -29,7 +31,8 @@ pid in pid_file, or reload_command; configure on BIRD's socket). A refused file 
 
 Flags:
   -c, --config FILE     the inventory (env KEELSON_CONFIG)
-      --host NAME       this machine's name in the inventory (env KEELSON_HOST)
+      --host NAME       this machine's name in the inventory (env KEELSON_HOST; default: the
+                        short hostname, as keelson run)
       --agent-user USER the user keelson run runs as, owner of keepalived's notify FIFO
                         (default keelson)
       --only DAEMON     keepalived or bird (default both)
@@ -61,7 +64,8 @@ export async function applyHostConfigCommand(args: string[]): Promise<number> {
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const configPath = requiredFlag(values.config, "--config FILE", "KEELSON_CONFIG");
-  const host = requiredFlag(values.host, "--host NAME", "KEELSON_HOST");
+  // the name `keelson run` gives itself without --host
+  const host = values.host ?? Deno.env.get("KEELSON_HOST") ?? hostname("short") ?? "";
   if (!NAME_REGEXP.test(host)) {
     throw new UsageError(`--host "${terminalSafe(host)}" is not a machine name`);
   }
