@@ -16,7 +16,8 @@ import { declareOnce } from "../../../src/metrics/registry.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { birdCommand, BirdSocketError } from "./control_socket.ts";
 import { installChecked } from "../checked_install.ts";
-import { installedWithin } from "../installed_within.ts";
+import { awaitStageOutcome } from "../await_stage_outcome.ts";
+import { sha256Hex } from "../../../src/config/stage_outcome.ts";
 import { failureReason } from "../run_bounded.ts";
 import { readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
 
@@ -162,27 +163,37 @@ export class BirdApplier {
         };
       }
     }
-    if (staged) {
-      const waitMs = this.#options.installWaitMs ?? 10_000;
-      const installed = await installedWithin(file, text, waitMs);
-      if (installed === undefined) {
-        this.#configuredText = undefined;
-        return {
-          result: "error",
-          configured: false,
-          message: `${staged} staged, but the root step (keelson-apply.service) did not install ` +
-            `it in ${file} within ${waitMs / 1000} s; its journal says why ` +
-            "(journalctl -u keelson-apply)",
-        };
-      }
-      this.#configuredText = text;
+    if (staged) return await this.#awaitInstall(staged, file, text);
+    return await this.#configure(file, text);
+  }
+
+  /** Waits, within `installWaitMs`, for the root step's outcome of the staged text. */
+  async #awaitInstall(staged: string, file: string, text: string): Promise<BirdApplyResult> {
+    const waitMs = this.#options.installWaitMs ?? 10_000;
+    const ino = (await Deno.stat(staged)).ino ?? -1;
+    const done = await awaitStageOutcome(file, { ino, sha256: await sha256Hex(text) }, waitMs);
+    const outcome = done?.outcome;
+    const configured = outcome?.result === "installed" || outcome?.result === "unchanged";
+    this.#configuredText = configured ? text : undefined;
+    if (!done || !outcome) {
       return {
-        result: "success",
-        configured: true,
-        message: `${file} installed and BIRD told by the root step ${installed} ms after staging`,
+        result: "error",
+        configured: false,
+        message: `${staged} staged, but the root step (keelson-apply.service) said nothing of it ` +
+          `within ${waitMs / 1000} s; is it running? (journalctl -u keelson-apply)`,
       };
     }
-    return await this.#configure(file, text);
+    return {
+      result: configured
+        ? "success"
+        : outcome.result === "refused" || outcome.result === "invalid"
+        ? "invalid"
+        : "error",
+      configured,
+      message:
+        `root step, ${done.ms} ms after staging${configured ? "" : `, ${outcome.result}`}: ` +
+        outcome.message,
+    };
   }
 
   async #configure(file: string, text: string): Promise<BirdApplyResult> {

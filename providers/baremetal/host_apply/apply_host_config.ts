@@ -23,6 +23,9 @@ import { stagedPaths } from "../../../src/config/stage_dir.ts";
 import { readStaged } from "./read_staged.ts";
 import { stagedKeepalivedProblem } from "./staged_keepalived.ts";
 import { stagedBirdProblem } from "./staged_bird.ts";
+import { renderHostBird } from "../bird/host_config.ts";
+import { runsBird } from "../../../src/config/restart_settings.ts";
+import { outcomeFile, sha256Hex, type StageOutcome } from "../../../src/config/stage_outcome.ts";
 
 /** The daemons the root step serves. */
 export type HostDaemon = "keepalived" | "bird";
@@ -43,6 +46,15 @@ export interface HostApplyOptions {
   /** Longest a check, reload or socket command may take. @default 30000 */
   commandTimeoutMs?: number;
 }
+
+/**
+ * The last inventory that ran BIRD on each host, and its passwords, kept by a long-running root
+ * step (`--watch`) so that a reload removing `[bgp]` can still withdraw through BIRD's sessions.
+ */
+const lastBird = new Map<string, { config: Config; passwords: ReadonlyMap<string, string> }>();
+
+/** The staging each host's daemon last had judged (inode and text), by `host daemon`. */
+const handled = new Map<string, { ino: number; text: string }>();
 
 /** Rounds of re-reading a file staged again during a run, before leaving it to the next run. */
 const MAX_ROUNDS = 5;
@@ -70,14 +82,64 @@ export async function applyHostConfig(options: HostApplyOptions): Promise<HostAp
       }
       if (staged.text === judged) break;
       judged = staged.text;
-      outcome = await applyOne(daemon, staged.text, options);
+      // a watch wakes for every write in the directory: a staging already handled is left alone
+      const key = `${options.host} ${daemon}`;
+      const seen = handled.get(key);
+      if (seen?.ino === staged.ino && seen.text === staged.text) {
+        outcome ??= { announcer: daemon, result: "unchanged", message: "already handled" };
+        break;
+      }
+      const applied = await applyOne(daemon, staged.text, options);
+      outcome = applied.outcome;
+      if (applied.installedFile) {
+        await tellAgent(applied.installedFile, staged, outcome);
+      }
+      handled.set(key, { ino: staged.ino, text: staged.text });
     }
     outcomes.push(outcome!);
   }
   return outcomes;
 }
 
+/**
+ * Writes the outcome beside the installed file for the agent (`src/config/stage_outcome.ts`):
+ * a temp file renamed over it. A failure to write it only costs the agent its wait.
+ */
+async function tellAgent(
+  installedFile: string,
+  staged: { text: string; ino: number },
+  outcome: HostApplyOutcome,
+): Promise<void> {
+  const file = outcomeFile(installedFile);
+  const temp = `${file}.${Deno.pid}.tmp`;
+  const body: StageOutcome = {
+    ino: staged.ino,
+    sha256: await sha256Hex(staged.text),
+    result: outcome.result,
+    message: outcome.message,
+  };
+  try {
+    await Deno.writeTextFile(temp, JSON.stringify(body) + "\n", { mode: 0o644 });
+    await Deno.rename(temp, file);
+  } catch {
+    await Deno.remove(temp).catch(() => {});
+  }
+}
+
 async function applyOne(
+  daemon: HostDaemon,
+  text: string,
+  options: HostApplyOptions,
+): Promise<{ outcome: HostApplyOutcome; installedFile?: string }> {
+  const installedFile = daemon === "keepalived"
+    ? options.config.keepalived.config_file
+    : (runsBird(options.config, options.host) ? options.config : lastBird.get(options.host)?.config)
+      ?.bgp?.config_file;
+  const outcome = await judgeAndInstall(daemon, text, options);
+  return { outcome, ...(installedFile ? { installedFile } : {}) };
+}
+
+async function judgeAndInstall(
   daemon: HostDaemon,
   text: string,
   options: HostApplyOptions,
@@ -85,13 +147,6 @@ async function applyOne(
   const { config, host } = options;
   const timeoutMs = options.commandTimeoutMs ?? 30_000;
   const registry = new Registry();
-  // judged and installed before (a watch wakes for every staged write): nothing to do
-  const installed = daemon === "keepalived"
-    ? config.keepalived.config_file
-    : config.bgp?.config_file;
-  if (installed && await readInputFile(installed, RENDERED_FILE).catch(() => undefined) === text) {
-    return { announcer: daemon, result: "unchanged", message: `${installed} already holds it` };
-  }
   if (daemon === "keepalived") {
     const problem = stagedKeepalivedProblem(text, { config, host, agentUser: options.agentUser });
     if (problem) {
@@ -120,27 +175,47 @@ async function applyOne(
       message: result.message,
     };
   }
-  const bgp = config.bgp;
-  if (!bgp) {
-    return {
-      announcer: daemon,
-      result: "refused",
-      message: "BIRD file refused: the inventory has no [bgp]",
+  let judged: { bgp: NonNullable<Config["bgp"]>; problem: string | undefined };
+  if (runsBird(config, host)) {
+    const secrets = await readBgpSecrets(config);
+    lastBird.set(host, { config, passwords: secrets.passwords });
+    judged = {
+      bgp: config.bgp!,
+      problem: stagedBirdProblem(text, { config, host, passwords: secrets.passwords }),
+    };
+  } else {
+    // [bgp] removed at a reload: the agent keeps BIRD's sessions with nothing announced, rendered
+    // from the last inventory that ran BIRD; only that file, announcing nothing, is accepted
+    const last = lastBird.get(host);
+    if (!last) {
+      return {
+        announcer: daemon,
+        result: "refused",
+        message: `BIRD file refused: the inventory runs no BIRD on host "${host}" (no [bgp], or ` +
+          "not a control-plane machine), and this process saw none that did; BIRD keeps its file",
+      };
+    }
+    const nothing = renderHostBird({
+      config: last.config,
+      host,
+      serviceVips: [],
+      nodes: [],
+      announceServices: false,
+      controlPlaneHealthy: false,
+      passwords: last.passwords,
+    });
+    judged = {
+      bgp: last.config.bgp!,
+      problem: "error" in nothing
+        ? nothing.error
+        : text === nothing.text
+        ? undefined
+        : "the inventory no longer runs BIRD here: only the file announcing nothing is accepted",
     };
   }
-  const secrets = await readBgpSecrets(config);
-  const problem = stagedBirdProblem(text, { config, host, passwords: secrets.passwords });
+  const { bgp, problem } = judged;
   if (problem) {
     return { announcer: daemon, result: "refused", message: `BIRD file refused: ${problem}` };
-  }
-  // a fresh applier would send `configure` for a file already in force (a full parse by BIRD)
-  const current = await readInputFile(bgp.config_file, RENDERED_FILE).catch(() => undefined);
-  if (current === text) {
-    return {
-      announcer: daemon,
-      result: "unchanged",
-      message: `${bgp.config_file} already holds it`,
-    };
   }
   const applier = new BirdApplier({
     configFile: bgp.config_file,
@@ -152,10 +227,8 @@ async function applyOne(
   const result = await applier.apply(text);
   return {
     announcer: daemon,
-    // a file written while BIRD is down is read by BIRD when it starts
-    result: result.result === "success" || /BIRD not told/.test(result.message)
-      ? "installed"
-      : result.result,
+    // written but BIRD not told (not running, or refused): an error, as the agent said before
+    result: result.result === "success" ? "installed" : result.result,
     message: result.message,
   };
 }

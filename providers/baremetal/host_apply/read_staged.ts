@@ -15,12 +15,12 @@ import {
 /**
  * The staged text, or why there is none to judge.
  * @param path the staged file
- * @returns `{ text }`, `{ missing: true }` when nothing is staged, or `{ error }` (a link, not a
+ * @returns `{ text, ino }`, `{ missing: true }` when nothing is staged, or `{ error }` (a link, not a
  *   regular file, too large, unreadable)
  */
 export async function readStaged(
   path: string,
-): Promise<{ text: string } | { missing: true } | { error: string }> {
+): Promise<{ text: string; ino: number } | { missing: true } | { error: string }> {
   let info: Deno.FileInfo;
   try {
     info = await Deno.lstat(path);
@@ -43,5 +43,5 @@ export async function readStaged(
   if (!after?.isFile || after.ino !== info.ino || after.dev !== info.dev) {
     return { error: `${path} was replaced while it was read; read again at the next change` };
   }
-  return { text };
+  return { text, ino: info.ino ?? -1 };
 }

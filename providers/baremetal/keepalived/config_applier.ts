@@ -21,7 +21,8 @@ import { declareOnce } from "../../../src/metrics/registry.ts";
 import { installChecked } from "../checked_install.ts";
 import { failureReason, runBounded } from "../run_bounded.ts";
 import { processComm } from "./process_comm.ts";
-import { installedWithin } from "../installed_within.ts";
+import { awaitStageOutcome } from "../await_stage_outcome.ts";
+import { sha256Hex } from "../../../src/config/stage_outcome.ts";
 import {
   InputFileError,
   PID_FILE,
@@ -212,26 +213,32 @@ export class KeepalivedApplier {
     return await this.#reload(file);
   }
 
-  /** Waits, within `installWaitMs`, for the root step to install the staged text. */
+  /** Waits, within `installWaitMs`, for the root step's outcome of the staged text. */
   async #awaitInstall(staged: string, file: string, text: string): Promise<ApplyResult> {
     const waitMs = this.#options.installWaitMs ?? 10_000;
-    const installed = await installedWithin(file, text, waitMs);
-    this.#reloadOwed = installed === undefined;
-    if (installed === undefined) {
+    const ino = (await Deno.stat(staged)).ino ?? -1;
+    const done = await awaitStageOutcome(file, { ino, sha256: await sha256Hex(text) }, waitMs);
+    const outcome = done?.outcome;
+    this.#reloadOwed = outcome?.result !== "installed" && outcome?.result !== "unchanged";
+    if (!done || !outcome) {
       return {
         result: "error",
         reloaded: false,
-        message: `${staged} staged, but the root step (keelson-apply.service) did not install it ` +
-          `in ${file} within ${
-            waitMs / 1000
-          } s; its journal says why (journalctl -u keelson-apply)`,
+        message: `${staged} staged, but the root step (keelson-apply.service) said nothing of it ` +
+          `within ${waitMs / 1000} s; is it running? (journalctl -u keelson-apply)`,
+      };
+    }
+    if (outcome.result === "installed" || outcome.result === "unchanged") {
+      return {
+        result: "success",
+        reloaded: true,
+        message: `root step, ${done.ms} ms after staging: ${outcome.message}`,
       };
     }
     return {
-      result: "success",
-      reloaded: true,
-      message: `${file} installed and keepalived reloaded by the root step ${installed} ms after ` +
-        `staging`,
+      result: outcome.result === "refused" || outcome.result === "invalid" ? "invalid" : "error",
+      reloaded: false,
+      message: `root step, ${done.ms} ms after staging, ${outcome.result}: ${outcome.message}`,
     };
   }
 

@@ -6,6 +6,7 @@ import type { Config } from "../../../../src/config/types.ts";
 import { bgpAnnouncedAddresses } from "../../../../src/status/host_report.ts";
 import { fakeBird } from "./bird/_fake_bird.ts";
 import { bgpConfig } from "./bird/_inventory.ts";
+import { startRootStep } from "../../_fakes/root_step.ts";
 
 /** BIRD's `show protocols all` for the session to tor-a: Established or not. */
 function showProtocols(up: boolean): string {
@@ -45,6 +46,7 @@ Deno.test("the host side's data plane tells its listeners (the heartbeat) at onc
   );
   let config: Config = start;
   const stop = new AbortController();
+  await using _root = await startRootStep(() => config, "cp-1");
   const side = await startHostSide({
     config: () => config,
     host: "cp-1",

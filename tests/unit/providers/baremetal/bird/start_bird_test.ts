@@ -8,6 +8,7 @@ import type { Config } from "../../../../../src/config/types.ts";
 import { fakeBird } from "./_fake_bird.ts";
 import { captureLogs } from "../../../_fakes/captured_logs.ts";
 import { bgpConfig } from "./_inventory.ts";
+import { startRootStep } from "../../../_fakes/root_step.ts";
 
 function cache(nodes: V1Node[], synced = true) {
   return {
@@ -66,6 +67,7 @@ Deno.test("startBird after a reload removing [bgp]: BIRD gets a file announcing 
   let config: Config = start;
   const registry = new Registry();
   const stop = new AbortController();
+  await using _root = await startRootStep(() => config, "cp-1");
   const running = await startBird({
     config: () => config,
     host: "cp-1",
@@ -154,6 +156,7 @@ Deno.test("startBird on stop says it withdrew the VIPs only when BIRD accepted t
       )
     );
     const stop = new AbortController();
+    const root = await startRootStep(() => config, "cp-1");
     const running = await startBird({
       config: () => config,
       host: "cp-1",
@@ -184,6 +187,7 @@ Deno.test("startBird on stop says it withdrew the VIPs only when BIRD accepted t
     } finally {
       stop.abort();
       await running.finished;
+      await root.stop();
       if (!closed) await bird.close();
       await reset();
       await Deno.remove(dir, { recursive: true });
