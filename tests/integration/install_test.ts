@@ -305,8 +305,14 @@ Deno.test({
         for (const file of ["/etc/keelson/keelson.toml", "/etc/keelson/metrics-token"]) {
           assert.deepEqual(await statIn(host, file), { uid: 0, gid, mode: 0o640 }, file);
         }
-        assert.deepEqual(await statIn(host, "/etc/keepalived/conf.d"), { uid, gid, mode: 0o755 });
+        // the daemons' files are root's (the root step installs them); keelson's is /run/keelson
+        assert.deepEqual(await statIn(host, "/etc/keepalived/conf.d"), {
+          uid: 0,
+          gid: 0,
+          mode: 0o755,
+        });
         assert.deepEqual(await statIn(host, "/run/keelson"), { uid, gid, mode: 0o755 });
+        assert.deepEqual(await statIn(host, "/run/keelson/stage"), { uid, gid, mode: 0o750 });
         const wanted = host.path("/etc/systemd/system/multi-user.target.wants/keelson.service");
         assert.equal(await Deno.readLink(wanted), UNIT);
         // the unit's Documentation= is a file the steps installed
@@ -350,7 +356,7 @@ Deno.test({
           const birdUser = await host.idOf("passwd", "bird");
           assert.ok(bird !== undefined && birdUser !== undefined);
           assert.deepEqual(await statIn(host, "/etc/keelson/bird"), {
-            uid,
+            uid: 0,
             gid: bird,
             mode: 0o2750,
           });
@@ -359,16 +365,29 @@ Deno.test({
             gid: bird,
             mode: 0o775,
           });
-          // as the unit runs Keelson (SupplementaryGroups=bird): BIRD's file and socket directory
+          // as the unit runs Keelson (SupplementaryGroups=bird): BIRD's socket directory, and
+          // not BIRD's file, which the root step installs
           const groups = `${gid},${bird}`;
-          const wrote = await asUser(
+          ok(
+            await asUser(host, "keelson", "touch /run/bird/probe", groups),
+            "keelson in /run/bird",
+          );
+          const refused = await asUser(
             host,
             "keelson",
-            "umask 027 && echo 'router id 10.0.0.11;' >/etc/keelson/bird/keelson.conf && " +
-              "touch /run/bird/probe",
+            "echo 'include \"/etc/shadow\";' >/etc/keelson/bird/keelson.conf",
             groups,
           );
-          ok(wrote, "keelson writes into /etc/keelson/bird and /run/bird");
+          assert.notEqual(refused.code, 0, "keelson cannot write BIRD's file");
+          // as the root step installs it (umask 022, mode 0640 in the setgid directory)
+          const wrote = await asUser(
+            host,
+            "root",
+            "umask 022 && echo 'router id 10.0.0.11;' >/etc/keelson/bird/keelson.conf && " +
+              "chmod 0640 /etc/keelson/bird/keelson.conf",
+            "0",
+          );
+          ok(wrote, "root writes BIRD's file");
           assert.equal((await statIn(host, "/etc/keelson/bird/keelson.conf")).gid, bird);
           const birdReads = await asUser(host, "bird", "cat /etc/keelson/bird/keelson.conf");
           ok(birdReads, "BIRD reads its file through /etc/keelson");
