@@ -37,7 +37,11 @@ Deno.test("the host side's data plane tells its listeners (the heartbeat) at onc
     "protocol static keelson_vips4_p1 {\n  ipv4;\n  route 198.51.100.7/32 blackhole;\n}\n",
   );
   const start = await bgpConfig((t) =>
-    t.replace('[keepalived]\ninterface = "eth0"\n', "[keepalived]\nenabled = false\n")
+    t.replace(
+      '[keepalived]\ninterface = "eth0"\n',
+      // the agent's files (track file, staging) in the test's directory, not /run/keelson
+      `[keepalived]\nenabled = false\ntrack_file_dir = "${dir}"\n`,
+    )
       .replace(
         "[bgp]\n",
         `[bgp]\nconfig_file = "${file}"\nsocket = "${bird.path}"\n` +

@@ -131,7 +131,8 @@ Deno.test("the provider has Routes only with a pod_cidrs peer, answered by this 
     assert.equal(registry.create(plain).routes, undefined);
 
     const withBgp = testConfig({
-      keepalived: { enabled: false },
+      // the agent's files (track file, staging) in the test's directory, not /run/keelson
+      keepalived: { enabled: false, track_file_dir: dir },
       bgp: {
         asn: 64513,
         config_file: `${dir}/bird.conf`,

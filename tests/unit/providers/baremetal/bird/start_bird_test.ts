@@ -58,8 +58,10 @@ Deno.test("startBird after a reload removing [bgp]: BIRD gets a file announcing 
   );
   const start = await bgpConfig((t) =>
     t.replace('vip = ["10.0.0.10"]\nannounce = "bgp"\n', 'vip = ["10.0.0.10"]\n')
+      .replace('interface = "eth0"\n', `interface = "eth0"\ntrack_file_dir = "${dir}"\n`)
       .replace(
         "[bgp]\n",
+        // the agent's files (track file, staging) in the test's directory, not /run/keelson
         `[bgp]\nconfig_file = "${file}"\nsocket = "${bird.path}"\n` +
           'check_command = ["true"]\nstatus_interval_ms = 200\n',
       )
@@ -149,8 +151,9 @@ Deno.test("startBird on stop says it withdrew the VIPs only when BIRD accepted t
       "protocol static keelson_vips4_p1 {\n  ipv4;\n  route 198.51.100.7/32 blackhole;\n}\n",
     );
     const config = await bgpConfig((t) =>
-      t.replace(
+      t.replace('interface = "eth0"\n', `interface = "eth0"\ntrack_file_dir = "${dir}"\n`).replace(
         "[bgp]\n",
+        // the agent's files (track file, staging) in the test's directory, not /run/keelson
         `[bgp]\nconfig_file = "${file}"\nsocket = "${bird.path}"\n` +
           'check_command = ["true"]\nstatus_interval_ms = 200\n',
       )
