@@ -383,6 +383,12 @@ export async function shippedDirs(): Promise<ShippedDirs> {
       // the files the daemons read are root's, installed by the root step (keelson.tmpfiles):
       // the agent owns only its track files, FIFO and staging directory, and BIRD's socket's
       if (!ROOT_OWNED.has(purpose)) await Deno.chown(dir, uid, gid);
+      else if (purpose === "bird") {
+        // as keelson-bgp.tmpfiles makes /etc/keelson/bird root:bird setgid: the installed file
+        // (0640) gets the group the lab's BIRD runs with (the test user's), which the agent reads
+        await Deno.chown(dir, 0, gid);
+        await Deno.chmod(dir, 0o2755);
+      }
       dirs[purpose] = dir;
     }
   } catch (error) {
