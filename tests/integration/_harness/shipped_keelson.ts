@@ -219,7 +219,8 @@ export async function keelsonCommand(
   options: KeelsonCommandOptions = {},
 ): Promise<string[]> {
   const program = options.source ? [MAIN] : ["--no-config", options.entry ?? await shippedBundle()];
-  const deno = [
+  // the binary: what `keelson` is on a host, before its own arguments
+  const binary = [
     Deno.execPath(),
     "run",
     // the compiled binary never prompts: a missing permission is an error
@@ -227,8 +228,8 @@ export async function keelsonCommand(
     ...(options.permissions ?? await compilePermissions()),
     ...(options.runtimeFlags ?? compiledRuntimeFlags()),
     ...program,
-    ...args,
   ];
+  const deno = [...binary, ...args];
   if (!options.unprivileged) return deno;
   const { name } = await testUser();
   const home = await testUserHome();
@@ -240,7 +241,7 @@ export async function keelsonCommand(
     "--no-prompt",
     "--allow-all",
     SERVICE_MANAGER,
-    JSON.stringify(deno),
+    JSON.stringify(binary),
     name,
     "--",
     "setpriv",
