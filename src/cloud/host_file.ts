@@ -54,11 +54,19 @@ export interface StagedApplyOutcome {
   /** The announcer, e.g. `keepalived`, `bird`. */
   announcer: string;
   /**
-   * `installed` judged, checked, written and the daemon told (or none runs: it reads the file
-   * at start); `unchanged` already in force; `nothing-staged`; `refused` not Keelson's rendering;
-   * `invalid` the daemon's check refused it; `error` anything else.
+   * `installed` judged, checked, written and the daemon told; `not_running` installed, but no
+   * daemon runs to tell (it reads the file at start); `unchanged` already handled;
+   * `nothing-staged`; `refused` not Keelson's rendering; `invalid` the daemon's check refused it;
+   * `error` anything else (e.g. written, but BIRD not told).
    */
-  result: "installed" | "unchanged" | "nothing-staged" | "refused" | "invalid" | "error";
+  result:
+    | "installed"
+    | "not_running"
+    | "unchanged"
+    | "nothing-staged"
+    | "refused"
+    | "invalid"
+    | "error";
   /** One sentence for the journal (never the staged text). */
   message: string;
 }

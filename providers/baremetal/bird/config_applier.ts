@@ -134,11 +134,8 @@ export class BirdApplier {
       return { result: "unchanged", configured: true, message: `${file} already in force` };
     }
     const staged = this.#options.stagedFile;
-    if (staged && current === text) {
-      this.#configuredText = text;
-      return { result: "success", configured: true, message: `${file} installed by the root step` };
-    }
-    if (current !== text) {
+    // staged, a text in force but not configured is staged again: the root step configures it
+    if (current !== text || staged) {
       const check = await installChecked({
         file: staged ?? file,
         text,
@@ -173,7 +170,7 @@ export class BirdApplier {
     const ino = (await Deno.stat(staged)).ino ?? -1;
     const done = await awaitStageOutcome(file, { ino, sha256: await sha256Hex(text) }, waitMs);
     const outcome = done?.outcome;
-    const configured = outcome?.result === "installed" || outcome?.result === "unchanged";
+    const configured = outcome?.result === "installed";
     this.#configuredText = configured ? text : undefined;
     if (!done || !outcome) {
       return {

@@ -164,14 +164,14 @@ async function judgeAndInstall(
       ...(ka.reload_command ? { reloadCommand: ka.reload_command } : {}),
       debounceMs: 0,
       commandTimeoutMs: timeoutMs,
+      // a staging of the text in force: the agent asks for keepalived to be told (it was not)
+      reloadUnchanged: true,
       registry,
     });
     const result = await applier.apply(text);
     return {
       announcer: daemon,
-      result: result.result === "success" || result.result === "not_running"
-        ? "installed"
-        : result.result,
+      result: result.result === "success" ? "installed" : result.result,
       message: result.message,
     };
   }

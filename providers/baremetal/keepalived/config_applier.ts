@@ -78,8 +78,13 @@ export interface KeepalivedApplierOptions {
    * this process installs and signals itself (the root step's own applier).
    */
   stagedFile?: string;
-  /** How long a staged text may take to appear in `configFile`. @default 10000 */
+  /** How long the root step may take to say what it did with a staged text. @default 10000 */
   installWaitMs?: number;
+  /**
+   * Reload keepalived even when `configFile` already holds the text (the root step: the agent
+   * stages a text again only when keepalived has not been told of it). @default false
+   */
+  reloadUnchanged?: boolean;
 }
 
 const RELOADS_METRIC = "keelson_keepalived_reloads_total";
@@ -166,18 +171,13 @@ export class KeepalivedApplier {
   async #applyNow(text: string): Promise<ApplyResult> {
     const file = this.#options.configFile;
     const current = await readInputFile(file, RENDERED_FILE).catch(() => undefined);
+    if (current === text && this.#options.reloadUnchanged) return await this.#reload(file);
     if (current === text && !this.#reloadOwed) {
       return { result: "unchanged", reloaded: false, message: `${file} already up to date` };
     }
-    if (current === text) {
-      // staged: in configFile means the root step installed it and told keepalived
-      if (this.#options.stagedFile) {
-        this.#reloadOwed = false;
-        return { result: "success", reloaded: true, message: `${file} installed by the root step` };
-      }
-      return await this.#reload(file);
-    }
     const staged = this.#options.stagedFile;
+    // in force but keepalived not told: reload; staged, the same text again asks the root step
+    if (current === text && !staged) return await this.#reload(file);
     const check = await installChecked({
       file: staged ?? file,
       text,
@@ -219,7 +219,7 @@ export class KeepalivedApplier {
     const ino = (await Deno.stat(staged)).ino ?? -1;
     const done = await awaitStageOutcome(file, { ino, sha256: await sha256Hex(text) }, waitMs);
     const outcome = done?.outcome;
-    this.#reloadOwed = outcome?.result !== "installed" && outcome?.result !== "unchanged";
+    this.#reloadOwed = outcome?.result !== "installed";
     if (!done || !outcome) {
       return {
         result: "error",
@@ -228,10 +228,12 @@ export class KeepalivedApplier {
           `within ${waitMs / 1000} s; is it running? (journalctl -u keelson-apply)`,
       };
     }
-    if (outcome.result === "installed" || outcome.result === "unchanged") {
+    if (outcome.result === "installed" || outcome.result === "not_running") {
+      // not_running: installed, no keepalived to tell; staged again once one starts
+      const installed = outcome.result === "installed";
       return {
-        result: "success",
-        reloaded: true,
+        result: installed ? "success" : "not_running",
+        reloaded: installed,
         message: `root step, ${done.ms} ms after staging: ${outcome.message}`,
       };
     }
