@@ -12,9 +12,10 @@
  *   upgrade block has run.
  *
  * After each, as the User=/Group= of the installed keelson.service, its own `ExecStartPre=` keelson
- * check runs on the installed inventory, files are read as that user and as BIRD's, and
- * `systemd-analyze verify` and `security --offline` check the installed units (with the
- * distribution's keepalived and BIRD units).
+ * check runs on the installed inventory, files are read as that user and as BIRD's (keepalived's
+ * and BIRD's files are root's: only the root step, keelson-apply.service, writes them), and
+ * `systemd-analyze verify` and `security --offline` check the installed units (keelson.service
+ * and keelson-apply.service, with the distribution's keepalived and BIRD units).
  *
  * The binary: `deno compile` cannot fetch its runtime here, so the package and the checkout's
  * dist/keelson-x86_64 hold a stand-in that runs the bundle (`deno bundle` of main.ts) with exactly
