@@ -1,7 +1,9 @@
 #!/bin/sh
 # After the package's files are in place (deb: postinst configure; rpm: %post 1 or 2): the user
-# and the directories as sysusers.d and tmpfiles.d say, the metrics token once, and systemd told
-# about the unit. Nothing is enabled, started or restarted: docs/install.md says when to.
+# and the directories as sysusers.d and tmpfiles.d say (on an upgrade this also gives keepalived's
+# directory and file, which an earlier version left to keelson, back to root), the metrics token
+# once, and systemd told about the units (daemon-reload). Nothing is enabled, started or
+# restarted: docs/install.md says when to.
 set -e
 
 case "$1" in

@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { applyHostConfig, type HostDaemon } from "./host_apply/apply_host_config.ts";
 import type { V1Node, V1Service } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import {
@@ -224,6 +225,16 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
         };
       }
       return await announcer.renderFile(request, current());
+    },
+    async applyStagedHostFiles(request) {
+      const daemons = (request.announcers ?? ANNOUNCERS.map((a) => a.name))
+        .filter((name): name is HostDaemon => name === "keepalived" || name === "bird");
+      return await applyHostConfig({
+        config: current(),
+        host: request.host,
+        agentUser: request.agentUser,
+        daemons,
+      });
     },
     planCluster({ nodes, services }) {
       const config = current();

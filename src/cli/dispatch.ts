@@ -40,6 +40,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: "where every VIP is served now, hosts' heartbeats, leader, pools",
     load: async () => (await import("./status.ts")).statusCommand,
   },
+  "apply-host-config": {
+    summary: "as root: install the keepalived/BIRD files the agent staged, if Keelson's own",
+    load: async () => (await import("./apply_host_config.ts")).applyHostConfigCommand,
+  },
   version: {
     summary: "print the version",
     load: async () => (await import("./version.ts")).versionCommand,
@@ -51,7 +55,7 @@ export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
 
 /** The top-level help text. */
 export function usage(): string {
-  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(9)}${c.summary}`);
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(19)}${c.summary}`);
   return [
     "Usage: keelson <command> [flags]",
     "",

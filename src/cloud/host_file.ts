@@ -38,3 +38,35 @@ export interface HostFileRequest {
 export type HostFileResult =
   | { text: string; notes: string[] }
   | { error: string; usage?: boolean };
+
+/** Which staged host files the root step installs (`keelson apply-host-config`). */
+export interface StagedApplyRequest {
+  /** The machine's name. */
+  host: string;
+  /** The user `keelson run` runs as, where a file names one (keepalived's notify FIFO). */
+  agentUser: string;
+  /** The announcers whose files to install; absent: every one. */
+  announcers?: readonly string[];
+}
+
+/** What the root step did with one announcer's staged file. */
+export interface StagedApplyOutcome {
+  /** The announcer, e.g. `keepalived`, `bird`. */
+  announcer: string;
+  /**
+   * `installed` judged, checked, written and the daemon told; `not_running` installed, but no
+   * daemon runs to tell (it reads the file at start); `unchanged` already handled;
+   * `nothing-staged`; `refused` not Keelson's rendering; `invalid` the daemon's check refused it;
+   * `error` anything else (e.g. written, but BIRD not told).
+   */
+  result:
+    | "installed"
+    | "not_running"
+    | "unchanged"
+    | "nothing-staged"
+    | "refused"
+    | "invalid"
+    | "error";
+  /** One sentence for the journal (never the staged text). */
+  message: string;
+}

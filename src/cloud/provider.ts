@@ -8,7 +8,12 @@
  */
 import type { HostDataPlane } from "./host_data_plane.ts";
 import type { AllocationPlan, PlannedCluster, PodRoutePlan } from "./cluster_plan.ts";
-import type { HostFileRequest, HostFileResult } from "./host_file.ts";
+import type {
+  HostFileRequest,
+  HostFileResult,
+  StagedApplyOutcome,
+  StagedApplyRequest,
+} from "./host_file.ts";
 import type { ConfigIssue } from "../config/config_error.ts";
 import type { Config } from "../config/types.ts";
 import type {
@@ -289,6 +294,11 @@ export interface CloudProvider {
    * Keelson extension.
    */
   renderHostFile?(request: HostFileRequest): Promise<HostFileResult>;
+  /**
+   * As root (`keelson apply-host-config`): installs the host files the unprivileged agent staged,
+   * each only when it is exactly what the provider renders from the inventory. Keelson extension.
+   */
+  applyStagedHostFiles?(request: StagedApplyRequest): Promise<StagedApplyOutcome[]>;
   /** What the provider would do to a cluster snapshot, offline (`keelson plan`). Keelson extension. */
   planCluster?(cluster: PlannedCluster): ClusterPlan;
   /**

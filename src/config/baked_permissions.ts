@@ -13,7 +13,8 @@ import type { Config } from "./types.ts";
 
 /**
  * The directories the compiled binary may write into (and below): keepalived's include
- * directory, the track files and notify FIFO, BIRD's file and BIRD's control socket.
+ * directory and BIRD's file (the root step, `keelson apply-host-config`, installs there), the
+ * track files, notify FIFO and staging directory (the agent), and BIRD's control socket.
  */
 export const BAKED_WRITE_DIRS: readonly string[] = [
   "/etc/keepalived/conf.d",

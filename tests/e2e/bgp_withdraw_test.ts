@@ -11,7 +11,8 @@
  * Prints the figures (reload to routes gone, to routes back).
  *
  * Keelson runs as it ships (`shipped_keelson.ts`: the bundle with the baked flags, unprivileged with
- * only CAP_KILL; the compiled binary itself cannot be built here, denort cannot be downloaded).
+ * no capability, beside the root step that installs what it stages; the compiled binary itself
+ * cannot be built here, denort cannot be downloaded).
  *
  * Needs root, bird2, iproute2 and the kube-apiserver test binaries; skipped loudly otherwise
  * (failed with KEELSON_REQUIRE_E2E=1).

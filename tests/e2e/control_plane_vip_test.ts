@@ -7,8 +7,9 @@
  *
  * Needs root, keepalived, iproute2, openssl, python3 and curl; skipped loudly otherwise (failed
  * with KEELSON_REQUIRE_E2E=1). Prints the times it measures. Each host runs Keelson as it ships
- * (`shipped_keelson.ts`: the bundle with the baked flags, unprivileged with only CAP_KILL; the
- * compiled binary itself cannot be built here, denort cannot be downloaded).
+ * (`shipped_keelson.ts`: the bundle with the baked flags, unprivileged with no capability, beside
+ * the root step that installs what it stages; the compiled binary itself cannot be built here,
+ * denort cannot be downloaded).
  *
  * @module
  */

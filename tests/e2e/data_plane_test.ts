@@ -6,8 +6,8 @@
  * hosts at 10.254.12.1 (the serving certificate names that address).
  *
  * Each host runs Keelson as it ships (`shipped_keelson.ts`): the bundle with the binary's baked
- * permission and V8 flags, as an unprivileged user with only CAP_KILL, its files under the baked
- * write paths (the compiled binary itself cannot be built here: denort cannot be downloaded).
+ * permission and V8 flags, as an unprivileged user with no capability beside the root step that
+ * installs what it stages, its files under the baked write paths (the compiled binary itself cannot be built here: denort cannot be downloaded).
  *
  * Shown: every VIP on exactly one host in `keelson status`; every host's heartbeat reports its
  * VRRP states from keepalived's notify FIFO; a Service created while keepalived runs is served

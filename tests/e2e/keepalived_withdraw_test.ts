@@ -10,8 +10,9 @@
  * - active again (another reload): it is a VRRP peer again and every VIP stays placed once;
  * - `[keepalived] enabled = false` everywhere: no host holds a VIP any more, restart required.
  * Prints the figures (reload to VIPs off the retired host). Each host runs Keelson as it ships
- * (`shipped_keelson.ts`: the bundle with the baked flags, unprivileged with only CAP_KILL; the
- * compiled binary itself cannot be built here, denort cannot be downloaded).
+ * (`shipped_keelson.ts`: the bundle with the baked flags, unprivileged with no capability, beside
+ * the root step that installs what it stages; the compiled binary itself cannot be built here,
+ * denort cannot be downloaded).
  *
  * Needs root, keepalived, iproute2, openssl, python3 and curl; skipped loudly otherwise (failed
  * with KEELSON_REQUIRE_E2E=1).

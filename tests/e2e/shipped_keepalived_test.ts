@@ -1,8 +1,9 @@
 /**
  * Keelson as it ships, against a real keepalived: the bundle (`deno bundle`, what
  * scripts/compile.sh compiles; `deno compile` cannot fetch its runtime here) run with exactly the
- * baked permission and V8 flags, as the unprivileged user `keelson-test` with only `CAP_KILL`
- * (setpriv, as the systemd unit's `User=keelson` + `AmbientCapabilities=CAP_KILL`), with its
+ * baked permission and V8 flags, as the unprivileged user `keelson-test` with no capability
+ * (setpriv, as the systemd unit's `User=keelson` and empty `CapabilityBoundingSet=`) beside the
+ * root step that installs what it stages (as keelson-apply.service), with its
  * files where the baked `--allow-write` lets it write (a scratch directory under
  * /etc/keepalived/conf.d and under /run/keelson, owned by that user). In one network namespace
  * with a veth eth0 and a keepalived started by hand:
@@ -80,7 +81,7 @@ const read = (path: string) => Deno.readTextFile(path).catch(() => "");
 
 Deno.test({
   name:
-    "the shipped bundle, as an unprivileged user with CAP_KILL, renders the notify FIFO and reloads a real keepalived",
+    "the shipped bundle, as an unprivileged user with no capability beside the root step, renders the notify FIFO and reloads a real keepalived",
   ignore: reason !== undefined,
   sanitizeResources: false,
   sanitizeOps: false,

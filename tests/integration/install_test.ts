@@ -12,9 +12,10 @@
  *   upgrade block has run.
  *
  * After each, as the User=/Group= of the installed keelson.service, its own `ExecStartPre=` keelson
- * check runs on the installed inventory, files are read as that user and as BIRD's, and
- * `systemd-analyze verify` and `security --offline` check the installed units (with the
- * distribution's keepalived and BIRD units).
+ * check runs on the installed inventory, files are read as that user and as BIRD's (keepalived's
+ * and BIRD's files are root's: only the root step, keelson-apply.service, writes them), and
+ * `systemd-analyze verify` and `security --offline` check the installed units (keelson.service
+ * and keelson-apply.service, with the distribution's keepalived and BIRD units).
  *
  * The binary: `deno compile` cannot fetch its runtime here, so the package and the checkout's
  * dist/keelson-x86_64 hold a stand-in that runs the bundle (`deno bundle` of main.ts) with exactly
@@ -64,8 +65,16 @@ const OLD_KEEPALIVED_CONF = [
 /** keelson.service as the package installs it, and as the by-hand steps do. */
 const PACKAGE_UNIT = "/usr/lib/systemd/system/keelson.service";
 const LOCAL_UNIT = "/etc/systemd/system/keelson.service";
-/** Highest accepted `systemd-analyze security` exposure of the installed unit, in tenths. */
-const MAX_EXPOSURE_TENTHS = 25;
+/** Keelson's units: the agent and the root step that installs what it stages. */
+const KEELSON_UNITS = ["keelson.service", "keelson-apply.service"];
+/**
+ * Highest accepted `systemd-analyze security` exposure of each installed unit, in tenths (as
+ * tests/integration/systemd_units_test.ts).
+ */
+const MAX_EXPOSURE_TENTHS: Record<string, number> = {
+  "keelson.service": 17,
+  "keelson-apply.service": 15,
+};
 const TOKEN = "keelson-install-test-token";
 
 const required = Deno.env.get("KEELSON_REQUIRE_INTEGRATION") === "1";
@@ -182,9 +191,10 @@ install -m 0600 /tmp/old-kubeconfig /etc/keelson/kubeconfig
 head -c 32 /dev/urandom | base64 >/etc/keelson/metrics-token
 `;
 
-/** The keelson.service systemd runs: /etc's copy over the package's. */
-async function unitFile(host: ScratchHost): Promise<string> {
-  return (await exists(host.path(LOCAL_UNIT))) ? LOCAL_UNIT : PACKAGE_UNIT;
+/** The file of Keelson's unit `unit` systemd runs: /etc's copy over the package's. */
+async function unitFile(host: ScratchHost, unit = "keelson.service"): Promise<string> {
+  const local = `/etc/systemd/system/${unit}`;
+  return (await exists(host.path(local))) ? local : `/usr/lib/systemd/system/${unit}`;
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -370,7 +380,7 @@ function kubeconfigText(caPem: string): string {
 
 /** Where an installed unit file is: Keelson's where the install put it, the distribution's in /lib. */
 async function unitPath(host: ScratchHost, unit: string): Promise<string> {
-  return unit === "keelson.service" ? await unitFile(host) : `/lib/systemd/system/${unit}`;
+  return KEELSON_UNITS.includes(unit) ? await unitFile(host, unit) : `/lib/systemd/system/${unit}`;
 }
 
 function ok(result: { code: number; output: string }, what: string): void {
@@ -389,8 +399,10 @@ async function assertAccountAndFiles(host: ScratchHost): Promise<{ uid: number; 
   for (const file of ["/etc/keelson/keelson.toml", "/etc/keelson/metrics-token"]) {
     assert.deepEqual(await statIn(host, file), { uid: 0, gid, mode: 0o640 }, file);
   }
-  assert.deepEqual(await statIn(host, "/etc/keepalived/conf.d"), { uid, gid, mode: 0o755 });
+  // the daemons' files are root's (the root step installs them); keelson's is /run/keelson
+  assert.deepEqual(await statIn(host, "/etc/keepalived/conf.d"), { uid: 0, gid: 0, mode: 0o755 });
   assert.deepEqual(await statIn(host, "/run/keelson"), { uid, gid, mode: 0o755 });
+  assert.deepEqual(await statIn(host, "/run/keelson/stage"), { uid, gid, mode: 0o750 });
   // what the install puts in place is the minimal VRRP inventory, not the full example
   assert.equal(
     await Deno.readTextFile(host.path("/etc/keelson/keelson.toml")),
@@ -404,7 +416,7 @@ async function assertKeepalivedInclude(host: ScratchHost, before: string): Promi
   const text = await Deno.readTextFile(host.path("/etc/keepalived/keepalived.conf"));
   assert.equal(text, `${before}include /etc/keepalived/keelson-include.conf\n`);
   const include = await Deno.readTextFile(host.path("/etc/keepalived/keelson-include.conf"));
-  // Keelson's file only: user keelson owns conf.d, and keepalived runs as root
+  // Keelson's file only: keepalived runs as root whatever conf.d holds
   assert.deepEqual(include.match(/^\s*include .*$/gm), [
     "include /etc/keepalived/conf.d/keelson.conf",
   ]);
@@ -412,7 +424,7 @@ async function assertKeepalivedInclude(host: ScratchHost, before: string): Promi
 
 /** `systemd-analyze verify` on the installed units: no error, no warning. */
 async function verifyUnits(host: ScratchHost, withBird: boolean): Promise<void> {
-  const units = ["keelson.service", "keepalived.service"];
+  const units = [...KEELSON_UNITS, "keepalived.service"];
   if (withBird) units.push("bird.service");
   for (const unit of units) {
     // --man=no: the distribution's units name man pages, which a host need not have
@@ -427,24 +439,45 @@ async function verifyUnits(host: ScratchHost, withBird: boolean): Promise<void> 
   }
 }
 
-/** `systemd-analyze security --offline` of the installed keelson.service, in tenths. */
-async function exposure(host: ScratchHost): Promise<number> {
-  const result = await host.run(
-    `systemd-analyze security --offline=yes --no-pager --threshold=${MAX_EXPOSURE_TENTHS} ` +
-      await unitFile(host),
-  );
-  ok(result, "systemd-analyze security --offline keelson.service");
-  const level = result.output.match(/Overall exposure level for [^:]+: ([\d.]+)/)?.[1];
-  assert.ok(level, result.output);
-  return Math.round(Number(level) * 10);
+/**
+ * `systemd-analyze security --offline` of each installed Keelson unit: fails above its bound.
+ * @returns the exposure of each unit, in tenths
+ */
+async function assertExposure(host: ScratchHost): Promise<Record<string, number>> {
+  const levels: Record<string, number> = {};
+  for (const unit of KEELSON_UNITS) {
+    const bound = MAX_EXPOSURE_TENTHS[unit]!;
+    const result = await host.run(
+      `systemd-analyze security --offline=yes --no-pager --threshold=${bound} ` +
+        await unitFile(host, unit),
+    );
+    ok(result, `systemd-analyze security --offline ${unit}`);
+    const level = result.output.match(/Overall exposure level for [^:]+: ([\d.]+)/)?.[1];
+    assert.ok(level, result.output);
+    levels[unit] = Math.round(Number(level) * 10);
+    assert.ok(levels[unit] <= bound, `${unit}: exposure ${levels[unit] / 10}`);
+  }
+  return levels;
 }
 
-/** The unit's Documentation= files exist on the host. */
+/** Each Keelson unit's Documentation= files exist on the host. */
 async function assertDocumentation(host: ScratchHost): Promise<void> {
-  const docs = [...(await Deno.readTextFile(host.path(await unitFile(host))))
-    .matchAll(/^Documentation=file:\/\/(\S+)$/gm)].map((m) => m[1]!);
-  assert.ok(docs.length > 0, "keelson.service names its documentation");
-  for (const doc of docs) assert.ok((await Deno.stat(host.path(doc))).isFile, doc);
+  for (const unit of KEELSON_UNITS) {
+    const docs = [...(await Deno.readTextFile(host.path(await unitFile(host, unit))))
+      .matchAll(/^Documentation=file:\/\/(\S+)$/gm)].map((m) => m[1]!);
+    assert.ok(docs.length > 0, `${unit} names its documentation`);
+    for (const doc of docs) assert.ok((await Deno.stat(host.path(doc))).isFile, `${unit}: ${doc}`);
+  }
+}
+
+/** The quick start enabled both Keelson units, each from `dir`. */
+async function assertEnabled(host: ScratchHost, dir: RegExp): Promise<void> {
+  for (const unit of KEELSON_UNITS) {
+    const wanted = host.path(`/etc/systemd/system/multi-user.target.wants/${unit}`);
+    const target = await Deno.readLink(wanted);
+    assert.match(target, dir, `${unit} enabled from ${target}`);
+    assert.ok(target.endsWith(`/${unit}`), target);
+  }
 }
 
 Deno.test({
@@ -479,14 +512,11 @@ Deno.test({
         assert.ok(!(await exists(host.path("/etc/keepalived/keepalived.conf"))));
         ok(await host.run(quickstart, { cwd: "/root" }), "the README's quick start");
 
-        const { uid, gid } = await assertAccountAndFiles(host);
+        const { gid } = await assertAccountAndFiles(host);
         await assertKeepalivedInclude(host, "");
         const wanted = host.path("/etc/systemd/system/multi-user.target.wants/keelson.service");
         // systemctl links the first path of its search path that holds the unit: /lib is /usr/lib
-        assert.match(
-          await Deno.readLink(wanted),
-          /^(\/usr)?\/lib\/systemd\/system\/keelson\.service$/,
-        );
+        await assertEnabled(host, /^(\/usr)?\/lib\/systemd\/system\//);
         await assertDocumentation(host);
         const check = await unitCheck(host);
         ok(check, "the unit's keelson check as user keelson");
@@ -521,54 +551,71 @@ Deno.test({
           ok(await unitCheck(host), "the unit's check with the kubeconfig in place");
         });
 
-        await t.step("BGP: BIRD's directories, writable by keelson, readable by BIRD", async () => {
-          if (noBird) {
-            if (required) throw new Error(noBird);
-            // deno-lint-ignore no-console
-            console.error(`*** SKIPPING the BGP block: ${noBird} ***`);
-            return;
-          }
-          ok(await host.run(bgp, { cwd: "/root" }), "docs/bgp.md's block");
-          const bird = await host.idOf("group", "bird");
-          const birdUser = await host.idOf("passwd", "bird");
-          assert.ok(bird !== undefined && birdUser !== undefined);
-          assert.deepEqual(await statIn(host, "/etc/keelson/bird"), {
-            uid,
-            gid: bird,
-            mode: 0o2750,
-          });
-          assert.deepEqual(await statIn(host, "/run/bird"), {
-            uid: birdUser,
-            gid: bird,
-            mode: 0o775,
-          });
-          // as the unit runs Keelson (SupplementaryGroups=bird): BIRD's file and socket directory
-          const wrote = await asUser(
-            host,
-            "keelson",
-            "umask 027 && echo 'router id 10.0.0.11;' >/etc/keelson/bird/keelson.conf && " +
-              "touch /run/bird/probe",
-            `${gid},${bird}`,
-          );
-          ok(wrote, "keelson writes into /etc/keelson/bird and /run/bird");
-          assert.equal((await statIn(host, "/etc/keelson/bird/keelson.conf")).gid, bird);
-          const birdReads = await asUser(host, "bird", "cat /etc/keelson/bird/keelson.conf");
-          ok(birdReads, "BIRD reads its file through /etc/keelson");
-          assert.match(birdReads.output, /router id 10\.0\.0\.11;/);
-          const birdPeeks = await asUser(host, "bird", "cat /etc/keelson/keelson.toml");
-          assert.notEqual(birdPeeks.code, 0, "BIRD must not read the inventory");
-          assert.match(birdPeeks.output, /Permission denied/);
-          const birdLists = await asUser(host, "bird", "ls /etc/keelson");
-          assert.notEqual(birdLists.code, 0, "BIRD must not list /etc/keelson");
-          ok(await unitCheck(host), "the unit's check with the BGP drop-in");
-        });
+        await t.step(
+          "BGP: BIRD's file root's, its socket keelson's to reach, both BIRD's to read",
+          async () => {
+            if (noBird) {
+              if (required) throw new Error(noBird);
+              // deno-lint-ignore no-console
+              console.error(`*** SKIPPING the BGP block: ${noBird} ***`);
+              return;
+            }
+            ok(await host.run(bgp, { cwd: "/root" }), "docs/bgp.md's block");
+            const bird = await host.idOf("group", "bird");
+            const birdUser = await host.idOf("passwd", "bird");
+            assert.ok(bird !== undefined && birdUser !== undefined);
+            assert.deepEqual(await statIn(host, "/etc/keelson/bird"), {
+              uid: 0,
+              gid: bird,
+              mode: 0o2750,
+            });
+            assert.deepEqual(await statIn(host, "/run/bird"), {
+              uid: birdUser,
+              gid: bird,
+              mode: 0o775,
+            });
+            // as the unit runs Keelson (SupplementaryGroups=bird): BIRD's socket directory, and
+            // not BIRD's file, which the root step installs
+            const groups = `${gid},${bird}`;
+            ok(
+              await asUser(host, "keelson", "touch /run/bird/probe", groups),
+              "keelson in /run/bird",
+            );
+            const refused = await asUser(
+              host,
+              "keelson",
+              "echo 'include \"/etc/shadow\";' >/etc/keelson/bird/keelson.conf",
+              groups,
+            );
+            assert.notEqual(refused.code, 0, "keelson cannot write BIRD's file");
+            // as the root step installs it (umask 022, mode 0640 in the setgid directory)
+            const wrote = await asUser(
+              host,
+              "root",
+              "umask 022 && echo 'router id 10.0.0.11;' >/etc/keelson/bird/keelson.conf && " +
+                "chmod 0640 /etc/keelson/bird/keelson.conf",
+              "0",
+            );
+            ok(wrote, "root writes BIRD's file");
+            assert.equal((await statIn(host, "/etc/keelson/bird/keelson.conf")).gid, bird);
+            const birdReads = await asUser(host, "bird", "cat /etc/keelson/bird/keelson.conf");
+            ok(birdReads, "BIRD reads its file through /etc/keelson");
+            assert.match(birdReads.output, /router id 10\.0\.0\.11;/);
+            const birdPeeks = await asUser(host, "bird", "cat /etc/keelson/keelson.toml");
+            assert.notEqual(birdPeeks.code, 0, "BIRD must not read the inventory");
+            assert.match(birdPeeks.output, /Permission denied/);
+            const birdLists = await asUser(host, "bird", "ls /etc/keelson");
+            assert.notEqual(birdLists.code, 0, "BIRD must not list /etc/keelson");
+            ok(await unitCheck(host), "the unit's check with the BGP drop-in");
+          },
+        );
 
         await t.step("the unit's pre-start makes a directory that went since boot", async () => {
           const settings = await serviceSettings(host);
           const asRoot = settings.filter(([k, v]) => k === "ExecStartPre" && v.startsWith("+"))
             .map(([, v]) => v.slice(1));
           assert.ok(asRoot.length > 0, "keelson.service has a '+' ExecStartPre");
-          const gone = ["/run/keelson", "/etc/keepalived/conf.d"];
+          const gone = ["/run/keelson", "/run/keelson/stage", "/etc/keepalived/conf.d"];
           if (!noBird) gone.push("/etc/keelson/bird", "/run/bird");
           const before = await Promise.all(gone.map((path) => statIn(host, path)));
           const script = `rm -rf ${gone.join(" ")} && chmod 0755 /etc/keelson\n${
@@ -582,21 +629,33 @@ Deno.test({
 
         await t.step("systemd-analyze verify and security on the installed units", async () => {
           await verifyUnits(host, !noBird);
-          const tenths = await exposure(host);
-          // deno-lint-ignore no-console
-          console.error(`FIGURE installed keelson.service exposure level ${tenths / 10}`);
-          assert.ok(tenths <= MAX_EXPOSURE_TENTHS, `exposure ${tenths / 10}`);
+          for (const [unit, tenths] of Object.entries(await assertExposure(host))) {
+            // deno-lint-ignore no-console
+            console.error(`FIGURE installed ${unit} exposure level ${tenths / 10}`);
+          }
         });
 
         await t.step("remove keeps /etc/keelson; purge removes what the package made", async () => {
           ok(await host.run("dpkg --remove keelson"), "dpkg --remove keelson");
           assert.ok(!(await exists(host.path("/usr/bin/keelson"))), "the binary is gone");
-          assert.ok(!(await exists(host.path(PACKAGE_UNIT))), "the unit is gone");
-          assert.ok(!(await exists(wanted)), "the unit is no longer enabled");
+          for (const unit of KEELSON_UNITS) {
+            assert.ok(!(await exists(host.path(`/usr/lib/systemd/system/${unit}`))), unit);
+            const link = `/etc/systemd/system/multi-user.target.wants/${unit}`;
+            assert.ok(!(await exists(host.path(link))), `${unit} is no longer enabled`);
+          }
+          assert.ok(!(await exists(wanted)));
           for (const file of ["keelson.toml", "metrics-token"]) {
             assert.ok(await exists(host.path(`/etc/keelson/${file}`)), `remove kept ${file}`);
           }
           assert.ok(await exists(host.path("/etc/keepalived/keelson-include.conf")));
+          // what the root step leaves in keepalived's directory: the file and its outcome
+          ok(
+            await host.run(
+              "echo '# vrrp' >/etc/keepalived/conf.d/keelson.conf && " +
+                "echo '{}' >/etc/keepalived/conf.d/.keelson.conf.outcome",
+            ),
+            "the root step's files",
+          );
           const purge = await host.run("dpkg --purge keelson");
           ok(purge, "dpkg --purge keelson");
           for (const path of ["keelson/keelson.toml", "keelson/metrics-token", "keelson/bird"]) {
@@ -604,6 +663,8 @@ Deno.test({
           }
           assert.ok(!(await exists(host.path("/etc/keepalived/keelson-include.conf"))));
           assert.ok(!(await exists(host.path("/run/keelson"))));
+          // the root step's files in conf.d went, and the directory with them
+          assert.ok(!(await exists(host.path("/etc/keepalived/conf.d"))));
           // the operator's kubeconfig stays, and so does its directory, named
           if (!noKubectl) {
             assert.ok(await exists(host.path("/etc/keelson/kubeconfig")));
@@ -621,12 +682,11 @@ Deno.test({
         ok(await host.run(quickstart, { cwd: CHECKOUT }), "the README's quick start");
         await assertAccountAndFiles(host);
         await assertKeepalivedInclude(host, "");
-        const wanted = host.path("/etc/systemd/system/multi-user.target.wants/keelson.service");
-        assert.equal(await Deno.readLink(wanted), LOCAL_UNIT);
+        await assertEnabled(host, /^\/etc\/systemd\/system\//);
         await assertDocumentation(host);
         ok(await unitCheck(host), "the unit's keelson check as user keelson");
         await verifyUnits(host, false);
-        assert.ok(await exposure(host) <= MAX_EXPOSURE_TENTHS);
+        await assertExposure(host);
       });
 
       await t.step("a host installed by an earlier README: refused until upgraded", async () => {
@@ -636,6 +696,14 @@ Deno.test({
         await Deno.writeTextFile(host.path("/tmp/old-kubeconfig"), kubeconfigText(caPem));
         await Deno.writeTextFile(host.path("/tmp/old-keepalived.conf"), OLD_KEEPALIVED_CONF);
         ok(await host.run(OLD_STEPS, { cwd: CHECKOUT }), "the earlier install steps");
+        // keepalived's directory and file as a version before the root step left them: keelson's
+        ok(
+          await host.run(
+            "echo '# vrrp' >/etc/keepalived/conf.d/keelson.conf && " +
+              "chown -R keelson:keelson /etc/keepalived/conf.d",
+          ),
+          "keepalived's files given to keelson",
+        );
         // as root, the check the earlier README ran passes: that is how the fault stayed hidden
         ok(
           await host.run("keelson check --config /etc/keelson/keelson.toml"),
@@ -671,6 +739,25 @@ Deno.test({
           assert.deepEqual(await statIn(host, path), { uid: 0, gid, mode: 0o640 }, path);
         }
         ok(await asUser(host, "keelson", "cat /etc/keelson/kubeconfig"), "keelson reads it");
+        // the daemons' files are root's now, and the root step is enabled beside the agent
+        assert.deepEqual(await statIn(host, "/etc/keepalived/conf.d"), {
+          uid: 0,
+          gid: 0,
+          mode: 0o755,
+        });
+        assert.deepEqual(await statIn(host, "/etc/keepalived/conf.d/keelson.conf"), {
+          uid: 0,
+          gid: 0,
+          mode: 0o644,
+        });
+        const stuck = await asUser(host, "keelson", "echo x >>/etc/keepalived/conf.d/keelson.conf");
+        assert.notEqual(stuck.code, 0, "keelson cannot edit keepalived's file after the upgrade");
+        assert.ok(
+          await exists(
+            host.path("/etc/systemd/system/multi-user.target.wants/keelson-apply.service"),
+          ),
+          "the upgrade enables keelson-apply.service",
+        );
         ok(await unitCheck(host), "the unit's check after the upgrade");
       });
     } finally {

@@ -16,6 +16,8 @@ import { declareOnce } from "../../../src/metrics/registry.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { birdCommand, BirdSocketError } from "./control_socket.ts";
 import { installChecked } from "../checked_install.ts";
+import { awaitStageOutcome } from "../await_stage_outcome.ts";
+import { sha256Hex } from "../../../src/config/stage_outcome.ts";
 import { failureReason } from "../run_bounded.ts";
 import { readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
 
@@ -47,6 +49,14 @@ export interface BirdApplierOptions {
   commandTimeoutMs?: number;
   /** File mode of the written file (BIRD reads it as user bird). @default 0o640 */
   mode?: number;
+  /**
+   * Where the unprivileged agent stages the checked text for the root step
+   * (`keelson apply-host-config`), which installs `configFile` and sends `configure`; unset:
+   * this process installs and configures itself (the root step's own applier).
+   */
+  stagedFile?: string;
+  /** How long a staged text may take to appear in `configFile`. @default 10000 */
+  installWaitMs?: number;
 }
 
 const CONFIGURE_METRIC = "keelson_bgp_configure_total";
@@ -123,9 +133,11 @@ export class BirdApplier {
     if (current === text && this.#configuredText === text) {
       return { result: "unchanged", configured: true, message: `${file} already in force` };
     }
-    if (current !== text) {
+    const staged = this.#options.stagedFile;
+    // staged, a text in force but not configured is staged again: the root step configures it
+    if (current !== text || staged) {
       const check = await installChecked({
-        file,
+        file: staged ?? file,
         text,
         mode: this.#options.mode ?? 0o640,
         checkCommand: (candidate) => [
@@ -148,7 +160,37 @@ export class BirdApplier {
         };
       }
     }
+    if (staged) return await this.#awaitInstall(staged, file, text);
     return await this.#configure(file, text);
+  }
+
+  /** Waits, within `installWaitMs`, for the root step's outcome of the staged text. */
+  async #awaitInstall(staged: string, file: string, text: string): Promise<BirdApplyResult> {
+    const waitMs = this.#options.installWaitMs ?? 10_000;
+    const ino = (await Deno.stat(staged)).ino ?? -1;
+    const done = await awaitStageOutcome(file, { ino, sha256: await sha256Hex(text) }, waitMs);
+    const outcome = done?.outcome;
+    const configured = outcome?.result === "installed";
+    this.#configuredText = configured ? text : undefined;
+    if (!done || !outcome) {
+      return {
+        result: "error",
+        configured: false,
+        message: `${staged} staged, but the root step (keelson-apply.service) said nothing of it ` +
+          `within ${waitMs / 1000} s; is it running? (journalctl -u keelson-apply)`,
+      };
+    }
+    return {
+      result: configured
+        ? "success"
+        : outcome.result === "refused" || outcome.result === "invalid"
+        ? "invalid"
+        : "error",
+      configured,
+      message:
+        `root step, ${done.ms} ms after staging${configured ? "" : `, ${outcome.result}`}: ` +
+        outcome.message,
+    };
   }
 
   async #configure(file: string, text: string): Promise<BirdApplyResult> {

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { stagedPaths } from "../../../src/config/stage_dir.ts";
 import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
 import { Gauge, type Registry } from "prom-client";
 import { declareOnce } from "../../../src/metrics/registry.ts";
@@ -105,6 +106,8 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
     configFile: bgp.config_file,
     socket: bgp.socket,
     checkCommand: bgp.check_command,
+    // the agent stages; the root step (keelson apply-host-config) installs and configures
+    stagedFile: stagedPaths(config).bird,
     registry: options.registry,
   });
   const loops: Promise<void>[] = [];

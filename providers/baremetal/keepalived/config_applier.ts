@@ -21,6 +21,8 @@ import { declareOnce } from "../../../src/metrics/registry.ts";
 import { installChecked } from "../checked_install.ts";
 import { failureReason, runBounded } from "../run_bounded.ts";
 import { processComm } from "./process_comm.ts";
+import { awaitStageOutcome } from "../await_stage_outcome.ts";
+import { sha256Hex } from "../../../src/config/stage_outcome.ts";
 import {
   InputFileError,
   PID_FILE,
@@ -70,6 +72,19 @@ export interface KeepalivedApplierOptions {
   commandTimeoutMs?: number;
   /** Timers of the debounce. @default systemClock() */
   clock?: Clock;
+  /**
+   * Where the unprivileged agent stages the checked text for the root step
+   * (`keelson apply-host-config`), which installs `configFile` and reloads keepalived; unset:
+   * this process installs and signals itself (the root step's own applier).
+   */
+  stagedFile?: string;
+  /** How long the root step may take to say what it did with a staged text. @default 10000 */
+  installWaitMs?: number;
+  /**
+   * Reload keepalived even when `configFile` already holds the text (the root step: the agent
+   * stages a text again only when keepalived has not been told of it). @default false
+   */
+  reloadUnchanged?: boolean;
 }
 
 const RELOADS_METRIC = "keelson_keepalived_reloads_total";
@@ -156,14 +171,17 @@ export class KeepalivedApplier {
   async #applyNow(text: string): Promise<ApplyResult> {
     const file = this.#options.configFile;
     const current = await readInputFile(file, RENDERED_FILE).catch(() => undefined);
+    if (current === text && this.#options.reloadUnchanged) return await this.#reload(file);
     if (current === text && !this.#reloadOwed) {
       return { result: "unchanged", reloaded: false, message: `${file} already up to date` };
     }
-    if (current === text) return await this.#reload(file);
+    const staged = this.#options.stagedFile;
+    // in force but keepalived not told: reload; staged, the same text again asks the root step
+    if (current === text && !staged) return await this.#reload(file);
     const check = await installChecked({
-      file,
+      file: staged ?? file,
       text,
-      mode: 0o644,
+      mode: staged ? 0o640 : 0o644,
       checkCommand: (candidate) => [
         ...(this.#options.netns ? ["ip", "netns", "exec", this.#options.netns] : []),
         ...(this.#options.checkCommand ?? ["keepalived", "-t", "-f"]),
@@ -191,7 +209,39 @@ export class KeepalivedApplier {
         checkOutput: lines,
       };
     }
+    if (staged) return await this.#awaitInstall(staged, file, text);
     return await this.#reload(file);
+  }
+
+  /** Waits, within `installWaitMs`, for the root step's outcome of the staged text. */
+  async #awaitInstall(staged: string, file: string, text: string): Promise<ApplyResult> {
+    const waitMs = this.#options.installWaitMs ?? 10_000;
+    const ino = (await Deno.stat(staged)).ino ?? -1;
+    const done = await awaitStageOutcome(file, { ino, sha256: await sha256Hex(text) }, waitMs);
+    const outcome = done?.outcome;
+    this.#reloadOwed = outcome?.result !== "installed";
+    if (!done || !outcome) {
+      return {
+        result: "error",
+        reloaded: false,
+        message: `${staged} staged, but the root step (keelson-apply.service) said nothing of it ` +
+          `within ${waitMs / 1000} s; is it running? (journalctl -u keelson-apply)`,
+      };
+    }
+    if (outcome.result === "installed" || outcome.result === "not_running") {
+      // not_running: installed, no keepalived to tell; staged again once one starts
+      const installed = outcome.result === "installed";
+      return {
+        result: installed ? "success" : "not_running",
+        reloaded: installed,
+        message: `root step, ${done.ms} ms after staging: ${outcome.message}`,
+      };
+    }
+    return {
+      result: outcome.result === "refused" || outcome.result === "invalid" ? "invalid" : "error",
+      reloaded: false,
+      message: `root step, ${done.ms} ms after staging, ${outcome.result}: ${outcome.message}`,
+    };
   }
 
   async #reload(file: string): Promise<ApplyResult> {

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { stagedPaths } from "../../../src/config/stage_dir.ts";
 import type { V1Service } from "@kubernetes/client-node";
 import type { Registry } from "prom-client";
 import type { Config } from "../../../src/config/types.ts";
@@ -97,6 +98,8 @@ export async function startKeepalived(
     checkCommand: ka.check_command,
     pidFile: ka.pid_file,
     ...(ka.reload_command ? { reloadCommand: ka.reload_command } : {}),
+    // the agent stages; the root step (keelson apply-host-config) installs and reloads
+    stagedFile: stagedPaths(config).keepalived,
     registry: options.registry,
   });
   const loops: Promise<void>[] = [];

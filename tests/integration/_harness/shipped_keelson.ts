@@ -3,8 +3,10 @@
  * main.ts (what scripts/compile.sh compiles), run with `--no-config` and exactly the permission and
  * V8 flags the binary carries (scripts/compile_permissions.txt, scripts/compile_v8_flags.txt), and
  * for the tests that drive keepalived, BIRD and the notify FIFO as an unprivileged user holding
- * only CAP_KILL (`setpriv`), as deploy/systemd/keelson.service runs it. A missing permission or
- * capability then fails a test instead of a host.
+ * no capability (`setpriv`), as deploy/systemd/keelson.service runs it, beside the root step
+ * (`keelson apply-host-config --watch`, deploy/systemd/keelson-apply.service) that installs what
+ * it stages (`service_manager.ts`). A missing permission or capability then fails a test instead
+ * of a host.
  *
  * The runtime is `deno run` of the bundle, not the compiled binary: `deno compile` needs denort,
  * which cannot be downloaded here; the binary is that same bundle with the same flags baked in.
@@ -19,6 +21,8 @@ import { compiledRuntimeFlags, compilePermissions } from "./permissions.ts";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const MAIN = `${ROOT}main.ts`;
+/** Starts the agent and the root step as systemd starts keelson.service and keelson-apply.service. */
+const SERVICE_MANAGER = fileURLToPath(new URL("./service_manager.ts", import.meta.url));
 
 /** The unprivileged user the tests run Keelson as (a system user, created when absent). */
 export const TEST_USER = "keelson-test";
@@ -185,9 +189,10 @@ function testUserHome(): Promise<string> {
 /** What runs Keelson: by default the shipped bundle with the baked flags, as root's child. */
 export interface KeelsonCommandOptions {
   /**
-   * As the unprivileged test user with only CAP_KILL (needs root), as
+   * As the unprivileged test user with no capability (needs root), as
    * deploy/systemd/keelson.service runs it, and with a service's environment: PATH, plus HOME and
-   * DENO_DIR for `deno run` (nothing of the test's, such as NODE_EXTRA_CA_CERTS). @default false
+   * DENO_DIR for `deno run` (nothing of the test's, such as NODE_EXTRA_CA_CERTS); for `run`, with
+   * the root step beside it (`service_manager.ts`). @default false
    */
   unprivileged?: boolean;
   /**
@@ -214,7 +219,8 @@ export async function keelsonCommand(
   options: KeelsonCommandOptions = {},
 ): Promise<string[]> {
   const program = options.source ? [MAIN] : ["--no-config", options.entry ?? await shippedBundle()];
-  const deno = [
+  // the binary: what `keelson` is on a host, before its own arguments
+  const binary = [
     Deno.execPath(),
     "run",
     // the compiled binary never prompts: a missing permission is an error
@@ -222,21 +228,31 @@ export async function keelsonCommand(
     ...(options.permissions ?? await compilePermissions()),
     ...(options.runtimeFlags ?? compiledRuntimeFlags()),
     ...program,
-    ...args,
   ];
+  const deno = [...binary, ...args];
   if (!options.unprivileged) return deno;
   const { name } = await testUser();
   const home = await testUserHome();
   return [
+    // systemd's part: keelson.service's agent and, as root, keelson-apply.service's root step
+    Deno.execPath(),
+    "run",
+    "--no-config",
+    "--no-prompt",
+    "--allow-all",
+    SERVICE_MANAGER,
+    JSON.stringify(binary),
+    name,
+    "--",
     "setpriv",
     `--reuid=${name}`,
     `--regid=${name}`,
     "--init-groups",
     "--no-new-privs",
-    // CAP_KILL only, as keelson.service's CapabilityBoundingSet and AmbientCapabilities
-    "--bounding-set=-all,+kill",
-    "--inh-caps=-all,+kill",
-    "--ambient-caps=-all,+kill",
+    // no capability, as keelson.service's empty CapabilityBoundingSet
+    "--bounding-set=-all",
+    "--inh-caps=-all",
+    "--ambient-caps=-all",
     "--",
     "env",
     "-i",
@@ -266,7 +282,10 @@ async function bakedWritePaths(): Promise<string[]> {
   return flag.slice("--allow-write=".length).split(",");
 }
 
-/** Directories for one Keelson's files, under the baked write paths, owned by the test user. */
+/**
+ * Directories for one Keelson's files, under the baked write paths: the daemons' files root's (the
+ * root step installs them), the track files and staging directory the test user's.
+ */
 export interface ShippedDirs extends AsyncDisposable {
   /** Under /etc/keepalived/conf.d: for `[keepalived] config_file`. */
   readonly keepalived: string;
@@ -277,6 +296,9 @@ export interface ShippedDirs extends AsyncDisposable {
   /** Under /run/bird: for BIRD's control socket (`[bgp] socket`). */
   readonly birdSocket: string;
 }
+
+/** The directories the root step writes and the agent only reads. */
+const ROOT_OWNED = new Set(["keepalived", "bird"]);
 
 /** Directories this process created above its scratch directories, removed once empty. */
 const createdParents = new Set<string>();
@@ -330,8 +352,9 @@ function removeEmptyParentsSync(): void {
 
 /**
  * Makes one Keelson's directories under the write paths baked into the binary (needs root):
- * `<base>/keelson-test.<pid>.<random>`, mode 0755, owned by the test user (as keelson.service's
- * directories belong to `keelson`). Removed on dispose (or when this process exits), with any
+ * `<base>/keelson-test.<pid>.<random>`, mode 0755: the track and BIRD socket directories owned by
+ * the test user (as keelson.tmpfiles gives /run/keelson to `keelson`), keepalived's and BIRD's
+ * file directories by root (the root step installs there). Removed on dispose (or when this process exits), with any
  * base directory this process created once it is empty.
  * @returns the four directories
  * @throws {Error} when not root, or when a base is no longer in compile_permissions.txt
@@ -358,7 +381,15 @@ export async function shippedDirs(): Promise<ShippedDirs> {
       made.push(dir);
       liveScratch.add(dir);
       await Deno.chmod(dir, 0o755);
-      await Deno.chown(dir, uid, gid);
+      // the files the daemons read are root's, installed by the root step (keelson.tmpfiles):
+      // the agent owns only its track files, FIFO and staging directory, and BIRD's socket's
+      if (!ROOT_OWNED.has(purpose)) await Deno.chown(dir, uid, gid);
+      else if (purpose === "bird") {
+        // as keelson-bgp.tmpfiles makes /etc/keelson/bird root:bird setgid: the installed file
+        // (0640) gets the group the lab's BIRD runs with (the test user's), which the agent reads
+        await Deno.chown(dir, 0, gid);
+        await Deno.chmod(dir, 0o2755);
+      }
       dirs[purpose] = dir;
     }
   } catch (error) {

@@ -6,6 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { CONTROLLER_TABLE } from "../../../src/agent/controller_table.ts";
+import {
+  APPLY_HOST_CONFIG_FLAGS,
+  APPLY_HOST_CONFIG_USAGE,
+} from "../../../src/cli/apply_host_config.ts";
 import { CHECK_FLAGS, CHECK_USAGE } from "../../../src/cli/check.ts";
 import { COMMAND_NAMES, unknownCommand } from "../../../src/cli/dispatch.ts";
 import { IMPORT_FLAGS, IMPORT_USAGE, importCommand } from "../../../src/cli/import.ts";
@@ -42,6 +46,7 @@ const HELP: Record<string, CommandHelp> = {
   "render bird": { usage: RENDER_BIRD_USAGE, flags: RENDER_BIRD_FLAGS },
   status: { usage: STATUS_USAGE, flags: STATUS_FLAGS },
   version: { usage: VERSION_USAGE, flags: VERSION_FLAGS },
+  "apply-host-config": { usage: APPLY_HOST_CONFIG_USAGE, flags: APPLY_HOST_CONFIG_FLAGS },
 };
 
 /** The long flags a help text names anywhere (usage lines, flag list, prose). */

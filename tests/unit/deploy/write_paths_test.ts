@@ -1,9 +1,11 @@
 /**
  * The places Keelson may write are named three times: the binary's `--allow-write`
- * (scripts/compile_permissions.txt), the unit's sandbox (`ReadWritePaths=` and
- * `RuntimeDirectory=` of keelson.service and its BGP drop-in), and the directories tmpfiles.d makes
- * for it (keelson.tmpfiles, keelson-bgp.tmpfiles). A path in one and not another is a host where
- * a write fails: this keeps the three equal.
+ * (scripts/compile_permissions.txt), the units' sandboxes (`ReadWritePaths=` and
+ * `RuntimeDirectory=` of keelson.service, the root step keelson-apply.service, and their BGP
+ * drop-ins; one binary runs both), and the directories tmpfiles.d makes for them (keelson.tmpfiles,
+ * keelson-bgp.tmpfiles). A path in one and not another is a host where a write fails: this keeps
+ * the three equal. And the line between the two: the unprivileged agent writes only its own
+ * runtime directory (and connects to BIRD's socket), the daemons' files are root's.
  */
 import assert from "node:assert/strict";
 
@@ -37,12 +39,20 @@ Deno.test("write paths: --allow-write, the unit's sandbox and tmpfiles.d name th
 
   const unit = await text("deploy/systemd/keelson.service");
   const bgp = await text("deploy/systemd/keelson.service.d/bgp.conf");
-  const sandbox = [
+  const apply = await text("deploy/systemd/keelson-apply.service");
+  const applyBgp = await text("deploy/systemd/keelson-apply.service.d/bgp.conf");
+  const agent = [
     ...unitValues(unit, "ReadWritePaths"),
     ...unitValues(bgp, "ReadWritePaths"),
     ...unitValues(unit, "RuntimeDirectory").map((name) => `/run/${name}`),
   ];
+  const sandbox = new Set([
+    ...agent,
+    ...unitValues(apply, "ReadWritePaths"),
+    ...unitValues(applyBgp, "ReadWritePaths"),
+  ]);
   assert.deepEqual([...sandbox].sort(), [...allowWrite].sort());
+  assert.deepEqual([...agent].sort(), ["/run/bird", "/run/keelson"], "the agent writes its own");
 
   const dirs = [
     ...tmpfilesDirs(await text("deploy/systemd/keelson.tmpfiles")),
@@ -53,7 +63,14 @@ Deno.test("write paths: --allow-write, the unit's sandbox and tmpfiles.d name th
   }
   // a directory Keelson owns is one it may write to; /etc/keelson (root's) is not
   for (const dir of dirs.filter((d) => d.user === "keelson")) {
-    assert.ok(allowWrite.includes(dir.path), `${dir.path} is keelson's: in --allow-write`);
+    assert.ok(
+      allowWrite.some((p) => dir.path === p || dir.path.startsWith(`${p}/`)),
+      `${dir.path} is keelson's: in --allow-write`,
+    );
+  }
+  // what the daemons read is root's: the agent only stages
+  for (const path of ["/etc/keepalived/conf.d", "/etc/keelson/bird"]) {
+    assert.equal(dirs.find((d) => d.path === path)?.user, "root", `${path} is root's`);
   }
   assert.deepEqual(dirs.find((d) => d.path === "/etc/keelson"), {
     path: "/etc/keelson",
@@ -70,4 +87,14 @@ Deno.test("write paths: the unit makes the tmpfiles.d directories before each st
   // before the check, whose sandbox needs keelson.conf's directories
   const pre = unit.split("\n").filter((line) => line.startsWith("ExecStartPre="));
   assert.ok(pre.findIndex((l) => l.includes("systemd-tmpfiles")) === 0, pre.join("\n"));
+});
+
+Deno.test("capabilities: the agent holds none, the root step none either", async () => {
+  for (const file of ["deploy/systemd/keelson.service", "deploy/systemd/keelson-apply.service"]) {
+    const unit = await text(file);
+    assert.deepEqual(unitValues(unit, "CapabilityBoundingSet"), [], `${file}: no capability`);
+    assert.match(unit, /^CapabilityBoundingSet=$/m, `${file} empties the bounding set`);
+    assert.deepEqual(unitValues(unit, "AmbientCapabilities"), [], file);
+    assert.match(unit, /^NoNewPrivileges=yes$/m, file);
+  }
 });

@@ -6,6 +6,7 @@ import type { Config } from "../../../../src/config/types.ts";
 import { bgpAnnouncedAddresses } from "../../../../src/status/host_report.ts";
 import { fakeBird } from "./bird/_fake_bird.ts";
 import { bgpConfig } from "./bird/_inventory.ts";
+import { startRootStep } from "../../_fakes/root_step.ts";
 
 /** BIRD's `show protocols all` for the session to tor-a: Established or not. */
 function showProtocols(up: boolean): string {
@@ -36,7 +37,11 @@ Deno.test("the host side's data plane tells its listeners (the heartbeat) at onc
     "protocol static keelson_vips4_p1 {\n  ipv4;\n  route 198.51.100.7/32 blackhole;\n}\n",
   );
   const start = await bgpConfig((t) =>
-    t.replace('[keepalived]\ninterface = "eth0"\n', "[keepalived]\nenabled = false\n")
+    t.replace(
+      '[keepalived]\ninterface = "eth0"\n',
+      // the agent's files (track file, staging) in the test's directory, not /run/keelson
+      `[keepalived]\nenabled = false\ntrack_file_dir = "${dir}"\n`,
+    )
       .replace(
         "[bgp]\n",
         `[bgp]\nconfig_file = "${file}"\nsocket = "${bird.path}"\n` +
@@ -45,6 +50,7 @@ Deno.test("the host side's data plane tells its listeners (the heartbeat) at onc
   );
   let config: Config = start;
   const stop = new AbortController();
+  await using _root = await startRootStep(() => config, "cp-1");
   const side = await startHostSide({
     config: () => config,
     host: "cp-1",

@@ -9,6 +9,7 @@ import { FakeCluster } from "../../_fakes/fake_cluster.ts";
 import { RecordingEventRecorder } from "../../_fakes/recording_event_recorder.ts";
 import { testConfig } from "../../_fakes/test_inventory.ts";
 import { pollUntil } from "../../../_support/poll.ts";
+import { startRootStep } from "../../_fakes/root_step.ts";
 
 function inventory(dir: string, pool: string): Config {
   return testConfig({
@@ -48,6 +49,7 @@ Deno.test("registerBaremetal() builds a provider whose host side starts before a
     });
     const provider = providers.create(config);
     const file = () => Deno.readTextFile(`${dir}/keelson.conf`);
+    await using _root = await startRootStep(() => config, "cp-1");
 
     // 1. the host side: keepalived's file exists before any Kubernetes connection
     const host = await provider.startHost!({ host: "cp-1", signal: stop.signal });
@@ -129,7 +131,8 @@ Deno.test("the provider has Routes only with a pod_cidrs peer, answered by this 
     assert.equal(registry.create(plain).routes, undefined);
 
     const withBgp = testConfig({
-      keepalived: { enabled: false },
+      // the agent's files (track file, staging) in the test's directory, not /run/keelson
+      keepalived: { enabled: false, track_file_dir: dir },
       bgp: {
         asn: 64513,
         config_file: `${dir}/bird.conf`,
@@ -155,6 +158,7 @@ Deno.test("the provider has Routes only with a pod_cidrs peer, answered by this 
     // before the host side runs (or on a host without BIRD): a retriable provider error
     await assert.rejects(() => provider.routes!.listRoutes("k"), ProviderError);
     const stop = new AbortController();
+    await using _root = await startRootStep(() => withBgp, "cp-1");
     const host = await provider.startHost!({ host: "cp-1", signal: stop.signal });
     assert.deepEqual(await provider.routes.listRoutes("k"), []);
     assert.match(

@@ -8,6 +8,7 @@ import type { Config } from "../../../../../src/config/types.ts";
 import { fakeBird } from "./_fake_bird.ts";
 import { captureLogs } from "../../../_fakes/captured_logs.ts";
 import { bgpConfig } from "./_inventory.ts";
+import { startRootStep } from "../../../_fakes/root_step.ts";
 
 function cache(nodes: V1Node[], synced = true) {
   return {
@@ -57,8 +58,10 @@ Deno.test("startBird after a reload removing [bgp]: BIRD gets a file announcing 
   );
   const start = await bgpConfig((t) =>
     t.replace('vip = ["10.0.0.10"]\nannounce = "bgp"\n', 'vip = ["10.0.0.10"]\n')
+      .replace('interface = "eth0"\n', `interface = "eth0"\ntrack_file_dir = "${dir}"\n`)
       .replace(
         "[bgp]\n",
+        // the agent's files (track file, staging) in the test's directory, not /run/keelson
         `[bgp]\nconfig_file = "${file}"\nsocket = "${bird.path}"\n` +
           'check_command = ["true"]\nstatus_interval_ms = 200\n',
       )
@@ -66,6 +69,7 @@ Deno.test("startBird after a reload removing [bgp]: BIRD gets a file announcing 
   let config: Config = start;
   const registry = new Registry();
   const stop = new AbortController();
+  await using _root = await startRootStep(() => config, "cp-1");
   const running = await startBird({
     config: () => config,
     host: "cp-1",
@@ -147,13 +151,15 @@ Deno.test("startBird on stop says it withdrew the VIPs only when BIRD accepted t
       "protocol static keelson_vips4_p1 {\n  ipv4;\n  route 198.51.100.7/32 blackhole;\n}\n",
     );
     const config = await bgpConfig((t) =>
-      t.replace(
+      t.replace('interface = "eth0"\n', `interface = "eth0"\ntrack_file_dir = "${dir}"\n`).replace(
         "[bgp]\n",
+        // the agent's files (track file, staging) in the test's directory, not /run/keelson
         `[bgp]\nconfig_file = "${file}"\nsocket = "${bird.path}"\n` +
           'check_command = ["true"]\nstatus_interval_ms = 200\n',
       )
     );
     const stop = new AbortController();
+    const root = await startRootStep(() => config, "cp-1");
     const running = await startBird({
       config: () => config,
       host: "cp-1",
@@ -184,6 +190,7 @@ Deno.test("startBird on stop says it withdrew the VIPs only when BIRD accepted t
     } finally {
       stop.abort();
       await running.finished;
+      await root.stop();
       if (!closed) await bird.close();
       await reset();
       await Deno.remove(dir, { recursive: true });
