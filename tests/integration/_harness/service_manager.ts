@@ -24,23 +24,60 @@ if (rootStepJson === undefined || agentUser === undefined || separator !== "--")
 }
 const rootStep = JSON.parse(rootStepJson) as string[];
 
-/** The value of a flag of the agent's command line (`--config X` or `--config=X`). */
+/** Keelson's own arguments: what follows the binary (the root step's argv) in the agent's argv. */
+function keelsonArguments(): string[] {
+  for (let i = 0; i + rootStep.length <= agentArgv.length; i++) {
+    if (rootStep.every((word, j) => agentArgv[i + j] === word)) {
+      return agentArgv.slice(i + rootStep.length);
+    }
+  }
+  return [];
+}
+const keelsonArgs = keelsonArguments();
+
+/** The value of a flag of Keelson's command line (`--config X` or `--config=X`). */
 function flag(names: string[]): string | undefined {
-  for (const [i, word] of agentArgv.entries()) {
-    if (names.includes(word)) return agentArgv[i + 1];
+  for (const [i, word] of keelsonArgs.entries()) {
+    if (names.includes(word)) return keelsonArgs[i + 1];
     const eq = names.find((n) => word.startsWith(`${n}=`));
     if (eq) return word.slice(eq.length + 1);
   }
   return undefined;
 }
 
-const runs = agentArgv.includes("run");
+const runs = keelsonArgs[0] === "run";
 const config = flag(["--config", "-c"]) ?? Deno.env.get("KEELSON_CONFIG");
 const host = flag(["--host"]) ?? Deno.hostname();
-const agent = new Deno.Command(agentArgv[0]!, { args: agentArgv.slice(1), stdin: "null" }).spawn();
+/**
+ * An executable named without a directory, looked up in PATH and then systemd's PATH: the caller
+ * may have cleared this process's environment (a test's `clearEnv`).
+ */
+function executable(name: string): string {
+  if (name.includes("/")) return name;
+  // with an empty environment Deno sets PATH to its own node_compat_bin only: systemd's last
+  const dirs = [
+    ...(Deno.env.get("PATH") ?? "").split(":").filter((d) => d !== ""),
+    ..."/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".split(":"), // systemd's
+  ];
+  for (const dir of dirs) {
+    try {
+      if (Deno.statSync(`${dir}/${name}`).isFile) return `${dir}/${name}`;
+    } catch { /* not here */ }
+  }
+  return name;
+}
+
+/** The PATH systemd gives a service's processes. */
+const SYSTEMD_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+const agent = new Deno.Command(executable(agentArgv[0]!), {
+  args: agentArgv.slice(1),
+  env: { PATH: SYSTEMD_PATH },
+  stdin: "null",
+}).spawn();
 let root: Deno.ChildProcess | undefined;
 if (runs && config !== undefined) {
-  root = new Deno.Command(rootStep[0]!, {
+  root = new Deno.Command(executable(rootStep[0]!), {
+    env: { PATH: SYSTEMD_PATH },
     args: [
       ...rootStep.slice(1),
       "apply-host-config",
