@@ -245,6 +245,8 @@ export async function keelsonCommand(
     name,
     "--",
     "setpriv",
+    // a SIGKILL of the manager (a test's crash) must reach the agent, as systemd kills the unit
+    "--pdeathsig=KILL",
     `--reuid=${name}`,
     `--regid=${name}`,
     "--init-groups",
