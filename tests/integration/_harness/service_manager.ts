@@ -76,10 +76,13 @@ const agent = new Deno.Command(executable(agentArgv[0]!), {
 }).spawn();
 let root: Deno.ChildProcess | undefined;
 if (runs && config !== undefined) {
-  root = new Deno.Command(executable(rootStep[0]!), {
+  // as root, unchanged, but killed with this process (a test's SIGKILL), as systemd stops the unit
+  root = new Deno.Command(executable("setpriv"), {
     env: { PATH: SYSTEMD_PATH },
     args: [
-      ...rootStep.slice(1),
+      "--pdeathsig=KILL",
+      "--",
+      ...rootStep,
       "apply-host-config",
       "--watch",
       "--config",
