@@ -20,13 +20,14 @@ import type { CoreV1Event, V1Node, V1Pod } from "@kubernetes/client-node";
 import { integrationTest } from "./_harness/assets.ts";
 import { applyRbac, nodeBoundToken } from "./_harness/credentials.ts";
 import { type ControlPlane, startControlPlane } from "./_harness/control_plane.ts";
-import { findControllerManager, startControllerManager } from "./_harness/controller_manager.ts";
+import { startControllerManager } from "./_harness/controller_manager.ts";
+import { powerLabMissing } from "./_harness/power_lab.ts";
 import { type KeelsonProcess, startKeelson } from "./_harness/keelson_process.ts";
 import { writeKubeconfig } from "./_harness/kubeconfig.ts";
 import { registerNode, setNodeReady } from "./_harness/kubelet.ts";
 import { figure } from "./_harness/lb_services.ts";
 import { readableByTestUser } from "./_harness/shipped_keelson.ts";
-import { findSushy, startSushy, type Sushy } from "./_harness/sushy.ts";
+import { startSushy, type Sushy } from "./_harness/sushy.ts";
 import { waitFor } from "./_harness/wait.ts";
 
 const OUT_OF_SERVICE = "node.kubernetes.io/out-of-service";
@@ -42,12 +43,7 @@ const POD_BOUND_MS = 120_000;
 /** How long the switched-off run watches after the shutdown taint, Pod still there. */
 const SWITCH_OFF_WATCH_MS = 45_000;
 
-const missing = await (async () => {
-  const sushy = await findSushy();
-  if (!sushy.ok) return sushy.reason;
-  const kcm = await findControllerManager();
-  return kcm.ok ? undefined : kcm.reason;
-})();
+const missing = await powerLabMissing();
 
 function inventory(bmc: Sushy, systems: Record<string, string>, power: string): string {
   const machines = Object.entries(systems).map(([name, uuid]) => `

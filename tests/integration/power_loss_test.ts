@@ -21,13 +21,14 @@ import type { CoreV1Event, V1Node, V1Pod } from "@kubernetes/client-node";
 import { integrationTest } from "./_harness/assets.ts";
 import { applyRbac, nodeBoundToken } from "./_harness/credentials.ts";
 import { type ControlPlane, startControlPlane } from "./_harness/control_plane.ts";
-import { findControllerManager, startControllerManager } from "./_harness/controller_manager.ts";
+import { startControllerManager } from "./_harness/controller_manager.ts";
+import { powerLabMissing } from "./_harness/power_lab.ts";
 import { type KeelsonProcess, startKeelson } from "./_harness/keelson_process.ts";
 import { writeKubeconfig } from "./_harness/kubeconfig.ts";
 import { type LeaseRenewal, registerNode, startLeaseRenewal } from "./_harness/kubelet.ts";
 import { figure } from "./_harness/lb_services.ts";
 import { readableByTestUser } from "./_harness/shipped_keelson.ts";
-import { findSushy, startSushy, type Sushy } from "./_harness/sushy.ts";
+import { startSushy, type Sushy } from "./_harness/sushy.ts";
 import { waitFor } from "./_harness/wait.ts";
 
 const OUT_OF_SERVICE = "node.kubernetes.io/out-of-service";
@@ -49,12 +50,7 @@ const GC_PERIOD_MS = 20_000;
 /** How long the liar must have been watched: the grace period and Keelson's mismatch grace. */
 const LIAR_WATCH_MS = 70_000;
 
-const missing = await (async () => {
-  const sushy = await findSushy();
-  if (!sushy.ok) return sushy.reason;
-  const kcm = await findControllerManager();
-  return kcm.ok ? undefined : kcm.reason;
-})();
+const missing = await powerLabMissing();
 
 function inventory(bmc: Sushy, systems: Record<string, string>): string {
   const machines = Object.entries(systems).map(([name, uuid]) => `
