@@ -227,7 +227,16 @@ export const KEY_NOTES: Record<string, KeyNote> = {
   "pools.auto_assign": { meaning: "Services naming no pool may get addresses from it" },
   "pools.namespaces": { meaning: "only Services in these namespaces may use it (empty: all)" },
   "pools.announce": {
-    meaning: "`bgp`: announced through BIRD by every healthy control-plane host",
+    meaning: "`bgp`: announced through BIRD by every healthy host that serves the pool",
+  },
+  "pools.served_by.machines": {
+    meaning: "serving machines by name; every key given must match (absent table: the " +
+      "control-plane machines serve the pool)",
+  },
+  "pools.served_by.roles": { meaning: "serving machines by role (`control-plane`, `worker`)" },
+  "pools.served_by.labels": {
+    meaning: "serving machines by inventory labels; each must match",
+    example: '{ rack = "r1" }',
   },
   "pools.service_allocation.priority": {
     meaning: "lower is tried first; pools without one come after",

@@ -21,6 +21,7 @@ import { ADDRESS_KEYS } from "./_check_machines.ts";
 import type { RawIssue } from "./_schema_issues.ts";
 import { duplicateName } from "./_duplicate_name.ts";
 import { mergeIntervals } from "./pool_size.ts";
+import { matchesServedBy } from "./pool_serving.ts";
 import type { Machine, Pool } from "./types.ts";
 
 /** A parsed pool entry with where it came from. */
@@ -72,10 +73,42 @@ export function checkPools(
     }
     ranges.push(...own);
     issues.push(...checkReserved(pool, i, own.map((r) => r.range)));
+    issues.push(...checkServedBy(pool, i, machines));
   }
   issues.push(...checkOverlaps(ranges, pools));
   issues.push(...checkMachineAddresses(ranges, pools, machines));
   return { issues, ranges };
+}
+
+/**
+ * A `[pools.served_by]` that names a machine the inventory lacks, or selects no machine at all.
+ * Retired machines count as selected: retiring one must not invalidate the file.
+ */
+function checkServedBy(
+  pool: Pool,
+  index: number,
+  machines: readonly (Machine | undefined)[],
+): RawIssue[] {
+  if (pool.served_by === undefined) return [];
+  const issues: RawIssue[] = [];
+  const known = machines.filter((m): m is Machine => m !== undefined);
+  for (const [k, name] of (pool.served_by.machines ?? []).entries()) {
+    if (!known.some((m) => m.name === name)) {
+      issues.push({
+        path: ["pools", index, "served_by", "machines", k],
+        message: `names machine "${name}", which no [[machines]] entry has; add the machine ` +
+          "or remove the name",
+      });
+    }
+  }
+  if (issues.length === 0 && !known.some((m) => matchesServedBy(m, pool))) {
+    issues.push({
+      path: ["pools", index, "served_by"],
+      message: `selects no machine, so nothing would serve pool "${pool.name}"; match at least ` +
+        "one [[machines]] entry by name, role or labels",
+    });
+  }
+  return issues;
 }
 
 /**

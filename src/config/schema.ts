@@ -371,6 +371,30 @@ export const ControlPlaneSchema = z.strictObject({
   announce: AnnounceSchema,
 });
 
+/**
+ * `[pools.served_by]`: which machines hold (VRRP) or announce (BGP) a pool's addresses. Every key
+ * given must match (machine name in `machines`, role in `roles`, every label in `labels`); a key
+ * left out matches every machine. Without the table a pool is served by the control-plane
+ * machines.
+ */
+export const ServedBySchema = z.strictObject({
+  machines: z.array(name).min(1).max(1024).optional(),
+  roles: z.array(z.enum(["control-plane", "worker"])).min(1).max(2).optional(),
+  labels: z.record(labelKey, labelValue).optional(),
+}).superRefine((servedBy, ctx) => {
+  if (
+    servedBy.machines === undefined && servedBy.roles === undefined &&
+    (servedBy.labels === undefined || Object.keys(servedBy.labels).length === 0)
+  ) {
+    ctx.addIssue({
+      code: "custom",
+      input: servedBy,
+      message: "selects nothing: give machines, roles or labels (or remove the table: the " +
+        "control-plane machines serve the pool)",
+    });
+  }
+});
+
 /** One `[[pools]]` entry. */
 export const PoolSchema = z.strictObject({
   name,
@@ -379,6 +403,7 @@ export const PoolSchema = z.strictObject({
   auto_assign: z.boolean().default(true),
   namespaces: z.array(namespace).default([]),
   announce: AnnounceSchema,
+  served_by: ServedBySchema.optional(),
   service_allocation: ServiceAllocationSchema.optional(),
 }).superRefine((pool, ctx) => {
   if (pool.namespaces.length > 0 && (pool.service_allocation?.namespaces.length ?? 0) > 0) {
