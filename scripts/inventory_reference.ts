@@ -232,8 +232,12 @@ export const KEY_NOTES: Record<string, KeyNote> = {
   "pools.served_by.machines": {
     meaning: "serving machines by name; every key given must match (absent table: the " +
       "control-plane machines serve the pool)",
+    example: '["w-1", "w-2"]',
   },
-  "pools.served_by.roles": { meaning: "serving machines by role (`control-plane`, `worker`)" },
+  "pools.served_by.roles": {
+    meaning: "serving machines by role (`control-plane`, `worker`)",
+    example: '["worker"]',
+  },
   "pools.served_by.labels": {
     meaning: "serving machines by inventory labels; each must match",
     example: '{ rack = "r1" }',
