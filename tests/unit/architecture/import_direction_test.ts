@@ -314,3 +314,22 @@ Deno.test("the rooms of main.ts, src/ and providers/ import each other in no cyc
   const cycles = roomCycles(arrows).map((c) => c.join(" ⇄ "));
   assert.deepEqual(cycles, [], "rooms that import each other: move the shared piece lower");
 });
+
+/**
+ * The rooms ARCHITECTURE.md's room table names: every backquoted path of its first column.
+ * @returns paths as written, e.g. `src/cli/`, `main.ts`
+ */
+export function tableRooms(markdown: string): string[] {
+  const section = markdown.split(/^## The rooms$/m)[1]?.split(/^## /m)[0] ?? "";
+  return section.split("\n").filter((l) => l.startsWith("| `"))
+    .flatMap((l) => [...l.split("|")[1]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!));
+}
+
+Deno.test("ARCHITECTURE.md's room table names every room the arrows draw", async () => {
+  const named = tableRooms(await Deno.readTextFile(join(ROOT, "ARCHITECTURE.md")));
+  assert.ok(named.includes("src/cli/"), `read the table: ${named.join(", ")}`);
+  const rooms = new Set([...drawn.keys(), ...[...drawn.values()].flatMap((to) => [...to])]);
+  const missing = [...rooms].filter((room) => !room.startsWith("providers/"))
+    .filter((room) => !named.includes(room) && !named.includes(`${room}/`));
+  assert.deepEqual(missing, [], "rooms the table does not describe");
+});
