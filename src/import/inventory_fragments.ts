@@ -11,12 +11,12 @@ import type { TomlValue } from "./toml_text.ts";
 
 /**
  * A comment of the inventory: one sentence or more (wrapped, control characters escaped), then
- * optional lines written as they are, each a commented-out key or command the operator may take
+ * optional lines written as they are, commented-out keys or commands the operator may take
  * (`# interface = "eth0"`, `#   kubectl get …`).
  */
 export interface Note {
   readonly text: string;
-  /** Lines that follow the comment verbatim; each starts with `#`. */
+  /** Lines that follow the comment verbatim: commented-out keys or commands (or empty). */
   readonly lines?: readonly string[];
 }
 
@@ -94,7 +94,7 @@ export function keyEntry(key: string, value: TomlValue): Entry {
 /**
  * A note entry.
  * @param text the comment
- * @param lines lines that follow it verbatim (each starts with `#`)
+ * @param lines lines that follow it verbatim
  * @returns the entry
  */
 export function noteEntry(text: string, ...lines: string[]): Entry {

@@ -17,11 +17,10 @@ import {
 } from "./inventory_fragments.ts";
 import { selectorText, selects } from "./label_match.ts";
 import type { ImportedMachine } from "./machines.ts";
-import { holdsControlPlane, mlb, type PoolAnnounce } from "./metallb_parsed.ts";
+import { holdsControlPlane, mlb, type PoolAnnounce, unknownFieldNotes } from "./metallb_parsed.ts";
 import { type BgpPeer, METALLB_SPECS, type MetallbSelector } from "./metallb_schema.ts";
 import { isNamespaceName, isObjectName, shellQuote } from "./shell_command.ts";
 import type { SourceObject } from "./source_objects.ts";
-import { unknownFieldNotes } from "./metallb_parsed.ts";
 
 const FRR_MULTIHOP_TTL = 255;
 const BGP_PORT = 179;
