@@ -10,7 +10,7 @@ import {
   parseStageOutcome,
   type StageOutcome,
 } from "../../src/config/stage_outcome.ts";
-import { readInputFile } from "../../src/config/read_input_file.ts";
+import { readInputFile } from "../../src/files/read_input_file.ts";
 
 /** How often the outcome file is read while the root step works (a read is a few µs). */
 const POLL_MS = 10;

@@ -6,7 +6,7 @@
  * @module
  */
 import { BAKED_WRITE_DIRS } from "../../src/config/baked_permissions.ts";
-import { osReason } from "../../src/config/read_input_file.ts";
+import { osReason } from "../../src/files/read_input_file.ts";
 
 /** A host file that could not be written; the message names the file and what to do. */
 export class HostFileError extends Error {

@@ -9,7 +9,7 @@
 import type { V1Lease, V1Node } from "@kubernetes/client-node";
 import type { Registry } from "prom-client";
 import type { AnnouncingInstance, HostDataPlane, InstanceRole } from "../cloud/host_data_plane.ts";
-import { HostHeartbeat, type HostNode } from "../kube/host_heartbeat.ts";
+import { HostHeartbeat, type HostNode } from "./host_heartbeat.ts";
 import { createInformer, type RunnableInformer } from "../kube/informer.ts";
 import type { KubeClient } from "../kube/kube_client.ts";
 import { createLeaseApi } from "../kube/lease_api.ts";

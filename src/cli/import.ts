@@ -9,7 +9,7 @@
 import type { V1Node } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import { formatIssue } from "../config/config_error.ts";
-import { readInputFile } from "../config/read_input_file.ts";
+import { readInputFile } from "../files/read_input_file.ts";
 import { inventoryIssues } from "../import/check_output.ts";
 import { importKubeVip, type KubeVipAnnounce } from "../import/kube_vip.ts";
 import { importMetallb } from "../import/metallb.ts";

@@ -8,7 +8,12 @@
  * @module
  */
 import type { RawIssue } from "./_schema_issues.ts";
-import { InputFileError, osReason, PASSWORD_FILE, readInputFile } from "./read_input_file.ts";
+import {
+  InputFileError,
+  osReason,
+  PASSWORD_FILE,
+  readInputFile,
+} from "../files/read_input_file.ts";
 import type { Config } from "./types.ts";
 
 /** The kernel's TCP-MD5 key limit (TCP_MD5SIG_MAXKEYLEN). */

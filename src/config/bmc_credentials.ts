@@ -15,7 +15,7 @@ import {
   osReason,
   PEM_FILE,
   readInputFile,
-} from "./read_input_file.ts";
+} from "../files/read_input_file.ts";
 import type { Config, Machine } from "./types.ts";
 import { errorMessage } from "../log/error_message.ts";
 

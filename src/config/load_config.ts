@@ -9,7 +9,7 @@ import { ConfigError } from "./config_error.ts";
 import { namedFileIssues } from "./named_files.ts";
 import { formatPath, indexLines, locateLine } from "./source_lines.ts";
 import { parseConfig } from "./parse_config.ts";
-import { readInputFile } from "./read_input_file.ts";
+import { readInputFile } from "../files/read_input_file.ts";
 import type { Config } from "./types.ts";
 import { errorMessage } from "../log/error_message.ts";
 

@@ -24,7 +24,7 @@ import {
   osReason,
   readInputFile,
   TOKEN_FILE,
-} from "./read_input_file.ts";
+} from "../files/read_input_file.ts";
 import { readTlsKeyPair, TlsKeyPairError } from "./tls_key_pair.ts";
 import type { Config } from "./types.ts";
 import { KubeconfigError, parseKubeconfig } from "../kube/kubeconfig.ts";

@@ -10,7 +10,7 @@
  * @module
  */
 import { X509Certificate } from "node:crypto";
-import { InputFileError, osReason, PEM_FILE, readInputFile } from "./read_input_file.ts";
+import { InputFileError, osReason, PEM_FILE, readInputFile } from "../files/read_input_file.ts";
 import { errorMessage } from "../log/error_message.ts";
 
 /** The certificate chain and key, as PEM text. */

@@ -8,25 +8,29 @@
  * addresses kube-vip hands out, which never end in .0 or .255 (IPv4) and, with
  * `skip-end-ips-in-cidr`, never are a CIDR's first or last. kube-vip counts addresses in use per
  * namespace, so its pools may overlap; Keelson's may not, and an overlap is refused, naming it.
- * Every other key is a comment saying what it did and what to do instead. Pure.
+ * Every other key is a comment saying what it did and what to do instead. The pools' addresses
+ * are read in `kube_vip_pools.ts`; the inventory is decided as fragments and written by the one
+ * writer (`inventory_writer.ts`). Pure.
  *
  * @module
  */
 import type { V1Node } from "@kubernetes/client-node";
 import * as z from "zod/v4";
-import { type AddressInterval, mergeIntervals } from "../config/pool_size.ts";
 import { NAME_REGEXP } from "../config/schema.ts";
-import { formatIp, parseIp } from "../net/ip.ts";
-import { errorMessage } from "../log/error_message.ts";
-import { writeMachinePlaceholder, writeNodeMachines } from "./machines.ts";
-import { dotZeroAndBroadcast, keelsonAddresses } from "./pool_addresses.ts";
 import {
-  ImportError,
-  parseObject,
-  readSourceObjects,
-  type SourceObject,
-} from "./source_objects.ts";
-import { TomlLines } from "./toml_text.ts";
+  type Entry,
+  keyEntry,
+  type Note,
+  type NoteBlock,
+  noteEntry,
+  type PoolFragment,
+  type TableFragment,
+} from "./inventory_fragments.ts";
+import { writeInventory } from "./inventory_writer.ts";
+import { machinePlaceholder, nodeMachines } from "./machines.ts";
+import { keelsonAddresses } from "./pool_addresses.ts";
+import { lookupPools, planPool, type PoolPlan, refuseOverlaps } from "./kube_vip_pools.ts";
+import { ImportError, parseObject, readSourceObjects } from "./source_objects.ts";
 
 /** How kube-vip announced the addresses (its DaemonSet's `vip_arp` / `bgp_enable`). */
 export type KubeVipAnnounce = "vrrp" | "bgp";
@@ -61,9 +65,6 @@ const ConfigMapSchema = z.looseObject({
   data: z.record(z.string().max(253), value).nullish(),
 });
 
-/** The special "CIDR" that makes kube-vip hand out 0.0.0.0 (its DHCP mode). */
-const DHCP = "0.0.0.0/32";
-
 /**
  * Translates the `kubevip` ConfigMap into an inventory.
  * @param text the file `kubectl get configmap kubevip -n kube-system -o yaml` wrote
@@ -81,9 +82,8 @@ export function importKubeVip(text: string, options: KubeVipImportOptions): stri
     );
   }
   const data = parseObject(object, ConfigMapSchema).data ?? {};
-  const out = new TomlLines();
-  out.comment(
-    `Keelson inventory imported from kube-vip-cloud-provider's ConfigMap ${object.name} ` +
+  const header: Note[] = [{
+    text: `Keelson inventory imported from kube-vip-cloud-provider's ConfigMap ${object.name} ` +
       `(${options.source}) by keelson import kube-vip. Review every comment that starts with ` +
       '"kube-vip": each is a setting Keelson has no equivalent for, with what to do instead. ' +
       "Then: keelson check --config THIS_FILE, and keelson plan --config THIS_FILE --current " +
@@ -93,131 +93,100 @@ export function importKubeVip(text: string, options: KubeVipImportOptions): stri
       "annotation kube-vip-cloud-provider wrote. A namespace pool is tried before the global " +
       "pool; unlike kube-vip, a Service whose namespace pool is full may get an address from " +
       "the global pool.",
-  );
+  }];
   for (const key of Object.keys(data)) {
     if (/^(cidr|range|allow-share|interface)-./.test(key)) continue;
     if (key === "search-order" || key === "skip-end-ips-in-cidr") continue;
-    out.comment(
-      `kube-vip ${key} = ${JSON.stringify(data[key])}: not a key kube-vip-cloud-provider ` +
+    header.push({
+      text: `kube-vip ${key} = ${JSON.stringify(data[key])}: not a key kube-vip-cloud-provider ` +
         "documents; nothing in Keelson reads it.",
-    );
+    });
   }
   if (object.name !== "kubevip") {
-    out.comment(`(the file holds no ConfigMap named kubevip; read ConfigMap ${object.name})`);
+    header.push({
+      text: `(the file holds no ConfigMap named kubevip; read ConfigMap ${object.name})`,
+    });
   }
   const known = new Set<string>();
-  const note = (key: string, what: string) => {
+  const keyNote = (key: string, what: string): Note => {
     known.add(key);
-    out.comment(`kube-vip ${key} = ${JSON.stringify(data[key])}: ${what}`);
+    return { text: `kube-vip ${key} = ${JSON.stringify(data[key])}: ${what}` };
   };
   if (data["search-order"] !== undefined) {
-    note(
+    header.push(keyNote(
       "search-order",
       "Keelson hands out the lowest free address of a pool; Services keep the ones they hold.",
-    );
+    ));
   }
   const skipEnds = data["skip-end-ips-in-cidr"] === "true";
   if (data["skip-end-ips-in-cidr"] !== undefined) {
-    note(
+    header.push(keyNote(
       "skip-end-ips-in-cidr",
       skipEnds
         ? "the first and last address of each CIDR below are never handed out (a Keelson CIDR " +
           "skips them itself; elsewhere they are reserved)."
         : 'only "true" turns it on; CIDRs below hand out every address.',
-    );
+    ));
   }
-  writeAnnounceTables(out, options.announce, data, known);
+  const settings = announceTables(options.announce, data, known);
   const { pools, shadowed } = lookupPools(data);
   const planned = pools.map((pool) => planPool(object, pool, skipEnds, data));
   refuseOverlaps(object, planned);
 
+  const poolBlocks: (PoolFragment | NoteBlock)[] = [];
   if (pools.length > 0) {
-    out.blank().comment(
-      "Address pools, as kube-vip-cloud-provider looks them up for a Service's namespace NS:\n" +
-        "cidr-NS, then cidr-global, then range-NS, then range-global; the first key present " +
-        "wins, and its value is read as CIDRs when it holds a /, as ranges otherwise.",
-    );
+    poolBlocks.push({
+      blankBefore: true,
+      notes: [{
+        text:
+          "Address pools, as kube-vip-cloud-provider looks them up for a Service's namespace NS:\n" +
+          "cidr-NS, then cidr-global, then range-NS, then range-global; the first key present " +
+          "wins, and its value is read as CIDRs when it holds a /, as ranges otherwise.",
+      }],
+    });
   }
-  for (const { key, by } of shadowed) {
-    known.add(key);
-    out.comment(
-      `kube-vip ${key} = ${JSON.stringify(data[key])}: never used, as kube-vip finds ${by} ` +
-        "first; not imported.",
-    );
-  }
+  poolBlocks.push({
+    blankBefore: false,
+    notes: shadowed.map(({ key, by }) =>
+      keyNote(key, `never used, as kube-vip finds ${by} first; not imported.`)
+    ),
+  });
   for (const plan of planned) {
     known.add(plan.pool.key);
-    writePool(out, plan, data, known, options.announce ?? "vrrp");
+    poolBlocks.push(poolFragment(plan, data, known, options.announce ?? "vrrp"));
   }
   const globalShare = shareSetting(data["allow-share-global"]);
+  const after: Note[] = [];
   for (const key of Object.keys(data)) {
     if (known.has(key) || !/^(allow-share|interface)-./.test(key)) continue;
-    known.add(key);
     const namespace = key.replace(/^(allow-share|interface)-/, "");
-    out.comment(
-      `kube-vip ${key} = ${JSON.stringify(data[key])}: ` +
-        (key === "allow-share-global"
-          ? `the sharing setting of every namespace without its own allow-share key (${
-            globalShare ? "Services with disjoint ports shared an address" : "no sharing"
-          }); Keelson shares an address only between Services annotated with the same ` +
-            "keelson.io/allow-shared-ip (or metallb.io/allow-shared-ip) value."
-          : `namespace "${namespace}" has no pool of its own, so its Services take the global ` +
-            "pool; " + (key.startsWith("interface-")
-              ? "Keelson holds every VIP on [keepalived] interface."
-              : "Keelson shares an address only between Services annotated with the same " +
-                "keelson.io/allow-shared-ip value.")),
-    );
+    after.push(keyNote(
+      key,
+      key === "allow-share-global"
+        ? `the sharing setting of every namespace without its own allow-share key (${
+          globalShare ? "Services with disjoint ports shared an address" : "no sharing"
+        }); Keelson shares an address only between Services annotated with the same ` +
+          "keelson.io/allow-shared-ip (or metallb.io/allow-shared-ip) value."
+        : `namespace "${namespace}" has no pool of its own, so its Services take the global ` +
+          "pool; " + (key.startsWith("interface-")
+            ? "Keelson holds every VIP on [keepalived] interface."
+            : "Keelson shares an address only between Services annotated with the same " +
+              "keelson.io/allow-shared-ip value."),
+    ));
   }
+  poolBlocks.push({ blankBefore: false, notes: after });
   if (pools.length === 0) {
     throw new ImportError(
       `${object.at(["data"])}: ConfigMap "${object.name}" has no cidr-* or range-* key, so no ` +
         "pool to import",
     );
   }
-  if (options.nodes) writeNodeMachines(out, options.nodes);
-  else writeMachinePlaceholder(out);
-  return out.text();
-}
-
-interface PoolKey {
-  /** "global" or the namespace. */
-  namespace: string;
-  /** The key whose value kube-vip uses for the namespace. */
-  key: string;
-}
-
-/**
- * kube-vip-cloud-provider's discoverPool for every namespace a key names: cidr-NS, cidr-global,
- * range-NS, range-global, the first present. A namespace whose first key is a global one takes
- * the global pool; its own keys after it are never read.
- */
-export function lookupPools(
-  data: Readonly<Record<string, string>>,
-): { pools: PoolKey[]; shadowed: { key: string; by: string }[] } {
-  const has = (key: string) => data[key] !== undefined;
-  const namespaces = new Set<string>();
-  for (const key of Object.keys(data)) {
-    const match = /^(cidr|range)-(.+)$/.exec(key);
-    if (match && match[2] !== "global") namespaces.add(match[2]!);
-  }
-  const pools: PoolKey[] = [];
-  const shadowed: { key: string; by: string }[] = [];
-  const globalKey = ["cidr-global", "range-global"].find(has);
-  if (globalKey !== undefined) {
-    pools.push({ namespace: "global", key: globalKey });
-    if (globalKey === "cidr-global" && has("range-global")) {
-      shadowed.push({ key: "range-global", by: "cidr-global" });
-    }
-  }
-  for (const namespace of [...namespaces].sort()) {
-    const order = [`cidr-${namespace}`, "cidr-global", `range-${namespace}`, "range-global"];
-    const first = order.find(has)!;
-    if (!first.endsWith("-global")) pools.push({ namespace, key: first });
-    for (const key of order.slice(order.indexOf(first) + 1)) {
-      if (has(key) && !key.endsWith("-global")) shadowed.push({ key, by: first });
-    }
-  }
-  return { pools, shadowed };
+  return writeInventory({
+    header,
+    settings,
+    pools: poolBlocks,
+    machines: options.nodes ? nodeMachines(options.nodes) : machinePlaceholder(),
+  });
 }
 
 /** strconv.ParseBool, as kube-vip reads allow-share-*; anything else is false. */
@@ -225,241 +194,130 @@ function shareSetting(text: string | undefined): boolean {
   return text !== undefined && ["1", "t", "T", "TRUE", "true", "True"].includes(text);
 }
 
-interface PoolPlan {
-  pool: PoolKey;
-  /** The value's entries were read as CIDRs (the value holds a "/"). */
-  isCidr: boolean;
-  /** kube-vip's DHCP mode: the value is exactly 0.0.0.0/32. */
-  dhcp: boolean;
-  intervals: AddressInterval[];
-  skipped: AddressInterval[];
-  /** Range entries netipx drops (first after last, or two families): they add nothing. */
-  dropped: string[];
-  /** Where the key is, for messages. */
-  at: string;
-}
-
-/** The addresses kube-vip hands out from one key's value (ipam's addressbuilder). */
-function planPool(
-  object: SourceObject,
-  pool: PoolKey,
-  skipEnds: boolean,
-  data: Readonly<Record<string, string>>,
-): PoolPlan {
-  const text = data[pool.key]!;
-  const at = object.at(["data", pool.key]);
-  const plan: PoolPlan = {
-    pool,
-    isCidr: text.includes("/"),
-    dhcp: text === DHCP,
-    intervals: [],
-    skipped: [],
-    dropped: [],
-    at,
-  };
-  if (plan.dhcp) return plan;
-  // split on commas exactly as kube-vip does: no trimming, an empty entry is an error
-  for (const entry of text.split(",")) {
-    const refuse = (what: string) =>
-      new ImportError(
-        `${at}: ConfigMap "${object.name}" ${pool.key}: "${entry}" is not ${what}; kube-vip ` +
-          "could not parse this value either, so it handed out no address from it. Fix or " +
-          "remove the key",
-      );
-    if (plan.isCidr) {
-      const interval = cidrInterval(entry);
-      if (interval === undefined) {
-        throw refuse('a CIDR (the value holds a "/", so kube-vip reads every entry as one)');
-      }
-      plan.intervals.push(interval);
-      continue;
-    }
-    const parts = entry.split("-");
-    const first = parseIp(parts[0] ?? ""), last = parseIp(parts[1] ?? "");
-    if (parts.length !== 2 || !first || !last) throw refuse("a range (first-last)");
-    if (first.family !== last.family || first.value > last.value) plan.dropped.push(entry);
-    else plan.intervals.push({ family: first.family, first: first.value, last: last.value });
-  }
-  try {
-    plan.skipped = [
-      ...dotZeroAndBroadcast(plan.intervals),
-      ...(plan.isCidr && skipEnds ? prefixEnds(plan.intervals) : []),
-    ];
-  } catch (error) {
-    throw new ImportError(
-      `${at}: ConfigMap "${object.name}" ${pool.key}: ${errorMessage(error)}; split it`,
-    );
-  }
-  return plan;
-}
-
-/**
- * kube-vip counts the addresses in use per namespace (all namespaces for the global pool), so
- * two pools sharing an address may each have handed it out; Keelson's pools are disjoint.
- */
-function refuseOverlaps(object: SourceObject, plans: readonly PoolPlan[]): void {
-  const usable = plans.map((p) => subtractAll(mergeIntervals(p.intervals), p.skipped));
-  for (let i = 0; i < plans.length; i++) {
-    for (let j = i + 1; j < plans.length; j++) {
-      const shared = intersect(usable[i]!, usable[j]!);
-      if (shared.length === 0) continue;
-      const [a, b] = [plans[i]!, plans[j]!];
-      const span = shared.map(spanText).slice(0, 3).join(", ") +
-        (shared.length > 3 ? ", …" : "");
-      throw new ImportError(
-        `${b.at}: ConfigMap "${object.name}" ${a.pool.key} and ${b.pool.key} share ${span}: ` +
-          "kube-vip counts the addresses in use per namespace, so it may have given one of " +
-          "them to a Service of each; Keelson hands an address out once. Find the Services " +
-          "holding them (kubectl get svc -A -o wide), then give each namespace addresses of " +
-          "its own in the ConfigMap (or move the shared ones to one key) and import again",
-      );
-    }
-  }
-}
-
-function spanText(span: AddressInterval): string {
-  const first = formatIp(span.family, span.first);
-  return span.first === span.last ? first : `${first}-${formatIp(span.family, span.last)}`;
-}
-
-function intersect(
-  a: readonly AddressInterval[],
-  b: readonly AddressInterval[],
-): AddressInterval[] {
-  const out: AddressInterval[] = [];
-  for (const x of a) {
-    for (const y of b) {
-      if (x.family !== y.family) continue;
-      const first = x.first > y.first ? x.first : y.first;
-      const last = x.last < y.last ? x.last : y.last;
-      if (first <= last) out.push({ family: x.family, first, last });
-    }
-  }
-  return mergeIntervals(out);
-}
-
-function subtractAll(
-  a: readonly AddressInterval[],
-  cuts: readonly AddressInterval[],
-): AddressInterval[] {
-  let pieces = [...a];
-  for (const cut of cuts) {
-    pieces = pieces.flatMap((p) => {
-      if (p.family !== cut.family || cut.last < p.first || cut.first > p.last) return [p];
-      const left = cut.first > p.first ? [{ ...p, last: cut.first - 1n }] : [];
-      const right = cut.last < p.last ? [{ ...p, first: cut.last + 1n }] : [];
-      return [...left, ...right];
-    });
-  }
-  return pieces;
-}
-
-function writeAnnounceTables(
-  out: TomlLines,
+/** `[load_balancer]`, `[bgp]` (with `--announce bgp`) and `[keepalived]`. */
+function announceTables(
   announce: KubeVipAnnounce | undefined,
   data: Record<string, string>,
   known: Set<string>,
-): void {
-  out.table("[load_balancer]");
-  out.comment(
-    "kube-vip-cloud-provider with KUBEVIP_ENABLE_LOADBALANCERCLASS=true served only Services of\n" +
-      'spec.loadBalancerClass "kube-vip.io/kube-vip-class" (or KUBEVIP_CUSTOM_LOADBALANCERCLASS_NAME); ' +
-      "if so, uncomment:",
-  ).raw('# class = "kube-vip.io/kube-vip-class"');
+): TableFragment[] {
+  const tables: TableFragment[] = [{
+    header: "[load_balancer]",
+    notes: [],
+    entries: [noteEntry(
+      "kube-vip-cloud-provider with KUBEVIP_ENABLE_LOADBALANCERCLASS=true served only Services of\n" +
+        'spec.loadBalancerClass "kube-vip.io/kube-vip-class" (or KUBEVIP_CUSTOM_LOADBALANCERCLASS_NAME); ' +
+        "if so, uncomment:",
+      '# class = "kube-vip.io/kube-vip-class"',
+    )],
+  }];
   if (announce === "bgp") {
-    out.table("[bgp]");
-    out.comment(
-      "kube-vip announced over BGP (--announce bgp): copy its DaemonSet's bgp_as and bgp_peers " +
-        "(or bgp_peeraddress,\nbgp_peeras) here and uncomment:",
-    ).raw(
-      "# asn = 64513",
-      "",
-      "# [[bgp.peers]]",
-      '# name = "tor-a"',
-      '# address = "10.0.0.1"',
-      "# asn = 64512",
-    );
+    tables.push({
+      header: "[bgp]",
+      notes: [],
+      entries: [noteEntry(
+        "kube-vip announced over BGP (--announce bgp): copy its DaemonSet's bgp_as and " +
+          "bgp_peers (or bgp_peeraddress,\nbgp_peeras) here and uncomment:",
+        "# asn = 64513",
+        "",
+        "# [[bgp.peers]]",
+        '# name = "tor-a"',
+        '# address = "10.0.0.1"',
+        "# asn = 64512",
+      )],
+    });
   }
-  out.table("[keepalived]");
   const global = data["interface-global"];
   if (global !== undefined) known.add("interface-global");
-  if (global !== undefined && NAME_REGEXP.test(global) && global.length <= 15) {
-    out.comment("From interface-global: the interface keepalived holds the VIPs on.")
-      .set("interface", global);
-  } else {
-    out.comment(
-      (announce === undefined
-        ? "kube-vip's mode (ARP or BGP) lives in its DaemonSet, not in this ConfigMap; imported as " +
-          "ARP (keepalived, VRRP).\nImport with --announce bgp if kube-vip ran with bgp_enable.\n"
-        : "") +
-        "Set the interface keepalived holds the VIPs on (kube-vip's vip_interface); it must " +
-        "carry the machines' internal_ips:",
-    ).raw('# interface = "eth0"');
-  }
+  tables.push({
+    header: "[keepalived]",
+    notes: [],
+    entries: global !== undefined && NAME_REGEXP.test(global) && global.length <= 15
+      ? [
+        noteEntry("From interface-global: the interface keepalived holds the VIPs on."),
+        keyEntry("interface", global),
+      ]
+      : [noteEntry(
+        (announce === undefined
+          ? "kube-vip's mode (ARP or BGP) lives in its DaemonSet, not in this ConfigMap; " +
+            "imported as ARP (keepalived, VRRP).\nImport with --announce bgp if kube-vip ran " +
+            "with bgp_enable.\n"
+          : "") +
+          "Set the interface keepalived holds the VIPs on (kube-vip's vip_interface); it must " +
+          "carry the machines' internal_ips:",
+        '# interface = "eth0"',
+      )],
+  });
+  return tables;
 }
 
-function writePool(
-  out: TomlLines,
+/** One key's pool, or the note saying why it is none (kube-vip's DHCP mode). */
+function poolFragment(
   plan: PoolPlan,
   data: Record<string, string>,
   known: Set<string>,
   announce: KubeVipAnnounce,
-): void {
+): PoolFragment | NoteBlock {
   const { pool } = plan;
   const text = data[pool.key]!;
   const ownShare = `allow-share-${pool.namespace}`;
   if (plan.dhcp) {
-    out.blank().comment(
-      `kube-vip ${pool.key} = ${JSON.stringify(text)}: kube-vip's DHCP mode (each Service ` +
-        "leases its own address); Keelson has none, so there is no pool for " +
-        (pool.namespace === "global"
-          ? "the namespaces without a key of their own"
-          : `namespace "${pool.namespace}"`) +
-        ". Give its Services a pool of real addresses.",
-    );
     for (const key of [ownShare, `interface-${pool.namespace}`]) {
       if (data[key] !== undefined) known.add(key);
     }
-    return;
+    return {
+      blankBefore: true,
+      notes: [{
+        text: `kube-vip ${pool.key} = ${JSON.stringify(text)}: kube-vip's DHCP mode (each ` +
+          "Service leases its own address); Keelson has none, so there is no pool for " +
+          (pool.namespace === "global"
+            ? "the namespaces without a key of their own"
+            : `namespace "${pool.namespace}"`) +
+          ". Give its Services a pool of real addresses.",
+      }],
+    };
   }
-  out.table("[[pools]]");
-  if (!NAME_REGEXP.test(pool.namespace)) {
-    out.comment(`kube-vip ${pool.key}: "${pool.namespace}" is not a Keelson pool name; rename it.`);
-  }
-  out.set("name", pool.namespace);
+  const notes: Note[] = NAME_REGEXP.test(pool.namespace) ? [] : [{
+    text: `kube-vip ${pool.key}: "${pool.namespace}" is not a Keelson pool name; rename it.`,
+  }];
+  const entries: Entry[] = [keyEntry("name", pool.namespace)];
   const { addresses, reserved } = keelsonAddresses(plan.intervals, plan.skipped);
-  out.comment(
-    `From ${pool.key} = ${JSON.stringify(text)}, read as ${plan.isCidr ? "CIDRs" : "ranges"}.`,
+  entries.push(
+    noteEntry(
+      `From ${pool.key} = ${JSON.stringify(text)}, read as ${plan.isCidr ? "CIDRs" : "ranges"}.`,
+    ),
+    ...plan.dropped.map((entry) =>
+      noteEntry(
+        `kube-vip ${pool.key} entry "${entry}": its first address is after its last (or the ` +
+          "two are of different families); kube-vip's address set drops it, so it adds no " +
+          "address.",
+      )
+    ),
   );
-  for (const entry of plan.dropped) {
-    out.comment(
-      `kube-vip ${pool.key} entry "${entry}": its first address is after its last (or the two ` +
-        "are of different families); kube-vip's address set drops it, so it adds no address.",
-    );
-  }
   if (addresses.length === 0) {
     throw new ImportError(
       `${plan.at}: ${pool.key}: ${JSON.stringify(text)} holds no address kube-vip hands out; ` +
         "fix or remove the key",
     );
   }
-  out.set("addresses", addresses);
+  entries.push(keyEntry("addresses", addresses));
   if (reserved.length > 0) {
-    out.comment(
-      "Addresses kube-vip never hands out: IPv4 ending in .0 or .255" +
-        (plan.isCidr && data["skip-end-ips-in-cidr"] === "true"
-          ? ", and each CIDR's first and last (skip-end-ips-in-cidr)."
-          : "."),
-    ).set("reserved", reserved);
+    entries.push(
+      noteEntry(
+        "Addresses kube-vip never hands out: IPv4 ending in .0 or .255" +
+          (plan.isCidr && data["skip-end-ips-in-cidr"] === "true"
+            ? ", and each CIDR's first and last (skip-end-ips-in-cidr)."
+            : "."),
+      ),
+      keyEntry("reserved", reserved),
+    );
   }
-  out.set("auto_assign", true);
-  out.set("announce", announce);
+  entries.push(keyEntry("auto_assign", true), keyEntry("announce", announce));
   // kube-vip reads allow-share-NS, then allow-share-global
   const shareKey = data[ownShare] !== undefined ? ownShare : "allow-share-global";
   const share = data[shareKey];
   if (share !== undefined) {
     if (shareKey === ownShare) known.add(ownShare);
-    out.comment(
+    entries.push(noteEntry(
       `kube-vip ${shareKey} = ${JSON.stringify(share)}` +
         (shareKey === ownShare ? "" : ` (no ${ownShare}, so the global setting)`) + ": " +
         (shareSetting(share)
@@ -469,57 +327,28 @@ function writePool(
             "Services that share before Keelson takes over."
           : "no sharing, as Keelson does for Services without a keelson.io/allow-shared-ip " +
             "annotation."),
-    );
+    ));
   }
   const iface = data[`interface-${pool.namespace}`];
   if (iface !== undefined && pool.namespace !== "global") {
     known.add(`interface-${pool.namespace}`);
-    out.comment(
+    entries.push(noteEntry(
       `kube-vip interface-${pool.namespace} = ${JSON.stringify(iface)}: Keelson holds every ` +
         "VIP on [keepalived] interface; one interface for all pools.",
-    );
+    ));
   }
-  if (pool.namespace !== "global") {
-    out.table("[pools.service_allocation]");
-    out.comment(`Only Services of namespace "${pool.namespace}", as ${pool.key} did.`)
-      .set("namespaces", [pool.namespace]);
-  }
-}
-
-/** Go's netip.ParsePrefix, masked as netipx.IPSetBuilder.AddPrefix does. */
-function cidrInterval(text: string): AddressInterval | undefined {
-  const [addr, bits, ...rest] = text.split("/");
-  const ip = parseIp(addr ?? "");
-  if (!ip || rest.length > 0 || bits === undefined || !/^\d{1,3}$/.test(bits)) return undefined;
-  const width = ip.family === 4 ? 32 : 128;
-  if (Number(bits) > width || addr!.includes(":") !== (ip.family === 6)) return undefined;
-  const host = BigInt(width - Number(bits));
-  const first = (ip.value >> host) << host;
-  return { family: ip.family, first, last: first + (1n << host) - 1n };
-}
-
-/**
- * kube-vip's `skip-end-ips-in-cidr`: the CIDRs are merged into one address set and split into
- * the fewest prefixes (netipx IPSet.Prefixes), and each IPv4 prefix shorter than /31 loses its
- * first and last address.
- */
-export function prefixEnds(intervals: readonly AddressInterval[]): AddressInterval[] {
-  const out: AddressInterval[] = [];
-  for (const { family, first, last } of mergeIntervals(intervals)) {
-    if (family !== 4) continue;
-    let start = first;
-    while (start <= last) {
-      let size = 1n;
-      while (start % (size * 2n) === 0n && start + size * 2n - 1n <= last) size *= 2n;
-      if (size >= 4n) {
-        out.push({ family, first: start, last: start }, {
-          family,
-          first: start + size - 1n,
-          last: start + size - 1n,
-        });
-      }
-      start += size;
-    }
-  }
-  return out;
+  return {
+    header: "[[pools]]",
+    name: pool.namespace,
+    notes,
+    entries,
+    servingMachines: { every: "control-plane" },
+    ...(pool.namespace === "global" ? {} : {
+      serviceAllocation: {
+        header: "[pools.service_allocation]",
+        notes: [{ text: `Only Services of namespace "${pool.namespace}", as ${pool.key} did.` }],
+        entries: [keyEntry("namespaces", [pool.namespace])],
+      },
+    }),
+  };
 }

@@ -10,7 +10,7 @@ import type { V1Node } from "@kubernetes/client-node";
 import { parseIp } from "../net/ip.ts";
 import { NAME_REGEXP } from "../config/schema.ts";
 import { LABEL_VALUE } from "../config/service_allocation_schema.ts";
-import type { TomlLines } from "./toml_text.ts";
+import { type Block, type Entry, keyEntry, noteEntry } from "./inventory_fragments.ts";
 
 /** A machine as the importer writes it. */
 export interface ImportedMachine {
@@ -56,76 +56,86 @@ function roleOf(labels: Readonly<Record<string, string>>): ImportedMachine["role
 }
 
 /**
- * Writes one `[[machines]]` entry per Node, sorted by name.
- * @param out the document
+ * One `[[machines]]` entry per Node, sorted by name, after a note saying what to add.
  * @param nodes the cluster's Nodes (validated)
+ * @returns the blocks
  */
-export function writeNodeMachines(out: TomlLines, nodes: readonly V1Node[]): void {
-  out.blank().comment(
-    "Machines: one per Node of the cluster when it was imported. Add each machine's id (asset\n" +
-      "tag or serial; providerID = baremetal://<id>), zone and labels as you want them.",
-  );
+export function nodeMachines(nodes: readonly V1Node[]): Block[] {
+  const blocks: Block[] = [{
+    blankBefore: true,
+    notes: [{
+      text: "Machines: one per Node of the cluster when it was imported. Add each machine's id " +
+        "(asset\ntag or serial; providerID = baremetal://<id>), zone and labels as you want them.",
+    }],
+  }];
   const sorted = [...nodes].sort((a, b) =>
     (a.metadata?.name ?? "") < (b.metadata?.name ?? "") ? -1 : 1
   );
   for (const node of sorted) {
     const name = node.metadata?.name ?? "";
     const labels = node.metadata?.labels ?? {};
-    const role = roleOf(labels);
-    out.table("[[machines]]");
+    const entries: Entry[] = [];
     if (!NAME_REGEXP.test(name)) {
-      out.comment(
+      entries.push(noteEntry(
         `Node "${name}" has a name Keelson cannot use as a machine name (lower-case ` +
           "letters, digits, '.' and '-', at most 63): rename it here and in kubelet's --hostname-override",
-      );
+      ));
     }
-    out.set("name", name).set("role", role);
+    entries.push(keyEntry("name", name), keyEntry("role", roleOf(labels)));
     const providerId = node.spec?.providerID;
     if (providerId?.startsWith("baremetal://")) {
-      out.set("id", providerId.slice("baremetal://".length));
+      entries.push(keyEntry("id", providerId.slice("baremetal://".length)));
     } else if (providerId) {
-      out.comment(
+      entries.push(noteEntry(
         `The Node's providerID is "${providerId}", another provider's: Keelson cannot look this ` +
           "Node up (providerID is immutable; Keelson's would be baremetal://<id>). Drain it, " +
           "delete the Node and let kubelet (--cloud-provider=external) register it again.",
-      );
+      ));
     }
     for (const [key, label] of TOPOLOGY) {
       const value = labels[label];
-      if (value !== undefined && LABEL_VALUE.safeParse(value).success) out.set(key, value);
+      if (value !== undefined && LABEL_VALUE.safeParse(value).success) {
+        entries.push(keyEntry(key, value));
+      }
     }
     const addresses = node.status?.addresses ?? [];
     const ips = (type: string) =>
       addresses.filter((a) => a.type === type && parseIp(a.address) !== undefined)
         .map((a) => a.address).slice(0, 16);
-    out.set("internal_ips", ips("InternalIP"));
+    entries.push(keyEntry("internal_ips", ips("InternalIP")));
     const external = ips("ExternalIP");
-    if (external.length > 0) out.set("external_ips", external);
+    if (external.length > 0) entries.push(keyEntry("external_ips", external));
     const hostname = addresses.find((a) => a.type === "Hostname")?.address;
     if (hostname !== undefined && hostname.length <= 253 && HOSTNAME.test(hostname)) {
-      out.set("hostname", hostname);
+      entries.push(keyEntry("hostname", hostname));
     }
+    blocks.push({ header: "[[machines]]", notes: [], entries });
   }
+  return blocks;
 }
 
 /**
- * Writes the commented placeholder for an import without a cluster to read Nodes from.
- * @param out the document
+ * The note that stands for the machines of an import without a cluster to read Nodes from.
+ * @returns the blocks
  */
-export function writeMachinePlaceholder(out: TomlLines): void {
-  out.blank().comment(
-    "Machines: not imported (no --kubeconfig was given). Add one [[machines]] entry per Node;\n" +
-      "`keelson check` refuses an inventory without any. For example:\n" +
-      "\n" +
-      "[[machines]]\n" +
-      'name = "cp-1"                    # the Node name kubelet registers\n' +
-      'role = "control-plane"           # runs keepalived (VRRP) and BIRD (BGP)\n' +
-      'internal_ips = ["10.0.0.11"]     # the Node\'s InternalIP addresses\n' +
-      "\n" +
-      "[[machines]]\n" +
-      'name = "worker-1"\n' +
-      'internal_ips = ["10.0.0.21"]\n' +
-      "\n" +
-      "Or import again with --kubeconfig to list the cluster's Nodes here.",
-  );
+export function machinePlaceholder(): Block[] {
+  return [{
+    blankBefore: true,
+    notes: [{
+      text:
+        "Machines: not imported (no --kubeconfig was given). Add one [[machines]] entry per Node;\n" +
+        "`keelson check` refuses an inventory without any. For example:\n" +
+        "\n" +
+        "[[machines]]\n" +
+        'name = "cp-1"                    # the Node name kubelet registers\n' +
+        'role = "control-plane"           # runs keepalived (VRRP) and BIRD (BGP)\n' +
+        'internal_ips = ["10.0.0.11"]     # the Node\'s InternalIP addresses\n' +
+        "\n" +
+        "[[machines]]\n" +
+        'name = "worker-1"\n' +
+        'internal_ips = ["10.0.0.21"]\n' +
+        "\n" +
+        "Or import again with --kubeconfig to list the cluster's Nodes here.",
+    }],
+  }];
 }

@@ -9,7 +9,7 @@
  * @module
  */
 import { type AddressInterval, mergeIntervals } from "../config/pool_size.ts";
-import { compareRangeStarts, formatIp, type IpFamily, rangeHolds } from "../net/ip.ts";
+import { compareRangeStarts, formatIp, formatSpan, type IpFamily, rangeHolds } from "../net/ip.ts";
 
 /** The most IPv4 addresses whose .0 and .255 are listed one by one (a /8). */
 export const MAX_SKIPPED_SPAN = 1n << 24n;
@@ -79,15 +79,10 @@ export function keelsonAddresses(
     ) {
       addresses.push(`${formatIp(block.family, block.first)}/${prefix}`);
       for (const v of cutByCidr) covered.push({ family: block.family, first: v, last: v });
-    } else addresses.push(spanText(block));
+    } else addresses.push(formatSpan(block));
   }
-  const reserved = subtract(excluded, mergeIntervals(covered)).map(spanText);
+  const reserved = subtractIntervals(excluded, mergeIntervals(covered)).map(formatSpan);
   return { addresses, reserved };
-}
-
-function spanText(span: AddressInterval): string {
-  const first = formatIp(span.family, span.first);
-  return span.first === span.last ? first : `${first}-${formatIp(span.family, span.last)}`;
 }
 
 /** The prefix length when the interval is exactly one CIDR. */
@@ -118,12 +113,20 @@ function mergeOverlapping(intervals: readonly AddressInterval[]): AddressInterva
     .map(({ family, first, last }) => ({ family, first, last }));
 }
 
-/** `a` minus `b`, both sorted and merged. */
-function subtract(a: readonly AddressInterval[], b: readonly AddressInterval[]): AddressInterval[] {
+/**
+ * The addresses of `a` that no interval of `cuts` holds.
+ * @param a intervals
+ * @param cuts the addresses to leave out
+ * @returns what is left of each interval of `a`, in `a`'s order
+ */
+export function subtractIntervals(
+  a: readonly AddressInterval[],
+  cuts: readonly AddressInterval[],
+): AddressInterval[] {
   const out: AddressInterval[] = [];
   for (const interval of a) {
     let pieces = [{ ...interval }];
-    for (const cut of b) {
+    for (const cut of cuts) {
       if (cut.family !== interval.family) continue;
       pieces = pieces.flatMap((p) => {
         if (cut.last < p.first || cut.first > p.last) return [p];
@@ -135,4 +138,26 @@ function subtract(a: readonly AddressInterval[], b: readonly AddressInterval[]):
     out.push(...pieces);
   }
   return out;
+}
+
+/**
+ * The addresses both `a` and `b` hold.
+ * @param a intervals
+ * @param b intervals
+ * @returns the shared addresses, sorted and merged
+ */
+export function intersectIntervals(
+  a: readonly AddressInterval[],
+  b: readonly AddressInterval[],
+): AddressInterval[] {
+  const out: AddressInterval[] = [];
+  for (const x of a) {
+    for (const y of b) {
+      if (x.family !== y.family) continue;
+      const first = x.first > y.first ? x.first : y.first;
+      const last = x.last < y.last ? x.last : y.last;
+      if (first <= last) out.push({ family: x.family, first, last });
+    }
+  }
+  return mergeIntervals(out);
 }

@@ -8,7 +8,7 @@
  */
 import { isNode, LineCounter, parseAllDocuments } from "yaml";
 import type { z } from "zod";
-import type { FileKind } from "../config/read_input_file.ts";
+import type { FileKind } from "../files/read_input_file.ts";
 
 /** A problem with the imported file: one sentence naming file, line and field. */
 export class ImportError extends Error {

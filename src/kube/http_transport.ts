@@ -20,7 +20,7 @@
  * @module
  */
 import { Counter, Histogram, type Registry } from "prom-client";
-import { readInputFile, TOKEN_FILE } from "../config/read_input_file.ts";
+import { readInputFile, TOKEN_FILE } from "../files/read_input_file.ts";
 import { logger } from "../log/logging.ts";
 import { guardBody } from "./abortable_body.ts";
 import { BODY_LIMITS, readBoundedBody, readBoundedResponse } from "./bounded_body.ts";

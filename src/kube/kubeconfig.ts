@@ -24,7 +24,7 @@ import {
   PEM_FILE,
   readInputFile,
   TOKEN_FILE,
-} from "../config/read_input_file.ts";
+} from "../files/read_input_file.ts";
 import { errorMessage } from "../log/error_message.ts";
 
 /** Everything the transport needs to reach and authenticate to the API server. */

@@ -98,13 +98,28 @@ export function canonicalIp(text: string): string | undefined {
   return parsed && formatIp(parsed.family, parsed.value);
 }
 
+/** How `parseRange` reads a CIDR whose address has host bits set (`10.0.0.5/24`). */
+export interface ParseRangeOptions {
+  /**
+   * `refuse`: a mistake (the inventory's reading); `mask`: the network it lies in, as Go's
+   * `net.ParseCIDR` and `netip.Prefix.Masked` read it (MetalLB's and kube-vip's pools).
+   * @default "refuse"
+   */
+  hostBits?: "refuse" | "mask";
+}
+
 /**
  * Parses `a.b.c.d/n`, `a::/n`, `first-last` or a single address into a range. Strict: nothing
  * may follow the range (`10.0.0.0/24/x` is refused); spaces are allowed only around the text and
  * around `-`. An IPv4-mapped IPv6 CIDR of /96 or longer is the IPv4 CIDR it maps.
+ * @param text the text
+ * @param options how to read host bits in a CIDR
  * @returns the range, or a sentence saying why it is not one
  */
-export function parseRange(text: string): IpRange | { error: string } {
+export function parseRange(
+  text: string,
+  options: ParseRangeOptions = {},
+): IpRange | { error: string } {
   if (typeof text !== "string") return { error: "it is not text" };
   const trimmed = text.trim();
   if (trimmed.includes("/")) {
@@ -128,7 +143,7 @@ export function parseRange(text: string): IpRange | { error: string } {
     const width = ip.family === 4 ? 32 : 128;
     const hostBits = BigInt(width - prefix);
     const first = (ip.value >> hostBits) << hostBits;
-    if (first !== ip.value) {
+    if (first !== ip.value && options.hostBits !== "mask") {
       return {
         error: `host bits are set; the network is ${formatIp(ip.family, first)}/${prefix}`,
       };
@@ -257,4 +272,14 @@ export function compareIpTexts(a: string, b: string): number {
   if (pa && pb) return compareIps(pa, pb);
   if (pa || pb) return pa ? -1 : 1;
   return compareCodeUnits(a, b);
+}
+
+/**
+ * A span of addresses as text: one address, or `first-last`.
+ * @param span the span
+ * @returns e.g. `10.0.0.5` or `10.0.0.5-10.0.0.9`
+ */
+export function formatSpan(span: Pick<IpRange, "family" | "first" | "last">): string {
+  const first = formatIp(span.family, span.first);
+  return span.first === span.last ? first : `${first}-${formatIp(span.family, span.last)}`;
 }

@@ -15,7 +15,8 @@
  * @module
  */
 import type { V1Lease } from "@kubernetes/client-node";
-import { formatAge, leaderHeartbeatHost } from "../status/cluster_status.ts";
+import { formatAge } from "../status/ages.ts";
+import { leaderHeartbeatHost } from "../status/cluster_status.ts";
 import { type HeartbeatRecord, parseHeartbeatLease } from "../status/heartbeats.ts";
 import type { HostReport, PowerReport } from "../status/host_report.ts";
 import { compareCodeUnits } from "../text/code_unit_order.ts";

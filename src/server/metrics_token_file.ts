@@ -9,7 +9,7 @@
  * @module
  */
 import { bearerTokenProblem } from "../config/bearer_token.ts";
-import { readInputFile, TOKEN_FILE } from "../config/read_input_file.ts";
+import { readInputFile, TOKEN_FILE } from "../files/read_input_file.ts";
 import { errorMessage } from "../log/error_message.ts";
 import { logger } from "../log/logging.ts";
 

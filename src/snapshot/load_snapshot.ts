@@ -12,7 +12,7 @@ import type {
   V1Service,
 } from "@kubernetes/client-node";
 import { parseAllDocuments } from "yaml";
-import { readInputFile } from "../config/read_input_file.ts";
+import { readInputFile } from "../files/read_input_file.ts";
 import {
   describeItemIssue,
   SnapshotEndpointSliceSchema,

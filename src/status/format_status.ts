@@ -9,7 +9,8 @@
  *
  * @module
  */
-import { claimedAge, claimedAgo, type ClusterStatus, formatAge } from "./cluster_status.ts";
+import { claimedAge, claimedAgo, formatAge } from "./ages.ts";
+import type { ClusterStatus } from "./status_model.ts";
 import { terminalSafe } from "../text/terminal_safe.ts";
 import { shortDigest } from "./inventory_agreement.ts";
 import { toJsonText } from "../text/json_text.ts";

@@ -1,7 +1,7 @@
 /**
  * Heartbeats of retired hosts: a machine removed from the inventory (or marked
  * `state = "retired"`) stops renewing its heartbeat Lease, and the Lease stays unless the garbage
- * collector deletes it with the host's Node (`src/kube/host_heartbeat.ts`) — which it cannot for
+ * collector deletes it with the host's Node (`src/agent/host_heartbeat.ts`) — which it cannot for
  * a host that was never a Node, or whose Node was deleted before the Lease named it as owner.
  * Such a heartbeat is "retired", not "silent": no alert, no Warning, no split-brain or missing
  * count; `keelson status` lists it apart with the command that deletes it.

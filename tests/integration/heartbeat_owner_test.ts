@@ -17,7 +17,7 @@ import { applyRbac, clientCertificate, nodeBoundToken } from "./_harness/credent
 import { writeKubeconfig } from "./_harness/kubeconfig.ts";
 import { registerNode, waitFor } from "./_harness/kubelet.ts";
 import { hostNode } from "../../src/agent/heartbeat.ts";
-import { HostHeartbeat } from "../../src/kube/host_heartbeat.ts";
+import { HostHeartbeat } from "../../src/agent/host_heartbeat.ts";
 import { createInformer } from "../../src/kube/informer.ts";
 import { createKubeClient, type KubeClient } from "../../src/kube/kube_client.ts";
 import { resolveConnectionSettings } from "../../src/kube/kubeconfig.ts";

@@ -38,7 +38,7 @@ import { ingressIps } from "../ipam/status_holdings.ts";
 import type { BirdApplyResult } from "./config_applier.ts";
 import { birdHostFile, serviceVipsInBirdFile } from "./host_config.ts";
 import { announcedVips, type BirdModel } from "./model.ts";
-import { readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
+import { readInputFile, RENDERED_FILE } from "../../../src/files/read_input_file.ts";
 
 /** Where the announcer reads Services and Nodes from, once a Kubernetes connection exists. */
 export interface BirdClusterSource {

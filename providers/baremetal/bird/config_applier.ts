@@ -19,7 +19,7 @@ import { installChecked } from "../checked_install.ts";
 import { awaitStageOutcome } from "../await_stage_outcome.ts";
 import { sha256Hex } from "../../../src/config/stage_outcome.ts";
 import { failureReason } from "../run_bounded.ts";
-import { readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
+import { readInputFile, RENDERED_FILE } from "../../../src/files/read_input_file.ts";
 
 /** Outcome of one apply, also the `result` label of the configure counter. */
 export type BirdApplyOutcome = "success" | "invalid" | "error" | "unchanged";

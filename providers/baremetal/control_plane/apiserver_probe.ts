@@ -27,7 +27,7 @@ import { type Clock, systemClock } from "../../../src/kube/clock.ts";
 import { errorMessage } from "../../../src/log/error_message.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { writingHostFile } from "../host_file_error.ts";
-import { PEM_FILE, readInputFile } from "../../../src/config/read_input_file.ts";
+import { PEM_FILE, readInputFile } from "../../../src/files/read_input_file.ts";
 
 /** Options of `ApiserverProbe`. */
 export interface ApiserverProbeOptions {

@@ -10,7 +10,7 @@ import {
   InputFileError,
   readInputFile,
   RENDERED_FILE,
-} from "../../../src/config/read_input_file.ts";
+} from "../../../src/files/read_input_file.ts";
 
 /**
  * The staged text, or why there is none to judge.

@@ -30,7 +30,7 @@ import { renderKeepalivedConfig, renderWithdrawnConfig } from "./render.ts";
 import { servedServiceAddresses, type SkippedAddress } from "./served_addresses.ts";
 import { instancesInFile } from "./vrrp_state.ts";
 import { type KeepalivedWithdrawal, keepalivedWithdrawal } from "./withdrawal.ts";
-import { readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
+import { readInputFile, RENDERED_FILE } from "../../../src/files/read_input_file.ts";
 import { errorMessage } from "../../../src/log/error_message.ts";
 
 export type { ServiceSource } from "../host_announcer.ts";

@@ -28,7 +28,7 @@ import {
   PID_FILE,
   readInputFile,
   RENDERED_FILE,
-} from "../../../src/config/read_input_file.ts";
+} from "../../../src/files/read_input_file.ts";
 import { errorMessage } from "../../../src/log/error_message.ts";
 
 /**

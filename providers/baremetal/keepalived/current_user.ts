@@ -6,8 +6,8 @@
  *
  * @module
  */
-import { ACCOUNTS_FILE, osReason, readInputFile } from "../../../src/config/read_input_file.ts";
-import { accountEntry } from "../../../src/config/process_user.ts";
+import { ACCOUNTS_FILE, osReason, readInputFile } from "../../../src/files/read_input_file.ts";
+import { accountEntry } from "../../../src/files/process_user.ts";
 import { USER_NAME_REGEXP } from "./render.ts";
 import { errorMessage } from "../../../src/log/error_message.ts";
 

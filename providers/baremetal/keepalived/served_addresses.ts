@@ -26,7 +26,7 @@ export interface SkippedAddress {
   reason: string;
 }
 
-/** The outcome of `checkServedAddress`. */
+/** The outcome of the check `servedAddressChecker` builds for one address. */
 export type AddressVerdict =
   | { ok: true; family: IpFamily; value: bigint }
   | { ok: false; reason: string };

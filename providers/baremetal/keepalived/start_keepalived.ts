@@ -32,7 +32,7 @@ import { renderKeepalivedFile } from "./render_file.ts";
 import { GENERATED_HEADER } from "./render.ts";
 import { announcingInstances, instancesInFile, VrrpStateTracker } from "./vrrp_state.ts";
 import { createVipRoleGauge, observeVipRoles } from "./vip_roles.ts";
-import { readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
+import { readInputFile, RENDERED_FILE } from "../../../src/files/read_input_file.ts";
 
 /** Options of `startKeepalived`. */
 export interface KeepalivedOptions {

@@ -28,7 +28,7 @@ import { canonicalIp } from "../../../src/net/ip.ts";
 import type { InstanceReport } from "../../../src/status/host_report.ts";
 import { type NotifyEvent, readNotifyFifo, VRRP_STATES } from "./notify_fifo.ts";
 import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
-import { readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
+import { readInputFile, RENDERED_FILE } from "../../../src/files/read_input_file.ts";
 import { errorMessage } from "../../../src/log/error_message.ts";
 
 /**

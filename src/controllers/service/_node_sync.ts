@@ -1,5 +1,5 @@
 /**
- * The node sync (upstream `nodeSyncLoop`, §3.8): when the set of eligible Nodes changes, every
+ * The node sync (upstream `nodeSyncLoop`): when the set of eligible Nodes changes, every
  * Service the controller ensured whose node set differs (by names and providerIDs) gets
  * `updateLoadBalancer` — not a full ensure. A Service still waiting for its address is left to its
  * retry. Folder-internal.

@@ -1,6 +1,7 @@
 /**
- * `needsUpdate`: which Service changes re-trigger EnsureLoadBalancer (upstream §3.2). Status,
- * finalizers, labels and the selector never do, so the controller's own writes do not loop.
+ * `needsUpdate`: which Service changes re-trigger EnsureLoadBalancer (as upstream's function of the
+ * same name). Status, finalizers, labels and the selector never do, so the controller's own writes
+ * do not loop.
  *
  * @module
  */

@@ -1,6 +1,7 @@
 /**
- * The backend node set handed to the LoadBalancer provider (upstream §3.6) and the node-change
- * triggers of the node sync (§3.8). Readiness is deliberately not a criterion (upstream 1.32+).
+ * The backend node set handed to the LoadBalancer provider (upstream's node predicates) and the
+ * node-change triggers of the node sync (upstream's node event handlers). Readiness is deliberately
+ * not a criterion (upstream 1.32+).
  *
  * @module
  */
@@ -82,7 +83,8 @@ export function nodeSetsEqual(a: NodeSetKey, b: NodeSetKey): boolean {
 
 /**
  * Whether a Node update can change node sets: the exclusion-label verdict flipped or the
- * providerID changed. Readiness, taints and addresses alone do not trigger (upstream §3.8).
+ * providerID changed. Readiness, taints and addresses alone do not trigger (as upstream's
+ * `shouldSyncUpdatedNode`).
  * @param old the Node before
  * @param node the Node after
  * @returns true when the node sync should run
@@ -96,8 +98,8 @@ export function nodeUpdateNeedsSync(old: V1Node, node: V1Node): boolean {
  * The node set kept up to date from Node events, one Node at a time: during a burst of Node
  * events (each followed by a node-sync pass) nothing reads or filters every Node again. The
  * eligible Nodes are kept by name with their names sorted; the sorted list and the key are built
- * when asked for, the key again only after a membership or providerID change (so it stays the same
- * object while those hold, as `nextNodeSet`'s).
+ * when asked for, the key again only after a membership or providerID change, so it stays the same
+ * object while those hold.
  */
 export class NodeSetTracker {
   #nodes = new Map<string, V1Node>();

@@ -13,7 +13,8 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { parse } from "smol-toml";
 import { importKubeVip } from "../../../src/import/kube_vip.ts";
-import { importMetallb, metallbEntry } from "../../../src/import/metallb.ts";
+import { importMetallb } from "../../../src/import/metallb.ts";
+import { metallbEntry } from "../../../src/import/metallb_pools.ts";
 import { formatIp } from "../../../src/net/ip.ts";
 import { buggy, enumerate, keelsonSet, sameSet } from "./_address_sets.ts";
 

@@ -375,7 +375,7 @@ Deno.test("every kubeconfig read error names the file exactly once", async () =>
       [
         `${dir}/dir`,
         (path) =>
-          import("../../../src/config/read_input_file.ts").then((m) => m.readInputFile(path)),
+          import("../../../src/files/read_input_file.ts").then((m) => m.readInputFile(path)),
       ],
       [`${dir}/denied`, (path) =>
         Promise.reject(

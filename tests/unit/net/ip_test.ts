@@ -7,6 +7,7 @@ import {
   compareValues,
   firstIpOfFamily,
   formatIp,
+  formatSpan,
   type IpRange,
   parseIp,
   parseRange,
@@ -114,4 +115,17 @@ Deno.test("firstIpOfFamily() takes the first address of the family, skipping wha
     parseIp("10.0.0.2"),
   );
   assert.deepEqual(firstIpOfFamily(["10.0.0.1"], 6), undefined);
+});
+
+Deno.test("parseRange() with hostBits mask reads a CIDR as the network it lies in, as Go does", () => {
+  assert.match((parseRange("10.0.0.5/24") as { error: string }).error, /host bits are set/);
+  const masked = parseRange("10.0.0.5/24", { hostBits: "mask" }) as IpRange;
+  assert.equal(formatSpan(masked), "10.0.0.0-10.0.0.255");
+  assert.equal(masked.prefix, 24);
+  const v6 = parseRange("2001:db8::1/126", { hostBits: "mask" }) as IpRange;
+  assert.equal(formatSpan(v6), "2001:db8::-2001:db8::3");
+  const mapped = parseRange("::ffff:10.0.0.5/120", { hostBits: "mask" }) as IpRange;
+  assert.equal(formatSpan(mapped), "10.0.0.0-10.0.0.255");
+  assert.ok("error" in parseRange("10.0.0.5/33", { hostBits: "mask" }));
+  assert.equal(formatSpan(parseRange("10.0.0.7", { hostBits: "mask" }) as IpRange), "10.0.0.7");
 });

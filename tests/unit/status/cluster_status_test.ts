@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { formatAge } from "../../../src/status/cluster_status.ts";
+import { formatAge } from "../../../src/status/ages.ts";
 import {
   heartbeatLease,
   lbService,

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import type { V1Lease } from "@kubernetes/client-node";
-import { HostHeartbeat } from "../../../src/kube/host_heartbeat.ts";
+import { HostHeartbeat } from "../../../src/agent/host_heartbeat.ts";
 import type { LeaseApi } from "../../../src/kube/lease_api.ts";
 import {
   decodeHostReport,

@@ -4,10 +4,10 @@ import {
   PASSWORD_FILE,
   readInputFile,
   TOKEN_FILE,
-} from "../../../src/config/read_input_file.ts";
-import { accountEntry } from "../../../src/config/process_user.ts";
+} from "../../../src/files/read_input_file.ts";
+import { accountEntry } from "../../../src/files/process_user.ts";
 
-const MODULE = new URL("../../../src/config/read_input_file.ts", import.meta.url).href;
+const MODULE = new URL("../../../src/files/read_input_file.ts", import.meta.url).href;
 
 async function mkfifo(path: string): Promise<void> {
   const made = await new Deno.Command("mkfifo", { args: [path] }).output();

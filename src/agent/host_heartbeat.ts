@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { MicroTime as V1MicroTime } from "./micro_time.ts";
+import { MicroTime as V1MicroTime } from "../kube/micro_time.ts";
 import type { V1Lease, V1OwnerReference } from "@kubernetes/client-node";
 import { logger } from "../log/logging.ts";
 import {
@@ -21,10 +21,10 @@ import {
   type HostReport,
 } from "../status/host_report.ts";
 import { encodeHostReport } from "../status/encode_host_report.ts";
-import { isConflict, isNotFound, KubeApiError } from "./ports.ts";
-import type { LeaseApi } from "./lease_api.ts";
-import { delay } from "./delay.ts";
-import { Wakeable } from "./wakeable_delay.ts";
+import { isConflict, isNotFound, KubeApiError } from "../kube/ports.ts";
+import type { LeaseApi } from "../kube/lease_api.ts";
+import { delay } from "../kube/delay.ts";
+import { Wakeable } from "../kube/wakeable_delay.ts";
 import { errorMessage } from "../log/error_message.ts";
 
 /**

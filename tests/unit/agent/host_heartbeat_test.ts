@@ -4,7 +4,7 @@ import {
   heartbeatOwnerReferences,
   HostHeartbeat,
   type HostNode,
-} from "../../../src/kube/host_heartbeat.ts";
+} from "../../../src/agent/host_heartbeat.ts";
 import type { LeaseApi } from "../../../src/kube/lease_api.ts";
 import { KubeApiError } from "../../../src/kube/ports.ts";
 import { decodeHostReport } from "../../../src/status/host_report.ts";
