@@ -4,9 +4,9 @@ import { reset } from "@logtape/logtape";
 import { renderHostKeepalived } from "../../../../../providers/baremetal/keepalived/announcer.ts";
 import { renderWithdrawnConfig } from "../../../../../providers/baremetal/keepalived/render.ts";
 import { startKeepalived } from "../../../../../providers/baremetal/keepalived/start_keepalived.ts";
-import { captureLogs } from "../../../_fakes/captured_logs.ts";
-import { testConfig } from "../../../_fakes/test_inventory.ts";
-import { startRootStep } from "../../../_fakes/root_step.ts";
+import { captureLogs } from "../../../../unit/_fakes/captured_logs.ts";
+import { testConfig } from "../../../../unit/_fakes/test_inventory.ts";
+import { startRootStep } from "../../../../unit/_fakes/root_step.ts";
 
 Deno.test("startKeepalived() stages the file at start-up for the root step, which installs it; its loops end cleanly on abort", async () => {
   const dir = await Deno.makeTempDir({ prefix: "keelson-keepalived-test." });

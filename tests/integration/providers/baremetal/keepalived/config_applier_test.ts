@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { type LogRecord, reset } from "@logtape/logtape";
 import { Registry } from "prom-client";
 import { KeepalivedApplier } from "../../../../../providers/baremetal/keepalived/config_applier.ts";
-import { FakeClock } from "../../../_fakes/fake_clock.ts";
-import { captureLogs } from "../../../_fakes/captured_logs.ts";
+import { FakeClock } from "../../../../unit/_fakes/fake_clock.ts";
+import { captureLogs } from "../../../../unit/_fakes/captured_logs.ts";
 
 // a stand-in for `keepalived -t -f`: rejects a file containing "bogus" with rc 5 and a message
 const CHECK = [
