@@ -368,10 +368,7 @@ Deno.test("OutOfServiceController.run is told of a power change without any Node
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.deepEqual(taintsOf(cluster, "w1"), []);
     power.set("w1", "off", Date.now());
-    const deadline = Date.now() + 20_000;
-    while (taintsOf(cluster, "w1").length === 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await pollUntil("w1's taint", () => taintsOf(cluster, "w1").length > 0, { timeoutMs: 20_000 });
     assert.equal(taintsOf(cluster, "w1").length, 1);
   } finally {
     stop.abort();

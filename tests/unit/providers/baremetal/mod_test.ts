@@ -33,10 +33,6 @@ function web(ip: string): V1Service {
   };
 }
 
-async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
-  await pollUntil(what, check);
-}
-
 Deno.test("registerBaremetal() builds a provider whose host side starts before any cluster, follows Services once connected, and warns about orphans only while leading", async () => {
   const dir = await Deno.makeTempDir({ prefix: "keelson-provider-test." });
   const stop = new AbortController();
@@ -69,7 +65,7 @@ Deno.test("registerBaremetal() builds a provider whose host side starts before a
       services: cluster.services,
       signal: stop.signal,
     });
-    await eventually(async () => (await file()).includes("192.0.2.2"), "the Service VIP");
+    await pollUntil("the Service VIP", async () => (await file()).includes("192.0.2.2"));
     const status = await provider.loadBalancer!.ensureLoadBalancer(
       "k",
       cluster.services.get("shop/web")!,
