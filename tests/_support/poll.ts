@@ -116,3 +116,13 @@ export async function settlesWithin(promise: Promise<unknown>, ms: number): Prom
     clearTimeout(timer);
   }
 }
+
+/**
+ * Lets the event loop turn `count` times (a zero-delay timer each): what is already queued runs
+ * (promise chains, timers due now), nothing waits on the clock. For in-memory fakes whose work is
+ * all queued; anything that takes time is awaited with `pollUntil`.
+ * @param count how many turns. @default 1
+ */
+export async function turns(count = 1): Promise<void> {
+  for (let i = 0; i < count; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+}

@@ -157,12 +157,13 @@ Deno.test("createInformer() resync delivers every cached object as an update wit
     path: "/api/v1/nodes",
     kind: "Node",
     resyncMs: 60_000,
-    sleep: (ms, signal) => {
+    sleep: (ms, signal): Promise<void> => {
       if (ms !== 60_000) return Promise.resolve();
       resyncs++;
-      // let the first resync through, then wait for the abort
+      // let the first resync through once the list is cached, then wait for the abort
       return resyncs === 1
-        ? new Promise((r) => setTimeout(r, 5))
+        ? pollUntil("a cached", () => informer.get("a") !== undefined, { intervalMs: 1 })
+          .then(() => {})
         : new Promise((_, reject) =>
           signal?.addEventListener("abort", () => reject(signal.reason))
         );

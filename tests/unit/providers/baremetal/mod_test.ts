@@ -8,7 +8,7 @@ import { registerBaremetal } from "../../../../providers/baremetal/mod.ts";
 import { FakeCluster } from "../../_fakes/fake_cluster.ts";
 import { RecordingEventRecorder } from "../../_fakes/recording_event_recorder.ts";
 import { testConfig } from "../../_fakes/test_inventory.ts";
-import { pollUntil } from "../../../_support/poll.ts";
+import { pollUntil, turns } from "../../../_support/poll.ts";
 import { startRootStep } from "../../_fakes/root_step.ts";
 
 function inventory(dir: string, pool: string): Config {
@@ -107,7 +107,7 @@ Deno.test("registerBaremetal() builds a provider whose host side starts before a
     leading.abort();
     config = inventory(dir, "192.0.2.24/29");
     await provider.reconfigure!("test reload");
-    await new Promise((r) => setTimeout(r, 0));
+    await turns();
     assert.equal(events.events.length, 2);
 
     stop.abort();
