@@ -6,7 +6,7 @@ import { parseConfig } from "../../../src/config/parse_config.ts";
 import { ConfigReloader } from "../../../src/config/reloader.ts";
 import { loadInventory } from "../../../src/config/load_config.ts";
 import type { Config } from "../../../src/config/types.ts";
-import { pollUntil } from "../../_support/poll.ts";
+import { holdsFor, pollUntil, settlesWithin } from "../../_support/poll.ts";
 
 const MACHINE = '\n[[machines]]\nname = "w-1"\n';
 const VALID_A = '[cluster]\nname = "a"\n' + MACHINE;
@@ -149,7 +149,7 @@ Deno.test("ConfigReloader.run() reloads once for a burst of file changes", async
     await Deno.writeTextFile(f.path, `[cluster]\nname = "${name}"\n` + MACHINE);
   }
   await pollUntil("onChange", () => f.changes.length > 0, RELOADED);
-  await new Promise((r) => setTimeout(r, 450));
+  await holdsFor("one reload for the burst", () => f.changes.length === 1, { forMs: 450 });
   controller.abort();
   await running;
   assert.equal(f.changes.length, 1);
@@ -250,10 +250,7 @@ Deno.test("ConfigReloader.run() still sees changes and stops with a FIFO next to
   await pollUntil("onChange after the rename", () => f.changes.length === 1, RELOADED);
   controller.abort();
   // before: run() never returned, so SIGTERM never ended the agent
-  const stopped = await Promise.race([
-    running.then(() => true),
-    new Promise<boolean>((r) => setTimeout(() => r(false), 5_000)),
-  ]);
+  const stopped = await settlesWithin(running, 5_000);
   assert.ok(stopped, "run() did not return after the abort");
 });
 

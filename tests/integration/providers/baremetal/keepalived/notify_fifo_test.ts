@@ -4,7 +4,7 @@ import {
   parseNotifyLine,
   readNotifyFifo,
 } from "../../../../../providers/baremetal/keepalived/notify_fifo.ts";
-import { pollUntil } from "../../../../_support/poll.ts";
+import { holdsFor, pollUntil } from "../../../../_support/poll.ts";
 
 Deno.test("parseNotifyLine() reads keepalived 2.2.7's instance lines", () => {
   assert.deepEqual(parseNotifyLine('INSTANCE "keelson_v4_g5" MASTER 200'), {
@@ -120,8 +120,7 @@ Deno.test({
     });
     try {
       await pollUntil("gone at the start: keepalived has not created it", () => gones === 1);
-      await new Promise((r) => setTimeout(r, 200));
-      assert.equal(gones, 1, "said once while it stays absent");
+      await holdsFor("said once while it stays absent", () => gones === 1, { forMs: 200 });
       await mkfifo(path);
       await pollUntil("the first open", () => opens === 1);
       // a reload: keepalived puts a new FIFO at the path at once
@@ -132,8 +131,7 @@ Deno.test({
       // a stop: keepalived deletes its FIFO
       await Deno.remove(path);
       await pollUntil("gone after the stop", () => gones === 2);
-      await new Promise((r) => setTimeout(r, 200));
-      assert.equal(gones, 2);
+      await holdsFor("said once after the stop", () => gones === 2, { forMs: 200 });
       await mkfifo(path);
       await pollUntil("the open after keepalived started again", () => opens === 3);
     } finally {
@@ -156,7 +154,7 @@ Deno.test("readNotifyFifo() refuses a regular file in place of the FIFO and ends
     signal: controller.signal,
     retryMs: 20,
   });
-  await new Promise((r) => setTimeout(r, 100));
+  await holdsFor("no event from a regular file", () => events.length === 0, { forMs: 100 });
   controller.abort();
   await reading;
   assert.deepEqual(events, []);
@@ -194,7 +192,7 @@ Deno.test({
       // a real line after them is read: the reader is back in step
       await writeFifo(path, 'INSTANCE "c" BACKUP 100\n');
       await pollUntil("the line after the junk", () => events.length > 0);
-      await new Promise((r) => setTimeout(r, 100));
+      await holdsFor("no event after it", () => events.length === 1, { forMs: 100 });
       // before: "a" and "b" became MASTER
       assert.deepEqual(events, [{ kind: "state", instance: "c", state: "BACKUP", priority: 100 }]);
     } finally {
