@@ -1,7 +1,11 @@
 /**
  * The one way a test waits for something to happen: poll a probe until it yields a value, with
  * a bound, and fail naming what never happened. Every tier uses it (unit, integration, e2e,
- * bench), so a timeout reads the same everywhere and no loop waits without a deadline.
+ * bench), so a timeout reads the same everywhere and no loop waits without a deadline. Beside it:
+ * `holdsFor`, a window in which something must keep holding (failing at the first look where it
+ * does not), `settlesWithin`, the bound on something that ends by itself, and `turns`, a turn of
+ * the event loop for in-memory fakes. On the Kubernetes API, a window where nothing may be written
+ * is `quietFor` (tests/integration/_harness/quiet.ts).
  *
  * @module
  */

@@ -2,7 +2,8 @@
  * How tests wait and what the unit tier may do, read from the tests' text:
  *
  * - a test waits for a condition through `pollUntil` (tests/_support/poll.ts) and watches a
- *   window where nothing may happen through `quietFor` (tests/_support/quiet.ts); a fixed sleep
+ *   window where nothing may happen through `holdsFor` (the same file) or, on the API, `quietFor`
+ *   (tests/integration/_harness/quiet.ts); a fixed sleep
  *   (`setTimeout` handed a bare resolve, a `sleep`/`delay` helper) passes when the awaited thing is
  *   merely slow and fails when the machine is loaded, so none is written outside tests/bench and
  *   tests/_support, except the few listed below with the reason no condition exists;
@@ -23,7 +24,7 @@ async function* sourceFiles(dir: string): AsyncGenerator<string> {
   }
 }
 
-/** Every test file, as a path under tests/ (`unit/x_test.ts`). */
+/** Every test file, as a path under tests/ (`unit/kube/informer_test.ts`). */
 async function testFiles(): Promise<string[]> {
   const files: string[] = [];
   for await (const file of sourceFiles(TESTS.replace(/\/$/, ""))) {
