@@ -8,7 +8,7 @@
  *   deno run --allow-read --allow-write scripts/inventory_reference.ts          rewrites the doc
  *   deno run --allow-read scripts/inventory_reference.ts --check                exit 1 if stale
  *
- * tests/unit/deploy/inventory_reference_test.ts fails when the doc and the schema disagree.
+ * tests/integration/deploy/inventory_reference_test.ts fails when the doc and the schema disagree.
  *
  * @module
  */

@@ -18,7 +18,8 @@ import {
   shippedDirs,
   TEST_USER,
 } from "../integration/_harness/shipped_keelson.ts";
-import { e2eUnavailable, run, sleep } from "./_keepalived_lab.ts";
+import { e2eUnavailable, run } from "./_keepalived_lab.ts";
+import { pollUntil } from "../_support/poll.ts";
 
 /** The lab's addresses. */
 export const NET = "10.252.0";
@@ -221,14 +222,11 @@ export class BgpLab {
   }
 
   async #waitSocket(socket: string): Promise<void> {
-    for (let i = 0; i < 100; i++) {
-      try {
-        const out = await run("birdcl", ["-s", socket, "show", "status"]);
-        if (out.includes("Daemon is up")) return;
-      } catch { /* not yet */ }
-      await sleep(50);
-    }
-    throw new Error(`BIRD on ${socket} did not come up`);
+    await pollUntil(
+      `BIRD up on ${socket}`,
+      async () => (await run("birdcl", ["-s", socket, "show", "status"])).includes("Daemon is up"),
+      { timeoutMs: 10_000, intervalMs: 50, retryErrors: true },
+    );
   }
 
   /** `birdcl` against the ToR. */
@@ -303,19 +301,18 @@ export class BgpLab {
     );
     server.start();
     try {
-      for (let i = 0; i < 50; i++) {
-        const out = await run("ip", [
+      const answer = () =>
+        run("ip", [
           "netns",
           "exec",
           this.ns("tor"),
           "bash",
           "-c",
           `exec 3<>/dev/tcp/${POD_IP}/7 && timeout 2 head -1 <&3`,
-        ]).catch(() => "");
-        if (out.includes("pong")) return out.trim();
-        await sleep(100);
-      }
-      return "";
+        ]).then((out) => out.includes("pong") ? out.trim() : undefined, () => undefined);
+      // no answer is an answer too: the caller says what it means
+      return await pollUntil("a pong", answer, { timeoutMs: 5_000, intervalMs: 100 })
+        .then(({ value }) => value, () => "");
     } finally {
       await server.stop(1000);
     }

@@ -11,7 +11,7 @@
  * @module
  */
 import { type ShippedDirs, shippedDirs } from "../integration/_harness/shipped_keelson.ts";
-import { pollUntil } from "../_support/poll.ts";
+import { pollUntil, settlesWithin } from "../_support/poll.ts";
 
 const encoder = new TextEncoder();
 
@@ -315,10 +315,7 @@ export class KeepalivedLab {
       } catch { /* already gone */ }
     }
     for (const child of this.#children) {
-      const done = await Promise.race([
-        child.status.then(() => true),
-        sleep(3000).then(() => false),
-      ]);
+      const done = await settlesWithin(child.status, 3000);
       if (!done) {
         try {
           child.kill("SIGKILL");

@@ -22,7 +22,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { pollUntil } from "../_support/poll.ts";
+import { holdsFor, pollUntil } from "../_support/poll.ts";
 import type { V1Lease, V1Node, V1Service } from "@kubernetes/client-node";
 import { decodeHostReport, HOST_REPORT_ANNOTATION } from "../../src/status/host_report.ts";
 import { findAssets } from "../integration/_harness/assets.ts";
@@ -48,7 +48,7 @@ import {
   TOR_IP,
   WORKER_IP,
 } from "./_bgp_lab.ts";
-import { report, sleep } from "./_keepalived_lab.ts";
+import { report } from "./_keepalived_lab.ts";
 
 const assets = await findAssets();
 const reason = bgpLabUnavailable() ?? (assets.ok ? undefined : assets.reason);
@@ -314,11 +314,10 @@ Deno.test({
       );
       assert.match(intruded.value ?? "", /its machine is not in the inventory/);
       // every host renders on the Node event: watch a while longer than a render takes
-      const watchUntil = performance.now() + 3_000;
-      while (performance.now() < watchUntil) {
+      await holdsFor("the ToR's next hop for w-1's CIDR", async () => {
         await watchTor();
-        await sleep(50);
-      }
+        return seenHops.size === 1 && seenHops.has(WORKER_IP);
+      }, { forMs: 3_000, intervalMs: 50 });
       assert.deepEqual([...seenHops], [WORKER_IP], "the ToR's route for w-1's CIDR changed");
       const w1 = (await cpRef.request<V1Node>("GET", "/api/v1/nodes/w-1")).body as V1Node;
       assert.equal(

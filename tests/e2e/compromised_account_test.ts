@@ -29,7 +29,7 @@ import {
   testUser,
 } from "../integration/_harness/shipped_keelson.ts";
 import { e2eUnavailable, report, run } from "./_keepalived_lab.ts";
-import { pollUntil } from "../_support/poll.ts";
+import { holdsFor, pollUntil } from "../_support/poll.ts";
 import { parseConfig } from "../../src/config/parse_config.ts";
 import { renderHostKeepalived } from "../../providers/baremetal/keepalived/announcer.ts";
 import { renderHostBird } from "../../providers/baremetal/bird/host_config.ts";
@@ -179,8 +179,7 @@ Deno.test({
       `--- root step\n${(await read(rootLog)).slice(-3000)}\n--- keepalived\n${
         (await read(keepalivedLog)).slice(-1500)
       }\n--- bird\n${(await read(birdLog)).slice(-1500)}`;
-    const until = <T>(what: string, probe: () => Promise<T | undefined | false>) =>
-      pollUntil(what, probe, { timeoutMs: BOUND_MS, intervalMs: 20, context });
+    const polled = { timeoutMs: BOUND_MS, intervalMs: 20, context };
 
     // the root step as keelson-apply.service runs it: root, no capability, the agent's group
     const rootStep = await keelsonCommand([
@@ -210,9 +209,10 @@ Deno.test({
         const t0 = performance.now();
         await stage(stageDir, "keepalived.conf", good);
         await stage(stageDir, "bird.conf", goodBird);
-        await until(
+        await pollUntil(
           "the root step to install both files",
           async () => (await read(kaFile)) === good && (await read(birdFile)) === goodBird,
+          polled,
         );
         report(`RESULT root_step_first_install_ms=${Math.round(performance.now() - t0)}`);
         const stat = await Deno.stat(kaFile);
@@ -241,13 +241,15 @@ Deno.test({
             ],
           }).spawn(),
         );
-        await until(
+        await pollUntil(
           `${SERVICE_VIP} on eth0`,
           async () => (await addresses()).includes(SERVICE_VIP),
+          polled,
         );
-        await until(
+        await pollUntil(
           `BIRD to originate ${BGP_VIP}/32`,
           async () => (await bird("show", "route")).includes(`${BGP_VIP}/32`),
+          polled,
         );
       },
     );
@@ -284,10 +286,10 @@ Deno.test({
         assert.match(hostile, /track_script/);
         assert.notEqual(hostile, good);
         await stage(stageDir, "keepalived.conf", hostile);
-        const outcome = await until("the root step's outcome", async () => {
+        const outcome = await pollUntil("the root step's outcome", async () => {
           const o = parseStageOutcome(await read(outcomeFile(kaFile)));
           return o?.result === "refused" ? o : undefined;
-        });
+        }, polled);
         report(`RESULT keepalived_refused: ${outcome.value.message}`);
         assert.equal(await read(kaFile), good, "the installed file is the last good one");
       },
@@ -305,10 +307,10 @@ Deno.test({
           "protocol static evil {\n  ipv4;\n  route 0.0.0.0/0 via " + `${SUBNET}.99;\n}\n` +
           "protocol kernel {\n  ipv4 { export all; };\n}\n";
         await stage(stageDir, "bird.conf", hostile);
-        const outcome = await until("the root step's outcome", async () => {
+        const outcome = await pollUntil("the root step's outcome", async () => {
           const o = parseStageOutcome(await read(outcomeFile(birdFile)));
           return o?.result === "refused" ? o : undefined;
-        });
+        }, polled);
         report(`RESULT bird_refused: ${outcome.value.message}`);
         assert.equal(await read(birdFile), goodBird, "the installed file is the last good one");
       },
@@ -340,14 +342,20 @@ Deno.test({
         const second = goodKeepalived([SERVICE_VIP, SECOND_VIP]);
         const t0 = performance.now();
         await stage(stageDir, "keepalived.conf", second);
-        await until(
+        await pollUntil(
           `${SECOND_VIP} on eth0 after a good staging`,
           async () => (await addresses()).includes(SECOND_VIP),
+          polled,
         );
         report(`RESULT good_staging_to_vip_ms=${Math.round(performance.now() - t0)}`);
         assert.ok((await addresses()).includes(SERVICE_VIP));
-        // a notify_master or track_script would have run by now (a master transition happened)
-        await new Promise((r) => setTimeout(r, 2000));
+        // a notify_master or track_script would run on the master transition: watched for 2 s
+        const absent = (file: string) => Deno.stat(file).then(() => false, () => true);
+        await holdsFor(
+          "no notify or track script ran",
+          async () => await absent(marker) && await absent(`${marker}.track`),
+          { forMs: 2000, intervalMs: 50 },
+        );
         for (const file of [marker, `${marker}.track`]) {
           assert.equal(
             await Deno.stat(file).then(() => true, () => false),

@@ -21,7 +21,7 @@ import {
   shellCommand,
 } from "../integration/_harness/shipped_keelson.ts";
 import { waitFor } from "../integration/_harness/wait.ts";
-import { pollUntil } from "../_support/poll.ts";
+import { holdsFor, pollUntil } from "../_support/poll.ts";
 
 const REQUIRED_TOOLS = ["openssl", "python3", "curl"];
 
@@ -133,18 +133,13 @@ Deno.test({
 
       // the stand-ins answer before keelson starts, so every probe starts from a healthy apiserver
       for (const node of lab.nodes) {
-        for (let attempt = 0;; attempt++) {
-          const ok = await inNamespace(lab, node, [
-            "curl",
-            "-sSk",
-            "-m",
-            "2",
-            "https://127.0.0.1:6443/readyz",
-          ]).then(() => true, () => false);
-          if (ok) break;
-          if (attempt > 100) throw new Error(`${node}'s stand-in apiserver does not answer`);
-          await sleep(100);
-        }
+        await pollUntil(
+          `${node}'s stand-in apiserver`,
+          () =>
+            inNamespace(lab, node, ["curl", "-sSk", "-m", "2", "https://127.0.0.1:6443/readyz"])
+              .then(() => true, () => false),
+          { timeoutMs: 30_000, intervalMs: 100 },
+        );
       }
 
       // built before the clock starts (the first call bundles main.ts)
@@ -207,7 +202,11 @@ Deno.test({
           `(config files after ${filesMs.toFixed(0)} ms; ` +
           `VIP ${(performance.now() - keepalivedStart).toFixed(0)} ms after keepalived start)`,
       );
-      await sleep(1000); // no second holder appears
+      await holdsFor(
+        "one holder of the control-plane VIP",
+        async () => (await lab.holders([CP_VIP])).get(CP_VIP)!.length === 1,
+        { forMs: 1000, intervalMs: 50 },
+      );
       const [master] = (await lab.holders([CP_VIP])).get(CP_VIP)!;
       assert.ok(master, "nobody holds the VIP");
       assert.deepEqual((await lab.holders([CP_VIP])).get(CP_VIP), [master]);
@@ -253,18 +252,20 @@ Deno.test({
       const failAt = performance.now();
       await Deno.writeTextFile(`${lab.nodeDir(master)}/fail`, "");
       let trackMs: number | undefined;
-      let moveMs: number | undefined;
-      let holders: string[] = [];
-      while (moveMs === undefined) {
-        const now = performance.now() - failAt;
-        if (now > 15_000) throw new Error(`the VIP stayed on ${holders.join(",")}`);
+      let moveMs = 0;
+      let seen: string[] = [];
+      const { value: holders } = await pollUntil("the VIP to move", async () => {
         if (trackMs === undefined && (await Deno.readTextFile(healthFile)) === "1\n") {
-          trackMs = now;
+          trackMs = performance.now() - failAt;
         }
-        holders = (await lab.holders([CP_VIP])).get(CP_VIP)!;
-        if (holders.length === 1 && holders[0] !== master) moveMs = performance.now() - failAt;
-        else await sleep(10);
-      }
+        seen = (await lab.holders([CP_VIP])).get(CP_VIP)!;
+        moveMs = performance.now() - failAt;
+        return seen.length === 1 && seen[0] !== master ? seen : undefined;
+      }, {
+        timeoutMs: 15_000,
+        intervalMs: 10,
+        context: () => `the VIP stayed on ${seen.join(",")}`,
+      });
       trackMs ??= moveMs;
       report(
         `RESULT apiserver_500_failover_ms=${moveMs.toFixed(0)} from=${master} to=${holders[0]} ` +
@@ -326,8 +327,12 @@ Deno.test({
           (performance.now() - reloadAt).toFixed(0)
         }`,
       );
-      await sleep(1000);
-      assert.deepEqual((await lab.holders([CP_VIP])).get(CP_VIP), after, "the VIP moved on reload");
+      await holdsFor(
+        "the VIP where it was through the reload",
+        async () =>
+          JSON.stringify((await lab.holders([CP_VIP])).get(CP_VIP)) === JSON.stringify(after),
+        { forMs: 1000, intervalMs: 50 },
+      );
 
       // SIGTERM stops keelson cleanly although it never reached a Kubernetes API
       for (const [node, child] of keelson) {

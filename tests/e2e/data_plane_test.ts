@@ -211,20 +211,6 @@ async function events(cp: ControlPlane, service: string): Promise<CoreV1Event[]>
   return list.items;
 }
 
-async function until<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  timeoutMs: number,
-  onTimeout: () => Promise<string>,
-): Promise<{ value: T; ms: number }> {
-  return await pollUntil(what, check, {
-    timeoutMs,
-    intervalMs: 50,
-    retryErrors: true,
-    context: onTimeout,
-  });
-}
-
 async function metricsOf(lab: KeepalivedLab, node: string): Promise<string> {
   return await run("ip", [
     "netns",
@@ -308,36 +294,26 @@ Deno.test({
       }
       // keepalived starts once keelson wrote its file (with the Service VIPs and the FIFO)
       const vips = new Map<string, string>();
-      await until(
-        "every Service to get a VIP",
-        async () => {
-          for (const name of SERVICES) {
-            const svc = await cp!.requestOk<V1Service>(
-              "GET",
-              `/api/v1/namespaces/default/services/${name}`,
-            );
-            const ip = svc.status?.loadBalancer?.ingress?.[0]?.ip;
-            if (!ip) return undefined;
-            vips.set(name, ip);
-          }
-          return true;
-        },
-        120_000,
-        logs,
-      );
-      await until(
-        "the rendered files to hold every VIP",
-        async () => {
-          for (const node of lab.nodes) {
-            const text = await Deno.readTextFile(lab.confFile(node)).catch(() => "");
-            if (![...vips.values()].every((v) => text.includes(`${v}/32`))) return undefined;
-            if (!text.includes("vrrp_notify_fifo")) return undefined;
-          }
-          return true;
-        },
-        60_000,
-        logs,
-      );
+      await pollUntil("every Service to get a VIP", async () => {
+        for (const name of SERVICES) {
+          const svc = await cp!.requestOk<V1Service>(
+            "GET",
+            `/api/v1/namespaces/default/services/${name}`,
+          );
+          const ip = svc.status?.loadBalancer?.ingress?.[0]?.ip;
+          if (!ip) return undefined;
+          vips.set(name, ip);
+        }
+        return true;
+      }, { timeoutMs: 120_000, intervalMs: 50, retryErrors: true, context: logs });
+      await pollUntil("the rendered files to hold every VIP", async () => {
+        for (const node of lab.nodes) {
+          const text = await Deno.readTextFile(lab.confFile(node)).catch(() => "");
+          if (![...vips.values()].every((v) => text.includes(`${v}/32`))) return undefined;
+          if (!text.includes("vrrp_notify_fifo")) return undefined;
+        }
+        return true;
+      }, { timeoutMs: 60_000, intervalMs: 50, retryErrors: true, context: logs });
       for (const node of lab.nodes) lab.startKeepalived(node);
       const allVips = [...vips.values()];
       await lab.waitFor(
@@ -348,22 +324,22 @@ Deno.test({
       );
 
       // 1. keelson status: every VIP on exactly one host, the same the kernel says
-      const steady = await until(
-        "status to show every VIP on one host",
-        async () => {
-          const holders = await lab.holders(allVips);
-          const status = await clusterStatus(cp!);
-          const ok = problems(status).length === 0 && allVips.every((v) => {
-            const row = status.vips.find((r) => r.vip === v);
-            return row?.hosts.length === 1 &&
-              row.hosts[0] === HOSTS[holders.get(v)![0]!] &&
-              row.states.length === 3;
-          });
-          return ok ? status : undefined;
-        },
-        60_000,
-        async () => JSON.stringify(await clusterStatus(cp!), null, 1) + await logs(),
-      );
+      const steady = await pollUntil("status to show every VIP on one host", async () => {
+        const holders = await lab.holders(allVips);
+        const status = await clusterStatus(cp!);
+        const ok = problems(status).length === 0 && allVips.every((v) => {
+          const row = status.vips.find((r) => r.vip === v);
+          return row?.hosts.length === 1 &&
+            row.hosts[0] === HOSTS[holders.get(v)![0]!] &&
+            row.states.length === 3;
+        });
+        return ok ? status : undefined;
+      }, {
+        timeoutMs: 60_000,
+        intervalMs: 50,
+        retryErrors: true,
+        context: async () => JSON.stringify(await clusterStatus(cp!), null, 1) + await logs(),
+      });
       report(
         `RESULT status_steady leader=${steady.value.leader.identity} hosts=${
           steady.value.hosts.map((h) => h.host).join(",")
@@ -406,7 +382,7 @@ Deno.test({
 
       // 1b. the notify FIFO: every host's heartbeat has each of its instances' VRRP state from
       // keepalived itself (the file names the FIFO for the user Keelson runs as, and Keelson reads it)
-      const fifo = await until(
+      const fifo = await pollUntil(
         "every host's heartbeat to report its VRRP states from the notify FIFO",
         async () => {
           const reports = await heartbeats(cp!);
@@ -419,8 +395,13 @@ Deno.test({
             );
           return ok ? reports : undefined;
         },
-        30_000,
-        async () => JSON.stringify(Object.fromEntries(await heartbeats(cp!))) + await logs(),
+        {
+          timeoutMs: 30_000,
+          intervalMs: 50,
+          retryErrors: true,
+          context: async () =>
+            JSON.stringify(Object.fromEntries(await heartbeats(cp!))) + await logs(),
+        },
       );
       // each VIP in the instance of exactly one MASTER
       const mastered = [...fifo.value.values()].flatMap((r) =>
@@ -441,13 +422,12 @@ Deno.test({
         metadata: { name: "web-new" },
         spec: { type: "LoadBalancer", ports: [{ port: 80, protocol: "TCP" }] },
       });
-      const created = await until(
+      const created = await pollUntil(
         "web-new to get a VIP",
         async () =>
           (await cp!.requestOk<V1Service>("GET", "/api/v1/namespaces/default/services/web-new"))
             .status?.loadBalancer?.ingress?.[0]?.ip,
-        60_000,
-        logs,
+        { timeoutMs: 60_000, intervalMs: 50, retryErrors: true, context: logs },
       );
       const newVip = created.value;
       const servedMs = await lab.waitFor(
@@ -468,30 +448,20 @@ Deno.test({
       const before = (await events(cp, "web-a")).length;
       const stoppedAt = performance.now();
       lab.keepalived.get(fromNode)!.kill("SIGTERM");
-      const moved = await until(
-        "status to show web-a's VIP on a new host",
-        async () => {
-          const row = (await clusterStatus(cp!)).vips.find((r) => r.vip === vipA);
-          return row?.hosts.length === 1 && row.hosts[0] !== HOSTS[fromNode]
-            ? row.hosts[0]
-            : undefined;
-        },
-        30_000,
-        logs,
-      );
+      const moved = await pollUntil("status to show web-a's VIP on a new host", async () => {
+        const row = (await clusterStatus(cp!)).vips.find((r) => r.vip === vipA);
+        return row?.hosts.length === 1 && row.hosts[0] !== HOSTS[fromNode]
+          ? row.hosts[0]
+          : undefined;
+      }, { timeoutMs: 30_000, intervalMs: 50, retryErrors: true, context: logs });
       const statusMs = performance.now() - stoppedAt;
-      const event = await until(
-        "a VIPHostChanged Event on web-a",
-        async () => {
-          const list = (await events(cp!, "web-a")).slice(0);
-          return list.find((e) =>
-            e.reason === "VIPHostChanged" &&
-            e.message === `VIP ${vipA} now served by ${moved.value}`
-          );
-        },
-        30_000,
-        logs,
-      );
+      const event = await pollUntil("a VIPHostChanged Event on web-a", async () => {
+        const list = (await events(cp!, "web-a")).slice(0);
+        return list.find((e) =>
+          e.reason === "VIPHostChanged" &&
+          e.message === `VIP ${vipA} now served by ${moved.value}`
+        );
+      }, { timeoutMs: 30_000, intervalMs: 50, retryErrors: true, context: logs });
       const eventMs = performance.now() - stoppedAt;
       const kernel = (await lab.holders([vipA])).get(vipA)!;
       report(
@@ -505,21 +475,16 @@ Deno.test({
       // keepalived back on that host (once the old one is gone: it removes its pid file last)
       await lab.keepalived.get(fromNode)!.status;
       lab.startKeepalived(fromNode);
-      await until(
-        "every VIP on one host again",
-        async () => {
-          const status = await clusterStatus(cp!);
-          return problems(status).length === 0 &&
-              status.vips.every((r) =>
-                r.hosts.length === 1 && r.states.length === 3 &&
-                r.states.every((x) => x.state === "MASTER" || x.state === "BACKUP")
-              )
-            ? true
-            : undefined;
-        },
-        60_000,
-        logs,
-      );
+      await pollUntil("every VIP on one host again", async () => {
+        const status = await clusterStatus(cp!);
+        return problems(status).length === 0 &&
+            status.vips.every((r) =>
+              r.hosts.length === 1 && r.states.length === 3 &&
+              r.states.every((x) => x.state === "MASTER" || x.state === "BACKUP")
+            )
+          ? true
+          : undefined;
+      }, { timeoutMs: 60_000, intervalMs: 50, retryErrors: true, context: logs });
 
       // 3. split brain: the host serving web-b's VIP is cut off the VRRP segment (its management
       // network, and so its heartbeat, still work): it stays MASTER, and a peer becomes MASTER too
@@ -527,46 +492,35 @@ Deno.test({
       const master = (await lab.holders([vipB])).get(vipB)![0]!;
       const cutAt = performance.now();
       await lab.setVrrpPort(master, false);
-      const split = await until(
-        "status to report the split brain",
-        async () => {
-          const row = (await clusterStatus(cp!)).vips.find((r) => r.vip === vipB);
-          return row?.problem === "split-brain" ? row.hosts : undefined;
-        },
-        30_000,
-        logs,
-      );
+      const split = await pollUntil("status to report the split brain", async () => {
+        const row = (await clusterStatus(cp!)).vips.find((r) => r.vip === vipB);
+        return row?.problem === "split-brain" ? row.hosts : undefined;
+      }, { timeoutMs: 30_000, intervalMs: 50, retryErrors: true, context: logs });
       const splitStatusMs = performance.now() - cutAt;
-      const warning = await until(
+      const warning = await pollUntil(
         "a VIPSplitBrain Warning on web-b",
         async () =>
           (await events(cp!, "web-b")).find((e) =>
             e.reason === "VIPSplitBrain" && e.type === "Warning"
           ),
-        30_000,
-        logs,
+        { timeoutMs: 30_000, intervalMs: 50, retryErrors: true, context: logs },
       );
       const splitEventMs = performance.now() - cutAt;
-      const gauge = await until(
-        "keelson_vip_serving_hosts 2 on the leader",
-        async () => {
-          for (const node of lab.nodes) {
-            const text = await metricsOf(lab, node);
-            const m = text.match(
-              new RegExp(
-                `^keelson_vip_serving_hosts\\{vip="${
-                  vipB.replaceAll(".", "\\.")
-                }",service="default/web-b"\\} (\\d+)`,
-                "m",
-              ),
-            );
-            if (m) return Number(m[1]) >= 2 ? node : undefined;
-          }
-          return undefined;
-        },
-        30_000,
-        logs,
-      );
+      const gauge = await pollUntil("keelson_vip_serving_hosts 2 on the leader", async () => {
+        for (const node of lab.nodes) {
+          const text = await metricsOf(lab, node);
+          const m = text.match(
+            new RegExp(
+              `^keelson_vip_serving_hosts\\{vip="${
+                vipB.replaceAll(".", "\\.")
+              }",service="default/web-b"\\} (\\d+)`,
+              "m",
+            ),
+          );
+          if (m) return Number(m[1]) >= 2 ? node : undefined;
+        }
+        return undefined;
+      }, { timeoutMs: 30_000, intervalMs: 50, retryErrors: true, context: logs });
       const splitCli = await statusCli(`${cp.dir}/admin-token.kubeconfig`);
       report(
         `RESULT split_brain_status_ms=${splitStatusMs.toFixed(0)} warning_ms=${
@@ -587,35 +541,25 @@ Deno.test({
       // 4. healed: one host again, everywhere
       const healAt = performance.now();
       await lab.setVrrpPort(master, true);
-      await until(
-        "status to be healthy again",
-        async () => {
-          const status = await clusterStatus(cp!);
-          return problems(status).length === 0 &&
-              status.vips.every((r) => r.hosts.length === 1)
-            ? true
-            : undefined;
-        },
-        30_000,
-        logs,
-      );
+      await pollUntil("status to be healthy again", async () => {
+        const status = await clusterStatus(cp!);
+        return problems(status).length === 0 &&
+            status.vips.every((r) => r.hosts.length === 1)
+          ? true
+          : undefined;
+      }, { timeoutMs: 30_000, intervalMs: 50, retryErrors: true, context: logs });
       const healMs = performance.now() - healAt;
-      await until(
-        "keelson_vip_serving_hosts back to 1",
-        async () => {
-          const text = await metricsOf(lab, gauge.value);
-          return new RegExp(
-              `^keelson_vip_serving_hosts\\{vip="${
-                vipB.replaceAll(".", "\\.")
-              }",service="default/web-b"\\} 1$`,
-              "m",
-            ).test(text)
-            ? true
-            : undefined;
-        },
-        30_000,
-        logs,
-      );
+      await pollUntil("keelson_vip_serving_hosts back to 1", async () => {
+        const text = await metricsOf(lab, gauge.value);
+        return new RegExp(
+            `^keelson_vip_serving_hosts\\{vip="${
+              vipB.replaceAll(".", "\\.")
+            }",service="default/web-b"\\} 1$`,
+            "m",
+          ).test(text)
+          ? true
+          : undefined;
+      }, { timeoutMs: 30_000, intervalMs: 50, retryErrors: true, context: logs });
       const healCli = await statusCli(`${cp.dir}/admin-token.kubeconfig`);
       report(`RESULT split_brain_healed_ms=${healMs.toFixed(0)}`);
       assert.deepEqual(problems(healCli.status), [], JSON.stringify(healCli.status.problems));
@@ -642,21 +586,21 @@ Deno.test({
         30_000,
       );
       const kernelMs = performance.now() - retireAt;
-      await until(
-        `status to show no VIP and no instance on ${retiredHost}`,
-        async () => {
-          const status = await clusterStatus(cp!);
-          return status.vips.length === allVips.length &&
-              status.vips.every((r) =>
-                r.hosts.length === 1 && r.hosts[0] !== retiredHost &&
-                r.states.every((x) => x.host !== retiredHost)
-              )
-            ? true
-            : undefined;
-        },
-        60_000,
-        async () => JSON.stringify(await clusterStatus(cp!), null, 1) + await logs(),
-      );
+      await pollUntil(`status to show no VIP and no instance on ${retiredHost}`, async () => {
+        const status = await clusterStatus(cp!);
+        return status.vips.length === allVips.length &&
+            status.vips.every((r) =>
+              r.hosts.length === 1 && r.hosts[0] !== retiredHost &&
+              r.states.every((x) => x.host !== retiredHost)
+            )
+          ? true
+          : undefined;
+      }, {
+        timeoutMs: 60_000,
+        intervalMs: 50,
+        retryErrors: true,
+        context: async () => JSON.stringify(await clusterStatus(cp!), null, 1) + await logs(),
+      });
       report(
         `RESULT retired_vips_off_kernel_ms=${kernelMs.toFixed(0)} status_ms=${
           (performance.now() - retireAt).toFixed(0)

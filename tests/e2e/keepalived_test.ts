@@ -13,6 +13,7 @@ import { KeepalivedApplier } from "../../providers/baremetal/keepalived/config_a
 import { observeVipRoles } from "../../providers/baremetal/keepalived/vip_roles.ts";
 import { testConfig } from "../unit/providers/baremetal/keepalived/_inventory.ts";
 import { e2eUnavailable, KeepalivedLab, report, run, sleep } from "./_keepalived_lab.ts";
+import { holdsFor } from "../_support/poll.ts";
 
 const unavailable = e2eUnavailable();
 if (unavailable) {
@@ -169,7 +170,12 @@ Deno.test({
         ["success", true],
       ]);
       const addMs = await lab.waitFor("added VIP", (h) => h.get(added)!.length === 1, [added]);
-      await sleep(1000); // give any flap time to show
+      // a flap of any VIP fails at once
+      await holdsFor("every VIP where it was, the added one once", async () => {
+        const now = await lab.holders([...all, added]);
+        return now.get(added)!.length === 1 &&
+          all.every((vip) => JSON.stringify(now.get(vip)) === JSON.stringify(before.get(vip)));
+      }, { forMs: 1000, intervalMs: 50 });
       const afterAll = await lab.holders([...all, added]);
       report(`RESULT reload_add_vip_ms=${addMs.toFixed(0)} on=${afterAll.get(added)}`);
       for (const vip of all) assert.deepEqual(afterAll.get(vip), before.get(vip), vip);

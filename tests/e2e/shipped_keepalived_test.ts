@@ -69,14 +69,6 @@ function inventory(configFile: string, work: string, trackDir: string, garp: num
   ].join("\n");
 }
 
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  context: () => Promise<string>,
-): Promise<{ value: T; ms: number }> {
-  return await pollUntil(what, probe, { timeoutMs: BOUND_MS, intervalMs: 50, context });
-}
-
 const read = (path: string) => Deno.readTextFile(path).catch(() => "");
 
 Deno.test({
@@ -147,10 +139,10 @@ Deno.test({
     children.push(started);
 
     await t.step("run writes keepalived's file with the FIFO block for its own user", async () => {
-      const { ms } = await until(
+      const { ms } = await pollUntil(
         "keepalived's file",
         async () => (await read(configFile)).includes("vrrp_instance") ? true : undefined,
-        context,
+        { timeoutMs: BOUND_MS, intervalMs: 50, context: context },
       );
       report(`keelson wrote ${configFile} ${Math.round(ms)} ms after start`);
       const text = await read(configFile);
@@ -159,10 +151,10 @@ Deno.test({
         `no FIFO block for ${USER}:\n${text}\n${await context()}`,
       );
       assert.match(text, /garp_master_refresh 60/);
-      await until(
+      await pollUntil(
         "the apiserver track file",
         async () => (await read(`${TRACK_DIR}/apiserver-health`)) !== "" ? true : undefined,
-        context,
+        { timeoutMs: BOUND_MS, intervalMs: 50, context: context },
       );
     });
 
@@ -178,10 +170,10 @@ Deno.test({
     children.push(keepalived);
 
     await t.step("the notify FIFO reports VRRP states to keelson", async () => {
-      const { ms } = await until(
+      const { ms } = await pollUntil(
         "a VRRP state from the FIFO",
         async () => /VRRP instance .* is /.test(await read(keelsonLog)) ? true : undefined,
-        context,
+        { timeoutMs: BOUND_MS, intervalMs: 50, context: context },
       );
       report(`first VRRP state from the FIFO ${Math.round(ms)} ms after keepalived started`);
     });
@@ -202,20 +194,20 @@ Deno.test({
           mode: 0o644,
         });
         Deno.kill(started.pid, "SIGHUP");
-        const { ms } = await until(
+        const { ms } = await pollUntil(
           `"SIGHUP sent to ${pid}" in keelson's log`,
           async () => (await sighups()) > sighupsBefore ? true : undefined,
-          context,
+          { timeoutMs: BOUND_MS, intervalMs: 50, context: context },
         );
         report(`keelson sent SIGHUP to keepalived ${Math.round(ms)} ms after its own SIGHUP`);
         assert.match(await read(configFile), /garp_master_refresh 30/);
-        await until(
+        await pollUntil(
           "keepalived to reload",
           async () =>
             ((await read(keepalivedLog)).match(/Reloading/g)?.length ?? 0) > reloadsBefore
               ? true
               : undefined,
-          context,
+          { timeoutMs: BOUND_MS, intervalMs: 50, context: context },
         );
       },
     );

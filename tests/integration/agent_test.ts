@@ -10,6 +10,7 @@ import type { CoreV1EventList, V1Lease, V1Node } from "@kubernetes/client-node";
 import { integrationTest, startControlPlane } from "./_harness/control_plane.ts";
 import { type KeelsonProcess, startKeelson } from "./_harness/keelson_process.ts";
 import { registerNode, UNINITIALIZED_TAINT, waitFor } from "./_harness/kubelet.ts";
+import { holdsFor, pollUntil } from "../_support/poll.ts";
 import { decodeHostReport } from "../../src/status/host_report.ts";
 
 // deno-lint-ignore no-console
@@ -196,7 +197,11 @@ addresses = ["192.0.2.8/29"]
 
       // SIGHUP reloads too (the file is unchanged, so only the timestamp moves)
       const before = await agent.metric("keelson_config_last_reload_success_timestamp_seconds");
-      await new Promise((r) => setTimeout(r, 1100));
+      // the gauge counts whole seconds: the next one first
+      await pollUntil("the next second", () => Math.floor(Date.now() / 1000) > before!, {
+        timeoutMs: 5_000,
+        intervalMs: 50,
+      });
       Deno.kill(agent.process.pid!, "SIGHUP");
       await waitFor(
         async () =>
@@ -290,8 +295,10 @@ internal_ips = ["10.0.0.21"]
         message: "the agent to lead",
       });
       await cp.stopApiserver();
-      await new Promise((resolve) => setTimeout(resolve, 10_000));
-      assert.ok(agent.process.running, "alive while the apiserver is down");
+      await holdsFor("the agent alive while the apiserver is down", () => agent.process.running, {
+        forMs: 10_000,
+        intervalMs: 100,
+      });
       assert.equal((await agent.get("/healthz"))?.status, 200);
       await cp.startApiserver();
       // the Lease was renewed by nobody for 10 s; the agent keeps or regains it

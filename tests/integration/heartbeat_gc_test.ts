@@ -16,6 +16,7 @@ import { type KeelsonProcess, startKeelson } from "./_harness/keelson_process.ts
 import { registerNode, waitFor } from "./_harness/kubelet.ts";
 import { applyRbac, nodeBoundToken } from "./_harness/credentials.ts";
 import { writeKubeconfig } from "./_harness/kubeconfig.ts";
+import { quietFor } from "./_harness/quiet.ts";
 
 // deno-lint-ignore no-console
 const figure = (text: string) => console.error(`FIGURE ${text}`);
@@ -171,7 +172,19 @@ controllerManagerTest(
             assert.equal(lease.metadata?.uid, lease2!.metadata!.uid, "the same object");
             return lease.spec?.renewTime !== renewed;
           }, { timeoutMs: 30_000, message: "keelson-host-n-2 to be renewed" });
-          await new Promise((resolve) => setTimeout(resolve, 3000));
+          // renewals go on; a delete or a new object (another uid) fails at once
+          await quietFor(cp, {
+            what: "keelson-host-n-2",
+            paths: [
+              "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases" +
+              "?fieldSelector=metadata.name%3Dkeelson-host-n-2",
+            ],
+            forMs: 3_000,
+            unwanted: (write) =>
+              write.type === "DELETED" ||
+              (write.object.metadata as { uid?: string } | undefined)?.uid !==
+                lease2!.metadata!.uid,
+          });
           const lease = await heartbeat(cp, "n-2");
           assert.equal(lease?.metadata?.uid, lease2!.metadata!.uid);
           assert.deepEqual(lease?.metadata?.ownerReferences, [

@@ -31,6 +31,7 @@ import { writeKubeconfig } from "./_harness/kubeconfig.ts";
 import { registerNode } from "./_harness/kubelet.ts";
 import { CLEANUP_FINALIZER, figure, POOL_ANNOTATION } from "./_harness/lb_services.ts";
 import { waitFor } from "./_harness/wait.ts";
+import { quietFor } from "./_harness/quiet.ts";
 import { decodeHostReport } from "../../src/status/host_report.ts";
 
 const LEADER = 'leader_election_master_status{name="keelson"}';
@@ -781,8 +782,16 @@ async function migrate(t: Deno.TestContext, m: Migration): Promise<void> {
           }, { timeoutMs: 30_000, message: `every BGP VIP in ${birdFile}` });
         }
 
-        // let trailing writes land, then count them
-        await new Promise((resolve) => setTimeout(resolve, 3000));
+        // trailing writes may land (a pool annotation), none that changes an ingress
+        await quietFor(cp, {
+          what: "the ingress MetalLB/kube-vip wrote",
+          paths: ["/api/v1/services"],
+          forMs: 3_000,
+          unwanted: (write) =>
+            before.has(write.key) &&
+            JSON.stringify((write.object as V1Service).status?.loadBalancer) !==
+              JSON.stringify(before.get(write.key)?.status?.loadBalancer),
+        });
         const final = await listServices(cp);
         for (const s of m.services) {
           const key = `${s.namespace}/${s.name}`;
@@ -848,7 +857,12 @@ async function migrate(t: Deno.TestContext, m: Migration): Promise<void> {
         const stopSeen = (await auditEvents(audit)).length;
         await agent.stop();
         assert.equal((await agent.process.exited()).code, 0);
-        await new Promise((resolve) => setTimeout(resolve, 1000));
+        // a request the agent sent before it exited lands within the window or not at all
+        await quietFor(cp, {
+          what: "Services after Keelson stopped",
+          paths: ["/api/v1/services"],
+          forMs: 1_000,
+        });
         const stopped = await listServices(cp);
         for (const s of m.services) {
           const key = `${s.namespace}/${s.name}`;

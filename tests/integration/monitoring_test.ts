@@ -16,6 +16,7 @@ import { parse, stringify } from "yaml";
 import { integrationTest, startControlPlane } from "./_harness/control_plane.ts";
 import { startKeelson } from "./_harness/keelson_process.ts";
 import { waitFor } from "./_harness/wait.ts";
+import { pollUntil } from "../_support/poll.ts";
 import {
   createLbService,
   createNamespace,
@@ -98,13 +99,10 @@ Deno.test({
       dir,
     });
     try {
-      let metrics = "";
-      for (let i = 0; i < 300 && metrics === ""; i++) {
+      const { value: metrics } = await pollUntil("an answer from /metrics", async () => {
         const response = await agent.get("/metrics");
-        if (response?.status === 200) metrics = response.body;
-        else await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      assert.notEqual(metrics, "", `/metrics never answered; log:\n${await agent.log()}`);
+        return response?.status === 200 ? response.body : undefined;
+      }, { timeoutMs: 30_000, intervalMs: 100, context: async () => `log:\n${await agent.log()}` });
       const leaderLines = metrics.split("\n").filter((l) =>
         l.startsWith("leader_election_master_status{")
       );

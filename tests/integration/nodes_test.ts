@@ -24,6 +24,7 @@ import { createBaremetalProvider } from "../../providers/baremetal/mod.ts";
 import { testConfig } from "../unit/_fakes/test_inventory.ts";
 import { type ControlPlane, integrationTest, startControlPlane } from "./_harness/control_plane.ts";
 import { registerNode, setNodeReady, UNINITIALIZED_TAINT, waitFor } from "./_harness/kubelet.ts";
+import { quietFor } from "./_harness/quiet.ts";
 
 const BASE_MACHINES = [
   {
@@ -274,7 +275,12 @@ integrationTest(
               message: "DeletionBlocked event on t-1",
             },
           );
-          await new Promise((resolve) => setTimeout(resolve, 1000));
+          await quietFor(cp, {
+            what: "blocked deletions",
+            paths: ["/api/v1/nodes"],
+            forMs: 1_000,
+            unwanted: (write) => write.type === "DELETED",
+          });
         } finally {
           await stopLifecycle();
         }
@@ -303,7 +309,13 @@ integrationTest(
               const left = await Promise.all([1, 2, 3].map((i) => getNode(cp, `r-${i}`)));
               return left.filter((n) => n === undefined).length === 1;
             }, { message: "one r-* Node deleted" });
-            await new Promise((resolve) => setTimeout(resolve, 1000));
+            // one deletion per minute: no second one
+            await quietFor(cp, {
+              what: "the deletion limit",
+              paths: ["/api/v1/nodes"],
+              forMs: 1_000,
+              unwanted: (write) => write.type === "DELETED",
+            });
           } finally {
             await stopLifecycle();
           }

@@ -29,6 +29,7 @@ import { figure } from "./_harness/lb_services.ts";
 import { readableByTestUser } from "./_harness/shipped_keelson.ts";
 import { startSushy, type Sushy } from "./_harness/sushy.ts";
 import { waitFor } from "./_harness/wait.ts";
+import { quietFor } from "./_harness/quiet.ts";
 
 const OUT_OF_SERVICE = "node.kubernetes.io/out-of-service";
 const SHUTDOWN_TAINT = "node.cloudprovider.kubernetes.io/shutdown";
@@ -210,7 +211,18 @@ integrationTest(
           ),
         );
         const tainted = performance.now();
-        await new Promise((resolve) => setTimeout(resolve, SWITCH_OFF_WATCH_MS));
+        // watched: an out-of-service taint on w-2 or a delete of its Pod fails at once
+        await quietFor(cp, {
+          what: "w-2 switched off",
+          paths: ["/api/v1/nodes", "/api/v1/pods"],
+          forMs: SWITCH_OFF_WATCH_MS,
+          unwanted: (write) =>
+            write.key === "w-2" &&
+              ((write.object as V1Node).spec?.taints ?? []).some((t) => t.key === OUT_OF_SERVICE) ||
+            write.key.endsWith("/p-w-2") &&
+              (write.type === "DELETED" ||
+                (write.object as V1Pod).metadata?.deletionTimestamp !== undefined),
+        });
         const keys = await taintKeys(cp, "w-2");
         assert.ok(!keys.some((k) => k.startsWith(OUT_OF_SERVICE)), `no out-of-service: ${keys}`);
         const p = await pod(cp, "p-w-2");

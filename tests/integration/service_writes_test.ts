@@ -22,6 +22,7 @@ import {
 } from "./_harness/lb_services.ts";
 import { registerNode } from "./_harness/kubelet.ts";
 import { waitFor } from "./_harness/wait.ts";
+import { quietFor } from "./_harness/quiet.ts";
 
 const SMP = "application/strategic-merge-patch+json";
 const OTHER_FINALIZER = "example.com/other";
@@ -159,8 +160,15 @@ integrationTest(
             const s = await getService(cp, "writes", name);
             assert.equal(s?.status?.loadBalancer?.ingress?.[0]?.ipMode, "VIP");
           }
-          // let trailing writes (if any) land before counting
-          await new Promise((resolve) => setTimeout(resolve, 1500));
+          // trailing writes may come, but none past the budget of 3 per Service
+          const ensured = (await statusPatches(cp)) - before +
+            writesOf(await eventWrites(cp, "writes"));
+          await quietFor(cp, {
+            what: "writes after every Service was ensured",
+            paths: ["/api/v1/namespaces/writes/services", "/api/v1/namespaces/writes/events"],
+            forMs: 3_000,
+            allowed: 3 * N - ensured,
+          });
           const patches = (await statusPatches(cp)) - before;
           const events = await eventWrites(cp, "writes");
           const writes = patches + writesOf(events);
@@ -188,7 +196,14 @@ integrationTest(
           const events = await eventWrites(cp, "writes");
           return events.filter((e) => e.reason === "DeletedLoadBalancer").length === N;
         }, { timeoutMs: 30_000, message: `${N} DeletedLoadBalancer events` });
-        await new Promise((resolve) => setTimeout(resolve, 1500));
+        const deleted = (await statusPatches(cp)) - before +
+          writesOf(await eventWrites(cp, "writes")) - eventsBefore;
+        await quietFor(cp, {
+          what: "writes after every Service was deleted",
+          paths: ["/api/v1/namespaces/writes/services", "/api/v1/namespaces/writes/events"],
+          forMs: 3_000,
+          allowed: 3 * N - deleted,
+        });
         const patches = (await statusPatches(cp)) - before;
         const eventsAfter = writesOf(await eventWrites(cp, "writes"));
         const writes = patches + eventsAfter - eventsBefore;

@@ -17,6 +17,7 @@ import { createMetricsRegistry } from "../../src/metrics/registry.ts";
 import { churn } from "./_harness/churn.ts";
 import { integrationTest, startControlPlane } from "./_harness/control_plane.ts";
 import { figure } from "./_harness/lb_services.ts";
+import { pollUntil, settlesWithin } from "../_support/poll.ts";
 
 const NAMESPACE = "watch-abort";
 const CONFIG_MAPS = 20;
@@ -56,19 +57,16 @@ integrationTest("a watch that carried 30,000 events ends within 1 s of its abort
       patches: PATCHES,
       concurrency: 8,
     });
-    const deadline = performance.now() + 60_000;
-    while (events < PATCHES && performance.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await pollUntil(`${PATCHES} events on the watch`, () => events >= PATCHES, {
+      timeoutMs: 60_000,
+      intervalMs: 50,
+    }).catch(() => undefined); // the assertion below names what was seen
     figure(`the watch carried ${events} events (${PATCHES} patches in ${seconds.toFixed(1)} s)`);
     assert.ok(events >= PATCHES, `the watch saw ${events} of ${PATCHES} events`);
 
     const abortedAt = performance.now();
     stop.abort();
-    const ended = await Promise.race([
-      watching.then(() => true),
-      new Promise<false>((resolve) => setTimeout(() => resolve(false), 10_000)),
-    ]);
+    const ended = await settlesWithin(watching, 10_000);
     const ms = performance.now() - abortedAt;
     figure(`the watch ended ${ended ? `${ms.toFixed(1)} ms` : "NOT within 10 s"} after its abort`);
     assert.ok(ended, "the watch ended after its abort");
@@ -76,6 +74,6 @@ integrationTest("a watch that carried 30,000 events ends within 1 s of its abort
   } finally {
     stop.abort();
     client.close(); // also cuts a watch that did not end
-    await Promise.race([watching, new Promise((resolve) => setTimeout(resolve, 2_000))]);
+    await settlesWithin(watching, 2_000);
   }
 });

@@ -18,6 +18,8 @@ import { ADMIN_CERT_USER, writePki } from "./pki.ts";
 import { writeKubeconfig } from "./kubeconfig.ts";
 import { freePorts, ManagedProcess } from "./process.ts";
 import { requireAssets } from "./assets.ts";
+import { pollUntil } from "../../_support/poll.ts";
+import { errorMessage } from "../../../src/log/error_message.ts";
 
 export { integrationAvailable, integrationTest } from "./assets.ts";
 
@@ -66,8 +68,6 @@ function hasDefaultRoute(): boolean {
     return true;
   }
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A running control plane. Stop it with `stop()` or `await using`. */
 export class ControlPlane implements AsyncDisposable {
@@ -296,33 +296,27 @@ async function waitUntilReady(
   check: () => Promise<boolean>,
   processes: ManagedProcess[],
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    for (const process of processes) {
-      if (!process.running) {
-        const status = await process.exited();
-        throw new Error(
-          `Cannot start the control plane: ${process.logPath} exited with code ` +
-            `${status.code} while waiting for ${what}; log tail:\n${await process.logTail()}`,
-        );
-      }
-    }
-    try {
-      if (await check()) return;
-      lastError = undefined;
-    } catch (error) {
-      lastError = error;
-    }
-    await sleep(150);
+  const tails = async () =>
+    (await Promise.all(processes.map(async (p) => `--- ${p.logPath}\n${await p.logTail()}`)))
+      .join("\n");
+  let waited;
+  try {
+    // a process that exited ends the wait at once: nothing will come
+    waited = await pollUntil(
+      what,
+      async () => processes.find((p) => !p.running) ?? (await check() && "ready"),
+      { timeoutMs, intervalMs: 150, retryErrors: true, context: tails },
+    );
+  } catch (error) {
+    throw new Error(`Cannot start the control plane: ${errorMessage(error)}`);
   }
-  const tails = await Promise.all(
-    processes.map(async (p) => `--- ${p.logPath}\n${await p.logTail()}`),
-  );
-  throw new Error(
-    `Cannot start the control plane: no ${what} within ${timeoutMs} ms` +
-      (lastError ? ` (last error: ${String(lastError)})` : "") + `\n${tails.join("\n")}`,
-  );
+  if (waited.value !== "ready") {
+    const status = await waited.value.exited();
+    throw new Error(
+      `Cannot start the control plane: ${waited.value.logPath} exited with code ` +
+        `${status.code} while waiting for ${what}; log tail:\n${await waited.value.logTail()}`,
+    );
+  }
 }
 
 /**

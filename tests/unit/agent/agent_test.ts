@@ -3,8 +3,10 @@ import { reset } from "@logtape/logtape";
 import { runAgent } from "../../../src/agent/agent.ts";
 import { captureLogs } from "../_fakes/captured_logs.ts";
 import { testConfig } from "../_fakes/test_inventory.ts";
+import { pollUntil } from "../../_support/poll.ts";
 
 Deno.test("runAgent() returns 0 when stopped while waiting for a Kubernetes connection", async () => {
+  const records = await captureLogs();
   const dir = await Deno.makeTempDir({ prefix: "keelson-agent-test." });
   try {
     const configPath = `${dir}/keelson.toml`;
@@ -24,10 +26,14 @@ Deno.test("runAgent() returns 0 when stopped while waiting for a Kubernetes conn
       host: "w-1",
       signal: controller.signal,
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await pollUntil(
+      "a failed connection, retried",
+      () => records.some((r) => String(r.rawMessage).includes("retrying every")),
+    );
     controller.abort();
     assert.equal(await running, 0);
   } finally {
+    await reset();
     await Deno.remove(dir, { recursive: true });
   }
 });
@@ -51,11 +57,16 @@ Deno.test("runAgent() logs the address it serves health and metrics on once", as
       host: "w-1",
       signal: controller.signal,
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const serving = () => records.filter((r) => String(r.rawMessage).startsWith("Serving health"));
+    await pollUntil("the health server's address logged", () => serving().length > 0);
+    // and not again while the agent retries its connection
+    await pollUntil(
+      "a failed connection, retried",
+      () => records.some((r) => String(r.rawMessage).includes("retrying every")),
+    );
     controller.abort();
     assert.equal(await running, 0);
-    const serving = records.filter((r) => String(r.rawMessage).startsWith("Serving health"));
-    assert.equal(serving.length, 1, serving.map((r) => r.message.join("")).join("\n"));
+    assert.equal(serving().length, 1, serving().map((r) => r.message.join("")).join("\n"));
   } finally {
     await reset();
     await Deno.remove(dir, { recursive: true });

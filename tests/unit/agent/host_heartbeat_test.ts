@@ -9,6 +9,7 @@ import type { LeaseApi } from "../../../src/kube/lease_api.ts";
 import { KubeApiError } from "../../../src/kube/ports.ts";
 import { decodeHostReport } from "../../../src/status/host_report.ts";
 import { report } from "../status/_leases.ts";
+import { pollUntil } from "../../_support/poll.ts";
 
 /** Leases in memory with resourceVersion checks, as the API server does. */
 class MemoryLeases implements LeaseApi {
@@ -101,10 +102,10 @@ Deno.test("HostHeartbeat.run() writes at once on a change and stops on abort", a
   });
   const stop = new AbortController();
   const running = hb.run(stop.signal);
-  for (let i = 0; i < 100 && leases.writes < 1; i++) await new Promise((r) => setTimeout(r, 5));
+  await pollUntil("the first write", () => leases.writes >= 1, { intervalMs: 5 });
   assert.equal(leases.writes, 1);
   hb.changed();
-  for (let i = 0; i < 100 && leases.writes < 2; i++) await new Promise((r) => setTimeout(r, 5));
+  await pollUntil("the write after the change", () => leases.writes >= 2, { intervalMs: 5 });
   assert.equal(leases.writes, 2);
   stop.abort();
   await running;

@@ -6,6 +6,7 @@ import type { CloudProvider } from "../../../src/cloud/provider.ts";
 import { HealthChecks } from "../../../src/server/health_checks.ts";
 import { captureLogs } from "../_fakes/captured_logs.ts";
 import { testConfig } from "../_fakes/test_inventory.ts";
+import { pollUntil } from "../../_support/poll.ts";
 
 function deferred<T>() {
   let resolve!: (value: T) => void;
@@ -96,7 +97,10 @@ Deno.test("runAgent() stops and returns 1 when the provider's host side stops on
       signal: agentSignal.signal,
       provider: () => fake,
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await pollUntil(
+      "the agent waiting in connect()",
+      () => records.some((r) => String(r.rawMessage).includes("retrying every")),
+    );
     stopped.resolve(new Error("Keelson's BIRD side stopped: a fake failure"));
     const code = await Promise.race([
       running,

@@ -19,6 +19,7 @@ import { HealthChecks } from "../../../src/server/health_checks.ts";
 import { FakeCluster, FakeInformer } from "../_fakes/fake_cluster.ts";
 import { sampleConfig } from "../_fakes/test_inventory.ts";
 import { createBaremetalProvider } from "../../../providers/baremetal/mod.ts";
+import { pollUntil } from "../../_support/poll.ts";
 
 const runnable = <T extends object>(informer: T) =>
   Object.assign(informer, { run: () => Promise.resolve() });
@@ -72,7 +73,7 @@ Deno.test("runLeaderControllers() initializes the provider, then runs only the e
       health,
       guard: new ReloadDeletionGuard(),
     }, leading.signal);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await pollUntil("the provider initialized", () => initialized.length > 0);
     assert.equal(initialized.length, 1, "initialize once per term, before the controllers");
     assert.equal(initialized[0]!.signal, leading.signal);
     assert.equal(initialized[0]!.events, undefined, "no service controller, no provider events");
@@ -130,6 +131,7 @@ Deno.test("runLeaderControllers(): the controllers' Events name --host as their 
     },
     // the provider's Events on Services go through the service controller's recorder
     initialize: (context) => {
+      initialized = true;
       context.events?.event(
         { kind: "Service", metadata: { name: "web", namespace: "shop" } },
         "Warning",
@@ -139,6 +141,7 @@ Deno.test("runLeaderControllers(): the controllers' Events name --host as their 
       return Promise.resolve();
     },
   };
+  let initialized = false;
   const host = "cp-7";
   assert.notEqual(Deno.hostname(), host, "the OS host name must differ for this test to tell");
   const leading = new AbortController();
@@ -153,7 +156,7 @@ Deno.test("runLeaderControllers(): the controllers' Events name --host as their 
     health: new HealthChecks(),
     guard: new ReloadDeletionGuard(),
   }, leading.signal);
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  await pollUntil("the provider initialized", () => initialized);
   leading.abort();
   await done;
   assert.equal(written.length, 1, "the Event is written by the time leading has ended");

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { STOP_STEPS, StopSequence } from "../../../src/agent/shutdown.ts";
+import { holdsFor } from "../../_support/poll.ts";
 
 /** A part that stops `delayMs` after its signal aborts, recording the order. */
 function part(signal: AbortSignal, name: string, order: string[], delayMs = 0): Promise<void> {
@@ -55,8 +56,9 @@ Deno.test("StopSequence.stop(): a second signal tells every remaining step at on
   stops.track("server", "health server", part(stops.signal("server"), "server", order));
   const began = performance.now();
   const stopping = stops.stop(60_000, hurry.signal, 200);
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  assert.equal(order.length, 0, "before the second signal only the first step is told");
+  await holdsFor("before the second signal only the first step is told", () => order.length === 0, {
+    forMs: 50,
+  });
   hurry.abort();
   const outcome = await stopping;
   const ms = performance.now() - began;

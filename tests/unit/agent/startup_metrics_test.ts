@@ -13,6 +13,7 @@ import { HealthChecks } from "../../../src/server/health_checks.ts";
 import { createBaremetalProvider } from "../../../providers/baremetal/mod.ts";
 import { FakeCluster, FakeInformer } from "../_fakes/fake_cluster.ts";
 import { sampleConfig, testConfig } from "../_fakes/test_inventory.ts";
+import { pollUntil } from "../../_support/poll.ts";
 
 /** The sample lines of one metric family in a text exposition, keyed by their labels. */
 function samples(text: string, name: string): Map<string, number> {
@@ -116,7 +117,11 @@ Deno.test("the queues declared at start are exactly the queues the leader's cont
       health: new HealthChecks(),
       guard: new ReloadDeletionGuard(),
     }, leading.signal);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    const expected = JSON.stringify(await queueNames(declared));
+    await pollUntil(
+      `the queues of ${enabled.join(",")}`,
+      async () => JSON.stringify(await queueNames(created)) === expected,
+    ).catch(() => undefined); // the assertion below shows the difference
     leading.abort();
     await done;
     assert.deepEqual(await queueNames(declared), await queueNames(created), enabled.join(","));
@@ -163,13 +168,13 @@ Deno.test("runAgent(): /metrics has the leader, API client and work-queue series
       host: "cp-1",
       signal: controller.signal,
     });
-    let text = "";
-    for (let i = 0; i < 100 && text === ""; i++) {
-      text = await fetch(`http://127.0.0.1:${port}/metrics`)
-        .then((r) => r.ok ? r.text() : "", () => "");
-      if (text === "") await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    assert.notEqual(text, "", "/metrics answered");
+    const { value: text } = await pollUntil(
+      "an answer from /metrics",
+      () =>
+        fetch(`http://127.0.0.1:${port}/metrics`)
+          .then((r) => r.ok ? r.text() : (r.body?.cancel(), undefined), () => undefined),
+      { intervalMs: 100 },
+    );
     assert.equal(samples(text, "leader_election_master_status").get('{name="keelson"}'), 0);
     assert.match(text, /^# TYPE rest_client_requests_total counter$/m);
     assert.equal(samples(text, "workqueue_depth").get('{name="Nodes"}'), 0);

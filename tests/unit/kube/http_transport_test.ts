@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { createMetricsRegistry } from "../../../src/metrics/registry.ts";
 import { createHttpTransport, TOKEN_FILE_REFRESH_MS } from "../../../src/kube/http_transport.ts";
 import { ConnectionReplacedError, RequestTimeoutError } from "../../../src/kube/connection.ts";
+import { pollUntil } from "../../_support/poll.ts";
 
 function echoAuthorization() {
   return Deno.serve(
@@ -70,15 +71,17 @@ Deno.test("createHttpTransport() can share one registry between two clients", ()
 /** A server that accepts requests and never answers until released. */
 function hangingServer() {
   const release = Promise.withResolvers<void>();
+  const held = { count: 0 };
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
     async (request) => {
       if (new URL(request.url).pathname === "/fast") return new Response("fast");
+      held.count++;
       await release.promise;
       return new Response("late");
     },
   );
-  return { server, release: () => release.resolve() };
+  return { server, held, release: () => release.resolve() };
 }
 
 async function sample(registry: ReturnType<typeof createMetricsRegistry>, text: string) {
@@ -144,14 +147,14 @@ Deno.test("createHttpTransport() fails a body that stalls after the headers at i
 });
 
 Deno.test("createHttpTransport() fails every open request when the connection is replaced", async () => {
-  const { server, release } = hangingServer();
+  const { server, held, release } = hangingServer();
   const transport = createHttpTransport(
     { server: `http://127.0.0.1:${server.addr.port}`, source: "test" },
     { registry: createMetricsRegistry(), requestTimeoutMs: 0, pingIntervalMs: 0 },
   );
   try {
     const open = [transport.fetch("/a"), transport.fetch("/b?watch=true")];
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await pollUntil("both requests at the server", () => held.count === 2);
     assert.equal(transport.replaceConnection("ping-timeout", "test"), true);
     for (const request of open) await assert.rejects(request, ConnectionReplacedError);
   } finally {

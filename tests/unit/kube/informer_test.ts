@@ -46,10 +46,6 @@ function fakeClient(
   };
 }
 
-async function until(check: () => boolean): Promise<void> {
-  await pollUntil("the informer's condition", check, { timeoutMs: 5_000, intervalMs: 1 });
-}
-
 Deno.test("createInformer() lists, then watches from the list's resourceVersion with bookmarks, and applies add/update/delete", async () => {
   const client = fakeClient([{ items: [node("a", "1")], resourceVersion: "10" }], [[
     { type: "ADDED", object: node("b", "11") },
@@ -63,7 +59,10 @@ Deno.test("createInformer() lists, then watches from the list's resourceVersion 
   const controller = new AbortController();
   const done = informer.run(controller.signal);
   assert.equal(await informer.waitForSync(AbortSignal.timeout(1000)), true);
-  await until(() => events.length === 4);
+  await pollUntil("four events", () => events.length === 4, {
+    timeoutMs: 5_000,
+    intervalMs: 1,
+  });
   controller.abort();
   await done;
   assert.deepEqual(events.map((e) => `${e.type} ${e.object.metadata?.name}`), [
@@ -93,7 +92,10 @@ Deno.test("createInformer() re-lists after 410 Expired and deletes objects gone 
   informer.subscribe((e) => events.push(`${e.type} ${e.object.metadata?.name}`));
   const controller = new AbortController();
   const done = informer.run(controller.signal);
-  await until(() => events.includes("delete b"));
+  await pollUntil("the delete of b", () => events.includes("delete b"), {
+    timeoutMs: 5_000,
+    intervalMs: 1,
+  });
   controller.abort();
   await done;
   assert.deepEqual(client.calls.slice(0, 4), [
@@ -155,12 +157,13 @@ Deno.test("createInformer() resync delivers every cached object as an update wit
     path: "/api/v1/nodes",
     kind: "Node",
     resyncMs: 60_000,
-    sleep: (ms, signal) => {
+    sleep: (ms, signal): Promise<void> => {
       if (ms !== 60_000) return Promise.resolve();
       resyncs++;
-      // let the first resync through, then wait for the abort
+      // let the first resync through once the list is cached, then wait for the abort
       return resyncs === 1
-        ? new Promise((r) => setTimeout(r, 5))
+        ? pollUntil("a cached", () => informer.get("a") !== undefined, { intervalMs: 1 })
+          .then(() => {})
         : new Promise((_, reject) =>
           signal?.addEventListener("abort", () => reject(signal.reason))
         );
@@ -170,7 +173,10 @@ Deno.test("createInformer() resync delivers every cached object as an update wit
   informer.subscribe((e) => events.push(e));
   const controller = new AbortController();
   const done = informer.run(controller.signal);
-  await until(() => events.length === 2);
+  await pollUntil("two events", () => events.length === 2, {
+    timeoutMs: 5_000,
+    intervalMs: 1,
+  });
   controller.abort();
   await done;
   assert.equal(events[1]!.type, "update");
@@ -242,7 +248,10 @@ Deno.test("createInformer() leaves out and counts watched objects of another kin
   });
   const controller = new AbortController();
   const done = informer.run(controller.signal);
-  await until(() => informer.get("b") !== undefined);
+  await pollUntil("b in the cache", () => informer.get("b") !== undefined, {
+    timeoutMs: 5_000,
+    intervalMs: 1,
+  });
   controller.abort();
   await done;
   assert.deepEqual(informer.list().map((n) => n.metadata?.name).sort(), ["a", "b"]);

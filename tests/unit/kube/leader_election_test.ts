@@ -6,6 +6,7 @@ import type { LeaseApi } from "../../../src/kube/lease_api.ts";
 import { KubeApiError } from "../../../src/kube/ports.ts";
 import type { Clock } from "../../../src/kube/clock.ts";
 import { FakeClock } from "../_fakes/fake_clock.ts";
+import { turns } from "../../_support/poll.ts";
 
 const NS = "kube-system";
 const NAME = "keelson";
@@ -75,7 +76,7 @@ class MemoryLeaseApi implements LeaseApi {
 
 /** Lets every promise chain that needs no timer settle. */
 async function flush(): Promise<void> {
-  for (let i = 0; i < 3; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+  await turns(3);
 }
 
 /** Moves fake time forward in small steps, settling promises after each. */

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { ApiConnection } from "../../../src/kube/connection.ts";
 import { type PingOutcome, startLiveness } from "../../../src/kube/liveness.ts";
 import { createMetricsRegistry } from "../../../src/metrics/registry.ts";
+import { pollUntil } from "../../_support/poll.ts";
 
 const settings = { server: "http://127.0.0.1:1", source: "test" };
 
@@ -19,7 +20,11 @@ async function runPings(outcomes: PingOutcome[]): Promise<{ generation: number; 
   // the liveness timer does not keep the process alive: this one does, while the test waits
   const keepAlive = setInterval(() => {}, 1_000);
   await done.promise;
-  await new Promise((resolve) => setTimeout(resolve, 10));
+  // the ping after the last outcome shows that outcome was acted on
+  const handed = pings.length;
+  await pollUntil("the ping after the last outcome", () => pings.length > handed, {
+    intervalMs: 1,
+  });
   clearInterval(keepAlive);
   liveness.stop();
   const generation = connection.current.id;

@@ -4,10 +4,11 @@ import { KubeApiError } from "../../../src/kube/ports.ts";
 import { itemExponentialRateLimiter } from "../../../src/kube/queue_rate_limiters.ts";
 import { runWorkers, WorkQueue } from "../../../src/kube/work_queue.ts";
 import { FakeClock } from "../_fakes/fake_clock.ts";
+import { turns } from "../../_support/poll.ts";
 
 /** Lets pending promise callbacks and zero-delay tasks run. */
 async function settle(): Promise<void> {
-  for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 0));
+  await turns(5);
 }
 
 /** A queue on a fake clock, workers running `results[key]` for each key, and a way to stop. */

@@ -3,6 +3,7 @@ import { Registry } from "prom-client";
 import { itemExponentialRateLimiter } from "../../../src/kube/queue_rate_limiters.ts";
 import { WorkQueue } from "../../../src/kube/work_queue.ts";
 import { FakeClock } from "../_fakes/fake_clock.ts";
+import { turns } from "../../_support/poll.ts";
 
 function newQueue(clock = new FakeClock(), registry?: Registry): WorkQueue {
   return new WorkQueue({
@@ -53,7 +54,7 @@ Deno.test("WorkQueue.get() never hands one key to two overlapping workers", asyn
       active.add(key);
       // re-add the key mid-processing, from "an informer", while other workers wait
       queue.add(key);
-      await new Promise((r) => setTimeout(r, 1));
+      await turns(); // the others run meanwhile
       active.delete(key);
       processed++;
       queue.done(key);

@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { LogLineWriter, type LogOutput } from "../../../src/log/log_line_writer.ts";
+import { turns } from "../../_support/poll.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const line = (text: string) => encoder.encode(`${text}\n`);
-const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+const tick = () => turns();
 
 /** An output that takes everything, or only what `limit` allows per write. */
 class RecordingOutput implements LogOutput {

@@ -6,6 +6,7 @@ import { KubeApiError } from "../../../../src/kube/ports.ts";
 import { createBaremetalProvider } from "../../../../providers/baremetal/mod.ts";
 import { FakeCluster } from "../../_fakes/fake_cluster.ts";
 import { sampleConfig } from "../../_fakes/test_inventory.ts";
+import { pollUntil } from "../../../_support/poll.ts";
 
 const TAINT = {
   key: "node.cloudprovider.kubernetes.io/uninitialized",
@@ -168,9 +169,9 @@ Deno.test("NodeController.run initializes Nodes added after start and stops on a
   const abort = new AbortController();
   const running = controller.run(abort.signal);
   cluster.addNode(kubeletNode("w-2"));
-  for (let i = 0; i < 100 && cluster.events.withReason("Synced").length < 2; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 1));
-  }
+  await pollUntil("two Synced events", () => cluster.events.withReason("Synced").length >= 2, {
+    intervalMs: 1,
+  });
   abort.abort();
   await running;
   assert.equal(cluster.events.withReason("Synced").length, 2);

@@ -19,7 +19,7 @@ import {
 import { delay } from "../../../../src/kube/delay.ts";
 import { FakeClock } from "../../_fakes/fake_clock.ts";
 import { FakeCluster, FakeInformer } from "../../_fakes/fake_cluster.ts";
-import { pollUntil } from "../../../_support/poll.ts";
+import { holdsFor, pollUntil } from "../../../_support/poll.ts";
 import {
   firstTermLedger,
   holdLease,
@@ -365,13 +365,11 @@ Deno.test("OutOfServiceController.run is told of a power change without any Node
   const stop = new AbortController();
   const running = controller.run(stop.signal);
   try {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    assert.deepEqual(taintsOf(cluster, "w1"), []);
+    await holdsFor("no taint while w1 is on", () => taintsOf(cluster, "w1").length === 0, {
+      forMs: 100,
+    });
     power.set("w1", "off", Date.now());
-    const deadline = Date.now() + 20_000;
-    while (taintsOf(cluster, "w1").length === 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await pollUntil("w1's taint", () => taintsOf(cluster, "w1").length > 0, { timeoutMs: 20_000 });
     assert.equal(taintsOf(cluster, "w1").length, 1);
   } finally {
     stop.abort();

@@ -110,12 +110,11 @@ Deno.test("the controller reconciles soon after a Node gets a pod CIDR and stops
   const stop = new AbortController();
   const running = controller.run(stop.signal);
   cluster.addNode(node("w-3", [], "10.0.0.23"));
-  await new Promise((r) => setTimeout(r, 50));
   cluster.updateNode("w-3", (n) => n.spec = { podCIDRs: ["10.244.3.0/24"] });
-  const deadline = Date.now() + 5000;
-  while (condition(cluster, "w-3")?.reason !== "RouteCreated" && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await pollUntil(
+    "RouteCreated on w-3",
+    () => condition(cluster, "w-3")?.reason === "RouteCreated",
+  );
   assert.equal(condition(cluster, "w-3")?.reason, "RouteCreated");
   assert.deepEqual(routes.created, ["w-3 10.244.3.0/24"]);
   stop.abort();
@@ -141,16 +140,15 @@ Deno.test("a failure that repeats every pass is logged once, counted every time,
   const passes = async (result: string) =>
     (await registry.getSingleMetric("route_controller_route_sync_total")?.get())?.values
       .find((v) => v.labels.result === result)?.value ?? 0;
-  const until = (what: string, done: () => Promise<boolean> | boolean) => pollUntil(what, done);
   const stop = new AbortController();
   const running = controller.run(stop.signal);
   try {
-    await until("four failed passes", async () => await passes("error") >= 4);
+    await pollUntil("four failed passes", async () => await passes("error") >= 4);
     assert.equal(errors().length, 1, "the same cause is said once");
     failing = false;
-    await until("a successful pass", async () => await passes("success") >= 1);
+    await pollUntil("a successful pass", async () => await passes("success") >= 1);
     failing = true;
-    await until("the cause said again", () => errors().length === 2);
+    await pollUntil("the cause said again", () => errors().length === 2);
   } finally {
     stop.abort();
     await running;

@@ -18,6 +18,7 @@ import type { EndpointLocator } from "../../../../src/controllers/service/local_
 import { FakeCluster } from "../../_fakes/fake_cluster.ts";
 import { FakeClock } from "../../_fakes/fake_clock.ts";
 import { RecordingEventRecorder } from "../../_fakes/recording_event_recorder.ts";
+import { turns } from "../../../_support/poll.ts";
 
 /**
  * The fake cluster plus what the real API server does for Services: a `services/status` patch
@@ -249,7 +250,7 @@ export async function startController(
 
 /** Lets queued work and promise chains run (everything in the fakes resolves at once). */
 export async function settle(rounds = 20): Promise<void> {
-  for (let i = 0; i < rounds; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+  await turns(rounds);
 }
 
 /** The ingress IPs of a Service in the cluster. */

@@ -11,6 +11,7 @@ import {
   settle,
   startController,
 } from "./_harness.ts";
+import { pollUntil } from "../../../_support/poll.ts";
 
 function clusterWithNodes(): ServiceCluster {
   const cluster = new ServiceCluster();
@@ -248,7 +249,12 @@ Deno.test("ServiceController.run() syncs nothing before the Service and Node cac
     await settle();
     assert.deepEqual(cluster.log, []);
     cluster.services.setSynced(true);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await pollUntil(
+      "both Services served",
+      () =>
+        ingressOf(cluster, "default/web").length > 0 &&
+        ingressOf(cluster, "default/api").length > 0,
+    );
     await settle();
     assert.equal(ingressOf(cluster, "default/web").length, 1);
     assert.equal(ingressOf(cluster, "default/api").length, 1);

@@ -5,6 +5,7 @@ import { VipHostController } from "../../../../src/controllers/vip_hosts/vip_hos
 import { FakeEventRecorder, FakeInformer } from "../../_fakes/fake_cluster.ts";
 import type { HostReport } from "../../../../src/status/host_report.ts";
 import { heartbeatLease, lbService, report } from "../../status/_leases.ts";
+import { pollUntil } from "../../../_support/poll.ts";
 
 function setup(inventory?: Set<string>) {
   const services = new FakeInformer<V1Service>();
@@ -123,19 +124,20 @@ Deno.test("VipHostController: a VIP whose only host went silent is unknown, one 
 });
 
 Deno.test("VipHostController.run() evaluates on informer changes and stops on abort", async () => {
-  const { services, leases, events, controller, renew } = setup();
+  const { services, leases, events, registry, controller, renew } = setup();
   services.upsert(lbService("shop", "web", ["10.0.0.150"]));
   leases.upsert(heartbeatLease("cp-1", report("cp-1", ["10.0.0.150"])));
   const stop = new AbortController();
   const running = controller.run(stop.signal);
-  await new Promise((r) => setTimeout(r, 50));
+  const servingHosts = async () =>
+    /keelson_vip_serving_hosts\{vip="10\.0\.0\.150",service="shop\/web"\} (\d+)/
+      .exec(await registry.metrics())?.[1];
+  await pollUntil("the first evaluation", servingHosts);
   renew("cp-1", report("cp-1", ["10.0.0.150"])); // seen renewing: cp-1 serves it
-  await new Promise((r) => setTimeout(r, 50));
+  await pollUntil("cp-1 seen serving", async () => await servingHosts() === "1");
   renew("cp-1", report("cp-1", []));
   renew("cp-2", report("cp-2", ["10.0.0.150"]));
-  for (let i = 0; i < 200 && events.events.length === 0; i++) {
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await pollUntil("an Event", () => events.events.length > 0);
   assert.equal(events.events[0]?.message, "VIP 10.0.0.150 now served by cp-2");
   stop.abort();
   await running;

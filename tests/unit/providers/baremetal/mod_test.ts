@@ -8,7 +8,7 @@ import { registerBaremetal } from "../../../../providers/baremetal/mod.ts";
 import { FakeCluster } from "../../_fakes/fake_cluster.ts";
 import { RecordingEventRecorder } from "../../_fakes/recording_event_recorder.ts";
 import { testConfig } from "../../_fakes/test_inventory.ts";
-import { pollUntil } from "../../../_support/poll.ts";
+import { pollUntil, turns } from "../../../_support/poll.ts";
 import { startRootStep } from "../../_fakes/root_step.ts";
 
 function inventory(dir: string, pool: string): Config {
@@ -31,10 +31,6 @@ function web(ip: string): V1Service {
     spec: { type: "LoadBalancer", ports: [{ port: 80, protocol: "TCP" }] },
     status: { loadBalancer: { ingress: [{ ip, ipMode: "VIP" }] } },
   };
-}
-
-async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
-  await pollUntil(what, check);
 }
 
 Deno.test("registerBaremetal() builds a provider whose host side starts before any cluster, follows Services once connected, and warns about orphans only while leading", async () => {
@@ -69,7 +65,7 @@ Deno.test("registerBaremetal() builds a provider whose host side starts before a
       services: cluster.services,
       signal: stop.signal,
     });
-    await eventually(async () => (await file()).includes("192.0.2.2"), "the Service VIP");
+    await pollUntil("the Service VIP", async () => (await file()).includes("192.0.2.2"));
     const status = await provider.loadBalancer!.ensureLoadBalancer(
       "k",
       cluster.services.get("shop/web")!,
@@ -111,7 +107,7 @@ Deno.test("registerBaremetal() builds a provider whose host side starts before a
     leading.abort();
     config = inventory(dir, "192.0.2.24/29");
     await provider.reconfigure!("test reload");
-    await new Promise((r) => setTimeout(r, 0));
+    await turns();
     assert.equal(events.events.length, 2);
 
     stop.abort();

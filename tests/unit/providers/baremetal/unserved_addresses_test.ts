@@ -7,6 +7,7 @@ import {
   UnservedAddressReporter,
 } from "../../../../providers/baremetal/unserved_addresses.ts";
 import { RecordingEventRecorder } from "../../_fakes/recording_event_recorder.ts";
+import { turns } from "../../../_support/poll.ts";
 
 function service(name: string, ips: string[]): V1Service {
   return {
@@ -33,7 +34,7 @@ function lister(services: V1Service[]): Lister<V1Service> & {
   };
 }
 
-const tick = () => new Promise((r) => setTimeout(r, 0));
+const tick = () => turns();
 
 const CONFIG = parseConfig(
   `[keepalived]\nenabled = false\n[[pools]]\nname = "lan"\naddresses = ["192.0.2.0/29"]\n` +
@@ -72,11 +73,11 @@ Deno.test("UnservedAddressReporter.schedule() shares one pass per burst and stay
     return { config: CONFIG, services };
   };
   for (let i = 0; i < 100; i++) reporter.schedule(read, () => events);
-  await new Promise((r) => setTimeout(r, 0));
+  await tick();
   assert.equal(reads, 1);
   assert.equal(events.events.length, 1);
   reporter.schedule(read, () => undefined);
-  await new Promise((r) => setTimeout(r, 0));
+  await tick();
   assert.equal(reads, 1, "a follower reads nothing");
 });
 

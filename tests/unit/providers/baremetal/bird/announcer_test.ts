@@ -12,6 +12,7 @@ import { FakeInformer } from "../../../_fakes/fake_cluster.ts";
 import { captureLogs } from "../../../_fakes/captured_logs.ts";
 import { bgpConfig, offGrammar } from "./_inventory.ts";
 import { assertGolden } from "../../../../_support/golden.ts";
+import { pollUntil, turns } from "../../../../_support/poll.ts";
 
 function service(name: string, ip: string, policy = "Cluster"): V1Service {
   return {
@@ -252,9 +253,9 @@ Deno.test("a drain during a slower sync is applied last: the host ends withdrawn
     endpointNodeNames: () => undefined,
   };
   const first = announcer.setClusterSource(source);
-  await new Promise((resolve) => setTimeout(resolve, 10)); // the first render waits for its read
+  await pollUntil("the first render's read", () => reads.length >= 1);
   const drained = announcer.drain();
-  await new Promise((resolve) => setTimeout(resolve, 10));
+  await turns(); // the drain queues behind the first render, which still waits for its read
   reads[0]!(new Map());
   await Promise.all([first, drained]);
   assert.deepEqual(serviceVipsInBirdFile(applier.last), [], `last applied: ${applier.last}`);
@@ -290,10 +291,10 @@ Deno.test("a reload retiring the host during a slower sync is applied last: no V
     hasSynced: () => true,
     endpointNodeNames: () => undefined,
   });
-  await new Promise((resolve) => setTimeout(resolve, 10));
+  await pollUntil("the first render's read", () => reads.length >= 1);
   config = retired;
   const reloaded = announcer.sync("config reloaded");
-  await new Promise((resolve) => setTimeout(resolve, 10));
+  await turns(); // the reload's render queues behind the first, which still waits for its read
   reads[0]!(new Map());
   await Promise.all([first, reloaded]);
   assert.deepEqual(serviceVipsInBirdFile(applier.last), [], `last applied: ${applier.last}`);

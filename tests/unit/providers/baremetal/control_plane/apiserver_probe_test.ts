@@ -3,6 +3,7 @@ import { ApiserverProbe } from "../../../../../providers/baremetal/control_plane
 import { FakeClock } from "../../../_fakes/fake_clock.ts";
 import { captureLogs } from "../../../_fakes/captured_logs.ts";
 import { reset } from "@logtape/logtape";
+import { holdsFor, pollUntil } from "../../../../_support/poll.ts";
 
 Deno.test("ApiserverProbe.tick() changes state only after rise/fall and writes on change", async () => {
   const dir = await Deno.makeTempDir();
@@ -133,31 +134,35 @@ Deno.test("ApiserverProbe.run() re-probes after recheckIntervalMs while a change
     clock,
     check: () => Promise.resolve(answers[calls++] ?? false),
   });
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 30));
+  // the probe's work after a clock step is queued at once: polled for, and a window for "none"
+  const probed = (n: number, state?: string) =>
+    pollUntil(
+      `probe ${n}${state ? ` (${state})` : ""}`,
+      () => calls === n && (state === undefined || probe.state === state),
+      { context: () => `calls ${calls}, state ${probe.state}` },
+    );
+  const noProbeAfter = (n: number) =>
+    holdsFor(`no probe after the ${n}th`, () => calls === n, { forMs: 30 });
   const controller = new AbortController();
   const running = probe.run(controller.signal);
   try {
-    await settle();
-    assert.deepEqual([calls, probe.state], [1, "unknown"]); // rising: re-check soon
+    await probed(1, "unknown"); // rising: re-check soon
     clock.advance(200);
-    await settle();
-    assert.deepEqual([calls, probe.state], [2, "healthy"]); // settled: a whole interval
+    await probed(2, "healthy"); // settled: a whole interval
     clock.advance(999);
-    await settle();
-    assert.equal(calls, 2);
+    await noProbeAfter(2);
     clock.advance(1);
-    await settle();
-    assert.equal(calls, 3);
+    await probed(3);
     clock.advance(1000);
-    await settle();
-    assert.deepEqual([calls, probe.state], [4, "healthy"]); // first failure: re-check soon
+    await probed(4, "healthy"); // first failure: re-check soon
     clock.advance(200);
-    await settle();
-    assert.deepEqual([calls, probe.state], [5, "unhealthy"]);
-    assert.equal(await Deno.readTextFile(`${dir}/apiserver-health`), "1\n");
+    await probed(5, "unhealthy");
+    await pollUntil(
+      "the track file saying 1",
+      async () => await Deno.readTextFile(`${dir}/apiserver-health`).catch(() => "") === "1\n",
+    );
     clock.advance(999);
-    await settle();
-    assert.equal(calls, 5);
+    await noProbeAfter(5);
   } finally {
     controller.abort();
     await running;

@@ -14,7 +14,7 @@ import { createBaremetalPower } from "../../../../../providers/baremetal/power/p
 import type { Machine } from "../../../../../src/config/types.ts";
 import { testConfig } from "../../../_fakes/test_inventory.ts";
 import { FakeClock } from "../../../_fakes/fake_clock.ts";
-import { pollUntil } from "../../../../_support/poll.ts";
+import { holdsFor, pollUntil } from "../../../../_support/poll.ts";
 
 const BMC = {
   endpoint: "https://10.0.9.11",
@@ -51,14 +51,8 @@ function scripted(answers: Record<string, (PowerReading["state"] | Error)[]>) {
   };
 }
 
-/** Waits until `predicate` holds (polls are 1 s apart on the real timer; a generous bound). */
-async function until(predicate: () => boolean, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Polls are 1 s apart on the real timer: a generous bound, a judge every 20 ms. */
+const JUDGED = { timeoutMs: 20_000, intervalMs: 20 };
 
 Deno.test('powerStateOf: only exactly "Off" is off; PoweringOff, Paused, null and others are unknown', () => {
   assert.equal(powerStateOf("On").state, "on");
@@ -87,10 +81,10 @@ Deno.test("PowerMonitor: Off counts only after two answers in a row; a failure o
   try {
     // (reads so far, confirmed off) judged every 20 ms; reads are 1 s apart
     const seen: [number, boolean][] = [];
-    await until(() => {
+    await pollUntil("confirmed off", () => {
       seen.push([bmc.reads(), monitor.confirmedOff(machine)]);
       return monitor.confirmedOff(machine);
-    }, 20_000);
+    }, JUDGED);
     // off, timeout, off, on, off: never confirmed; the sixth answer (off again) confirms
     const early = seen.filter(([reads, confirmed]) => confirmed && reads < 6);
     assert.deepEqual(early, [], "confirmed off before two Off answers in a row");
@@ -132,12 +126,12 @@ Deno.test("PowerMonitor: a flapping BMC never confirms Off", async () => {
   const sinces = new Set<number>();
   try {
     // judged after every read (reads are 1 s apart; checked every 20 ms)
-    await until(() => {
+    await pollUntil("seven reads", () => {
       confirmed.push(monitor.confirmedOff(machine));
       const o = monitor.observed()[0]?.observation;
       if (o) sinces.add(o.sinceMs);
       return bmc.reads() >= 7;
-    }, 20_000);
+    }, JUDGED);
   } finally {
     stop.abort();
   }
@@ -178,14 +172,14 @@ Deno.test("PowerMonitor.sync: a machine whose [machines.bmc] a reload removed is
   const stop = new AbortController();
   monitor.start(stop.signal);
   try {
-    await until(() => monitor.observed().length === 1);
+    await pollUntil("w-1 observed", () => monitor.observed().length === 1, JUDGED);
     current = testConfig({ machines: [{ name: "w-1" }] });
     monitor.sync();
     assert.equal(monitor.observed().length, 0);
     assert.equal(monitor.observation("w-1"), null);
     const reads = bmc.reads();
-    await new Promise((r) => setTimeout(r, 1_500));
-    assert.equal(bmc.reads(), reads, "still polled after the reload");
+    // reads are 1 s apart: a window of one and a half
+    await holdsFor("no read after the reload", () => bmc.reads() === reads, { forMs: 1_500 });
     const up = (await registry.getMetricsAsJSON()).find((m) => m.name === "keelson_bmc_up")!;
     assert.equal(up.values.length, 0);
   } finally {

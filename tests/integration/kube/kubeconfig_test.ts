@@ -5,7 +5,7 @@ import {
   resolveConnectionSettings,
 } from "../../../src/kube/kubeconfig.ts";
 
-const DIR = new URL("./testdata/kubeconfig/", import.meta.url).pathname;
+const DIR = new URL("../../unit/kube/testdata/kubeconfig/", import.meta.url).pathname;
 const fixture = (name: string) => `${DIR}${name}`;
 const CA = Deno.readTextFileSync(fixture("ca.crt"));
 const CERT = Deno.readTextFileSync(fixture("client.crt"));

@@ -3,8 +3,10 @@ import { ConfigError } from "../../../src/config/config_error.ts";
 import { loadConfigFile } from "../../../src/config/load_config.ts";
 
 const MACHINE = '\n[[machines]]\nname = "w-1"\n';
-const CA = new URL("../kube/testdata/kubeconfig/ca.crt", import.meta.url).pathname;
-const BGP_BASE = await Deno.readTextFile(new URL("./bgp/base.toml", import.meta.url));
+const CA = new URL("../../unit/kube/testdata/kubeconfig/ca.crt", import.meta.url).pathname;
+const BGP_BASE = await Deno.readTextFile(
+  new URL("../../unit/config/bgp/base.toml", import.meta.url),
+);
 
 interface Scratch extends AsyncDisposable {
   dir: string;
@@ -79,7 +81,7 @@ Deno.test("check and run refuse a metrics token, TLS file or kubeconfig that is 
 });
 
 Deno.test("check and run refuse a kubeconfig whose tokenFile is a FIFO or /dev/zero", async () => {
-  // its CA, certificate and key files: tests/unit/kube/kubeconfig_test.ts
+  // its CA, certificate and key files: tests/integration/kube/kubeconfig_test.ts
   await using s = await scratch();
   for (const special of [s.fifo, "/dev/zero"]) {
     const kubeconfig = await kubeconfigNaming(s.dir, `tokenFile: ${special}`);

@@ -4,9 +4,9 @@
  */
 import assert from "node:assert/strict";
 import type { V1Lease } from "@kubernetes/client-node";
-import { IN_FORCE, RETIRE_N2, snapshotJson } from "../plan/_live_plan_fixture.ts";
+import { IN_FORCE, RETIRE_N2, snapshotJson } from "../../unit/plan/_live_plan_fixture.ts";
 import type { HostReport } from "../../../src/status/host_report.ts";
-import { heartbeatLease, report } from "../status/_leases.ts";
+import { heartbeatLease, report } from "../../unit/status/_leases.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
 

@@ -5,7 +5,7 @@ import {
   RETIRE_N2,
   SHRINK_POOL,
   snapshotJson,
-} from "../plan/_live_plan_fixture.ts";
+} from "../../unit/plan/_live_plan_fixture.ts";
 import { planCommand } from "../../../src/cli/plan.ts";
 import { UsageError } from "../../../src/cli/usage_error.ts";
 

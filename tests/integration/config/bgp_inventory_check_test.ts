@@ -8,9 +8,9 @@
 import assert from "node:assert/strict";
 import { ConfigError } from "../../../src/config/config_error.ts";
 import { parseConfig } from "../../../src/config/parse_config.ts";
-import { issues } from "./_issues.ts";
+import { issues } from "../../unit/config/_issues.ts";
 
-const BASE = await Deno.readTextFile(new URL("./bgp/base.toml", import.meta.url));
+const BASE = await Deno.readTextFile(new URL("../../unit/config/bgp/base.toml", import.meta.url));
 
 /** Applies each [from, to] replacement (each `from` must occur) to the base inventory. */
 function variant(...edits: [string, string][]): string {

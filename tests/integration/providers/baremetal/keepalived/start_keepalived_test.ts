@@ -4,9 +4,10 @@ import { reset } from "@logtape/logtape";
 import { renderHostKeepalived } from "../../../../../providers/baremetal/keepalived/announcer.ts";
 import { renderWithdrawnConfig } from "../../../../../providers/baremetal/keepalived/render.ts";
 import { startKeepalived } from "../../../../../providers/baremetal/keepalived/start_keepalived.ts";
-import { captureLogs } from "../../../_fakes/captured_logs.ts";
-import { testConfig } from "../../../_fakes/test_inventory.ts";
-import { startRootStep } from "../../../_fakes/root_step.ts";
+import { captureLogs } from "../../../../unit/_fakes/captured_logs.ts";
+import { testConfig } from "../../../../unit/_fakes/test_inventory.ts";
+import { startRootStep } from "../../../../unit/_fakes/root_step.ts";
+import { pollUntil } from "../../../../_support/poll.ts";
 
 Deno.test("startKeepalived() stages the file at start-up for the root step, which installs it; its loops end cleanly on abort", async () => {
   const dir = await Deno.makeTempDir({ prefix: "keelson-keepalived-test." });
@@ -122,10 +123,10 @@ Deno.test("startKeepalived(): a file installed while keepalived was not running 
     fake = new Deno.Command(`${dir}/keepalived`, { args: ["60"] }).spawn();
     await Deno.writeTextFile(`${dir}/keepalived.pid`, `${fake.pid}\n`);
     running.onStarted();
-    for (let i = 0; i < 200 && running.lastApply() !== "success"; i++) {
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    assert.equal(running.lastApply(), "success");
+    await pollUntil("the apply after the start", () => running.lastApply() === "success", {
+      intervalMs: 25,
+      context: () => `last apply: ${running.lastApply()}`,
+    });
     const status = await fake.status; // SIGHUP ends sleep: the root step signalled it
     assert.equal(status.signal, "SIGHUP");
     fake = undefined;

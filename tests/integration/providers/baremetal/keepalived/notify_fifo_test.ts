@@ -4,7 +4,7 @@ import {
   parseNotifyLine,
   readNotifyFifo,
 } from "../../../../../providers/baremetal/keepalived/notify_fifo.ts";
-import { pollUntil } from "../../../../_support/poll.ts";
+import { holdsFor, pollUntil } from "../../../../_support/poll.ts";
 
 Deno.test("parseNotifyLine() reads keepalived 2.2.7's instance lines", () => {
   assert.deepEqual(parseNotifyLine('INSTANCE "keelson_v4_g5" MASTER 200'), {
@@ -58,10 +58,6 @@ async function writeFifo(path: string, text: string): Promise<void> {
   file.close();
 }
 
-async function until(check: () => boolean, what: string): Promise<void> {
-  await pollUntil(what, check);
-}
-
 Deno.test({
   name:
     "readNotifyFifo() reads lines in order, across partial writes, and reopens a FIFO keepalived recreated",
@@ -82,18 +78,18 @@ Deno.test({
     });
     try {
       await mkfifo(path); // after the reader started: it waits for keepalived to create it
-      await until(() => opens === 1, "the first open");
+      await pollUntil("the first open", () => opens === 1);
       await writeFifo(path, 'INSTANCE "a" BACKUP 100\nINSTANCE "a" MAS');
       await writeFifo(path, 'TER 100\ngarbage\nGROUP "g" MASTER\n');
-      await until(() => events.length === 2, "two events");
+      await pollUntil("two events", () => events.length === 2);
       assert.deepEqual(events.map((e) => e.kind === "state" && e.state), ["BACKUP", "MASTER"]);
 
       // keepalived stops (deletes its FIFO) and starts again (a new FIFO at the same path)
       await Deno.remove(path);
       await mkfifo(path);
-      await until(() => opens === 2, "the reopen");
+      await pollUntil("the reopen", () => opens === 2);
       await writeFifo(path, 'INSTANCE "a" STOP 100\n');
-      await until(() => events.length === 3, "the event from the new FIFO");
+      await pollUntil("the event from the new FIFO", () => events.length === 3);
       assert.deepEqual(events[2], { kind: "state", instance: "a", state: "STOP", priority: 100 });
     } finally {
       controller.abort();
@@ -123,23 +119,21 @@ Deno.test({
       retryMs: 50,
     });
     try {
-      await until(() => gones === 1, "gone at the start: keepalived has not created it");
-      await new Promise((r) => setTimeout(r, 200));
-      assert.equal(gones, 1, "said once while it stays absent");
+      await pollUntil("gone at the start: keepalived has not created it", () => gones === 1);
+      await holdsFor("said once while it stays absent", () => gones === 1, { forMs: 200 });
       await mkfifo(path);
-      await until(() => opens === 1, "the first open");
+      await pollUntil("the first open", () => opens === 1);
       // a reload: keepalived puts a new FIFO at the path at once
       await mkfifo(`${dir}/next.fifo`);
       await Deno.rename(`${dir}/next.fifo`, path);
-      await until(() => opens === 2, "the reopen after the reload");
+      await pollUntil("the reopen after the reload", () => opens === 2);
       assert.equal(gones, 1, "a reload is not a stop");
       // a stop: keepalived deletes its FIFO
       await Deno.remove(path);
-      await until(() => gones === 2, "gone after the stop");
-      await new Promise((r) => setTimeout(r, 200));
-      assert.equal(gones, 2);
+      await pollUntil("gone after the stop", () => gones === 2);
+      await holdsFor("said once after the stop", () => gones === 2, { forMs: 200 });
       await mkfifo(path);
-      await until(() => opens === 3, "the open after keepalived started again");
+      await pollUntil("the open after keepalived started again", () => opens === 3);
     } finally {
       controller.abort();
       await reading;
@@ -160,7 +154,7 @@ Deno.test("readNotifyFifo() refuses a regular file in place of the FIFO and ends
     signal: controller.signal,
     retryMs: 20,
   });
-  await new Promise((r) => setTimeout(r, 100));
+  await holdsFor("no event from a regular file", () => events.length === 0, { forMs: 100 });
   controller.abort();
   await reading;
   assert.deepEqual(events, []);
@@ -187,7 +181,7 @@ Deno.test({
       retryMs: 50,
     });
     try {
-      await until(() => opens === 1, "the open");
+      await pollUntil("the open", () => opens === 1);
       // 600 junk bytes, a pause (the reader has dropped them), then what looks like a line
       await writeFifo(path, "x".repeat(600));
       await new Promise((r) => setTimeout(r, 200));
@@ -197,8 +191,8 @@ Deno.test({
       await writeFifo(path, "y".repeat(4132 - line.length) + line);
       // a real line after them is read: the reader is back in step
       await writeFifo(path, 'INSTANCE "c" BACKUP 100\n');
-      await until(() => events.length > 0, "the line after the junk");
-      await new Promise((r) => setTimeout(r, 100));
+      await pollUntil("the line after the junk", () => events.length > 0);
+      await holdsFor("no event after it", () => events.length === 1, { forMs: 100 });
       // before: "a" and "b" became MASTER
       assert.deepEqual(events, [{ kind: "state", instance: "c", state: "BACKUP", priority: 100 }]);
     } finally {

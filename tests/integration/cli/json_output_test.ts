@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { planJson } from "../../../src/plan/plan_json.ts";
 import { planAllocations } from "../../../providers/baremetal/ipam/plan_allocations.ts";
 import { jsonCount, toJsonText } from "../../../src/text/json_text.ts";
-import { configWith, svc } from "../providers/baremetal/ipam/_helpers.ts";
+import { configWith, svc } from "../../unit/providers/baremetal/ipam/_helpers.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { processComm } from "../../../../../providers/baremetal/keepalived/process_comm.ts";
-import { ROOT_URL, runAsShipped } from "../../../_fakes/run_as_shipped.ts";
+import { ROOT_URL, runAsShipped } from "../../../_harness/run_as_shipped.ts";
 
 function spawnSleep(): Deno.ChildProcess {
   return new Deno.Command("sleep", { args: ["30"], stdout: "null", stderr: "null" }).spawn();

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { type LogRecord, reset } from "@logtape/logtape";
-import { captureLogs } from "../_fakes/captured_logs.ts";
+import { captureLogs } from "../../unit/_fakes/captured_logs.ts";
 import { Registry } from "prom-client";
 import { parseConfig } from "../../../src/config/parse_config.ts";
 import { ConfigReloader } from "../../../src/config/reloader.ts";
 import { loadInventory } from "../../../src/config/load_config.ts";
 import type { Config } from "../../../src/config/types.ts";
-import { pollUntil } from "../../_support/poll.ts";
+import { holdsFor, pollUntil, settlesWithin } from "../../_support/poll.ts";
 
 const MACHINE = '\n[[machines]]\nname = "w-1"\n';
 const VALID_A = '[cluster]\nname = "a"\n' + MACHINE;
@@ -53,9 +53,8 @@ async function gauge(registry: Registry, name: string): Promise<number | undefin
   return (await metric?.get())?.values[0]?.value;
 }
 
-async function until(condition: () => boolean, what: string): Promise<void> {
-  await pollUntil(what, condition, { timeoutMs: 5_000, intervalMs: 25 });
-}
+/** A reload lands within a few polls of the file watcher: generous on a loaded machine. */
+const RELOADED = { timeoutMs: 5_000, intervalMs: 25 };
 
 function messages(records: LogRecord[]): string[] {
   return records.filter((r) => r.level === "error").map((r) =>
@@ -149,8 +148,8 @@ Deno.test("ConfigReloader.run() reloads once for a burst of file changes", async
   for (const name of ["x", "y", "b"]) {
     await Deno.writeTextFile(f.path, `[cluster]\nname = "${name}"\n` + MACHINE);
   }
-  await until(() => f.changes.length > 0, "onChange");
-  await new Promise((r) => setTimeout(r, 450));
+  await pollUntil("onChange", () => f.changes.length > 0, RELOADED);
+  await holdsFor("one reload for the burst", () => f.changes.length === 1, { forMs: 450 });
   controller.abort();
   await running;
   assert.equal(f.changes.length, 1);
@@ -164,7 +163,7 @@ Deno.test("ConfigReloader.run() notices a file replaced by rename, as editors do
   await new Promise((r) => setTimeout(r, 100));
   await Deno.writeTextFile(`${f.path}.swp`, VALID_B);
   await Deno.rename(`${f.path}.swp`, f.path);
-  await until(() => f.changes.length === 1, "onChange after the rename");
+  await pollUntil("onChange after the rename", () => f.changes.length === 1, RELOADED);
   controller.abort();
   await running;
   assert.equal(f.reloader.current().cluster.name, "b");
@@ -176,7 +175,7 @@ Deno.test("ConfigReloader.run() reloads on SIGHUP and stops on abort", async () 
   const running = f.reloader.run(controller.signal);
   await Deno.writeTextFile(f.path, VALID_B);
   Deno.kill(Deno.pid, "SIGHUP");
-  await until(() => f.reloader.current().cluster.name === "b", "the SIGHUP reload");
+  await pollUntil("the SIGHUP reload", () => f.reloader.current().cluster.name === "b", RELOADED);
   controller.abort();
   await running;
 });
@@ -217,7 +216,7 @@ Deno.test("ConfigReloader.reload() rejects a password_file that is a FIFO at onc
   await using f = await fixture();
   const fifo = `${f.path}.fifo`;
   assert.ok((await new Deno.Command("mkfifo", { args: [fifo] }).output()).success, "mkfifo");
-  const base = await Deno.readTextFile(new URL("./bgp/base.toml", import.meta.url));
+  const base = await Deno.readTextFile(new URL("../../unit/config/bgp/base.toml", import.meta.url));
   await Deno.writeTextFile(
     f.path,
     base.replace("bfd = true", `bfd = true\npassword_file = "${fifo}"`),
@@ -248,13 +247,10 @@ Deno.test("ConfigReloader.run() still sees changes and stops with a FIFO next to
   await Deno.writeTextFile(`${f.path}.swp`, VALID_B);
   await Deno.rename(`${f.path}.swp`, f.path);
   // before: the watcher's thread blocked opening the FIFO, so this change was never seen
-  await until(() => f.changes.length === 1, "onChange after the rename");
+  await pollUntil("onChange after the rename", () => f.changes.length === 1, RELOADED);
   controller.abort();
   // before: run() never returned, so SIGTERM never ended the agent
-  const stopped = await Promise.race([
-    running.then(() => true),
-    new Promise<boolean>((r) => setTimeout(() => r(false), 5_000)),
-  ]);
+  const stopped = await settlesWithin(running, 5_000);
   assert.ok(stopped, "run() did not return after the abort");
 });
 

@@ -4,11 +4,11 @@ import { createMetricsRegistry, declareOnce } from "../../../src/metrics/registr
 import { NodeController } from "../../../src/controllers/node/node_controller.ts";
 import { NodeLifecycleController } from "../../../src/controllers/node_lifecycle/node_lifecycle_controller.ts";
 import { PvLabelsController } from "../../../src/controllers/pv_labels/pv_labels_controller.ts";
-import { FakeCluster } from "../_fakes/fake_cluster.ts";
-import { firstTermLedger } from "../_fakes/memory_leases.ts";
+import { FakeCluster } from "../../unit/_fakes/fake_cluster.ts";
+import { firstTermLedger } from "../../unit/_fakes/memory_leases.ts";
 import { BaremetalInstances } from "../../../providers/baremetal/instances.ts";
-import { sampleConfig } from "../_fakes/test_inventory.ts";
-import { ROOT_URL, runAsShipped } from "../_fakes/run_as_shipped.ts";
+import { sampleConfig } from "../../unit/_fakes/test_inventory.ts";
+import { ROOT_URL, runAsShipped } from "../_harness/run_as_shipped.ts";
 
 Deno.test("declareOnce() returns the registered metric instead of registering it twice", () => {
   const registry = createMetricsRegistry();

@@ -69,7 +69,7 @@ Deno.test("keelson status reads ~/.kube/config as kubectl does, and --context pi
   try {
     await Deno.mkdir(`${home}/.kube`);
     await Deno.copyFile(
-      new URL("../kube/testdata/kubeconfig/token.yaml", import.meta.url).pathname,
+      new URL("../../unit/kube/testdata/kubeconfig/token.yaml", import.meta.url).pathname,
       `${home}/.kube/config`,
     );
     // HOME moves Deno's cache too; keep the one this test runs from

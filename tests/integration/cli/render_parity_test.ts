@@ -14,7 +14,7 @@ import { KeepalivedAnnouncer } from "../../../providers/baremetal/keepalived/ann
 import { convergedServices } from "../../../providers/baremetal/ipam/plan_allocations.ts";
 import { loadConfigFile } from "../../../src/config/load_config.ts";
 import { loadSnapshot } from "../../../src/snapshot/load_snapshot.ts";
-import { FakeInformer } from "../_fakes/fake_cluster.ts";
+import { FakeInformer } from "../../unit/_fakes/fake_cluster.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
 const BASE = `${ROOT}tests/unit/config/bgp/base.toml`;

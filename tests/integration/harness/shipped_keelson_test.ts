@@ -4,11 +4,8 @@
  * `sh -c` word for word.
  */
 import assert from "node:assert/strict";
-import {
-  compiledRuntimeFlags,
-  compilePermissions,
-} from "../../integration/_harness/permissions.ts";
-import { keelsonCommand, shellCommand } from "../../integration/_harness/shipped_keelson.ts";
+import { compiledRuntimeFlags, compilePermissions } from "../_harness/permissions.ts";
+import { keelsonCommand, shellCommand } from "../_harness/shipped_keelson.ts";
 
 Deno.test("keelsonCommand runs a bundle with exactly the baked flags", async () => {
   const argv = await keelsonCommand(["run", "--config", "/x/keelson.toml"], {

@@ -7,7 +7,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { compilePermissions } from "../../integration/_harness/permissions.ts";
+import { compilePermissions } from "../_harness/permissions.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
 

@@ -6,10 +6,7 @@
  *
  * @module
  */
-import {
-  compiledRuntimeFlags,
-  compilePermissions,
-} from "../../integration/_harness/permissions.ts";
+import { compiledRuntimeFlags, compilePermissions } from "./permissions.ts";
 
 /** The repository root as a file URL ending in "/", for the snippet's imports. */
 export const ROOT_URL = new URL("../../../", import.meta.url).href;

@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { type LogRecord, reset } from "@logtape/logtape";
 import { Registry } from "prom-client";
 import { KeepalivedApplier } from "../../../../../providers/baremetal/keepalived/config_applier.ts";
-import { FakeClock } from "../../../_fakes/fake_clock.ts";
-import { captureLogs } from "../../../_fakes/captured_logs.ts";
+import { FakeClock } from "../../../../unit/_fakes/fake_clock.ts";
+import { captureLogs } from "../../../../unit/_fakes/captured_logs.ts";
+import { pollUntil } from "../../../../_support/poll.ts";
 
 // a stand-in for `keepalived -t -f`: rejects a file containing "bogus" with rc 5 and a message
 const CHECK = [
@@ -11,6 +12,28 @@ const CHECK = [
   "-c",
   'if grep -q bogus "$0"; then echo "Unknown keyword bogus" >&2; exit 5; fi',
 ];
+
+/**
+ * A shell standing in for keelson's daemon, started with `trap` installed: it says so through a
+ * file once the trap is set, so a signal sent after this returns meets the trap.
+ */
+async function trappingShell(trap: string): Promise<Deno.ChildProcess> {
+  const dir = await Deno.makeTempDir();
+  try {
+    const child = new Deno.Command("sh", {
+      args: ["-c", `${trap}; : > ${dir}/ready; while :; do sleep 0.05; done`],
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    await pollUntil(
+      "the shell's trap",
+      () => Deno.stat(`${dir}/ready`).then(() => true, () => false),
+    );
+    return child;
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
 
 async function setup(extra: { pid?: string } = {}) {
   const dir = await Deno.makeTempDir({ prefix: "keelson-applier-" });
@@ -44,14 +67,9 @@ Deno.test("KeepalivedApplier.apply() writes a valid file and skips unchanged tex
     const written = await t.apply("vrrp_instance a {}\n");
     assert.equal(written.result, "not_running"); // no pid file: written, keepalived reads it on start
     assert.equal(await Deno.readTextFile(t.file), "vrrp_instance a {}\n");
-    const hup = new Deno.Command("sh", {
-      args: ["-c", "trap '' HUP; while :; do sleep 0.05; done"],
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
+    const hup = await trappingShell("trap '' HUP");
     try {
       await Deno.writeTextFile(t.pidFile, String(hup.pid));
-      await new Promise((r) => setTimeout(r, 100)); // let sh install its trap
       assert.equal((await t.apply("vrrp_instance a {}\n")).result, "success");
       assert.equal((await t.apply("vrrp_instance a {}\n")).result, "unchanged");
     } finally {
@@ -98,19 +116,12 @@ Deno.test("KeepalivedApplier.apply() coalesces a burst to the latest text", asyn
 Deno.test("KeepalivedApplier.apply() sends SIGHUP to the pid file's process", async () => {
   const dir = await Deno.makeTempDir();
   const marker = `${dir}/hup`;
-  const child = new Deno.Command("sh", {
-    args: ["-c", `trap 'echo hup > ${marker}' HUP; while :; do sleep 0.05; done`],
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
+  const child = await trappingShell(`trap 'echo hup > ${marker}' HUP`);
   const t = await setup({ pid: String(child.pid) });
   try {
-    await new Promise((r) => setTimeout(r, 100)); // let sh install its trap
     const result = await t.apply("x\n");
     assert.equal(result.reloaded, true);
-    for (let i = 0; i < 100 && !(await Deno.stat(marker).catch(() => false)); i++) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await pollUntil("the SIGHUP mark", () => Deno.stat(marker).then(() => true, () => false));
     assert.equal(await Deno.readTextFile(marker), "hup\n");
   } finally {
     child.kill("SIGKILL");
@@ -159,11 +170,7 @@ Deno.test("KeepalivedApplier.apply() reports a check that timed out as an error,
 Deno.test("KeepalivedApplier.apply() retries the reload of a written file whose reload failed", async () => {
   const dir = await Deno.makeTempDir();
   const marker = `${dir}/hup`;
-  const child = new Deno.Command("sh", {
-    args: ["-c", `trap 'echo hup >> ${marker}' HUP; while :; do sleep 0.05; done`],
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
+  const child = await trappingShell(`trap 'echo hup >> ${marker}' HUP`);
   const t = await setup({ pid: "1" }); // not keepalived: written, not reloaded
   try {
     const failed = await t.apply("x\n");
@@ -171,12 +178,9 @@ Deno.test("KeepalivedApplier.apply() retries the reload of a written file whose 
     assert.equal(await Deno.readTextFile(t.file), "x\n");
     // the pid file names the running daemon again: the same text is reloaded, not "unchanged"
     await Deno.writeTextFile(t.pidFile, String(child.pid));
-    await new Promise((r) => setTimeout(r, 100)); // let sh install its trap
     const retried = await t.apply("x\n");
     assert.deepEqual([retried.result, retried.reloaded], ["success", true]);
-    for (let i = 0; i < 100 && !(await Deno.stat(marker).catch(() => false)); i++) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await pollUntil("the SIGHUP mark", () => Deno.stat(marker).then(() => true, () => false));
     assert.equal(await Deno.readTextFile(marker), "hup\n");
     // reloaded once: from now on the same text is unchanged
     const again = await t.apply("x\n");
@@ -216,18 +220,11 @@ Deno.test("KeepalivedApplier.apply(): a file written while no keepalived runs is
     assert.equal(info.length, 1);
 
     // keepalived runs now: the same text is reloaded (SIGHUP), not "unchanged"
-    child = new Deno.Command("sh", {
-      args: ["-c", `trap 'echo hup >> ${marker}' HUP; while :; do sleep 0.05; done`],
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
+    child = await trappingShell(`trap 'echo hup >> ${marker}' HUP`);
     await Deno.writeTextFile(t.pidFile, String(child.pid));
-    await new Promise((r) => setTimeout(r, 100)); // let sh install its trap
     const reloaded = await t.apply("vrrp_instance a {}\n");
     assert.deepEqual([reloaded.result, reloaded.reloaded], ["success", true]);
-    for (let i = 0; i < 100 && !(await Deno.stat(marker).catch(() => false)); i++) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await pollUntil("the SIGHUP mark", () => Deno.stat(marker).then(() => true, () => false));
     assert.equal(await Deno.readTextFile(marker), "hup\n");
     assert.equal(await t.metric("success"), 1);
   } finally {

@@ -3,7 +3,7 @@ import {
   currentUser,
   userNameOf,
 } from "../../../../../providers/baremetal/keepalived/current_user.ts";
-import { ROOT_URL, runAsShipped } from "../../../_fakes/run_as_shipped.ts";
+import { ROOT_URL, runAsShipped } from "../../../_harness/run_as_shipped.ts";
 
 const PASSWD = [
   "root:x:0:0:root:/root:/bin/bash",

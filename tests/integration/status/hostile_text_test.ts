@@ -7,7 +7,14 @@
 // deno-lint-ignore-file no-control-regex -- the tests look for control characters
 import assert from "node:assert/strict";
 import { formatStatusJson, formatStatusText } from "../../../src/status/format_status.ts";
-import { heartbeatLease, lbService, leaderLease, NOW, report, statusOf } from "./_leases.ts";
+import {
+  heartbeatLease,
+  lbService,
+  leaderLease,
+  NOW,
+  report,
+  statusOf,
+} from "../../unit/status/_leases.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
 

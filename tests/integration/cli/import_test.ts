@@ -225,7 +225,7 @@ async function writeKubeconfig(port: number): Promise<string> {
 }
 
 Deno.test("keelson import as shipped: the inventory on stdout", async () => {
-  const { runAsShipped, ROOT_URL } = await import("../_fakes/run_as_shipped.ts");
+  const { runAsShipped, ROOT_URL } = await import("../_harness/run_as_shipped.ts");
   const run = (args: string[]) =>
     runAsShipped(
       `import { dispatch } from "${ROOT_URL}src/cli/dispatch.ts";\n` +
