@@ -110,7 +110,7 @@ const SLEEPS_ALLOWED: Record<string, { count: number; why: string }> = {
     count: 1,
     why: "the informers' start-up requests end without a sign the test can read",
   },
-  "integration/config/read_input_file_test.ts": {
+  "integration/files/read_input_file_test.ts": {
     count: 1,
     why: "the abandoned read closes the late file on a thread the test cannot see",
   },
