@@ -344,6 +344,46 @@ integrationTest(
       }
     });
 
+    await t.step(
+      "Pods: listed and deleted, never read one by one, watched or changed",
+      async () => {
+        const pods = "/api/v1/namespaces/default/pods";
+        const pod = {
+          apiVersion: "v1",
+          kind: "Pod",
+          metadata: { name: "p-1" },
+          spec: { nodeName: "n-1", containers: [{ name: "app", image: "registry.invalid/app:1" }] },
+        };
+        await cp.requestOk("POST", pods, pod);
+        const listed = await asKeelson("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dn-1");
+        assert.equal(listed.status, 200, `list answered ${listed.status}`);
+        for (
+          const [method, path, body] of [
+            ["GET", `${pods}/p-1`],
+            ["GET", `${pods}?watch=1&timeoutSeconds=1`],
+            ["POST", pods, { ...pod, metadata: { name: "p-2" } }],
+            ["PUT", `${pods}/p-1`, pod],
+            ["PATCH", `${pods}/p-1`, { metadata: { labels: { a: "b" } } }],
+            ["PATCH", `${pods}/p-1/status`, { status: { phase: "Failed" } }],
+            ["POST", `${pods}/p-1/eviction`, {
+              apiVersion: "policy/v1",
+              kind: "Eviction",
+              metadata: { name: "p-1", namespace: "default" },
+            }],
+          ] as const
+        ) {
+          const response = await asKeelson(method, path, body);
+          assert.equal(response.status, 403, `${method} ${path} answered ${response.status}`);
+        }
+        const deleted = await asKeelson("DELETE", `${pods}/p-1`, {
+          apiVersion: "v1",
+          kind: "DeleteOptions",
+          gracePeriodSeconds: 0,
+        });
+        assert.equal(deleted.status, 200, `delete answered ${deleted.status}`);
+      },
+    );
+
     await t.step("actions outside the role are refused with 403", async () => {
       const refused: Array<[string, string, unknown?]> = [
         ["DELETE", "/api/v1/namespaces/default/services/web"],
@@ -354,7 +394,7 @@ integrationTest(
           metadata: { name: "x" },
           spec: { ports: [{ port: 1 }] },
         }],
-        ["GET", "/api/v1/namespaces/default/pods"],
+        ["GET", "/api/v1/namespaces/default/pods/anything"],
         ["DELETE", "/api/v1/persistentvolumes/local-n1"],
         ["DELETE", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler"],
         ["GET", "/apis/coordination.k8s.io/v1/namespaces/default/leases"],
