@@ -86,6 +86,8 @@ integrationTest(
         "RoleBinding kube-node-lease/keelson-kubelet-leases",
         "ValidatingAdmissionPolicy keelson-lease-writes",
         "ValidatingAdmissionPolicyBinding keelson-lease-writes",
+        "ValidatingAdmissionPolicy keelson-pod-deletions",
+        "ValidatingAdmissionPolicyBinding keelson-pod-deletions",
       ]);
     });
 
@@ -345,7 +347,7 @@ integrationTest(
     });
 
     await t.step(
-      "Pods: listed and deleted, never read one by one, watched or changed",
+      "Pods: listed, and deleted only once terminating; never read one by one, watched or changed",
       async () => {
         const pods = "/api/v1/namespaces/default/pods";
         const pod = {
@@ -375,12 +377,16 @@ integrationTest(
           const response = await asKeelson(method, path, body);
           assert.equal(response.status, 403, `${method} ${path} answered ${response.status}`);
         }
-        const deleted = await asKeelson("DELETE", `${pods}/p-1`, {
-          apiVersion: "v1",
-          kind: "DeleteOptions",
-          gracePeriodSeconds: 0,
-        });
+        const force = { apiVersion: "v1", kind: "DeleteOptions", gracePeriodSeconds: 0 };
+        // a Pod not terminating: the policy refuses
+        const running = await asKeelson("DELETE", `${pods}/p-1`, force);
+        assert.equal(running.status, 403, `delete of a running Pod answered ${running.status}`);
+        assert.match(JSON.stringify(running.body), /only a Pod that is already terminating/);
+        // marked terminating (its Node's kubelet would end it; none runs here): then allowed
+        await cp.requestOk("DELETE", `${pods}/p-1`, { ...force, gracePeriodSeconds: 30 });
+        const deleted = await asKeelson("DELETE", `${pods}/p-1`, force);
         assert.equal(deleted.status, 200, `delete answered ${deleted.status}`);
+        assert.equal((await cp.request("GET", `${pods}/p-1`)).status, 404);
       },
     );
 
