@@ -161,6 +161,8 @@ export interface OutOfServiceDeps {
 const LEDGER_RETRY_MS = 1_000;
 /** How soon a Node whose action a guard or the rate limit held is looked at again. */
 const HELD_RECHECK_MS = 5_000;
+/** How long one list of a Node's Pods may take before it is given up (and tried again). */
+const POD_LIST_TIMEOUT_MS = 5_000;
 /** The safety-net resync's default period. */
 export const OUT_OF_SERVICE_RESYNC_MS = 30_000;
 
@@ -355,7 +357,9 @@ export class OutOfServiceController {
     if (now - startedMs >= POD_SWEEP_WINDOW_MS) return undefined;
     let listed: NodePod[];
     try {
-      listed = await pods.list(name);
+      // one slow answer must not hold the queue's one worker (other Nodes) for the request's
+      // whole deadline: the next second tries again
+      listed = await pods.list(name, AbortSignal.timeout(POD_LIST_TIMEOUT_MS));
       this.#podListErrors.delete(name);
     } catch (error) {
       const message = errorMessage(error);
