@@ -42,6 +42,7 @@ import {
 import { VipHostController } from "../controllers/vip_hosts/vip_host_controller.ts";
 import { CLIENT_NAMES } from "../kube/client_factory.ts";
 import type { ClusterWriter, EventRecorder, Informer } from "../kube/ports.ts";
+import type { NodePods } from "../kube/node_pods.ts";
 import type { RecordObserver } from "../status/observed_freshness.ts";
 import { inventoryHosts } from "../status/retired_heartbeats.ts";
 import type { ClusterCaches } from "./cluster_caches.ts";
@@ -67,6 +68,8 @@ export interface LeaderTerm {
   host: string;
   /** A writer on the named client (each controller has its own rate limit). */
   writer(client: string): ClusterWriter;
+  /** The Pods of a Node, listed and force-deleted on the named client. */
+  nodePods(client: string): NodePods;
   /** Events under `component` on the named client, flushed when the term ends. */
   events(component: string, client: string): EventRecorder;
   /** The provider's Warning Events on Services; the service controller records its own there. */
@@ -232,6 +235,7 @@ export const CONTROLLER_TABLE: readonly ControllerEntry[] = [
         host: term.host,
         ledger: term.ledger,
         ...(term.kubeletLeases ? { kubeletLeases: term.kubeletLeases } : {}),
+        pods: term.nodePods(CLIENT_NAMES.outOfService),
       }, { policy: () => powerPolicyFromConfig(term.live()) }),
   },
 ];

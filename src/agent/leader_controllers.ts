@@ -21,6 +21,7 @@ import {
   type ServiceController,
 } from "../controllers/service/service_controller.ts";
 import { CLIENT_NAMES, type ClientFactory } from "../kube/client_factory.ts";
+import { createNodePods } from "../kube/node_pods.ts";
 import { createClusterWriter, createEventSink } from "../kube/cluster_writer.ts";
 import { createLeaseApi } from "../kube/lease_api.ts";
 import { ActionLedger } from "../controllers/action_ledger/action_ledger.ts";
@@ -182,6 +183,7 @@ export async function runLeaderControllers(
     ledger,
     host: deps.host,
     writer: (client) => createClusterWriter(deps.clients.client(client)),
+    nodePods: (client) => createNodePods(deps.clients.client(client)),
     events,
     ...(serviceEvents ? { serviceEvents } : {}),
     ...(deps.onServiceController ? { onServiceController: deps.onServiceController } : {}),

@@ -40,12 +40,20 @@ export interface RestCallOptions {
   signal?: AbortSignal;
 }
 
+/** Options of `RestApi.delete`. */
+export interface DeleteCallOptions extends RestCallOptions {
+  /** The `DeleteOptions` sent as the body. @default none */
+  body?: Record<string, unknown>;
+}
+
 /** Options of `RestApi.listPage`. */
 export interface ListPageOptions {
   /** The page size (`limit`). */
   limit: number;
   /** The `continue` token from the previous page. */
   continueToken?: string;
+  /** A field selector (`fieldSelector`), e.g. `spec.nodeName=w-1`. */
+  fieldSelector?: string;
   /** Aborts the request. */
   signal?: AbortSignal;
 }
@@ -95,8 +103,8 @@ export interface RestApi {
     what: string,
     options?: RestCallOptions,
   ): Promise<T>;
-  /** DELETE an object. */
-  delete(path: string, what: string, options?: RestCallOptions): Promise<void>;
+  /** DELETE an object; `options.body` is its `DeleteOptions` (grace period, preconditions). */
+  delete(path: string, what: string, options?: DeleteCallOptions): Promise<void>;
   /**
    * GETs one page of a collection (its body up to `BODY_LIMITS.listPage`).
    * @param path the collection, e.g. `/api/v1/nodes`
@@ -199,6 +207,7 @@ export function createRestApi(transport: Pick<HttpTransport, "fetch">): RestApi 
   async function listPage(path: string, options: ListPageOptions): Promise<ListPage> {
     const query = new URLSearchParams({ limit: String(options.limit) });
     if (options.continueToken) query.set("continue", options.continueToken);
+    if (options.fieldSelector) query.set("fieldSelector", options.fieldSelector);
     const what = `list ${path}`;
     const list = await call("GET", `${path}?${query}`, what, undefined, undefined, options, true);
     const body = isRecord(list) ? list : {};
@@ -231,7 +240,8 @@ export function createRestApi(transport: Pick<HttpTransport, "fetch">): RestApi 
     patch: (path, patch, type, what, options) =>
       typed(call("PATCH", path, what, patch, PATCH_CONTENT_TYPES[type], options)),
     delete: async (path, what, options) => {
-      await call("DELETE", path, what, undefined, undefined, options);
+      const body = options?.body;
+      await call("DELETE", path, what, body, body === undefined ? undefined : json, options);
     },
     listPage,
   };

@@ -8,7 +8,8 @@
  * - `[power] out_of_service = false` (the default): a system powered off through Redfish gets
  *   its Node the shutdown taint, but never `node.kubernetes.io/out-of-service`, and its Pod stays.
  * - `out_of_service = true`: the next system powered off gets the out-of-service taint (with
- *   Keelson's marker and an Event), and kube-controller-manager force-deletes its Pod.
+ *   Keelson's marker and an Event); the taint-eviction controller marks its Pod terminating and
+ *   Keelson force-deletes it at once (the pod garbage collector would at its next pass).
  * - The Node Ready again: Keelson removes the taint it added.
  * - `fencing = "on"`: a NotReady Node whose power still says On is forced off through Redfish
  *   (Events before and after), and then taken out of service.
@@ -279,7 +280,7 @@ integrationTest(
         );
         figure(
           `power-off -> Pod gone: ${s(gone - off)} after sushy answered Off (taint -> Pod gone ` +
-            `${s(gone - tainted)}; kube-controller-manager's pod GC runs every 20 s)`,
+            `${s(gone - tainted)}; Keelson force-deletes terminating Pods of a Node it tainted)`,
         );
         const n = await node(cp, "w-1");
         const taint = n.spec?.taints?.find((t) => t.key === OUT_OF_SERVICE);

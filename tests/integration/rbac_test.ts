@@ -86,6 +86,8 @@ integrationTest(
         "RoleBinding kube-node-lease/keelson-kubelet-leases",
         "ValidatingAdmissionPolicy keelson-lease-writes",
         "ValidatingAdmissionPolicyBinding keelson-lease-writes",
+        "ValidatingAdmissionPolicy keelson-pod-deletions",
+        "ValidatingAdmissionPolicyBinding keelson-pod-deletions",
       ]);
     });
 
@@ -344,6 +346,50 @@ integrationTest(
       }
     });
 
+    await t.step(
+      "Pods: listed, and deleted only once terminating; never read one by one, watched or changed",
+      async () => {
+        const pods = "/api/v1/namespaces/default/pods";
+        const pod = {
+          apiVersion: "v1",
+          kind: "Pod",
+          metadata: { name: "p-1" },
+          spec: { nodeName: "n-1", containers: [{ name: "app", image: "registry.invalid/app:1" }] },
+        };
+        await cp.requestOk("POST", pods, pod);
+        const listed = await asKeelson("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dn-1");
+        assert.equal(listed.status, 200, `list answered ${listed.status}`);
+        for (
+          const [method, path, body] of [
+            ["GET", `${pods}/p-1`],
+            ["GET", `${pods}?watch=1&timeoutSeconds=1`],
+            ["POST", pods, { ...pod, metadata: { name: "p-2" } }],
+            ["PUT", `${pods}/p-1`, pod],
+            ["PATCH", `${pods}/p-1`, { metadata: { labels: { a: "b" } } }],
+            ["PATCH", `${pods}/p-1/status`, { status: { phase: "Failed" } }],
+            ["POST", `${pods}/p-1/eviction`, {
+              apiVersion: "policy/v1",
+              kind: "Eviction",
+              metadata: { name: "p-1", namespace: "default" },
+            }],
+          ] as const
+        ) {
+          const response = await asKeelson(method, path, body);
+          assert.equal(response.status, 403, `${method} ${path} answered ${response.status}`);
+        }
+        const force = { apiVersion: "v1", kind: "DeleteOptions", gracePeriodSeconds: 0 };
+        // a Pod not terminating: the policy refuses
+        const running = await asKeelson("DELETE", `${pods}/p-1`, force);
+        assert.equal(running.status, 403, `delete of a running Pod answered ${running.status}`);
+        assert.match(JSON.stringify(running.body), /only a Pod that is already terminating/);
+        // marked terminating (its Node's kubelet would end it; none runs here): then allowed
+        await cp.requestOk("DELETE", `${pods}/p-1`, { ...force, gracePeriodSeconds: 30 });
+        const deleted = await asKeelson("DELETE", `${pods}/p-1`, force);
+        assert.equal(deleted.status, 200, `delete answered ${deleted.status}`);
+        assert.equal((await cp.request("GET", `${pods}/p-1`)).status, 404);
+      },
+    );
+
     await t.step("actions outside the role are refused with 403", async () => {
       const refused: Array<[string, string, unknown?]> = [
         ["DELETE", "/api/v1/namespaces/default/services/web"],
@@ -354,7 +400,7 @@ integrationTest(
           metadata: { name: "x" },
           spec: { ports: [{ port: 1 }] },
         }],
-        ["GET", "/api/v1/namespaces/default/pods"],
+        ["GET", "/api/v1/namespaces/default/pods/anything"],
         ["DELETE", "/api/v1/persistentvolumes/local-n1"],
         ["DELETE", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler"],
         ["GET", "/apis/coordination.k8s.io/v1/namespaces/default/leases"],

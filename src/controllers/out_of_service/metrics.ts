@@ -1,6 +1,6 @@
 /**
  * The out-of-service controller's metrics: taints applied and removed, taints held back by a
- * guard, and fencing actions by result. Declared at start (`declareStartupMetrics`) with every
+ * guard, fencing actions by result, and the terminating Pods of its tainted Nodes it force-deleted. Declared at start (`declareStartupMetrics`) with every
  * label value at zero, so alert rules see the series before the first action.
  *
  * @module
@@ -18,6 +18,11 @@ export const FENCING_RESULTS = [
   "blocked",
   "rate_limited",
 ] as const;
+/**
+ * Force deletions of terminating Pods on a Node Keelson took out of service (the `result` label):
+ * deleted, already gone or replaced (404 or a uid that no longer matches), or failed.
+ */
+export const POD_DELETION_RESULTS = ["deleted", "gone", "failed"] as const;
 /** One fencing result. */
 export type FencingResult = (typeof FENCING_RESULTS)[number];
 
@@ -31,6 +36,8 @@ export interface OutOfServiceMetrics {
   held: Counter<"reason">;
   /** Fencing decisions, by result. */
   fencing: Counter<"result">;
+  /** Force deletions of terminating Pods on Nodes Keelson took out of service, by result. */
+  podDeletions: Counter<"result">;
 }
 
 /**
@@ -80,5 +87,20 @@ export function outOfServiceMetrics(registry: Registry): OutOfServiceMetrics {
     for (const result of FENCING_RESULTS) counter.inc({ result }, 0);
     return counter;
   });
-  return { applied, removed, held, fencing };
+  const podDeletions = declareOnce(
+    registry,
+    "keelson_out_of_service_pod_deletions_total",
+    () => {
+      const counter = new Counter({
+        name: "keelson_out_of_service_pod_deletions_total",
+        help: "Terminating Pods Keelson force-deleted on Nodes it took out of service, at once " +
+          "rather than at the pod garbage collector's next pass, by result (deleted, gone, failed).",
+        labelNames: ["result"],
+        registers: [registry],
+      });
+      for (const result of POD_DELETION_RESULTS) counter.inc({ result }, 0);
+      return counter;
+    },
+  );
+  return { applied, removed, held, fencing, podDeletions };
 }

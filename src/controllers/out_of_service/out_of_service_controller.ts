@@ -8,6 +8,9 @@
  * off and whose kubelet's Lease has gone silent (`decide_power_loss.ts`, the kubelet Leases seen
  * through `kubelet_lease_observer.ts`) is first marked NotReady, as kube-controller-manager would
  * after its grace period, so the taint and the pod garbage collector need not wait for it.
+ * Once the Node is tainted by Keelson and not Ready, its terminating Pods are force-deleted at once
+ * (`decide_pod_gc.ts`: kube-controller-manager's pod garbage collector's rule, which it runs only
+ * every 20 s), listed through the bounded reader with no Pod cache.
  * Optional fencing forces a machine off whose
  * Node has been NotReady for `fence_after` while its power still says `on`. Every action is
  * guarded (held while a config reload is rejected, never the last control-plane hosts, a cap per
@@ -34,8 +37,11 @@ import {
   type ClusterWriter,
   type EventRecorder,
   type Informer,
+  isConflict,
+  isNotFound,
   objectKey,
 } from "../../kube/ports.ts";
+import type { NodePod, NodePods } from "../../kube/node_pods.ts";
 import { delay } from "../../kube/delay.ts";
 import { type Clock, systemClock } from "../../kube/clock.ts";
 import { retryOnConflict } from "../../kube/retry_on_conflict.ts";
@@ -58,6 +64,12 @@ import {
   type OutOfServicePolicy,
 } from "./decide_out_of_service.ts";
 import { type OutOfServiceMetrics, outOfServiceMetrics } from "./metrics.ts";
+import {
+  decidePodGc,
+  POD_SWEEP_INTERVAL_MS,
+  POD_SWEEP_WINDOW_MS,
+  podGcBlockedBy,
+} from "./decide_pod_gc.ts";
 
 /** The queue name (and the workqueue metrics' `name` label). */
 export const OUT_OF_SERVICE_QUEUE_NAME = "OutOfService";
@@ -72,6 +84,10 @@ export const REASON_POWER_LOSS = "NodePowerLoss";
 export const NOT_READY_CONDITION_REASON = "NodeStatusUnknown";
 /** Keelson removed the taint it added. */
 export const REASON_TAINT_REMOVED = "OutOfServiceTaintRemoved";
+/** Keelson force-deleted a terminating Pod of a Node it took out of service (on the Pod). */
+export const REASON_POD_DELETED = "OutOfServicePodDeleted";
+/** The same, once per sweep on the Node, naming the Pods. */
+export const REASON_PODS_DELETED = "OutOfServicePodsDeleted";
 /** A guard held the taint back. */
 export const REASON_TAINT_BLOCKED = "OutOfServiceBlocked";
 /** The rate limit held the taint back. */
@@ -134,12 +150,19 @@ export interface OutOfServiceDeps {
    * witness of a power loss. Absent: a Ready Node waits for kube-controller-manager's verdict.
    */
   kubeletLeases?: Informer<V1Lease>;
+  /**
+   * The Pods of a Node, listed when a Node Keelson tainted is not Ready (no Pod cache), and their
+   * force deletion. Absent: kube-controller-manager's pod garbage collector alone deletes them.
+   */
+  pods?: NodePods;
 }
 
 /** How long after a failed read of the action record the next sync tries again. */
 const LEDGER_RETRY_MS = 1_000;
 /** How soon a Node whose action a guard or the rate limit held is looked at again. */
 const HELD_RECHECK_MS = 5_000;
+/** How long one list of a Node's Pods may take before it is given up (and tried again). */
+const POD_LIST_TIMEOUT_MS = 5_000;
 /** The safety-net resync's default period. */
 export const OUT_OF_SERVICE_RESYNC_MS = 30_000;
 
@@ -179,6 +202,10 @@ export class OutOfServiceController {
   #powerErrors = new Map<string, string>();
   /** The power episode in which someone removed Keelson's taint, per Node. */
   #withdrawn = new Map<string, number>();
+  /** When this process first found each Node's Pods due for deletion, by `now` (this episode). */
+  #podSweeps = new Map<string, number>();
+  /** The last failure to list each Node's Pods (logged once per cause). */
+  #podListErrors = new Map<string, string>();
   /** Held/mismatch Events already recorded, per Node and episode (one Event per episode). */
   #reported = new Map<string, Set<string>>();
   #log = logger("controllers", "out-of-service");
@@ -287,6 +314,7 @@ export class OutOfServiceController {
     for (const action of decision.actions) {
       await this.#carryOut(node, action, power, now);
     }
+    const sweep = await this.#sweepPods(node, now, policy);
     // a little after the period ends, so the next look does not land just short of it
     let recheck = decision.recheckAfterMs === undefined
       ? undefined
@@ -296,7 +324,122 @@ export class OutOfServiceController {
       const held = this.#deps.ledger.isOpen() ? HELD_RECHECK_MS : LEDGER_RETRY_MS;
       recheck = Math.min(recheck ?? Infinity, held);
     }
+    if (sweep !== undefined) recheck = Math.min(recheck ?? Infinity, sweep);
     return recheck === undefined ? done() : requeueAfter(recheck);
+  }
+
+  /**
+   * Force-deletes the terminating Pods of a Node Keelson took out of service, as the pod garbage
+   * collector would at its next pass (`decide_pod_gc.ts`).
+   * @returns how soon to list the Node's Pods again; undefined when its sweep is over
+   */
+  async #sweepPods(
+    node: V1Node,
+    now: number,
+    policy: PowerActionPolicy,
+  ): Promise<number | undefined> {
+    const pods = this.#deps.pods;
+    if (!pods) return undefined;
+    const name = node.metadata?.name ?? "";
+    const allowed = this.#deps.guard?.deletionsAllowed() ?? { ok: true };
+    const podPolicy = {
+      enabled: policy.enabled,
+      held: allowed.ok ? undefined : `power actions are held: ${allowed.reason ?? "the guard"}`,
+    };
+    if (podGcBlockedBy(node, podPolicy) !== undefined) {
+      // a new episode starts a new sweep
+      this.#podSweeps.delete(name);
+      this.#podListErrors.delete(name);
+      return undefined;
+    }
+    let startedMs = this.#podSweeps.get(name);
+    if (startedMs === undefined) this.#podSweeps.set(name, startedMs = now);
+    if (now - startedMs >= POD_SWEEP_WINDOW_MS) return undefined;
+    let listed: NodePod[];
+    try {
+      // one slow answer must not hold the queue's one worker (other Nodes) for the request's
+      // whole deadline: the next second tries again
+      listed = await pods.list(name, AbortSignal.timeout(POD_LIST_TIMEOUT_MS));
+      this.#podListErrors.delete(name);
+    } catch (error) {
+      const message = errorMessage(error);
+      if (this.#podListErrors.get(name) !== message) {
+        this.#podListErrors.set(name, message);
+        this.#log.warn(
+          "Cannot list the pods of node {node}, which Keelson took out of service: {error}; " +
+            "kube-controller-manager's pod garbage collector deletes them at its next pass",
+          { node: name, error: message },
+        );
+      }
+      // tried again within the window, like a Pod not yet terminating
+      return POD_SWEEP_INTERVAL_MS;
+    }
+    const decision = decidePodGc({
+      node,
+      pods: listed,
+      policy: podPolicy,
+      sweepStartedMs: startedMs,
+      nowMs: now,
+    });
+    const deleted: string[] = [];
+    for (const pod of decision.deletions) {
+      if (await this.#forceDelete(node, pod)) deleted.push(`${pod.namespace}/${pod.name}`);
+    }
+    if (deleted.length > 0) {
+      const shown = deleted.length > 10
+        ? `${deleted.slice(0, 10).join(", ")} and ${deleted.length - 10} more`
+        : deleted.join(", ");
+      this.#deps.events.event(
+        nodeRef(node),
+        "Normal",
+        REASON_PODS_DELETED,
+        `Force-deleted ${deleted.length} terminating pod${deleted.length === 1 ? "" : "s"} of ` +
+          `node ${name} (${shown}): ${podGcWhy(name)}`,
+      );
+    }
+    return decision.recheckAfterMs;
+  }
+
+  /** One force deletion (uid precondition); true when this call deleted the Pod. */
+  async #forceDelete(node: V1Node, pod: NodePod): Promise<boolean> {
+    const name = node.metadata?.name ?? "";
+    const what = `${pod.namespace}/${pod.name}`;
+    try {
+      await this.#deps.pods!.forceDelete(pod);
+    } catch (error) {
+      if (isNotFound(error) || isConflict(error)) {
+        // gone meanwhile (kube-controller-manager's pass), or a new Pod under the same name
+        this.#metrics.podDeletions.inc({ result: "gone" });
+        this.#log.debug("Pod {pod} on node {node} was already gone or replaced: {error}", {
+          pod: what,
+          node: name,
+          error: errorMessage(error),
+        });
+        return false;
+      }
+      this.#metrics.podDeletions.inc({ result: "failed" });
+      this.#log.warn("Cannot force-delete terminating pod {pod} on node {node}: {error}", {
+        pod: what,
+        node: name,
+        error: errorMessage(error),
+      });
+      return false;
+    }
+    this.#metrics.podDeletions.inc({ result: "deleted" });
+    const message = `Force-deleted terminating pod ${what} (deletion requested at ` +
+      `${pod.deletionTimestamp}) on node ${name}: ${podGcWhy(name)}`;
+    this.#deps.events.event(
+      {
+        kind: "Pod",
+        apiVersion: "v1",
+        metadata: { name: pod.name, namespace: pod.namespace, uid: pod.uid },
+      },
+      "Normal",
+      REASON_POD_DELETED,
+      message,
+    );
+    this.#log.info(message);
+    return true;
   }
 
   async #powerOf(node: V1Node): Promise<PowerObservation | null> {
@@ -611,10 +754,20 @@ export class OutOfServiceController {
   }
 
   #forget(name: string): void {
+    this.#podSweeps.delete(name);
+    this.#podListErrors.delete(name);
     this.#notReadySince.delete(name);
     this.#lastFence.delete(name);
     this.#reported.delete(name);
     this.#withdrawn.delete(name);
     this.#powerErrors.delete(name);
   }
+}
+
+/** Why a terminating Pod of a Node Keelson tainted is deleted at once, for Events and logs. */
+function podGcWhy(node: string): string {
+  return `Keelson added the out-of-service taint to node ${node} (its machine is powered off) ` +
+    "and the node is not Ready, so its pods cannot be running; kube-controller-manager's pod " +
+    "garbage collector deletes terminating pods on such a node too, but only at its next pass " +
+    "(every 20 s)";
 }

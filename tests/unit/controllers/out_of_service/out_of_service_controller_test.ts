@@ -27,6 +27,8 @@ import {
   termLedger,
 } from "../../_fakes/memory_leases.ts";
 import type { ActionLedger } from "../../../../src/controllers/action_ledger/action_ledger.ts";
+import type { NodePod, NodePods } from "../../../../src/kube/node_pods.ts";
+import { KubeApiError } from "../../../../src/kube/ports.ts";
 
 /** A PowerControl whose answers the test sets, as the BMC poller would report them. */
 class FakePower implements PowerControl {
@@ -84,6 +86,7 @@ function setup(options: {
   policy?: Partial<PowerActionPolicy>;
   guard?: { ok: boolean; reason?: string };
   host?: string;
+  pods?: NodePods;
 } = {}) {
   const cluster = new FakeCluster();
   let now = 1_800_000_000_000;
@@ -98,6 +101,7 @@ function setup(options: {
     registry,
     ...(options.guard ? { guard: { deletionsAllowed: () => options.guard! } } : {}),
     ...(options.host ? { host: options.host } : {}),
+    ...(options.pods ? { pods: options.pods } : {}),
     ledger,
   }, {
     now: () => now,
@@ -730,4 +734,137 @@ Deno.test("OutOfServiceController.run: a kubelet Lease's silence bound ends in N
     stop.abort();
     await running;
   }
+});
+
+/**
+ * The API's Pods, as a field-selector list would answer, except that `leaky` also returns Pods of
+ * other Nodes (a list the controller must not trust blindly).
+ */
+class FakePods implements NodePods {
+  readonly pods: NodePod[] = [];
+  readonly listed: string[] = [];
+  readonly deleted: string[] = [];
+  /** Answers a deletion of this uid with 409 (a new Pod under the same name). */
+  conflictUid: string | undefined;
+  constructor(private readonly leaky = false) {}
+  add(name: string, node: string, deleting?: string): void {
+    this.pods.push({
+      namespace: "apps",
+      name,
+      uid: `uid-${name}`,
+      nodeName: node,
+      ...(deleting ? { deletionTimestamp: deleting } : {}),
+    });
+  }
+  list(node: string): Promise<NodePod[]> {
+    this.listed.push(node);
+    return Promise.resolve(
+      this.pods.filter((p) => this.leaky || p.nodeName === node).map((p) => ({ ...p })),
+    );
+  }
+  forceDelete(pod: NodePod): Promise<void> {
+    if (pod.uid === this.conflictUid) {
+      return Promise.reject(new KubeApiError("uid precondition failed", { code: 409 }));
+    }
+    const at = this.pods.findIndex((p) => p.uid === pod.uid);
+    if (at < 0) return Promise.reject(new KubeApiError("not found", { code: 404 }));
+    this.pods.splice(at, 1);
+    this.deleted.push(`${pod.namespace}/${pod.name}`);
+    return Promise.resolve();
+  }
+}
+
+const DELETING = "2026-12-02T03:00:00Z";
+
+Deno.test("OutOfServiceController force-deletes at once the terminating Pods of a Node it tainted, and no other Pod", async () => {
+  const pods = new FakePods(true);
+  const { cluster, power, controller, metric, now, advance } = setup({ pods });
+  cluster.addNode(node("w1", "Unknown"));
+  cluster.addNode(node("w2", "Unknown"));
+  pods.add("web-1", "w1");
+  pods.add("tolerant", "w1");
+  pods.add("other-node", "w2", DELETING);
+  power.set("w1", "off", now());
+  advance(10_000);
+  // the taint; the Pods are listed only once the cache shows it (the next sync)
+  await controller.sync("w1");
+  assert.equal(taintsOf(cluster, "w1").length, 1);
+  // nothing terminating yet: listed again in a second, nothing deleted
+  assert.deepEqual(await controller.sync("w1"), { kind: "requeue", afterMs: 1_000 });
+  assert.deepEqual(pods.listed, ["w1"]);
+  assert.deepEqual(pods.deleted, []);
+  // the taint-eviction controller marks web-1 terminating
+  pods.pods[0]!.deletionTimestamp = DELETING;
+  advance(1_000);
+  assert.deepEqual(await controller.sync("w1"), { kind: "requeue", afterMs: 1_000 });
+  assert.deepEqual(pods.deleted, ["apps/web-1"]);
+  const [onPod] = cluster.events.withReason("OutOfServicePodDeleted");
+  assert.equal(onPod?.object, "Pod/apps/web-1");
+  assert.match(
+    onPod?.message ?? "",
+    /Force-deleted terminating pod apps\/web-1 .* on node w1: Keelson added the out-of-service taint/,
+  );
+  const [onNode] = cluster.events.withReason("OutOfServicePodsDeleted");
+  assert.equal(onNode?.object, "Node/w1");
+  assert.match(onNode?.message ?? "", /Force-deleted 1 terminating pod of node w1 \(apps\/web-1\)/);
+  assert.equal(await metric('keelson_out_of_service_pod_deletions_total{result="deleted"}'), 1);
+  // the tolerant Pod is left; after the window the Node is not listed again
+  advance(30_000);
+  assert.deepEqual(await controller.sync("w1"), { kind: "done" });
+  const lists = pods.listed.length;
+  await controller.sync("w1");
+  assert.equal(pods.listed.length, lists);
+  assert.deepEqual(pods.pods.map((p) => p.name), ["tolerant", "other-node"]);
+  // w2 was never tainted: its terminating Pod is kube-controller-manager's business
+  await controller.sync("w2");
+  assert.ok(!pods.listed.includes("w2"));
+});
+
+Deno.test("OutOfServiceController deletes no Pod of a Node tainted by someone else, of a Ready Node, or while a reload is rejected", async () => {
+  const pods = new FakePods();
+  const { cluster, controller } = setup({ pods });
+  cluster.addNode(node("foreign", "Unknown"));
+  cluster.updateNode("foreign", (n) => (n.spec = { taints: [{ ...OUT_OF_SERVICE_TAINT }] }));
+  pods.add("f", "foreign", DELETING);
+  await controller.sync("foreign");
+  assert.deepEqual(pods.listed, []);
+
+  const held = setup({ pods, guard: { ok: false, reason: "rejected reload" } });
+  held.cluster.addNode(node("w1", "Unknown"));
+  held.cluster.updateNode("w1", (n) => {
+    n.metadata!.annotations = { [OUT_OF_SERVICE_MARKER]: "2026-12-02T03:00:00.000Z" };
+    n.spec = { taints: [{ ...OUT_OF_SERVICE_TAINT }] };
+  });
+  pods.add("h", "w1", DELETING);
+  await held.controller.sync("w1");
+  assert.deepEqual(pods.listed, []);
+  assert.deepEqual(pods.deleted, []);
+
+  // Keelson's own taint on a Node Ready again: the taint goes, no Pod does
+  const ready = setup({ pods });
+  ready.cluster.addNode(node("w1", "True"));
+  ready.cluster.updateNode("w1", (n) => {
+    n.metadata!.annotations = { [OUT_OF_SERVICE_MARKER]: "2026-12-02T03:00:00.000Z" };
+    n.spec = { taints: [{ ...OUT_OF_SERVICE_TAINT }] };
+  });
+  await ready.controller.sync("w1");
+  assert.deepEqual(pods.listed, []);
+  assert.deepEqual(pods.deleted, []);
+});
+
+Deno.test("OutOfServiceController: a Pod replaced under the same name (uid precondition) is not deleted nor reported", async () => {
+  const pods = new FakePods();
+  const { cluster, controller, metric } = setup({ pods });
+  cluster.addNode(node("w1", "Unknown"));
+  cluster.updateNode("w1", (n) => {
+    n.metadata!.annotations = { [OUT_OF_SERVICE_MARKER]: "2026-12-02T03:00:00.000Z" };
+    n.spec = { taints: [{ ...OUT_OF_SERVICE_TAINT }] };
+  });
+  pods.add("web-1", "w1", DELETING);
+  pods.conflictUid = "uid-web-1";
+  await controller.sync("w1");
+  assert.deepEqual(pods.deleted, []);
+  assert.deepEqual(cluster.events.withReason("OutOfServicePodDeleted"), []);
+  assert.deepEqual(cluster.events.withReason("OutOfServicePodsDeleted"), []);
+  assert.equal(await metric('keelson_out_of_service_pod_deletions_total{result="gone"}'), 1);
 });
