@@ -23,6 +23,8 @@ const OUTSIDE_NAMES: Readonly<Record<string, string>> = {
   renewDeadline: "client-go's leader election",
   localeCompare: "JavaScript's String.prototype",
   eventTime: "events.k8s.io Event",
+  gcTerminating: "kube-controller-manager's pod garbage collector",
+  gcCheckPeriod: "kube-controller-manager's pod garbage collector",
 };
 
 /** A backquoted lowerCamelCase name, optionally called: `nextNodeSet` or `nextNodeSet()`. */
