@@ -12,6 +12,7 @@ import { ControllersSchema, KubernetesSchema, LeaderElectionSchema } from "./sch
 import { isDuration } from "./duration.ts";
 import type { Config } from "./types.ts";
 import { matchesServedBy } from "./pool_serving.ts";
+import { agentMode } from "./agent_mode.ts";
 
 /** One setting `keelson run` reads only at start. */
 export interface StartOnlySetting {
@@ -107,6 +108,11 @@ export const START_ONLY_SETTINGS: readonly StartOnlySetting[] = [
   key("server", "tls_cert_file"),
   key("server", "tls_key_file"),
   ...table("controllers", ControllersSchema.shape),
+  {
+    // a worker a pool serves runs the host side only; other hosts campaign for the Lease
+    name: "controllers and leader election on this host (machine role, [pools.served_by])",
+    read: (config, host) => agentMode(config, host),
+  },
   {
     // not pinned: true -> false still needs the restart to stop keepalived's side, but the
     // keepalived announcer sees the file's value and at once renders a file with no VRRP instance
