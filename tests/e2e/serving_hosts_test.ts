@@ -11,7 +11,11 @@
  *   worker takes the VIP within the bounds of `keepalived_test.ts`.
  * - BGP (a ToR BIRD with ECMP and BFD): the workers' pool reaches the ToR from both workers and
  *   never from the control-plane host; a worker's link cut: BFD removes its path within the bound
- *   of `bgp_test.ts`; back up: both paths again.
+ *   of `bgp_test.ts`; back up: both paths again. An `externalTrafficPolicy: Local` Service of that
+ *   pool is announced only by the worker with its ready endpoint (an EndpointSlice written by the
+ *   test: no kube-controller-manager here), follows the endpoint to the other worker, and a
+ *   backend on that worker (the VIP on its loopback, as kube-proxy delivers Local traffic without
+ *   SNAT) sees the client's own address.
  *
  * Prints the figures (RESULT lines). Needs root, keepalived, bird2, iproute2, curl and the
  * kube-apiserver test binaries; skipped loudly otherwise (failed with KEELSON_REQUIRE_E2E=1).
@@ -42,6 +46,7 @@ import {
   ingressIps,
 } from "../integration/_harness/lb_services.ts";
 import { pollUntil } from "../_support/poll.ts";
+import { ManagedProcess } from "../integration/_harness/process.ts";
 import { BgpLab, bgpLabUnavailable, CP_ASN, TOR_ASN, TOR_IP } from "./_bgp_lab.ts";
 import { e2eUnavailable, KeepalivedLab, report, run, sleep } from "./_keepalived_lab.ts";
 import { forward } from "./_tcp_forward.ts";
@@ -335,6 +340,49 @@ Deno.test({
   },
 });
 
+/**
+ * The address a backend on BGP lab host `i` sees for a client at the ToR that connects to `vip`:
+ * the VIP on the host's loopback (as kube-proxy would deliver a Local Service's traffic, without
+ * SNAT) and a one-shot TCP server that answers with its peer's address.
+ */
+async function sourceSeenByBackend(lab: BgpLab, i: number, vip: string): Promise<string> {
+  const ns = lab.ns(`cp${i}`);
+  await run("ip", ["-n", ns, "addr", "add", `${vip}/32`, "dev", "lo"]);
+  const server = new ManagedProcess(
+    "backend",
+    "ip",
+    [
+      "netns",
+      "exec",
+      ns,
+      "python3",
+      "-c",
+      "import socket\ns=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n" +
+      `s.bind(("${vip}", 80)); s.listen(1); s.settimeout(20)\n` +
+      "c,a=s.accept(); c.sendall((a[0]+'\\n').encode()); c.close()",
+    ],
+    `${lab.dir}/backend.log`,
+  );
+  server.start();
+  try {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const out = await run("ip", [
+        "netns",
+        "exec",
+        lab.ns("tor"),
+        "bash",
+        "-c",
+        `exec 3<>/dev/tcp/${vip}/80 && timeout 2 head -1 <&3`,
+      ]).catch(() => "");
+      if (out.trim() !== "") return out.trim();
+      await sleep(100);
+    }
+    return "";
+  } finally {
+    await server.stop(1000);
+  }
+}
+
 const BGP_LAN = "198.51.100.0/28";
 const BGP_EDGE = "203.0.113.0/28";
 
@@ -458,6 +506,68 @@ Deno.test({
         logs,
       );
       report(`RESULT bgp_workers_path_back_ms=${back.ms.toFixed(0)}`);
+
+      // externalTrafficPolicy Local: announced only by the serving worker with a ready endpoint,
+      // following the endpoint; the backend there sees the client's own address
+      await createLbService(cp, "web", "local", {
+        annotations: { "keelson.io/address-pool": "edge" },
+        spec: { externalTrafficPolicy: "Local" },
+      });
+      const localVip = (await until(
+        "a VIP for web/local",
+        async () =>
+          ingressIps(
+            (await cp!.request<V1Service>("GET", "/api/v1/namespaces/web/services/local"))
+              .body as V1Service,
+          )[0],
+        60_000,
+        logs,
+        50,
+      )).value;
+      const slice = (node: string) => ({
+        apiVersion: "discovery.k8s.io/v1",
+        kind: "EndpointSlice",
+        metadata: { name: "local-1", labels: { "kubernetes.io/service-name": "local" } },
+        addressType: "IPv4",
+        endpoints: [{ addresses: ["10.244.9.9"], nodeName: node, conditions: { ready: true } }],
+        ports: [{ name: "tcp-80", port: 80, protocol: "TCP" }],
+      });
+      const slices = "/apis/discovery.k8s.io/v1/namespaces/web/endpointslices";
+      await cp.requestOk("POST", slices, slice("w-2"));
+      const onW2 = await until(
+        "the Local VIP from w-2 only",
+        async () => (await lab.torNextHops(localVip)).join() === lab.cpIp(3) ? true : undefined,
+        30_000,
+        logs,
+      );
+      const client = await sourceSeenByBackend(lab, 3, localVip);
+      report(
+        `RESULT bgp_workers_local vip=${localVip} via=${lab.cpIp(3)} (${
+          onW2.ms.toFixed(0)
+        } ms after the EndpointSlice) backend saw client ${client}`,
+      );
+      assert.equal(client, TOR_IP);
+      const movedAt = performance.now();
+      await cp.requestOk("PUT", `${slices}/local-1`, {
+        ...slice("w-1"),
+        metadata: {
+          ...slice("w-1").metadata,
+          resourceVersion: (await cp.requestOk<{ metadata: { resourceVersion: string } }>(
+            "GET",
+            `${slices}/local-1`,
+          )).metadata.resourceVersion,
+        },
+      });
+      await until(
+        "the Local VIP from w-1 only, after its endpoint moved",
+        async () => (await lab.torNextHops(localVip)).join() === lab.cpIp(2) ? true : undefined,
+        30_000,
+        logs,
+      );
+      report(
+        `RESULT bgp_workers_local_moved_ms=${(performance.now() - movedAt).toFixed(0)} to w-1`,
+      );
+      assert.ok(!(await lab.torNextHops(localVip)).includes(lab.cpIp(1)));
     } finally {
       for (const agent of agents) await agent.stop().catch(() => {});
       await cp?.stop();
