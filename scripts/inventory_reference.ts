@@ -194,8 +194,11 @@ export const KEY_NOTES: Record<string, KeyNote> = {
   "bgp.peers.name": { meaning: "metrics label and log name" },
   "bgp.peers.address": { meaning: "the router's address" },
   "bgp.peers.asn": { meaning: "the router's AS" },
-  "bgp.peers.hosts": { meaning: `${CP} machines that peer with it (neither this nor zones: all)` },
-  "bgp.peers.zones": { meaning: `or: ${CP} machines whose zone is listed` },
+  "bgp.peers.hosts": {
+    meaning: "BIRD hosts that peer with it: control-plane machines and those a BGP pool's " +
+      "served_by selects (neither this nor zones: all)",
+  },
+  "bgp.peers.zones": { meaning: "or: BIRD hosts whose zone is listed" },
   "bgp.peers.multihop": { meaning: "0: directly connected; 1–255: multihop with that TTL" },
   "bgp.peers.bfd": { meaning: "BFD on this session (`[bgp.bfd]` timers)" },
   "bgp.peers.password_file": {

@@ -11,6 +11,7 @@ import type { Registry } from "prom-client";
 import type { CloudProvider } from "../cloud/provider.ts";
 import { ProviderRegistry } from "../cloud/registry.ts";
 import type { Config } from "../config/types.ts";
+import { agentMode } from "../config/agent_mode.ts";
 import { CLIENT_NAMES, type ClientFactory, createClientFactory } from "../kube/client_factory.ts";
 import { createEventSink } from "../kube/cluster_writer.ts";
 import { AggregatingEventRecorder } from "../kube/event_recorder.ts";
@@ -197,9 +198,16 @@ export async function runAgent(options: AgentOptions): Promise<number> {
     }, leaderSignal);
   };
 
-  // 6. campaign for the Lease, leading while it is held
+  // 6. campaign for the Lease, leading while it is held; a worker that serves pools runs its
+  // host side and heartbeat, nothing more (agent_mode.ts)
   const controllersSignal = stops.signal("controllers");
-  if (live.current().leader_election.enabled) {
+  if (agentMode(live.current(), host) === "host-side") {
+    log.info(
+      "Host {host} is a worker that serves pools: host-side mode (keepalived/BIRD for the " +
+        "pools it serves and its heartbeat; no controllers, no leader election)",
+      { host },
+    );
+  } else if (live.current().leader_election.enabled) {
     const campaigning = campaign({
       clients,
       sightings,

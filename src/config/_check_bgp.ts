@@ -12,6 +12,7 @@ import { duplicateName } from "./_duplicate_name.ts";
 import { checkBgpAddresses } from "./_check_bgp_addresses.ts";
 import type { BgpConfig } from "./bgp_schema.ts";
 import {
+  bgpHosts,
   parseCommunity,
   peerHosts,
   peerTimers,
@@ -134,6 +135,12 @@ function checkPeers(bgp: BgpConfig, view: BgpView): RawIssue[] {
   const machinesByName = new Map(
     view.machines.filter((m): m is Machine => m !== undefined).map((m) => [m.name, m]),
   );
+  // retired machines too: a peer naming one is no mistake (it peers again once active)
+  const bgpHostNames = new Set(
+    bgpHosts(view.machines.map((m) => m && { ...m, state: "active" as const }), view.pools)
+      .map((m) => m.name),
+  );
+  const runsBirdIn = (m: Machine) => bgpHostNames.has(m.name);
   const bgpPools = new Map(
     view.pools.filter((p): p is Pool => p !== undefined).map((p) => [p.name, p]),
   );
@@ -161,22 +168,21 @@ function checkPeers(bgp: BgpConfig, view: BgpView): RawIssue[] {
     }
     for (const [j, host] of peer.hosts.entries()) {
       const machine = machinesByName.get(host);
-      if (!machine || machine.role !== "control-plane") {
+      if (!machine || !runsBirdIn(machine)) {
         issues.push({
           path: at("hosts", j),
-          message: `"${host}" is not a control-plane machine of the inventory; only ` +
-            "control-plane hosts run BIRD",
+          message: `"${host}" is not a control-plane machine of the inventory nor one a BGP ` +
+            "pool's served_by selects; only those hosts run BIRD",
         });
       }
     }
     for (const [j, zone] of peer.zones.entries()) {
-      const any = [...machinesByName.values()].some((m) =>
-        m.role === "control-plane" && m.zone === zone
-      );
+      const any = [...machinesByName.values()].some((m) => runsBirdIn(m) && m.zone === zone);
       if (!any) {
         issues.push({
           path: at("zones", j),
-          message: `no control-plane machine has zone "${zone}"; the peer would get no session`,
+          message: `no machine that runs BIRD (control-plane, or selected by a BGP pool's ` +
+            `served_by) has zone "${zone}"; the peer would get no session`,
         });
       }
     }
@@ -230,7 +236,7 @@ function checkHosts(bgp: BgpConfig, view: BgpView): RawIssue[] {
   const issues: RawIssue[] = [];
   const peered = new Set<string>();
   for (const peer of bgp.peers) {
-    for (const m of peerHosts(peer, view.machines)) peered.add(m.name);
+    for (const m of peerHosts(peer, view.machines, view.pools)) peered.add(m.name);
   }
   for (const [i, machine] of view.machines.entries()) {
     if (!machine || !peered.has(machine.name)) continue;

@@ -193,7 +193,7 @@ function checkSourceAddresses(
     } else {
       // one source address serves every session of the host: each peer must be of its family
       const peers = bgp.peers.filter((peer) =>
-        peerHosts(peer, view.machines).some((m) => m === machine)
+        peerHosts(peer, view.machines, view.pools).some((m) => m === machine)
       );
       const other = peers.find((peer) => parseIp(peer.address)?.family !== ip.family);
       if (other) {
@@ -213,7 +213,9 @@ function checkSourceAddresses(
 function checkRouterIds(bgp: BgpConfig, view: BgpAddressView): RawIssue[] {
   const issues: RawIssue[] = [];
   const peered = new Set<Machine>();
-  for (const peer of bgp.peers) for (const m of peerHosts(peer, view.machines)) peered.add(m);
+  for (const peer of bgp.peers) {
+    for (const m of peerHosts(peer, view.machines, view.pools)) peered.add(m);
+  }
   const seen = new Map<bigint, Machine>();
   for (const [index, machine] of view.machines.entries()) {
     if (!machine) continue;
@@ -257,7 +259,9 @@ function checkAnnouncedFamilies(bgp: BgpConfig, view: BgpAddressView): RawIssue[
   const issues: RawIssue[] = [];
   const lacking = (peers: readonly BgpPeer[], family: IpFamily): string[] => {
     const hosts = new Map<string, Machine>();
-    for (const peer of peers) for (const m of peerHosts(peer, view.machines)) hosts.set(m.name, m);
+    for (const peer of peers) {
+      for (const m of peerHosts(peer, view.machines, view.pools)) hosts.set(m.name, m);
+    }
     return [...hosts.values()].filter((m) =>
       ![...m.internal_ips, ...(m.bgp?.source_address ? [m.bgp.source_address] : [])]
         .some((text) => parseIp(text)?.family === family)

@@ -1,13 +1,14 @@
 /**
  * Reading `[bgp]` values the same way in `check` and in the BIRD model: communities (literal or
- * alias), a peer's timers after its overrides, which control-plane hosts peer with it, a
+ * alias), a peer's timers after its overrides, which hosts peer with it, a
  * machine's router id.
  *
  * @module
  */
 import { parseIp } from "../net/ip.ts";
 import type { BgpConfig } from "./bgp_schema.ts";
-import type { Machine } from "./types.ts";
+import type { Machine, Pool } from "./types.ts";
+import { matchesServedBy } from "./pool_serving.ts";
 
 /** A parsed community: standard (two 16-bit numbers) or large (three 32-bit numbers). */
 export type Community = { kind: "standard"; values: [number, number] } | {
@@ -70,18 +71,37 @@ export function peerTimers(
 }
 
 /**
- * The control-plane machines that open a session to `peer`: those named in `hosts`, or in the
- * listed `zones`, or every active control-plane machine when both are empty.
+ * The machines that run BIRD and so may open sessions: the control-plane machines, and the
+ * machines a BGP pool's `served_by` selects; retired ones left out.
+ * @param machines the inventory's machines (undefined: failed the schema)
+ * @param pools the inventory's pools (undefined: failed the schema)
+ */
+export function bgpHosts(
+  machines: readonly (Machine | undefined)[],
+  pools: readonly (Pool | undefined)[],
+): Machine[] {
+  const bgpPools = pools.filter((p): p is Pool => p !== undefined && p.announce === "bgp");
+  return machines.filter((m): m is Machine =>
+    m !== undefined && m.state !== "retired" &&
+    (m.role === "control-plane" || bgpPools.some((p) => matchesServedBy(m, p)))
+  );
+}
+
+/**
+ * The machines that open a session to `peer`: of the BGP hosts (`bgpHosts`), those named in
+ * `hosts`, or in the listed `zones`, or every one when both are empty.
+ * @param peer the `[[bgp.peers]]` entry
+ * @param machines the inventory's machines
+ * @param pools the inventory's pools, whose `served_by` add BGP hosts beyond the control plane
  */
 export function peerHosts(
   peer: BgpConfig["peers"][number],
   machines: readonly (Machine | undefined)[],
+  pools: readonly (Pool | undefined)[] = [],
 ): Machine[] {
-  const cps = machines.filter((m): m is Machine =>
-    m !== undefined && m.role === "control-plane" && m.state !== "retired"
-  );
-  if (peer.hosts.length === 0 && peer.zones.length === 0) return cps;
-  return cps.filter((m) => peer.hosts.includes(m.name) || peer.zones.includes(m.zone));
+  const hosts = bgpHosts(machines, pools);
+  if (peer.hosts.length === 0 && peer.zones.length === 0) return hosts;
+  return hosts.filter((m) => peer.hosts.includes(m.name) || peer.zones.includes(m.zone));
 }
 
 /** The IPv4 router id of a machine: `bgp.router_id`, else its first internal IPv4. */

@@ -11,6 +11,8 @@
 import { ControllersSchema, KubernetesSchema, LeaderElectionSchema } from "./schema.ts";
 import { isDuration } from "./duration.ts";
 import type { Config } from "./types.ts";
+import { matchesServedBy } from "./pool_serving.ts";
+import { agentMode } from "./agent_mode.ts";
 
 /** One setting `keelson run` reads only at start. */
 export interface StartOnlySetting {
@@ -39,18 +41,25 @@ export interface PendingRestart {
   now: string;
 }
 
-/** Whether `host` runs keepalived (`startKeepalived` asks this too). */
+/**
+ * Whether `host` runs keepalived (`startKeepalived` asks this too): a control-plane machine, or
+ * one that a VRRP pool's `served_by` selects (a retired one too: it renders a file with no VRRP
+ * instance until it is active again).
+ */
 export function runsKeepalived(config: Config, host: string): boolean {
-  return config.keepalived.enabled && isControlPlane(config, host);
+  return config.keepalived.enabled && selectedFor(config, host, "vrrp");
 }
 
-/** Whether `host` runs BIRD (`startBird` asks this too). */
+/** Whether `host` runs BIRD (`startBird` asks this too), as `runsKeepalived` for BGP pools. */
 export function runsBird(config: Config, host: string): boolean {
-  return config.bgp !== undefined && isControlPlane(config, host);
+  return config.bgp !== undefined && selectedFor(config, host, "bgp");
 }
 
-function isControlPlane(config: Config, host: string): boolean {
-  return config.machines.some((m) => m.name === host && m.role === "control-plane");
+function selectedFor(config: Config, host: string, announce: "vrrp" | "bgp"): boolean {
+  const machine = config.machines.find((m) => m.name === host);
+  if (!machine) return false;
+  return machine.role === "control-plane" ||
+    config.pools.some((p) => (p.announce ?? "vrrp") === announce && matchesServedBy(machine, p));
 }
 
 /** A TOML key read at start by every host. */
@@ -99,6 +108,11 @@ export const START_ONLY_SETTINGS: readonly StartOnlySetting[] = [
   key("server", "tls_cert_file"),
   key("server", "tls_key_file"),
   ...table("controllers", ControllersSchema.shape),
+  {
+    // a worker a pool serves runs the host side only; other hosts campaign for the Lease
+    name: "controllers and leader election on this host (machine role, [pools.served_by])",
+    read: (config, host) => agentMode(config, host),
+  },
   {
     // not pinned: true -> false still needs the restart to stop keepalived's side, but the
     // keepalived announcer sees the file's value and at once renders a file with no VRRP instance

@@ -43,6 +43,7 @@ import {
   shellCommand,
 } from "../integration/_harness/shipped_keelson.ts";
 import { e2eUnavailable, KeepalivedLab, report, run } from "./_keepalived_lab.ts";
+import { forward } from "./_tcp_forward.ts";
 import { pollUntil } from "../_support/poll.ts";
 
 const SUBNET = "10.254.12";
@@ -90,47 +91,6 @@ function inventory(lab: KeepalivedLab, node: string, kubeconfig: string): string
     `[[pools]]\nname = "lan"\naddresses = ["${SUBNET}.100-${SUBNET}.119"]\n`,
     ...machines,
   ].join("\n");
-}
-
-/** Forwards TCP from `listen` to `target` (the apiserver on loopback). */
-function forward(hostname: string, port: number, target: number): { close(): void } {
-  const listener = Deno.listen({ hostname, port });
-  const conns = new Set<Deno.Conn>();
-  (async () => {
-    for await (const conn of listener) {
-      conns.add(conn);
-      (async () => {
-        let upstream: Deno.Conn | undefined;
-        try {
-          upstream = await Deno.connect({ hostname: "127.0.0.1", port: target });
-          conns.add(upstream);
-          await Promise.all([
-            conn.readable.pipeTo(upstream.writable).catch(() => {}),
-            upstream.readable.pipeTo(conn.writable).catch(() => {}),
-          ]);
-        } catch { /* a side closed */ }
-        for (const c of [conn, upstream]) {
-          if (!c) continue;
-          conns.delete(c);
-          try {
-            c.close();
-          } catch { /* closed */ }
-        }
-      })();
-    }
-  })().catch(() => {});
-  return {
-    close() {
-      try {
-        listener.close();
-      } catch { /* closed */ }
-      for (const c of conns) {
-        try {
-          c.close();
-        } catch { /* closed */ }
-      }
-    },
-  };
 }
 
 /** One reader across the test's reads, as `keelson status` watches: it sees Leases renew. */

@@ -1,6 +1,6 @@
 /**
- * The BIRD model of one control-plane host: which routes it originates (VIPs of `announce = "bgp"`
- * pools, the control-plane VIP, Nodes' pod CIDRs) and which sessions it opens, with which timers
+ * The BIRD model of one host: which routes it originates (VIPs of the `announce = "bgp"` pools it
+ * serves, and on a control-plane host the control-plane VIP and Nodes' pod CIDRs) and which sessions it opens, with which timers
  * and export policy. Pure and deterministic, built from parsed values only: an address reaches the
  * model only as a parsed number and only if a BGP pool holds it (or it is the control-plane VIP,
  * or a pod CIDR whose next hop is a Node's InternalIP).
@@ -29,6 +29,7 @@
  * @module
  */
 import {
+  bgpHosts,
   type Community,
   peerHosts,
   peerTimers,
@@ -36,6 +37,7 @@ import {
   routerIdOf,
 } from "../../../src/config/bgp_values.ts";
 import type { Config } from "../../../src/config/types.ts";
+import { servesPool } from "../../../src/config/pool_serving.ts";
 import {
   compareIps,
   firstIpOfFamily,
@@ -153,13 +155,22 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
   const bgp = config.bgp;
   if (!bgp) return { error: `Cannot render BIRD: the inventory has no [bgp] table` };
   const machine = config.machines.find((m) => m.name === host);
-  if (!machine || machine.role !== "control-plane") {
-    const cps = config.machines.filter((m) => m.role === "control-plane").map((m) => `"${m.name}"`);
+  // retired machines count: a retired host keeps its sessions (below)
+  const birdHosts = bgpHosts(
+    config.machines.map((m) => ({ ...m, state: "active" as const })),
+    config.pools,
+  );
+  if (!machine || !birdHosts.some((m) => m.name === host)) {
+    const names = birdHosts.map((m) => `"${m.name}"`);
     return {
       error: `Cannot render BIRD for host "${host}": it is not a control-plane machine of the ` +
-        `inventory (control-plane machines: ${cps.join(", ") || "none"})`,
+        `inventory nor one a BGP pool's served_by selects (BIRD hosts: ` +
+        `${names.join(", ") || "none"})`,
     };
   }
+  // the control-plane VIP and the Nodes' pod CIDRs are the control-plane hosts' to announce;
+  // a host that only serves pools announces those pools' VIPs
+  const controlPlane = machine.role === "control-plane";
   const routerText = routerIdOf(machine);
   const routerId = routerText === undefined ? undefined : parseIp(routerText);
   if (!routerId || routerId.family !== 4) {
@@ -175,7 +186,7 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
 
   // Service VIPs of BGP pools, one protocol per pool and family
   const bgpPools = config.pools.map((pool, index) => ({ pool, index }))
-    .filter(({ pool }) => pool.announce === "bgp");
+    .filter(({ pool }) => pool.announce === "bgp" && servesPool(machine, pool));
   const vipsByPool = new Map<number, ModelIp[]>();
   const cpVips = config.control_plane.vip.map((v) => parseIp(v)).filter((v) => v !== undefined);
   for (const value of input.serviceVips) {
@@ -215,7 +226,8 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
 
   // the control-plane VIP, while the local apiserver is ready
   if (
-    !retired && config.control_plane.announce === "bgp" && input.controlPlaneHealthy === true
+    !retired && controlPlane && config.control_plane.announce === "bgp" &&
+    input.controlPlaneHealthy === true
   ) {
     for (const family of families) {
       const ips = dedupe(cpVips.filter((ip) => ip.family === family));
@@ -233,12 +245,12 @@ export function buildBirdModel(input: BirdModelInput): BirdModel | { error: stri
   // peerHosts leaves retired machines out; this one keeps the peers it had while active
   const asActive = retired ? [{ ...machine, state: "active" as const }] : [machine];
   const hostPeers = bgp.peers.map((peer, index) => ({ peer, index }))
-    .filter(({ peer }) => peerHosts(peer, asActive).length > 0);
+    .filter(({ peer }) => peerHosts(peer, asActive, config.pools).length > 0);
   const subnets = uniqueSubnets(
     hostPeers.filter(({ peer }) => peer.pod_cidrs).map(({ peer }) => peer.subnet),
   );
   const podStatics = new Map<string, StaticProtocol>();
-  const anyPodPeer = hostPeers.some(({ peer }) => peer.pod_cidrs);
+  const anyPodPeer = controlPlane && hostPeers.some(({ peer }) => peer.pod_cidrs);
   const decision = anyPodPeer && !retired && (input.nodes?.length ?? 0) > 0
     ? decidePodRoutes({ config, nodes: input.nodes! })
     : undefined;

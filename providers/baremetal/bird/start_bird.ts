@@ -86,7 +86,8 @@ function bgpVipGauge(registry: Registry): Gauge<"vip"> {
 export const ANNOUNCED_BY_BGP_REASON = "AnnouncedByBGP";
 
 /**
- * Starts the BIRD side when the inventory has `[bgp]` and this host is a control-plane machine;
+ * Starts the BIRD side when the inventory has `[bgp]` and this host is a control-plane machine or
+ * serves a BGP pool;
  * otherwise returns undefined.
  * @param options config source, host, registry, signal
  */
@@ -97,9 +98,11 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
   if (!bgp) return undefined;
   // the same decision the restart-required diff makes (config/restart_settings.ts)
   if (!runsBird(config, options.host)) {
-    log.info("Host {host} is not a control-plane machine of the inventory: not rendering BIRD", {
-      host: options.host,
-    });
+    log.info(
+      "Host {host} is neither a control-plane machine of the inventory nor selected by a BGP " +
+        "pool's served_by: not rendering BIRD",
+      { host: options.host },
+    );
     return undefined;
   }
   const applier = new BirdApplier({
@@ -150,7 +153,11 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
     onConfigured: () => reportChanged(),
   });
   const cp = config.control_plane;
-  if (cp.announce === "bgp" && cp.vip.length > 0) {
+  const controlPlane = config.machines.some((m) =>
+    m.name === options.host && m.role === "control-plane"
+  );
+  // only control-plane machines announce the control-plane VIP (model.ts)
+  if (cp.announce === "bgp" && cp.vip.length > 0 && controlPlane) {
     probe = new ApiserverProbe({
       url: `https://127.0.0.1:${cp.port}/readyz`,
       trackFile: `${config.keepalived.track_file_dir.replace(/\/+$/, "")}/apiserver-health-bgp`,

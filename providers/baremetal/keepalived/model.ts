@@ -1,7 +1,8 @@
 /**
- * The keepalived model: which VRRP instances one control-plane host runs, with which VRIDs,
- * priorities, peers and VIPs. Pure and deterministic: the same inventory and the same Service
- * VIPs give the same model on every host, except that host's priorities and source address.
+ * The keepalived model: which VRRP instances one serving host runs (a control-plane machine, or a
+ * machine a VRRP pool's `served_by` selects), with which VRIDs, priorities, peers and VIPs. Pure
+ * and deterministic: the same inventory and the same Service VIPs give the same model on every
+ * host, except that host's priorities and source address.
  *
  * Decisions, each with its reason:
  * - VRIDs: the lowest VRID of `[keepalived] vrid_range` is reserved for the IPv4 control-plane
@@ -13,15 +14,19 @@
  *   IPv4 and over IPv6 are separate VRID spaces, RFC 5798 §5.2.3; keepalived accepts it).
  * - Inside a group the lowest `max_vips_per_instance` addresses go in `virtual_ipaddress`, the
  *   rest in `virtual_ipaddress_excluded` (held by the same instance, not listed in adverts).
- * - Priorities rotate: rank = (host index + group index) mod n, priority = 200 - step * rank,
- *   so each host is preferred master for a different share of the groups.
+ * - Groups: the control-plane VIP's peers are the control-plane machines; a Service group's peers
+ *   are the serving hosts of its VIPs' pool (`vrrp_groups.ts`, which also keeps groups that share
+ *   a host, or a multicast segment, on different VRIDs). A host renders only its own groups.
+ * - Priorities rotate inside a group: rank = (host index + group index) mod n, priority =
+ *   200 - step * rank, so each host is preferred master for a different share of the groups.
  * - Preemption: Service groups preempt after a delay (a recovered host takes its share back
  *   once it has been up for `SERVICE_PREEMPT_DELAY_S`); the control-plane VIP never preempts,
  *   because every move drops all API clients' connections and any healthy apiserver will do.
  *
  * @module
  */
-import type { Config } from "../../../src/config/types.ts";
+import type { Config, Machine } from "../../../src/config/types.ts";
+import { isServingHost } from "../../../src/config/pool_serving.ts";
 import {
   compareIps,
   firstIpOfFamily,
@@ -32,6 +37,7 @@ import {
 } from "../../../src/net/ip.ts";
 import { addressOwner } from "../ipam/address_owner.ts";
 import { servedAddressChecker } from "./served_addresses.ts";
+import { planServiceGroups } from "./vrrp_groups.ts";
 import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
 
 /** One parsed address. Only these numbers, never the text they came from, are rendered. */
@@ -51,7 +57,7 @@ export interface VrrpInstanceModel {
   preemptDelayS: number;
   /** The host's own address, when unicast. */
   unicastSrcIp?: ModelIp;
-  /** The other control-plane machines, when unicast (sorted). */
+  /** The other members of the group, when unicast (sorted). */
   unicastPeers: ModelIp[];
   /** At most `max_vips_per_instance`, sorted. */
   vips: ModelIp[];
@@ -116,7 +122,7 @@ export const NOTIFY_FIFO_FILE = "keepalived-notify.fifo";
 export { SAFE_PATH_REGEXP } from "../../../src/config/schema.ts";
 
 /**
- * Builds the keepalived model of one control-plane host.
+ * Builds the keepalived model of one serving host.
  * @param input the configuration, the host's machine name and the Service VIPs
  * @returns the model, or `{ error }` with a sentence naming the field and value
  */
@@ -125,14 +131,17 @@ export function buildKeepalivedModel(
 ): KeepalivedModel | { error: string } {
   const { config, host } = input;
   const ka = config.keepalived;
-  const peers = config.machines
+  // the control-plane VIP's group: the control-plane machines
+  const cpPeers = config.machines
     .filter((m) => m.role === "control-plane" && m.state !== "retired")
     .sort((a, b) => compareCodeUnits(a.name, b.name));
-  const hostIndex = peers.findIndex((m) => m.name === host);
-  if (hostIndex < 0) {
+  const machine = config.machines.find((m) => m.name === host);
+  if (!machine || !isServingHost(config, host)) {
+    const serving = config.machines.filter((m) => isServingHost(config, m.name));
     return {
       error: `Cannot render keepalived for host "${host}": it is not a control-plane machine ` +
-        `of the inventory (control-plane machines: ${peers.map((m) => `"${m.name}"`).join(", ")})`,
+        `of the inventory nor a machine that serves a pool (serving machines: ` +
+        `${serving.map((m) => `"${m.name}"`).join(", ")})`,
     };
   }
   // vrid_range, advert_interval and track_file_dir were checked by config validation (the one
@@ -141,14 +150,19 @@ export function buildKeepalivedModel(
   const advertIntMs = ka.advert_interval.ms;
   const trackPath = `${ka.track_file_dir.replace(/\/+$/, "")}/${APISERVER_TRACK_FILE}`;
 
-  const n = peers.length;
-  const step = n > 1 ? Math.max(1, Math.min(10, Math.floor((BASE_PRIORITY - 1) / (n - 1)))) : 10;
-  const override = peers[hostIndex]!.keepalived_priority;
-  const priorityFor = (groupIndex: number): number =>
-    override ?? BASE_PRIORITY - step * ((hostIndex + groupIndex) % n);
+  // priorities rotate among a group's members: rank = (host index + group index) mod n
+  const priorityFor = (members: readonly Machine[], groupIndex: number): number => {
+    const n = members.length;
+    const hostIndex = members.findIndex((m) => m.name === host);
+    const step = n > 1 ? Math.max(1, Math.min(10, Math.floor((BASE_PRIORITY - 1) / (n - 1)))) : 10;
+    return machine.keepalived_priority ?? BASE_PRIORITY - step * ((hostIndex + groupIndex) % n);
+  };
 
-  const addressing = (family: IpFamily): Addressing | { error: string } => {
-    const own = firstIpOfFamily(peers[hostIndex]!.internal_ips, family);
+  const addressing = (
+    members: readonly Machine[],
+    family: IpFamily,
+  ): Addressing | { error: string } => {
+    const own = firstIpOfFamily(machine.internal_ips, family);
     if (!ka.unicast) return { unicastPeers: [] };
     if (!own) {
       return {
@@ -156,7 +170,7 @@ export function buildKeepalivedModel(
           `"${host}" has no IPv${family} address in internal_ips`,
       };
     }
-    const others = peers.filter((_, i) => i !== hostIndex).map((m) =>
+    const others = members.filter((m) => m.name !== host).map((m) =>
       firstIpOfFamily(m.internal_ips, family)
     )
       .filter((ip): ip is ModelIp => ip !== undefined);
@@ -170,15 +184,15 @@ export function buildKeepalivedModel(
     : dedupe(config.control_plane.vip.map((v) => parseIp(v)!));
   for (const family of [4, 6] as const) {
     const vips = cpVips.filter((ip) => ip.family === family);
-    if (vips.length === 0) continue;
-    const addr = addressing(family);
+    if (vips.length === 0 || !cpPeers.some((m) => m.name === host)) continue;
+    const addr = addressing(cpPeers, family);
     if ("error" in addr) return addr;
     instances.push({
       name: `keelson_cp_v${family}`,
       kind: "control-plane",
       family,
       vrid: family === 4 ? low : low + 1,
-      priority: priorityFor(0),
+      priority: priorityFor(cpPeers, 0),
       preempt: false,
       preemptDelayS: 0,
       ...addr,
@@ -201,32 +215,33 @@ export function buildKeepalivedModel(
     else skipped.push({ value, reason: verdict.reason });
   }
   const groupCount = high - low - 1;
-  for (const family of [4, 6] as const) {
-    const groups = new Map<number, ModelIp[]>();
-    for (const ip of dedupe(serviceIps.filter((i) => i.family === family))) {
-      const g = serviceGroupOf(ip, groupCount);
-      groups.set(g, [...(groups.get(g) ?? []), ip]);
-    }
-    if (groups.size === 0) continue;
-    const addr = addressing(family);
+  // every group of the segment, planned alike on every host; this host renders its own
+  const plan = planServiceGroups(
+    config,
+    serviceIps,
+    (ip) => serviceGroupOf(ip, groupCount),
+    groupCount,
+  );
+  skipped.push(...plan.skipped);
+  for (const group of plan.groups) {
+    if (!group.members.some((m) => m.name === host)) continue;
+    const addr = addressing(group.members, group.family);
     if ("error" in addr) return addr;
-    for (const g of [...groups.keys()].sort((a, b) => a - b)) {
-      const members = groups.get(g)!; // already sorted by dedupe
-      instances.push({
-        name: `keelson_v${family}_g${g}`,
-        kind: "service",
-        family,
-        vrid: low + 2 + g,
-        // +1 so a host preferred for the control-plane VIP is not also first for group 0
-        priority: priorityFor(g + 1),
-        preempt: true,
-        preemptDelayS: SERVICE_PREEMPT_DELAY_S,
-        ...addr,
-        vips: members.slice(0, ka.max_vips_per_instance),
-        excludedVips: members.slice(ka.max_vips_per_instance),
-        trackApiserver: false,
-      });
-    }
+    const g = group.index;
+    instances.push({
+      name: `keelson_v${group.family}_g${g}`,
+      kind: "service",
+      family: group.family,
+      vrid: low + 2 + g,
+      // +1 so a host preferred for the control-plane VIP is not also first for group 0
+      priority: priorityFor(group.members, g + 1),
+      preempt: true,
+      preemptDelayS: SERVICE_PREEMPT_DELAY_S,
+      ...addr,
+      vips: group.vips.slice(0, ka.max_vips_per_instance),
+      excludedVips: group.vips.slice(ka.max_vips_per_instance),
+      trackApiserver: false,
+    });
   }
 
   return {

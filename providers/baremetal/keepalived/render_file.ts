@@ -1,5 +1,5 @@
 /**
- * keepalived's file for `keelson render keepalived`: the file one control-plane host would run
+ * keepalived's file for `keelson render keepalived`: the file one serving host would run
  * once the agent has converged on a cluster snapshot. The VIPs are the ingress addresses of the
  * Services Keelson handles, with the addresses `keelson plan` would give the pending ones; the
  * text comes from the pipeline the running announcer applies (`keepalivedHostFile`), fed from
@@ -12,6 +12,7 @@ import type { Config } from "../../../src/config/types.ts";
 import { convergedServices } from "../ipam/plan_allocations.ts";
 import { keepalivedHostFile } from "./announcer.ts";
 import { USER_NAME_REGEXP } from "./render.ts";
+import { runsKeepalived } from "../../../src/config/restart_settings.ts";
 
 /** The user `keelson run` runs as when none is named (deploy/systemd/keelson.service). */
 const DEFAULT_RUN_AS_USER = "keelson";
@@ -66,9 +67,10 @@ function hostProblem(config: Config, configPath: string, host: string): string |
     return `Cannot render keepalived for host "${host}": ${configPath} has no machine of that ` +
       `name (control-plane machines: ${controlPlane})`;
   }
-  if (machine.role !== "control-plane") {
-    return `Cannot render keepalived for host "${host}": its role is "${machine.role}", and ` +
-      `only control-plane machines run keepalived (control-plane machines: ${controlPlane})`;
+  if (!runsKeepalived(config, host)) {
+    return `Cannot render keepalived for host "${host}": its role is "${machine.role}" and no ` +
+      `VRRP pool's served_by selects it, and only those machines and the control-plane ones ` +
+      `run keepalived (control-plane machines: ${controlPlane})`;
   }
   return undefined;
 }

@@ -66,8 +66,8 @@ export interface RunningKeepalived extends HostAnnouncer {
 const VIP_ROLE_PERIOD_MS = 10_000;
 
 /**
- * Starts the keepalived side when this host is a control-plane machine and `[keepalived]` is
- * enabled; otherwise logs why not and returns undefined.
+ * Starts the keepalived side when this host is a control-plane machine or serves a VRRP pool and
+ * `[keepalived]` is enabled; otherwise logs why not and returns undefined.
  * @param options config source, host, registry, signal
  * @returns the running parts, or undefined
  */
@@ -84,7 +84,8 @@ export async function startKeepalived(
   // the same decision the restart-required diff makes (config/restart_settings.ts)
   if (!runsKeepalived(config, options.host)) {
     log.info(
-      "Host {host} is not a control-plane machine of the inventory: not rendering keepalived",
+      "Host {host} is neither a control-plane machine of the inventory nor selected by a VRRP " +
+        "pool's served_by: not rendering keepalived",
       {
         host: options.host,
       },
@@ -104,7 +105,12 @@ export async function startKeepalived(
   });
   const loops: Promise<void>[] = [];
   let probe: ApiserverProbe | undefined;
-  if (config.control_plane.vip.length > 0) {
+  // the control-plane VIP is held by control-plane machines only; a worker serving pools has no
+  // local apiserver to probe
+  const controlPlane = config.machines.some((m) =>
+    m.name === options.host && m.role === "control-plane"
+  );
+  if (config.control_plane.vip.length > 0 && controlPlane) {
     probe = new ApiserverProbe({
       url: `https://127.0.0.1:${config.control_plane.port}/readyz`,
       trackFile: `${ka.track_file_dir.replace(/\/+$/, "")}/${APISERVER_TRACK_FILE}`,

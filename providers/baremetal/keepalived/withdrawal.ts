@@ -1,7 +1,7 @@
 /**
  * When this host must serve no VIP through keepalived although the keepalived Keelson drives keeps
- * running: a reload turned `[keepalived] enabled` off, gave the machine another role, removed it,
- * or retired it. The other hosts then render their files without it (with unicast VRRP they no
+ * running: a reload turned `[keepalived] enabled` off, gave the machine another role or left it
+ * out of every VRRP pool's `served_by` (a worker), removed it, or retired it. The other hosts then render their files without it (with unicast VRRP they no
  * longer list it as a peer nor hear its adverts), so a keepalived left with the old file would be
  * a second MASTER for the same VIPs, and its VIPs would no longer follow the Services. The
  * announcer gives keepalived a file with no VRRP instance instead (`renderWithdrawnConfig`).
@@ -44,7 +44,8 @@ export function keepalivedWithdrawal(
   if (!machine) {
     return { reason: `machine "${host}" is no longer in the inventory`, restartNeeded };
   }
-  if (machine.role !== "control-plane") {
+  if (!runsKeepalived(config, host)) {
+    // not a control-plane machine, and no VRRP pool's served_by selects it
     return { reason: `machine "${host}" now has role "${machine.role}"`, restartNeeded };
   }
   if (machine.state === "retired") {

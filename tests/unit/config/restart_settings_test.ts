@@ -105,6 +105,17 @@ Deno.test("pendingRestart() names each start-only setting the file changed, with
       ],
     },
     {
+      what: "a VRRP pool's served_by selects this worker: host-side mode and keepalived",
+      edit: (t) =>
+        t.replace('"192.0.2.0/28"]\n', '"192.0.2.0/28"]\nserved_by = { machines = ["w-1"] }\n'),
+      host: "w-1",
+      want: [
+        "controllers and leader election on this host (machine role, [pools.served_by]) full -> " +
+        "host-side",
+        "keepalived on this host ([keepalived] enabled, machine role) false -> true",
+      ],
+    },
+    {
       what: "keepalived file paths",
       edit: set("keepalived", 'config_file = "/etc/keepalived/k.conf"\npid_file = "/run/k.pid"'),
       want: [

@@ -1,0 +1,577 @@
+/**
+ * Pools served by worker hosts (`[pools.served_by]`), end to end: one control-plane host and two
+ * workers, each running `keelson run` as it ships (the bundle with the baked permission and V8
+ * flags, as the unprivileged user beside the root step), against a real kube-apiserver. The
+ * workers run in host-side mode: they render and apply their own keepalived or BIRD file and
+ * report their heartbeat, while the control-plane host holds the leader Lease and allocates.
+ *
+ * - VRRP (real keepalived in network namespaces): a pool served only by the workers is on exactly
+ *   one worker and never on the control-plane host, whose own pool stays with it; keepalived
+ *   stopped (SIGTERM), then crashed (SIGKILL and its port cut) on the serving worker: the other
+ *   worker takes the VIP within the bounds of `keepalived_test.ts`.
+ * - BGP (a ToR BIRD with ECMP and BFD): the workers' pool reaches the ToR from both workers and
+ *   never from the control-plane host; a worker's link cut: BFD removes its path within the bound
+ *   of `bgp_test.ts`; back up: both paths again. An `externalTrafficPolicy: Local` Service of that
+ *   pool is announced only by the worker with its ready endpoint (an EndpointSlice written by the
+ *   test: no kube-controller-manager here), follows the endpoint to the other worker, and a
+ *   backend on that worker (the VIP on its loopback, as kube-proxy delivers Local traffic without
+ *   SNAT) sees the client's own address.
+ *
+ * Prints the figures (RESULT lines). Needs root, keepalived, bird2, iproute2, curl and the
+ * kube-apiserver test binaries; skipped loudly otherwise (failed with KEELSON_REQUIRE_E2E=1).
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import type { V1Lease, V1Service } from "@kubernetes/client-node";
+import {
+  decodeHostReport,
+  HEARTBEAT_LABEL,
+  HEARTBEAT_NAMESPACE,
+  HOST_REPORT_ANNOTATION,
+  type HostReport,
+} from "../../src/status/host_report.ts";
+import { findAssets } from "../integration/_harness/assets.ts";
+import { type ControlPlane, startControlPlane } from "../integration/_harness/control_plane.ts";
+import { writeKubeconfig } from "../integration/_harness/kubeconfig.ts";
+import { type KeelsonProcess, startKeelson } from "../integration/_harness/keelson_process.ts";
+import {
+  keelsonCommand,
+  readableByTestUser,
+  shellCommand,
+} from "../integration/_harness/shipped_keelson.ts";
+import {
+  createLbService,
+  createNamespace,
+  ingressIps,
+} from "../integration/_harness/lb_services.ts";
+import { pollUntil } from "../_support/poll.ts";
+import { ManagedProcess } from "../integration/_harness/process.ts";
+import { BgpLab, bgpLabUnavailable, CP_ASN, TOR_ASN, TOR_IP } from "./_bgp_lab.ts";
+import { e2eUnavailable, KeepalivedLab, report, run, sleep } from "./_keepalived_lab.ts";
+import { forward } from "./_tcp_forward.ts";
+
+async function unavailable(): Promise<string | undefined> {
+  const base = e2eUnavailable() ?? bgpLabUnavailable();
+  if (base) return base;
+  try {
+    if (!Deno.statSync("/usr/bin/curl").isFile) return "curl is not installed";
+  } catch {
+    return "curl is not installed";
+  }
+  const assets = await findAssets();
+  return assets.ok ? undefined : assets.reason;
+}
+
+const reason = await unavailable();
+if (reason) {
+  if (Deno.env.get("KEELSON_REQUIRE_E2E") === "1") {
+    throw new Error(`serving-hosts e2e test cannot run (${reason}) and KEELSON_REQUIRE_E2E=1`);
+  }
+  report(`SKIPPING serving-hosts e2e test: ${reason} (set KEELSON_REQUIRE_E2E=1 to fail)`);
+}
+
+/** The lab's nodes: one control-plane host and two workers. */
+const HOSTS: Record<string, string> = { n1: "cp-1", n2: "w-1", n3: "w-2" };
+const WORKERS = ["n2", "n3"];
+/** keepalived_test.ts: a graceful (SIGTERM) failover within 5 s, a crash within 3.5 s. */
+const SIGTERM_FAILOVER_BOUND_MS = 5_000;
+const CRASH_FAILOVER_BOUND_MS = 3_500;
+/** bgp_test.ts: BFD (100 ms x 3) removes a dead link's path within 3 s. */
+const BFD_FAILOVER_BOUND_MS = 3_000;
+
+async function until<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs: number,
+  onTimeout?: () => Promise<string>,
+  intervalMs = 20,
+): Promise<{ value: T; ms: number }> {
+  return await pollUntil(what, check, {
+    timeoutMs,
+    intervalMs,
+    retryErrors: true,
+    ...(onTimeout ? { context: onTimeout } : {}),
+  });
+}
+
+/** Each host's heartbeat report, by host. */
+async function heartbeats(cp: ControlPlane): Promise<Map<string, HostReport>> {
+  const leases = await cp.requestOk<{ items: V1Lease[] }>(
+    "GET",
+    `/apis/coordination.k8s.io/v1/namespaces/${HEARTBEAT_NAMESPACE}/leases?labelSelector=${
+      encodeURIComponent(HEARTBEAT_LABEL)
+    }`,
+  );
+  const reports = new Map<string, HostReport>();
+  for (const lease of leases.items) {
+    const text = lease.metadata?.annotations?.[HOST_REPORT_ANNOTATION];
+    const report = text === undefined ? undefined : decodeHostReport(text);
+    if (report && !("error" in report)) reports.set(report.host, report);
+  }
+  return reports;
+}
+
+/** The leader Lease's holder, as the host it names. */
+async function leaderHost(cp: ControlPlane): Promise<string | undefined> {
+  const lease = await cp.request<V1Lease>(
+    "GET",
+    "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/keelson",
+  );
+  const holder = (lease.body as V1Lease | undefined)?.spec?.holderIdentity;
+  return holder?.slice(0, holder.lastIndexOf("_"));
+}
+
+/** Creates Services `lan` and `edge` in namespace `web`, each asking for its pool. */
+async function createServices(cp: ControlPlane): Promise<{ lan: string; edge: string }> {
+  await createNamespace(cp, "web");
+  for (const pool of ["lan", "edge"]) {
+    await createLbService(cp, "web", pool, { annotations: { "keelson.io/address-pool": pool } });
+  }
+  const vip = async (name: string) =>
+    (await until(
+      `a VIP for web/${name}`,
+      async () =>
+        ingressIps(
+          (await cp.request<V1Service>("GET", `/api/v1/namespaces/web/services/${name}`))
+            .body as V1Service,
+        )[0],
+      60_000,
+      undefined,
+      50,
+    )).value;
+  return { lan: await vip("lan"), edge: await vip("edge") };
+}
+
+async function tail(path: string, lines = 30): Promise<string> {
+  const text = await Deno.readTextFile(path).catch(() => "");
+  return `--- ${path}\n${text.split("\n").slice(-lines).join("\n")}`;
+}
+
+const VRRP_SUBNET = "10.254.16";
+const VRRP_MGMT = "10.254.17";
+
+function vrrpInventory(lab: KeepalivedLab, node: string, kubeconfig: string): string {
+  const machines = Object.entries(HOSTS).map(([n, name], i) =>
+    `[[machines]]\nname = "${name}"\nrole = "${n === "n1" ? "control-plane" : "worker"}"\n` +
+    `internal_ips = ["${VRRP_SUBNET}.${11 + i}"]\n`
+  );
+  return [
+    '[cluster]\nname = "e2e"\n',
+    `[kubernetes]\nkubeconfig = "${kubeconfig}"\n`,
+    '[leader_election]\nlease_duration = "6s"\nrenew_deadline = "4s"\nretry_period = "1s"\n',
+    '[server]\nlisten = "127.0.0.1:10258"\n',
+    "[keepalived]",
+    `config_file = "${lab.confFile(node)}"`,
+    `pid_file = "${lab.pidFile(node)}"`,
+    `track_file_dir = "${lab.trackDir(node)}"`,
+    'interface = "eth0"\n',
+    `[[pools]]\nname = "lan"\naddresses = ["${VRRP_SUBNET}.100-${VRRP_SUBNET}.109"]\n`,
+    `[[pools]]\nname = "edge"\naddresses = ["${VRRP_SUBNET}.120-${VRRP_SUBNET}.129"]\n` +
+    'served_by = { roles = ["worker"] }\n',
+    ...machines,
+  ].join("\n");
+}
+
+Deno.test({
+  name:
+    "VRRP: a pool served by two workers in host-side mode is on one worker, fails over between them",
+  ignore: reason !== undefined,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const lab = await KeepalivedLab.create("sh", 3, {
+      prefix: `kd${Deno.pid % 100000}sh`,
+      subnet: VRRP_SUBNET,
+      shipped: true,
+    });
+    let cp: ControlPlane | undefined;
+    let forwarder: { close(): void } | undefined;
+    const logs = async () =>
+      (await Promise.all(
+        lab.nodes.flatMap((n) => [
+          tail(`${lab.nodeDir(n)}/keelson.log`),
+          tail(`${lab.nodeDir(n)}/keepalived.log`, 8),
+          Deno.readTextFile(lab.confFile(n)).then((t) => `--- ${n} file\n${t}`, () => ""),
+        ]),
+      )).join("\n");
+    try {
+      const hostIp = await lab.addManagementNetwork(VRRP_MGMT);
+      cp = await startControlPlane({ extraServingIps: [hostIp] });
+      const apiPort = Number(new URL(cp.server).port);
+      forwarder = forward(hostIp, apiPort, apiPort);
+      const kubeconfig = `${lab.dir}/agents.kubeconfig`;
+      await writeKubeconfig(kubeconfig, `https://${hostIp}:${apiPort}`, cp.caPem, "admin", {
+        token: cp.adminToken,
+      });
+      await readableByTestUser(kubeconfig);
+      const env = [`PATH=${Deno.env.get("PATH") ?? "/usr/sbin:/usr/bin:/sbin:/bin"}`, "NO_COLOR=1"];
+      for (const node of lab.nodes) {
+        const d = lab.nodeDir(node);
+        await Deno.writeTextFile(`${d}/keelson.toml`, vrrpInventory(lab, node, kubeconfig));
+        await readableByTestUser(`${d}/keelson.toml`);
+        const keelson = await keelsonCommand(
+          ["run", "--config", `${d}/keelson.toml`, "--host", HOSTS[node]!, "--log-format", "json"],
+          { unprivileged: true },
+        );
+        lab.spawn("sh", [
+          "-c",
+          `exec env -i ${env.join(" ")} ip netns exec ${lab.ns(node)} ${shellCommand(keelson)} ` +
+          `>> ${d}/keelson.log 2>&1`,
+        ]);
+      }
+      const vips = await createServices(cp);
+      // each host's file: the control-plane host the lan VIP only, each worker the edge VIP only
+      await until(
+        "each host's file to hold the VIPs of its pools only",
+        async () => {
+          for (const node of lab.nodes) {
+            const text = await Deno.readTextFile(lab.confFile(node)).catch(() => "");
+            const [mine, other] = node === "n1" ? [vips.lan, vips.edge] : [vips.edge, vips.lan];
+            if (!text.includes(`${mine}/32`) || text.includes(`${other}/32`)) return undefined;
+            if (!text.includes("vrrp_notify_fifo")) return undefined;
+          }
+          return true;
+        },
+        90_000,
+        logs,
+      );
+      for (const node of lab.nodes) lab.startKeepalived(node);
+      const all = [vips.lan, vips.edge];
+      const placedMs = await lab.waitFor(
+        "lan on cp-1 only, edge on exactly one worker",
+        (h) =>
+          h.get(vips.lan)!.join() === "n1" && h.get(vips.edge)!.length === 1 &&
+          WORKERS.includes(h.get(vips.edge)![0]!),
+        all,
+        30_000,
+      ).catch(async (error) => {
+        throw new Error(`${error}\n${await logs()}`);
+      });
+      // and it stays so (sampled for 3 s: never on the control-plane host, never on two)
+      for (let i = 0; i < 30; i++) {
+        const h = await lab.holders(all);
+        assert.equal(h.get(vips.edge)!.length, 1, JSON.stringify([...h]));
+        assert.ok(!h.get(vips.edge)!.includes("n1"), JSON.stringify([...h]));
+        await sleep(100);
+      }
+      // the control-plane host leads; the workers report heartbeats with their own instances
+      const leader = await until("a leader", () => leaderHost(cp!), 30_000);
+      assert.equal(leader.value, "cp-1");
+      const beats = await until(
+        "the workers' heartbeats with their VRRP instances",
+        async () => {
+          const reports = await heartbeats(cp!);
+          const ok = ["w-1", "w-2"].every((w) =>
+            reports.get(w)?.instances.some((i) => i.vips.includes(vips.edge))
+          );
+          return ok ? reports : undefined;
+        },
+        30_000,
+        logs,
+      );
+      assert.ok(
+        ["w-1", "w-2"].every((w) =>
+          beats.value.get(w)!.instances.every((i) => !i.vips.includes(vips.lan))
+        ),
+      );
+      for (const node of WORKERS) {
+        const log = await Deno.readTextFile(`${lab.nodeDir(node)}/keelson.log`);
+        assert.match(log, /host-side mode/, `${node} runs in host-side mode`);
+        assert.doesNotMatch(log, /Lease acquired|became leader/i);
+      }
+      const first = (await lab.holders([vips.edge])).get(vips.edge)![0]!;
+      report(
+        `RESULT vrrp_workers_placed_ms=${placedMs.toFixed(0)} edge=${vips.edge} on=${
+          HOSTS[first]
+        } lan=${vips.lan} on=cp-1 leader=${leader.value}`,
+      );
+
+      // keepalived stopped on the serving worker: the other worker within the SIGTERM bound
+      const second = WORKERS.find((n) => n !== first)!;
+      lab.keepalived.get(first)!.kill("SIGTERM");
+      const termMs = await lab.waitFor(
+        `the edge VIP to move from ${HOSTS[first]} to ${HOSTS[second]}`,
+        (h) => h.get(vips.edge)!.join() === second,
+        all,
+        30_000,
+      );
+      report(`RESULT vrrp_workers_sigterm_failover_ms=${termMs.toFixed(0)}`);
+      assert.ok(termMs < SIGTERM_FAILOVER_BOUND_MS, `SIGTERM failover took ${termMs} ms`);
+      assert.equal((await lab.holders([vips.lan])).get(vips.lan)!.join(), "n1");
+      // keepalived back on the first worker (once the old one is gone)
+      await lab.keepalived.get(first)!.status;
+      lab.startKeepalived(first);
+      await sleep(2_000);
+
+      // a crash of the serving worker's keepalived: parent and VRRP child killed, its port cut
+      const holder = (await lab.holders([vips.edge])).get(vips.edge)![0]!;
+      const survivor = WORKERS.find((n) => n !== holder)!;
+      const parent = lab.keepalived.get(holder)!.pid;
+      const child = await lab.vrrpPid(holder);
+      const crashAt = performance.now();
+      Deno.kill(parent, "SIGSTOP");
+      Deno.kill(child, "SIGSTOP");
+      Deno.kill(parent, "SIGKILL");
+      Deno.kill(child, "SIGKILL");
+      await run("ip", ["-n", lab.ns("sw"), "link", "set", `p-${holder}`, "down"]);
+      await lab.waitFor(
+        `the edge VIP on ${HOSTS[survivor]} after ${HOSTS[holder]} crashed`,
+        (h) => h.get(vips.edge)!.includes(survivor),
+        all,
+        30_000,
+      );
+      const crashMs = performance.now() - crashAt;
+      report(
+        `RESULT vrrp_workers_crash_failover_ms=${crashMs.toFixed(0)} from=${HOSTS[holder]} to=${
+          HOSTS[survivor]
+        }`,
+      );
+      assert.ok(crashMs < CRASH_FAILOVER_BOUND_MS, `crash failover took ${crashMs} ms`);
+      assert.ok(!(await lab.holders([vips.edge])).get(vips.edge)!.includes("n1"));
+    } catch (error) {
+      if (Deno.env.get("KEELSON_E2E_KEEP_LOGS") === "1") report(await logs());
+      throw error;
+    } finally {
+      forwarder?.close();
+      await lab.close();
+      await cp?.stop();
+    }
+  },
+});
+
+/**
+ * The address a backend on BGP lab host `i` sees for a client at the ToR that connects to `vip`:
+ * the VIP on the host's loopback (as kube-proxy would deliver a Local Service's traffic, without
+ * SNAT) and a one-shot TCP server that answers with its peer's address.
+ */
+async function sourceSeenByBackend(lab: BgpLab, i: number, vip: string): Promise<string> {
+  const ns = lab.ns(`cp${i}`);
+  await run("ip", ["-n", ns, "addr", "add", `${vip}/32`, "dev", "lo"]);
+  const server = new ManagedProcess(
+    "backend",
+    "ip",
+    [
+      "netns",
+      "exec",
+      ns,
+      "python3",
+      "-c",
+      "import socket\ns=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n" +
+      `s.bind(("${vip}", 80)); s.listen(1); s.settimeout(20)\n` +
+      "c,a=s.accept(); c.sendall((a[0]+'\\n').encode()); c.close()",
+    ],
+    `${lab.dir}/backend.log`,
+  );
+  server.start();
+  try {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const out = await run("ip", [
+        "netns",
+        "exec",
+        lab.ns("tor"),
+        "bash",
+        "-c",
+        `exec 3<>/dev/tcp/${vip}/80 && timeout 2 head -1 <&3`,
+      ]).catch(() => "");
+      if (out.trim() !== "") return out.trim();
+      await sleep(100);
+    }
+    return "";
+  } finally {
+    await server.stop(1000);
+  }
+}
+
+const BGP_LAN = "198.51.100.0/28";
+const BGP_EDGE = "203.0.113.0/28";
+
+/** Host `i` of the BGP lab's inventory: lab host 1 is cp-1, 2 and 3 the workers. */
+function bgpInventory(lab: BgpLab, i: number): string {
+  return [
+    '[cluster]\nname = "e2e"\n',
+    `[keepalived]\nenabled = false\ntrack_file_dir = "${lab.trackDir(i)}"\n`,
+    '[leader_election]\nlease_duration = "4s"\nrenew_deadline = "3s"\nretry_period = "1s"\n',
+    "[bgp]",
+    `asn = ${CP_ASN}`,
+    `config_file = "${lab.birdConf(i)}"`,
+    `socket = "${lab.birdSocket(i)}"`,
+    "hold_time = 9",
+    "keepalive_time = 3",
+    "error_wait_time = [1, 5]",
+    'families = ["ipv4"]',
+    "status_interval_ms = 500",
+    "bfd = { interval_ms = 100, multiplier = 3 }\n",
+    "[[bgp.peers]]",
+    'name = "tor"',
+    `address = "${TOR_IP}"`,
+    `asn = ${TOR_ASN}`,
+    "bfd = true\n",
+    `[[pools]]\nname = "lan"\naddresses = ["${BGP_LAN}"]\nannounce = "bgp"\n`,
+    `[[pools]]\nname = "edge"\naddresses = ["${BGP_EDGE}"]\nannounce = "bgp"\n` +
+    'served_by = { roles = ["worker"] }\n',
+    `[[machines]]\nname = "cp-1"\nrole = "control-plane"\ninternal_ips = ["${lab.cpIp(1)}"]\n`,
+    `[[machines]]\nname = "w-1"\ninternal_ips = ["${lab.cpIp(2)}"]\n`,
+    `[[machines]]\nname = "w-2"\ninternal_ips = ["${lab.cpIp(3)}"]\n`,
+  ].join("\n");
+}
+
+Deno.test({
+  name: "BGP: a pool served by two workers in host-side mode reaches the ToR from both; BFD cut",
+  ignore: reason !== undefined,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const lab = await BgpLab.create(3, Deno.env.get("KEELSON_BGP_LAB_PREFIX") ?? "ks");
+    let cp: ControlPlane | undefined;
+    const agents: KeelsonProcess[] = [];
+    const names = ["cp-1", "w-1", "w-2"];
+    const logs = async () =>
+      (await Promise.all([
+        ...agents.map(async (a, i) => `--- ${names[i]}\n${(await a.log()).slice(-4000)}`),
+        tail(`${lab.dir}/bird-tor.log`, 20),
+      ])).join("\n");
+    try {
+      cp = await startControlPlane();
+      for (let i = 1; i <= 3; i++) {
+        const path = `${lab.dir}/cp${i}/keelson.toml`;
+        await Deno.writeTextFile(path, bgpInventory(lab, i));
+        await readableByTestUser(path, cp.tokenKubeconfigPath);
+        agents.push(
+          await startKeelson({
+            configPath: path,
+            kubeconfig: cp.tokenKubeconfigPath,
+            host: names[i - 1]!,
+            dir: lab.dir,
+            unprivileged: true,
+          }),
+        );
+      }
+      await until(
+        "3 sessions Established at the ToR",
+        async () => {
+          const out = await lab.tor("show", "protocols");
+          return (out.match(/Established/g) ?? []).length === 3 ? true : undefined;
+        },
+        90_000,
+        logs,
+        100,
+      );
+      const vips = await createServices(cp);
+      const workers = [lab.cpIp(2), lab.cpIp(3)].sort();
+      const ecmp = await until(
+        "the edge VIP from both workers, the lan VIP from cp-1",
+        async () => {
+          const edge = await lab.torNextHops(vips.edge);
+          const lan = await lab.torNextHops(vips.lan);
+          return edge.join() === workers.join() && lan.join() === lab.cpIp(1) ? edge : undefined;
+        },
+        60_000,
+        logs,
+      );
+      report(
+        `RESULT bgp_workers_ecmp edge=${vips.edge} via=${ecmp.value.join(",")} lan=${vips.lan} ` +
+          `via=${lab.cpIp(1)} (${ecmp.ms.toFixed(0)} ms after both statuses)`,
+      );
+      // and it stays so, and the control-plane host leads
+      for (let i = 0; i < 20; i++) {
+        assert.deepEqual(await lab.torNextHops(vips.edge), workers);
+        await sleep(100);
+      }
+      assert.equal((await until("a leader", () => leaderHost(cp!), 30_000)).value, "cp-1");
+      for (const i of [1, 2]) assert.match(await agents[i]!.log(), /host-side mode/);
+
+      // a worker's link cut: BFD takes its path away, the other worker's stays
+      const cutAt = performance.now();
+      await lab.link("cp2", false);
+      await until(
+        "w-1's path to leave the ToR",
+        async () => {
+          const hops = await lab.torNextHops(vips.edge);
+          return hops.join() === lab.cpIp(3) ? true : undefined;
+        },
+        30_000,
+        logs,
+        5,
+      );
+      const cutMs = performance.now() - cutAt;
+      report(`RESULT bgp_workers_bfd_failover_ms=${cutMs.toFixed(0)} (BFD 100 ms x 3)`);
+      assert.ok(cutMs < BFD_FAILOVER_BOUND_MS, `w-1's path left after ${cutMs.toFixed(0)} ms`);
+      assert.deepEqual(await lab.torNextHops(vips.lan), [lab.cpIp(1)]);
+      await lab.link("cp2", true);
+      const back = await until(
+        "both workers' paths again",
+        async () => (await lab.torNextHops(vips.edge)).join() === workers.join() ? true : undefined,
+        60_000,
+        logs,
+      );
+      report(`RESULT bgp_workers_path_back_ms=${back.ms.toFixed(0)}`);
+
+      // externalTrafficPolicy Local: announced only by the serving worker with a ready endpoint,
+      // following the endpoint; the backend there sees the client's own address
+      await createLbService(cp, "web", "local", {
+        annotations: { "keelson.io/address-pool": "edge" },
+        spec: { externalTrafficPolicy: "Local" },
+      });
+      const localVip = (await until(
+        "a VIP for web/local",
+        async () =>
+          ingressIps(
+            (await cp!.request<V1Service>("GET", "/api/v1/namespaces/web/services/local"))
+              .body as V1Service,
+          )[0],
+        60_000,
+        logs,
+        50,
+      )).value;
+      const slice = (node: string) => ({
+        apiVersion: "discovery.k8s.io/v1",
+        kind: "EndpointSlice",
+        metadata: { name: "local-1", labels: { "kubernetes.io/service-name": "local" } },
+        addressType: "IPv4",
+        endpoints: [{ addresses: ["10.244.9.9"], nodeName: node, conditions: { ready: true } }],
+        ports: [{ name: "tcp-80", port: 80, protocol: "TCP" }],
+      });
+      const slices = "/apis/discovery.k8s.io/v1/namespaces/web/endpointslices";
+      await cp.requestOk("POST", slices, slice("w-2"));
+      const onW2 = await until(
+        "the Local VIP from w-2 only",
+        async () => (await lab.torNextHops(localVip)).join() === lab.cpIp(3) ? true : undefined,
+        30_000,
+        logs,
+      );
+      const client = await sourceSeenByBackend(lab, 3, localVip);
+      report(
+        `RESULT bgp_workers_local vip=${localVip} via=${lab.cpIp(3)} (${
+          onW2.ms.toFixed(0)
+        } ms after the EndpointSlice) backend saw client ${client}`,
+      );
+      assert.equal(client, TOR_IP);
+      const movedAt = performance.now();
+      await cp.requestOk("PUT", `${slices}/local-1`, {
+        ...slice("w-1"),
+        metadata: {
+          ...slice("w-1").metadata,
+          resourceVersion: (await cp.requestOk<{ metadata: { resourceVersion: string } }>(
+            "GET",
+            `${slices}/local-1`,
+          )).metadata.resourceVersion,
+        },
+      });
+      await until(
+        "the Local VIP from w-1 only, after its endpoint moved",
+        async () => (await lab.torNextHops(localVip)).join() === lab.cpIp(2) ? true : undefined,
+        30_000,
+        logs,
+      );
+      report(
+        `RESULT bgp_workers_local_moved_ms=${(performance.now() - movedAt).toFixed(0)} to w-1`,
+      );
+      assert.ok(!(await lab.torNextHops(localVip)).includes(lab.cpIp(1)));
+    } finally {
+      for (const agent of agents) await agent.stop().catch(() => {});
+      await cp?.stop();
+      await lab.destroy();
+    }
+  },
+});
