@@ -48,8 +48,8 @@ export interface AnnouncerDataPlane {
    * @returns unsubscribe
    */
   subscribe(listener: () => void): () => void;
-  /** @returns the outcome of its last config apply, when it reports one */
-  lastApply?(): ApplyState;
+  /** @returns the outcome of its last config apply (`none` before the first) */
+  lastApply(): ApplyState;
 }
 
 /** One announcer, running on this host. */

@@ -30,7 +30,7 @@ import {
   vipClaims,
 } from "./heartbeats.ts";
 import type { Omitted } from "./host_report_limits.ts";
-import type { HostReport } from "./host_report.ts";
+import type { AnnouncerReport, HostReport } from "./host_report.ts";
 import {
   type Freshness,
   leaseRecordKey,
@@ -120,6 +120,8 @@ export interface HostStatus {
   silent: boolean;
   version: string | undefined;
   reload: HostReport["reload"] | undefined;
+  /** Each announcer running on the host and its last config apply; empty when unreadable. */
+  announcers: AnnouncerReport[];
   /** Why the report could not be read. */
   reportError: string | undefined;
   vipsServed: number;
@@ -314,6 +316,7 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
       silent: isSilent(h),
       version: report?.version,
       reload: report?.reload,
+      announcers: report?.announcers ?? [],
       reportError: "error" in h.report ? h.report.error : undefined,
       vipsServed: fresh && report ? report.vips.length : 0,
       omitted: report?.omitted,
@@ -355,13 +358,15 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
         `host ${h.host}: every BGP session is down (${h.bgp!.map((p) => p.peer).join(", ")})`,
       );
     }
-    if (h.reload && (h.reload.keepalived === "invalid" || h.reload.keepalived === "error")) {
-      problems.push(`host ${h.host}: the last keepalived config apply was ${h.reload.keepalived}`);
-    }
-    if (!h.silent && h.reload?.keepalived === "not_running") {
-      problems.push(
-        `host ${h.host}: keepalived is not running (its last config was written, not loaded)`,
-      );
+    for (const { name, apply } of h.announcers) {
+      if (apply === "invalid" || apply === "error") {
+        problems.push(`host ${h.host}: the last ${name} config apply was ${apply}`);
+      }
+      if (!h.silent && apply === "not_running") {
+        problems.push(
+          `host ${h.host}: ${name} is not running (its last config was written, not loaded)`,
+        );
+      }
     }
   }
 

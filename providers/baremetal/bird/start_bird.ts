@@ -27,7 +27,7 @@ import {
   syncFailed,
 } from "../host_announcer.ts";
 import { BirdAnnouncer, type BirdClusterSource } from "./announcer.ts";
-import { BirdApplier } from "./config_applier.ts";
+import { BirdApplier, type BirdApplyOutcome } from "./config_applier.ts";
 import { endpointNodeNamesOf } from "../../../src/kube/endpoint_nodes.ts";
 import { nodeIsReady } from "./host_config.ts";
 import { renderBirdFile } from "./render_file.ts";
@@ -132,12 +132,20 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
       }
     }
   };
+  // the outcome of the last apply, for the heartbeat
+  let lastApply: BirdApplyOutcome | "none" = "none";
   // [bgp] config_file and socket are read only here: BIRD runs with these paths until restarted
   const announcer = new BirdAnnouncer({
     config: options.config,
     configFile: bgp.config_file,
     host: options.host,
-    applier,
+    applier: {
+      apply: async (text) => {
+        const result = await applier.apply(text);
+        lastApply = result.result;
+        return result;
+      },
+    },
     controlPlaneHealthy: () => probe?.state === "healthy",
     healthy: () => hostNodeReady(nodes, options.host),
     onAnnounced: (service, vips) =>
@@ -257,6 +265,7 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
     dataPlane: {
       snapshot: () => ({ sessions: bgpPeerReports(announcer.configuredModel, sessions) }),
       subscribe,
+      lastApply: () => lastApply,
     },
     loops: [["BIRD side", finished]],
     finished,

@@ -33,7 +33,8 @@ export function report(
       vips: [vip],
     })),
     vips: vips.map((ip) => ({ ip, since: "2026-01-01T11:58:00.000Z" })),
-    reload: { ok: options.reloadOk ?? true, at: "2026-01-01T10:00:00.000Z", keepalived: "success" },
+    reload: { ok: options.reloadOk ?? true, at: "2026-01-01T10:00:00.000Z" },
+    announcers: [{ name: "keepalived", apply: "success" }],
     pools: options.pools ?? [],
   };
 }
