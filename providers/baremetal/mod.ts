@@ -45,6 +45,8 @@ import { strandedAddressIssues } from "./stranded_addresses.ts";
 import { UnservedAddressReporter } from "./unserved_addresses.ts";
 import { type BaremetalPower, createBaremetalPower } from "./power/power_control.ts";
 
+export { recordedPool } from "./ipam/service_requests.ts";
+
 /** The registry name and providerID scheme. */
 export const BAREMETAL_PROVIDER_NAME = "baremetal";
 

@@ -46,6 +46,7 @@ import { print, printError, printStyled } from "./output.ts";
 import { readEnv } from "./read_env.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 import { errorMessage } from "../log/error_message.ts";
+import { recordedPool } from "../../providers/mod.ts";
 
 /** Exit code when the cluster has problems (no host, split brain, silent host ...). */
 export const EXIT_PROBLEMS = 3;
@@ -202,6 +203,7 @@ export async function statusCommand(args: string[]): Promise<number> {
           observer,
           nowMs: Date.now(),
           inventory,
+          poolOf: recordedPool,
           ...known,
           ...(leaderJudgement ? { leaderJudgement } : {}),
         });

@@ -48,8 +48,6 @@ import {
 import { compareCodeUnits } from "../text/code_unit_order.ts";
 import { identityHost } from "../kube/elector_options.ts";
 
-/** The annotation naming the pool a Service's address came from. */
-export const POOL_ANNOTATION = "keelson.io/allocated-from-pool";
 /** A pool above this share of its addresses in use is a problem. */
 export const POOL_FULL_RATIO = 0.9;
 
@@ -266,6 +264,11 @@ export interface StatusInput {
   /** The digest of the `--config` file (`loadInventory`), to compare with the hosts'. */
   inventorySha256?: string;
   /**
+   * The pool a Service's addresses came from, as its provider recorded it on the Service
+   * (`recordedPool` of `providers/mod.ts`). @default unknown: no pool shown
+   */
+  poolOf?: (service: V1Service) => string | undefined;
+  /**
    * The leader's published judgement of the heartbeats, trusted by the caller
    * (`trustJudgement`), and the bound on its age by this reader's clock: used instead of this
    * reader's own observation for every host it lists. @default this reader's observation only
@@ -395,7 +398,7 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
   for (const service of input.services) {
     if (service.spec?.type !== "LoadBalancer") continue;
     const key = `${service.metadata?.namespace ?? ""}/${service.metadata?.name ?? ""}`;
-    const pool = service.metadata?.annotations?.[POOL_ANNOTATION];
+    const pool = input.poolOf?.(service);
     for (const ingress of service.status?.loadBalancer?.ingress ?? []) {
       const vip = ingress.ip ? canonicalIp(ingress.ip) : undefined;
       if (!vip) continue;

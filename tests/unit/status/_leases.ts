@@ -2,6 +2,7 @@
 import type { V1Lease, V1Service } from "@kubernetes/client-node";
 import { type HostReport } from "../../../src/status/host_report.ts";
 import { encodeHostReport } from "../../../src/status/encode_host_report.ts";
+import { recordedPool } from "../../../providers/mod.ts";
 import {
   buildClusterStatus,
   type ClusterStatus,
@@ -132,7 +133,11 @@ export function manualObserver(start = 0): { observer: RecordObserver; advance(m
  * @param input the inputs but the observer
  */
 export function statusOf(input: Omit<StatusInput, "observer">): ClusterStatus {
-  return buildClusterStatus({ ...input, observer: watched([...input.leases], input.leaderLease) });
+  return buildClusterStatus({
+    poolOf: recordedPool,
+    ...input,
+    observer: watched([...input.leases], input.leaderLease),
+  });
 }
 
 /**
