@@ -2,7 +2,7 @@
  * Guards of what the parts outside `providers/` may know of the provider's daemons and records:
  * the heartbeat and `keelson status` speak of announcers, never of keepalived (older reports'
  * field is read and written in one file, for mixed-version clusters), and the annotation naming
- * a Service's pool is the provider's own.
+ * a Service's pool is the provider's own, and one rule says when a power Off is confirmed.
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
@@ -47,5 +47,18 @@ Deno.test("the pool annotation is spelled only by the provider", async () => {
   const provider = await sources("providers");
   assert.deepEqual(using(provider, /"keelson\.io\/allocated-from-pool"/), [
     "providers/baremetal/ipam/service_requests.ts",
+  ]);
+});
+
+Deno.test("one rule says when a power Off is confirmed", async () => {
+  const files = new Map([...await sources("src"), ...await sources("providers")]);
+  // the rule's arithmetic (first Off plus the period; answers in a row) lives in one file
+  const rule = /sinceMs \+ [\w.]*confirmOffMs|streak >= 2|answeredAtMs[^;\n]*< *confirm/;
+  assert.deepEqual(using(files, rule), ["src/cloud/power_confirmation.ts"]);
+  assert.deepEqual(using(files, /offConfirmation\(/), [
+    "providers/baremetal/power/power_monitor.ts",
+    "src/cloud/power_confirmation.ts",
+    "src/controllers/out_of_service/decide_out_of_service.ts",
+    "src/controllers/out_of_service/decide_power_loss.ts",
   ]);
 });
