@@ -52,3 +52,41 @@ export function keepalivedWithdrawal(
   }
   return undefined;
 }
+
+/**
+ * Where the announcer stands with a withdrawal: `serving` (none, or its end confirmed by a file
+ * with instances that keepalived took), `withdrawn` (the file without instances taken and the
+ * VIPs seen leaving), `failed` (not taken, not rendered, or a VIP stayed: retried), `returning`
+ * (back in VRRP, no file with instances taken since; said once one is).
+ */
+export type WithdrawalPhase = "serving" | "withdrawn" | "failed" | "returning";
+
+/** What happens to the announcer that moves it between phases. */
+export type WithdrawalEvent =
+  /** A withdrawal was applied: confirmed (taken, VIPs gone) or not. */
+  | { kind: "withdrew"; confirmed: boolean }
+  /** A render found the host in VRRP again (whether or not the render and apply succeed). */
+  | { kind: "back-in-vrrp" }
+  /** keepalived took a file with instances. */
+  | { kind: "file-taken" };
+
+/**
+ * The announcer's next withdrawal phase.
+ * @param phase where it stands
+ * @param event what happened
+ * @returns where it stands after
+ */
+export function nextWithdrawalPhase(
+  phase: WithdrawalPhase,
+  event: WithdrawalEvent,
+): WithdrawalPhase {
+  switch (event.kind) {
+    case "withdrew":
+      return event.confirmed ? "withdrawn" : "failed";
+    case "back-in-vrrp":
+      // no withdrawal to retry any more
+      return phase === "withdrawn" || phase === "failed" ? "returning" : phase;
+    case "file-taken":
+      return phase === "returning" ? "serving" : phase;
+  }
+}
