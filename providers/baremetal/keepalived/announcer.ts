@@ -29,13 +29,12 @@ import { readInterfaceAddresses } from "./interface_addresses.ts";
 import { renderKeepalivedConfig, renderWithdrawnConfig } from "./render.ts";
 import { servedServiceAddresses, type SkippedAddress } from "./served_addresses.ts";
 import { instancesInFile } from "./vrrp_state.ts";
+import { type KeepalivedWithdrawal, keepalivedWithdrawal } from "./withdrawal.ts";
 import {
-  type KeepalivedWithdrawal,
-  keepalivedWithdrawal,
   nextWithdrawalPhase,
   type WithdrawalEvent,
   type WithdrawalPhase,
-} from "./withdrawal.ts";
+} from "../withdrawal_phase.ts";
 import { readInputFile, RENDERED_FILE } from "../../../src/config/read_input_file.ts";
 import { errorMessage } from "../../../src/log/error_message.ts";
 
@@ -187,7 +186,7 @@ export class KeepalivedAnnouncer {
       ...(this.#options.notifyFifoUser ? { notifyFifoUser: this.#options.notifyFifoUser } : {}),
     });
     if (rendered.withdrawal) return await this.#withdraw(rendered.withdrawal, config, rendered);
-    if (this.#advance({ kind: "back-in-vrrp" })) this.#withdrawalLogged = "";
+    if (this.#advance({ kind: "back" })) this.#withdrawalLogged = "";
     if ("error" in rendered) {
       if (rendered.error !== this.#lastError) {
         this.#log.error("{error}", { error: rendered.error });

@@ -1,11 +1,6 @@
 import assert from "node:assert/strict";
 import type { Config, Machine } from "../../../../../src/config/types.ts";
-import {
-  keepalivedWithdrawal,
-  nextWithdrawalPhase,
-  type WithdrawalEvent,
-  type WithdrawalPhase,
-} from "../../../../../providers/baremetal/keepalived/withdrawal.ts";
+import { keepalivedWithdrawal } from "../../../../../providers/baremetal/keepalived/withdrawal.ts";
 import { testConfig } from "./_inventory.ts";
 
 function withMachine(config: Config, name: string, change: Partial<Machine>): Config {
@@ -51,25 +46,4 @@ Deno.test("keepalivedWithdrawal(): retired, another role, removed, or keepalived
     reason: "[keepalived] enabled = false",
     restartNeeded: true,
   });
-});
-
-Deno.test("nextWithdrawalPhase(): every phase and event, as a table", () => {
-  const phases: WithdrawalPhase[] = ["serving", "withdrawn", "failed", "returning"];
-  const events: [string, WithdrawalEvent][] = [
-    ["confirmed", { kind: "withdrew", confirmed: true }],
-    ["unconfirmed", { kind: "withdrew", confirmed: false }],
-    ["back", { kind: "back-in-vrrp" }],
-    ["taken", { kind: "file-taken" }],
-  ];
-  // rows: the phase before; columns: the events above
-  const expected: Record<WithdrawalPhase, WithdrawalPhase[]> = {
-    serving: ["withdrawn", "failed", "serving", "serving"],
-    withdrawn: ["withdrawn", "failed", "returning", "withdrawn"],
-    failed: ["withdrawn", "failed", "returning", "failed"],
-    returning: ["withdrawn", "failed", "returning", "serving"],
-  };
-  for (const phase of phases) {
-    const row = events.map(([, event]) => nextWithdrawalPhase(phase, event));
-    assert.deepEqual(row, expected[phase], `from ${phase} (${events.map(([n]) => n).join(", ")})`);
-  }
 });
