@@ -4,9 +4,8 @@
  *
  * @module
  */
-import type { V1Service } from "@kubernetes/client-node";
 import type { ProviderInputs, ProviderRegistry } from "../src/cloud/registry.ts";
-import { recordedPool as baremetalPool, registerBaremetal } from "./baremetal/mod.ts";
+import { registerBaremetal } from "./baremetal/mod.ts";
 
 /**
  * Registers every built-in provider.
@@ -18,14 +17,4 @@ export function registerBuiltInProviders(
   inputs: ProviderInputs = {},
 ): void {
   registerBaremetal(registry, inputs);
-}
-
-/**
- * The pool a built-in provider recorded on a Service as the one its addresses came from, for
- * readers with no provider built (`keelson status` without an inventory).
- * @param service the Service
- * @returns the pool name as written (unvalidated), or undefined
- */
-export function recordedPool(service: V1Service): string | undefined {
-  return baremetalPool(service);
 }

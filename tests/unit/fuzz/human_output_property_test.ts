@@ -30,7 +30,7 @@ import { formatStatusJson, formatStatusText } from "../../../src/status/format_s
 import { encodeHostReport } from "../../../src/status/encode_host_report.ts";
 import { terminalSafeJson } from "../../../src/text/terminal_safe.ts";
 import { createBaremetalProvider } from "../../../providers/baremetal/mod.ts";
-import { recordedPool } from "../../../providers/mod.ts";
+import { builtInRecordedPool as recordedPool } from "../_fakes/built_in_records.ts";
 import { planAllocations } from "../../../providers/baremetal/ipam/plan_allocations.ts";
 import { NOW, report, watched } from "../status/_leases.ts";
 

@@ -2,7 +2,7 @@
 import type { V1Lease, V1Service } from "@kubernetes/client-node";
 import { type HostReport } from "../../../src/status/host_report.ts";
 import { encodeHostReport } from "../../../src/status/encode_host_report.ts";
-import { recordedPool } from "../../../providers/mod.ts";
+import { builtInRecordedPool as recordedPool } from "../_fakes/built_in_records.ts";
 import {
   buildClusterStatus,
   type ClusterStatus,
