@@ -23,6 +23,7 @@ import {
   syncFailed,
 } from "../host_announcer.ts";
 import { ApiserverProbe } from "../control_plane/apiserver_probe.ts";
+import { LifecycleStage } from "../lifecycle_stage.ts";
 import { KeepalivedAnnouncer } from "./announcer.ts";
 import { type ApplyOutcome, KeepalivedApplier } from "./config_applier.ts";
 import { currentUser } from "./current_user.ts";
@@ -103,9 +104,8 @@ export async function startKeepalived(
     registry: options.registry,
   });
   const loops: Promise<void>[] = [];
-  let probe: ApiserverProbe | undefined;
   if (config.control_plane.vip.length > 0) {
-    probe = new ApiserverProbe({
+    const probe = new ApiserverProbe({
       url: `https://127.0.0.1:${config.control_plane.port}/readyz`,
       trackFile: `${ka.track_file_dir.replace(/\/+$/, "")}/${APISERVER_TRACK_FILE}`,
       intervalMs: config.control_plane.health_interval.ms,
@@ -147,11 +147,12 @@ export async function startKeepalived(
   const onStarted = () => {
     if (lastApply === "not_running") announcer.sync("keepalived started").catch(failed);
   };
-  let services: Informer<V1Service> | undefined;
+  // the Service cache, once connected (for the `service` label)
+  const connected = new LifecycleStage<Informer<V1Service>>();
   const tracked = trackDataPlane({
     options,
     notifyFifo: notifyFifoUser !== undefined,
-    services: () => services,
+    services: () => connected.current,
     lastApply: () => lastApply,
     onStarted,
   });
@@ -168,7 +169,7 @@ export async function startKeepalived(
     sync: (reason) => announcer.sync(reason),
     connect(context) {
       const { services: informer, signal } = context;
-      services = informer;
+      connected.begin(informer);
       informer.subscribe(() => {
         announcer.sync("services changed").catch(failed);
       });

@@ -1,5 +1,5 @@
 /**
- * Guards of the provider's lifecycle stages: the registry entry and the BIRD side hold no cell
+ * Guards of the provider's lifecycle stages: the registry entry and the announcers' sides hold no cell
  * that a later hook fills in (each stage is built whole, `lifecycle_stage.ts`), and the registry
  * entry reaches BIRD's routes only through its route hooks.
  */
@@ -18,7 +18,13 @@ async function code(path: string): Promise<string> {
 const LATE_CELL_REGEXP = /\blet \w+(?:: [^=;]*\bundefined\b[^=;]*)?;/;
 
 Deno.test("the registry entry and the BIRD side declare no cell a later hook fills in", async () => {
-  for (const path of ["providers/baremetal/mod.ts", "providers/baremetal/bird/start_bird.ts"]) {
+  for (
+    const path of [
+      "providers/baremetal/mod.ts",
+      "providers/baremetal/bird/start_bird.ts",
+      "providers/baremetal/keepalived/start_keepalived.ts",
+    ]
+  ) {
     const text = await code(path);
     assert.ok(text.includes("LifecycleStage"), `${path} holds its stages whole`);
     assert.doesNotMatch(text, LATE_CELL_REGEXP, path);
