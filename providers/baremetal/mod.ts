@@ -107,7 +107,10 @@ export function registerBaremetal(
   registry.register(BAREMETAL_PROVIDER_NAME, (config: Config) => {
     const inventory = options.inventory ?? (() => ({ config, healthy: true }));
     return createFullProvider(inventory, options.metrics);
-  }, { recordedPool });
+  }, {
+    recordedPool,
+    hostFiles: ANNOUNCERS.map((a) => ({ announcer: a.name, ...a.render })),
+  });
 }
 
 /** The connected stage: the caches every host has once the Kubernetes connection exists. */

@@ -7,6 +7,7 @@
 import type { V1Service } from "@kubernetes/client-node";
 import type { Registry } from "prom-client";
 import type { Config } from "../config/types.ts";
+import type { HostFileCommand } from "./host_file.ts";
 import type { CloudProvider } from "./provider.ts";
 
 /** Builds a provider from the validated configuration. */
@@ -22,6 +23,8 @@ export interface ProviderRecords {
    * @returns the pool name as written (unvalidated: escape it before printing), or undefined
    */
   recordedPool?(service: V1Service): string | undefined;
+  /** The host files `keelson render` renders for it, one per announcer. @default none */
+  hostFiles?: readonly HostFileCommand[];
 }
 
 /** What the process hands every provider it registers. */
@@ -53,6 +56,14 @@ export class ProviderRegistry {
     }
     this.#factories.set(name, factory);
     this.#records.set(name, records);
+  }
+
+  /**
+   * The host files of every registered provider, by provider name then in each one's order.
+   * @returns the commands of `keelson render`
+   */
+  hostFileCommands(): HostFileCommand[] {
+    return this.names().flatMap((name) => [...(this.#records.get(name)?.hostFiles ?? [])]);
   }
 
   /**

@@ -30,7 +30,7 @@ import { BirdAnnouncer, type BirdClusterSource } from "./announcer.ts";
 import { BirdApplier, type BirdApplyOutcome } from "./config_applier.ts";
 import { endpointNodeNamesOf } from "../../../src/kube/endpoint_nodes.ts";
 import { nodeIsReady } from "./host_config.ts";
-import { renderBirdFile } from "./render_file.ts";
+import { BIRD_RENDER_USAGE, renderBirdFile } from "./render_file.ts";
 import { BirdRoutes } from "./routes.ts";
 import { SessionMonitor } from "./session_monitor.ts";
 import { LifecycleStage } from "../lifecycle_stage.ts";
@@ -50,6 +50,7 @@ export const BIRD: Announcer = {
   name: "bird",
   start: (options) => startBird(options),
   renderFile: (request, config) => renderBirdFile(request, config),
+  render: { usage: BIRD_RENDER_USAGE, flags: ["show-secrets"] },
 };
 
 /** The running BIRD side. */

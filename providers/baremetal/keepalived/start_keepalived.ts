@@ -29,7 +29,7 @@ import { type ApplyOutcome, KeepalivedApplier } from "./config_applier.ts";
 import { currentUser } from "./current_user.ts";
 import { readInterfaceAddresses } from "./interface_addresses.ts";
 import { APISERVER_TRACK_FILE, NOTIFY_FIFO_FILE } from "./model.ts";
-import { renderKeepalivedFile } from "./render_file.ts";
+import { KEEPALIVED_RENDER_USAGE, renderKeepalivedFile } from "./render_file.ts";
 import { GENERATED_HEADER } from "./render.ts";
 import { announcingInstances, instancesInFile, VrrpStateTracker } from "./vrrp_state.ts";
 import { createVipRoleGauge, observeVipRoles } from "./vip_roles.ts";
@@ -48,6 +48,7 @@ export const KEEPALIVED: Announcer = {
   name: "keepalived",
   start: (options) => startKeepalived(options),
   renderFile: (request, config) => Promise.resolve(renderKeepalivedFile(request, config)),
+  render: { usage: KEEPALIVED_RENDER_USAGE, flags: ["fifo-user"] },
 };
 
 /** The running keepalived side: one of the provider's host announcers. */

@@ -2,7 +2,8 @@
  * Guards of what the parts outside `providers/` may know of the provider's daemons and records:
  * the heartbeat and `keelson status` speak of announcers, never of keepalived (older reports'
  * field is read and written in one file, for mixed-version clusters), and the annotation naming
- * a Service's pool is the provider's own, and one rule says when a power Off is confirmed.
+ * a Service's pool is the provider's own, the command line takes the announcers' names and help
+ * from the provider, and one rule says when a power Off is confirmed.
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
@@ -61,4 +62,10 @@ Deno.test("one rule says when a power Off is confirmed", async () => {
     "src/controllers/out_of_service/decide_out_of_service.ts",
     "src/controllers/out_of_service/decide_power_loss.ts",
   ]);
+});
+
+Deno.test("the command line names no announcer: the provider describes its host files", async () => {
+  const files = await sources("src/cli");
+  assert.ok(files.has("src/cli/render.ts") && files.has("src/cli/apply_host_config.ts"));
+  assert.deepEqual(using(files, /["'`]bird["'`]|["'`]keepalived["'`]/), []);
 });
