@@ -124,7 +124,7 @@ function composeDataPlane(announcers: readonly HostAnnouncer[]): HostDataPlane |
       const offs = parts.map((p) => p.subscribe(listener));
       return () => offs.forEach((off) => off());
     },
-    // every announcer's own outcome: a refused BIRD file is reported as a refused keepalived one
+    // each announcer's own outcome under its name: a file BIRD refused is reported as BIRD's
     applies: () => shares.map(([announcer, part]) => ({ announcer, result: part.lastApply() })),
   };
 }
