@@ -5,9 +5,21 @@
  * reader requires.
  */
 import assert from "node:assert/strict";
-import { decodeHostReport, HostReportSchema } from "../../../src/status/host_report.ts";
+import {
+  bgpAnnouncedAddresses,
+  decodeHostReport,
+  HostReportSchema,
+} from "../../../src/status/host_report.ts";
 import { encodeHostReport } from "../../../src/status/encode_host_report.ts";
-import { heartbeatLease, lbService, leaderLease, NOW, report, statusOf } from "./_leases.ts";
+import {
+  heartbeatLease,
+  judged,
+  lbService,
+  leaderLease,
+  NOW,
+  report,
+  statusOf,
+} from "./_leases.ts";
 
 /** A report as agents before per-announcer outcomes published it (one keepalived instance). */
 const OLD_REPORT = JSON.stringify({
@@ -33,6 +45,14 @@ Deno.test("decodeHostReport() reads an older agent's report: its keepalived outc
   assert.deepEqual(decoded.announcers, [{ name: "keepalived", apply: "invalid" }]);
   assert.deepEqual(decoded.reload, { ok: true, at: "2026-01-01T10:00:00.000Z" });
   assert.deepEqual(decoded.bgp, [{ peer: "tor-a", established: true, routes: ["10.0.0.150/32"] }]);
+});
+
+Deno.test("the leader's heartbeat view (observeHeartbeats) reads an older agent's Lease whole", () => {
+  const [beat] = judged([heartbeatLease("cp-2", OLD_REPORT)]);
+  assert.ok(beat && !("error" in beat.report), "readable");
+  assert.deepEqual(beat.report.announcers, [{ name: "keepalived", apply: "invalid" }]);
+  assert.deepEqual(beat.report.instances.map((i) => i.state), ["MASTER"]);
+  assert.deepEqual(bgpAnnouncedAddresses(beat.report.bgp ?? []), ["10.0.0.150"]);
 });
 
 Deno.test("buildClusterStatus() judges an older agent's apply outcome as a new one's", () => {
