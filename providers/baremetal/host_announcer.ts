@@ -11,7 +11,11 @@
  */
 import type { V1Service } from "@kubernetes/client-node";
 import { Counter, type Registry } from "prom-client";
-import type { HostFileRequest, HostFileResult } from "../../src/cloud/host_file.ts";
+import type {
+  HostFileCommand,
+  HostFileRequest,
+  HostFileResult,
+} from "../../src/cloud/host_file.ts";
 import type { ApplyState, DataPlaneSnapshot } from "../../src/cloud/host_data_plane.ts";
 import type { ClusterContext, Route, Routes } from "../../src/cloud/provider.ts";
 import type { Config } from "../../src/config/types.ts";
@@ -48,8 +52,8 @@ export interface AnnouncerDataPlane {
    * @returns unsubscribe
    */
   subscribe(listener: () => void): () => void;
-  /** @returns the outcome of its last config apply, when it reports one */
-  lastApply?(): ApplyState;
+  /** @returns the outcome of its last config apply (`none` before the first) */
+  lastApply(): ApplyState;
 }
 
 /** One announcer, running on this host. */
@@ -93,6 +97,8 @@ export interface Announcer {
    * @param config the validated inventory
    */
   renderFile(request: HostFileRequest, config: Config): Promise<HostFileResult>;
+  /** `keelson render NAME`'s help text and the flags it takes for this announcer. */
+  readonly render: Omit<HostFileCommand, "announcer">;
 }
 
 /** Counts syncs that threw, per announcer. */

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ApplyState, HostDataPlane } from "../../src/cloud/host_data_plane.ts";
+import type { HostDataPlane } from "../../src/cloud/host_data_plane.ts";
 import type { ClusterContext, Routes } from "../../src/cloud/provider.ts";
 import { errorMessage } from "../../src/log/error_message.ts";
 import { BIRD } from "./bird/start_bird.ts";
@@ -106,15 +106,16 @@ export function firstEarlyStop(
  * @returns the combined data plane, or undefined when no announcer runs here
  */
 function composeDataPlane(announcers: readonly HostAnnouncer[]): HostDataPlane | undefined {
-  const parts = announcers.flatMap((a) => a.dataPlane ? [a.dataPlane] : []);
+  const shares = announcers.flatMap((a) => a.dataPlane ? [[a.name, a.dataPlane] as const] : []);
+  const parts = shares.map(([, part]) => part);
   if (parts.length === 0) return undefined;
   return {
     snapshot: () => {
-      const shares = parts.map((p) => p.snapshot());
-      const sessions = shares.flatMap((s) => s.sessions ? [s.sessions] : []);
+      const now = parts.map((p) => p.snapshot());
+      const sessions = now.flatMap((s) => s.sessions ? [s.sessions] : []);
       return {
-        instances: shares.flatMap((s) => s.instances ?? []),
-        vips: shares.flatMap((s) => s.vips ?? []),
+        instances: now.flatMap((s) => s.instances ?? []),
+        vips: now.flatMap((s) => s.vips ?? []),
         ...(sessions.length > 0 ? { sessions: sessions.flat() } : {}),
       };
     },
@@ -123,6 +124,7 @@ function composeDataPlane(announcers: readonly HostAnnouncer[]): HostDataPlane |
       const offs = parts.map((p) => p.subscribe(listener));
       return () => offs.forEach((off) => off());
     },
-    lastApply: (): ApplyState => parts.find((p) => p.lastApply)?.lastApply?.() ?? "none",
+    // each announcer's own outcome under its name: a file BIRD refused is reported as BIRD's
+    applies: () => shares.map(([announcer, part]) => ({ announcer, result: part.lastApply() })),
   };
 }

@@ -200,6 +200,7 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
     },
 
     poolUsage,
+    recordAnnotations: [ANNOTATIONS.allocatedFromPool],
   };
   return lb;
 }

@@ -18,27 +18,28 @@
 import { applyHostConfig, type HostDaemon } from "./host_apply/apply_host_config.ts";
 import type { V1Node, V1Service } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
+import type { CloudProvider, LoadBalancer, Routes } from "../../src/cloud/provider.ts";
 import {
-  type CloudProvider,
-  type LoadBalancer,
-  ProviderError,
-  type Route,
-  type Routes,
-} from "../../src/cloud/provider.ts";
-import { reportedRoutes } from "./bird/reported_routes.ts";
-import { decidePodRoutes, type PodRouteDecision } from "./bird/decide_pod_routes.ts";
+  type LeaderPodRoutes,
+  leaderPodRoutes,
+  planPodRoutes,
+  PodRouteDecisions,
+  podRoutes,
+  routesPodCidrs,
+} from "./bird/pod_route_hooks.ts";
+import { LifecycleStage } from "./lifecycle_stage.ts";
 import type { ProviderInputs, ProviderRegistry } from "../../src/cloud/registry.ts";
 import type { Config } from "../../src/config/types.ts";
 import {
   type EventRecorder,
   type Informer,
   type InformerEvent,
-  type Lister,
   objectKey,
 } from "../../src/kube/ports.ts";
 import { ANNOUNCERS, type HostSide, startHostSide } from "./host_side.ts";
 import { BaremetalInstances, type InventorySource } from "./instances.ts";
 import { planAllocations } from "./ipam/plan_allocations.ts";
+import { recordedPool } from "./ipam/service_requests.ts";
 import { createLoadBalancer } from "./load_balancer.ts";
 import { reportOrphanedAddresses } from "./orphaned_addresses.ts";
 import { strandedAddressIssues } from "./stranded_addresses.ts";
@@ -106,53 +107,53 @@ export function registerBaremetal(
   registry.register(BAREMETAL_PROVIDER_NAME, (config: Config) => {
     const inventory = options.inventory ?? (() => ({ config, healthy: true }));
     return createFullProvider(inventory, options.metrics);
+  }, {
+    recordedPool,
+    hostFiles: ANNOUNCERS.map((a) => ({ announcer: a.name, ...a.render })),
   });
 }
 
+/** The connected stage: the caches every host has once the Kubernetes connection exists. */
+interface Connected {
+  services: Informer<V1Service>;
+  nodes: Informer<V1Node>;
+  /** This host's Event recorder (the power part's Warnings on Nodes). */
+  events: EventRecorder | undefined;
+  /** The pod-route decision over `nodes`, decided again after a Node event or a reload. */
+  podRoutes: PodRouteDecisions;
+}
+
+/** The leading stage: what the leader has for one term. */
+interface Leading {
+  /** The Event recorder of the Services the provider serves; absent with no service controller. */
+  events: EventRecorder | undefined;
+  podRoutes: LeaderPodRoutes;
+}
+
+/**
+ * The full provider: each lifecycle hook builds its stage whole (`startHost` the host side,
+ * `connect` the caches, `initialize` the leader's term) and the parts read it through its holder.
+ */
 function createFullProvider(inventory: InventorySource, metrics: Registry = new Registry()) {
   const current = () => inventory().config;
-  // filled in by the lifecycle hooks: connect (every host), initialize (the leader)
-  const cluster: { services?: Informer<V1Service> } = {};
-  let events: EventRecorder | undefined;
-  let hostSide: HostSide | undefined;
-  // while leading: the pod routes other hosts report announced (their heartbeats)
-  let reported: (() => Route[]) | undefined;
-  /** The pod-route decision over the Node cache (why a route is refused), once leading. */
-  let decided: (() => PodRouteDecision) | undefined;
-  // the decision is asked at every poll of every route waiting for a heartbeat: kept until a Node
-  // event or a reload changes its inputs (only once connected, when the events are seen)
-  let nodesVersion: number | undefined;
-  let decisionMemo: { config: Config; version: number; decision: PodRouteDecision } | undefined;
-  const podDecision = (nodes: Lister<V1Node>): PodRouteDecision => {
-    const config = current();
-    const version = nodesVersion;
-    if (
-      version !== undefined && decisionMemo?.config === config && decisionMemo.version === version
-    ) {
-      return decisionMemo.decision;
-    }
-    const decision = decidePodRoutes({ config, nodes: nodes.list() });
-    decisionMemo = version === undefined ? undefined : { config, version, decision };
-    return decision;
-  };
+  const hostSide = new LifecycleStage<HostSide>();
+  const connected = new LifecycleStage<Connected>();
+  const leading = new LifecycleStage<Leading>();
+  const services = () => connected.current?.services;
   const loadBalancer = createLoadBalancer({
     config: current,
-    services: () => cluster.services,
-    hasSynced: () => cluster.services?.hasSynced() ?? false,
+    services,
+    hasSynced: () => services()?.hasSynced() ?? false,
     registry: metrics,
   });
-  // Routes: pod CIDRs over BIRD, answered from this host's BIRD once the host side runs
-  const routesPodCidrs = (config: Config) => config.bgp?.peers.some((p) => p.pod_cidrs) ?? false;
   const routes = routesPodCidrs(current())
-    ? hostRoutes(() => hostSide?.routes, () => reported, () => decided)
+    ? podRoutes(() => hostSide.current?.routes, () => leading.current?.podRoutes)
     : undefined;
-  // host events and the Node cache, once connected: the power part's Warnings go on Nodes
-  let hostEvents: EventRecorder | undefined;
-  let nodeCache: Informer<V1Node> | undefined;
+  // the power part's Warnings go on Nodes, once connected
   const power = createBaremetalPower(current, metrics, {
-    events: () => hostEvents,
+    events: () => connected.current?.events,
     nodeOf: (machine) =>
-      nodeCache?.list().find((node) => {
+      connected.current?.nodes.list().find((node) => {
         try {
           return base.instancesV2.findMachine(node)?.name === machine.name;
         } catch {
@@ -168,51 +169,53 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
   // the leader's Warning Events for Service addresses keepalived will not serve
   const unserved = new UnservedAddressReporter();
   const reportUnserved = (event?: InformerEvent<V1Service>): void => {
-    const services = cluster.services;
-    if (!services?.hasSynced()) return;
+    const cache = services();
+    if (!cache?.hasSynced()) return;
     const key = event ? objectKey(event.object) : undefined;
-    unserved.schedule(() => ({ config: current(), services }), () => events, key);
+    unserved.schedule(
+      () => ({ config: current(), services: cache }),
+      () => leading.current?.events,
+      key,
+    );
   };
   const provider: CloudProvider = {
     ...base,
     poolUsage: () => loadBalancer.poolUsage(),
     machinePower: () => power.monitor.observed(),
     async startHost({ host, signal }) {
-      hostSide = await startHostSide({
-        config: current,
-        host,
-        registry: metrics,
-        signal,
-        reportedRoutes: () => reported?.() ?? [],
-      });
-      return hostSide;
+      return hostSide.begin(
+        await startHostSide({
+          config: current,
+          host,
+          registry: metrics,
+          signal,
+          reportedRoutes: () => leading.current?.podRoutes.reported?.() ?? [],
+        }),
+      );
     },
     connect(context) {
-      const { nodes, services, signal } = context;
-      cluster.services = services;
-      hostEvents = context.events;
-      nodeCache = nodes;
+      const { nodes, signal } = context;
+      const stage = connected.begin({
+        services: context.services,
+        nodes,
+        events: context.events,
+        podRoutes: new PodRouteDecisions(current),
+      }, signal);
       // the Nodes tell which machines are taken (machine identity)
       base.instancesV2.useNodes(() => nodes.list(), { notifies: true });
-      nodesVersion = 0;
       const nodesChanged = nodes.subscribe((event) => {
-        nodesVersion = (nodesVersion ?? 0) + 1;
+        stage.podRoutes.nodesChanged();
         base.instancesV2.nodesChanged(event);
       });
-      signal.addEventListener("abort", () => {
-        nodesChanged();
-        nodesVersion = undefined;
-        hostEvents = undefined;
-        nodeCache = undefined;
-      }, { once: true });
-      hostSide?.connect(context);
-      const unsubscribe = services.subscribe(reportUnserved);
+      signal.addEventListener("abort", nodesChanged, { once: true });
+      hostSide.current?.connect(context);
+      const unsubscribe = context.services.subscribe(reportUnserved);
       signal.addEventListener("abort", unsubscribe, { once: true });
     },
-    validateReload(next, inForce, file, services) {
+    validateReload(next, inForce, file, given) {
       // a reload may not take an address from a pool while a Service holds it
-      const held = services ??
-        (cluster.services?.hasSynced() ? cluster.services.list() : undefined);
+      const cache = services();
+      const held = given ?? (cache?.hasSynced() ? cache.list() : undefined);
       return strandedAddressIssues(inForce, next, held, file);
     },
     async renderHostFile(request) {
@@ -240,101 +243,33 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
       const config = current();
       const instances = new BaremetalInstances(inventory);
       instances.useNodes(() => nodes);
+      const podRoutes = planPodRoutes(config, nodes);
       return {
         instances,
         allocations: planAllocations(config, services),
         // pod routes only where the provider has Routes (some peer receives pod CIDRs)
-        ...(routesPodCidrs(config) ? { podRoutes: decidePodRoutes({ config, nodes }) } : {}),
+        ...(podRoutes ? { podRoutes } : {}),
       };
     },
     async reconfigure(reason) {
       power.monitor.sync();
-      await hostSide?.sync(reason);
-      if (events && cluster.services?.hasSynced()) {
-        reportOrphanedAddresses(loadBalancer.orphanedAllocations(), cluster.services, events);
+      await hostSide.current?.sync(reason);
+      const events = leading.current?.events;
+      const cache = services();
+      if (events && cache?.hasSynced()) {
+        reportOrphanedAddresses(loadBalancer.orphanedAllocations(), cache, events);
       }
       reportUnserved();
     },
     initialize(context) {
       power.monitor.start(context.signal);
-      events = context.events;
+      leading.begin({
+        events: context.events,
+        podRoutes: leaderPodRoutes(context, current, () => connected.current?.podRoutes),
+      }, context.signal);
       reportUnserved();
-      const heartbeats = context.heartbeats;
-      decided = () => podDecision(context.nodes);
-      if (heartbeats) {
-        reported = () =>
-          reportedRoutes({
-            config: current(),
-            heartbeats: heartbeats.list(),
-            nodes: context.nodes.list(),
-            decision: podDecision(context.nodes),
-          });
-      }
-      context.signal.addEventListener("abort", () => {
-        events = undefined;
-        reported = undefined;
-        decided = undefined;
-      }, { once: true });
       return Promise.resolve();
     },
   };
   return provider;
-}
-
-/**
- * Routes that answer through this host's BIRD; where BIRD does not run here, from the other
- * hosts' heartbeats alone; else fail (retriable).
- */
-function hostRoutes(
-  bird: () => Routes | undefined,
-  reported: () => (() => Route[]) | undefined,
-  decided: () => (() => PodRouteDecision) | undefined,
-): Routes {
-  const get = (): Routes => {
-    const routes = bird();
-    const fromHeartbeats = reported();
-    if (!routes && fromHeartbeats) return heartbeatRoutes(fromHeartbeats, decided());
-    if (!routes) {
-      throw new ProviderError(
-        "BIRD does not run on this host (not a control-plane machine, or no [bgp] at start-up)",
-      );
-    }
-    return routes;
-  };
-  return {
-    listRoutes: async (cluster) => await get().listRoutes(cluster),
-    createRoute: async (cluster, hint, route) => await get().createRoute(cluster, hint, route),
-    deleteRoute: async (cluster, route) => await get().deleteRoute(cluster, route),
-  };
-}
-
-/** Routes judged only from the other hosts' heartbeats (this host renders no BIRD). */
-function heartbeatRoutes(
-  reported: () => Route[],
-  decided: (() => PodRouteDecision) | undefined,
-): Routes {
-  const has = (route: Route) =>
-    reported().some((r) =>
-      r.targetNode === route.targetNode && r.destinationCIDR === route.destinationCIDR.toLowerCase()
-    );
-  const refusal = (route: Route) =>
-    decided?.().refused.find((r) => r.node === route.targetNode && r.cidr === route.destinationCIDR)
-      ?.reason;
-  return {
-    listRoutes: () => Promise.resolve(reported()),
-    createRoute: (_cluster, _hint, route) => {
-      if (has(route)) return Promise.resolve();
-      const why = refusal(route);
-      return Promise.reject(
-        new ProviderError(
-          why
-            ? `Not announcing ${route.destinationCIDR} for Node "${route.targetNode}": ${why}`
-            : `No host reports ${route.destinationCIDR} of Node "${route.targetNode}" announced ` +
-              "to an eligible peer, and BIRD does not run on this host",
-        ),
-      );
-    },
-    // every host renders from its own caches: a deleted Node's routes leave them by themselves
-    deleteRoute: () => Promise.resolve(),
-  };
 }

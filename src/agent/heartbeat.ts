@@ -8,7 +8,7 @@
  */
 import type { V1Lease, V1Node } from "@kubernetes/client-node";
 import type { Registry } from "prom-client";
-import type { AnnouncingInstance, HostDataPlane, InstanceRole } from "../cloud/host_data_plane.ts";
+import type { AnnouncingInstance, HostDataPlane } from "../cloud/host_data_plane.ts";
 import { HostHeartbeat, type HostNode } from "./host_heartbeat.ts";
 import { createInformer, type RunnableInformer } from "../kube/informer.ts";
 import type { KubeClient } from "../kube/kube_client.ts";
@@ -22,6 +22,7 @@ import {
   type InstanceReport,
   MAX_POWER_DETAIL,
   type PowerReport,
+  REPORTED_INSTANCE_STATES,
 } from "../status/host_report.ts";
 import { VERSION } from "../version.ts";
 
@@ -70,9 +71,12 @@ export function hostReport(inputs: HostReportInputs): HostReport {
     reload: {
       ok: inputs.reloads.lastReloadSucceeded(),
       ...(at > 0 ? { at: new Date(at).toISOString() } : {}),
-      keepalived: inputs.dataPlane?.lastApply() ?? "none",
       ...(restart.length > 0 ? { restart } : {}),
     },
+    announcers: (inputs.dataPlane?.applies() ?? []).map((a) => ({
+      name: a.announcer,
+      apply: a.result,
+    })),
     pools: inputs.pools?.() ?? [],
     ...(inventory
       ? { inventory: { sha256: inventory.sha256, since: inventory.since.toISOString() } }
@@ -82,20 +86,11 @@ export function hostReport(inputs: HostReportInputs): HostReport {
   };
 }
 
-/** The report's words (VRRP's) for the contract's instance roles. */
-const REPORTED_STATES: Readonly<Record<InstanceRole, InstanceReport["state"]>> = {
-  holding: "MASTER",
-  standby: "BACKUP",
-  failed: "FAULT",
-  stopped: "STOP",
-  unknown: "UNKNOWN",
-};
-
 /** One announcing instance as the heartbeat report writes it. */
 function instanceReport(instance: AnnouncingInstance): InstanceReport {
   return {
     name: instance.name,
-    state: REPORTED_STATES[instance.role],
+    state: REPORTED_INSTANCE_STATES[instance.role],
     source: instance.observedFrom === "daemon" ? "fifo" : "addresses",
     since: instance.since,
     vips: instance.addresses,

@@ -17,6 +17,7 @@ import { terminalSafe } from "../text/terminal_safe.ts";
 import { setupLogging } from "../log/logging.ts";
 import { hostname } from "../net/hostname.ts";
 import { watchStaged } from "./watch_staged.ts";
+import { renderCommands } from "./render.ts";
 
 /** `keelson apply-host-config --help`. */
 export const APPLY_HOST_CONFIG_USAGE =
@@ -79,8 +80,12 @@ export async function applyHostConfigCommand(args: string[]): Promise<number> {
     throw new UsageError(`--agent-user "${terminalSafe(agentUser)}" is not a user name`);
   }
   const only = values.only;
-  if (only !== undefined && only !== "keepalived" && only !== "bird") {
-    throw new UsageError(`--only "${terminalSafe(only)}" is not allowed; use keepalived or bird`);
+  // the announcers whose files the built-in providers stage
+  const daemons = renderCommands().map((c) => c.announcer);
+  if (only !== undefined && !daemons.includes(only)) {
+    throw new UsageError(
+      `--only "${terminalSafe(only)}" is not allowed; use ${daemons.join(" or ")}`,
+    );
   }
   await setupLogging({ level: "warning", format: "text" });
   if (values.watch) {

@@ -46,6 +46,8 @@ import { print, printError, printStyled } from "./output.ts";
 import { readEnv } from "./read_env.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
 import { errorMessage } from "../log/error_message.ts";
+import { registerBuiltInProviders } from "../../providers/mod.ts";
+import { ProviderRegistry } from "../cloud/registry.ts";
 
 /** Exit code when the cluster has problems (no host, split brain, silent host ...). */
 export const EXIT_PROBLEMS = 3;
@@ -194,6 +196,9 @@ export async function statusCommand(args: string[]): Promise<number> {
         readLeases(),
       ]);
       const services = svc.items as V1Service[];
+      // the pool each Service's addresses came from, as the provider that records it says
+      const providers = new ProviderRegistry();
+      registerBuiltInProviders(providers);
       const build = (read: LeaseRead, leaderJudgement?: StatusInput["leaderJudgement"]) =>
         buildClusterStatus({
           services,
@@ -202,6 +207,7 @@ export async function statusCommand(args: string[]): Promise<number> {
           observer,
           nowMs: Date.now(),
           inventory,
+          poolOf: (service) => providers.recordedPool(service),
           ...known,
           ...(leaderJudgement ? { leaderJudgement } : {}),
         });

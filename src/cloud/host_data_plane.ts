@@ -50,6 +50,13 @@ export interface DataPlaneSnapshot {
  */
 export type ApplyState = "success" | "invalid" | "error" | "unchanged" | "not_running" | "none";
 
+/** The outcome of one announcer's last config apply on this host. */
+export interface AnnouncerApply {
+  /** The announcer, as the provider names it. */
+  announcer: string;
+  result: ApplyState;
+}
+
 /** This host's data plane, as the host side observes it. */
 export interface HostDataPlane {
   /** @returns the data plane now */
@@ -59,6 +66,6 @@ export interface HostDataPlane {
    * @returns unsubscribe
    */
   subscribe(listener: () => void): () => void;
-  /** @returns the outcome of the last config apply */
-  lastApply(): ApplyState;
+  /** @returns the outcome of each running announcer's last config apply, in start order */
+  applies(): AnnouncerApply[];
 }

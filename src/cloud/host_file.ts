@@ -32,6 +32,22 @@ export interface HostFileRequest {
 }
 
 /**
+ * A flag `keelson render NAME` takes beyond `--config`, `--state` and `--host`: `fifo-user` sets
+ * `runAsUser`, `show-secrets` sets `showSecrets`.
+ */
+export type HostFileFlag = "fifo-user" | "show-secrets";
+
+/** How `keelson render NAME` renders one announcer's file, as its provider describes it. */
+export interface HostFileCommand {
+  /** The announcer, the NAME of `keelson render NAME`. */
+  announcer: string;
+  /** The help text of `keelson render NAME`. */
+  usage: string;
+  /** The flags it takes beyond `--config`, `--state` and `--host`. */
+  flags: readonly HostFileFlag[];
+}
+
+/**
  * The file's text with notes for the operator (what was left out and why), or why it cannot be
  * rendered; `usage`: a wrong command-line value (exit 2), not a wrong input file.
  */

@@ -77,6 +77,12 @@ export interface EnsuredLoadBalancer extends V1LoadBalancerStatus {
 
 /** Upstream `LoadBalancer`. */
 export interface LoadBalancer {
+  /**
+   * Keelson extension: the annotation keys this provider writes as `serviceAnnotations`. They are
+   * its record of what it did, never a request: a change of them alone is no reason to ensure the
+   * Service again. @default none
+   */
+  readonly recordAnnotations?: readonly string[];
   /** The LB's status and whether it exists. */
   getLoadBalancer(
     clusterName: string,

@@ -49,14 +49,17 @@ export type { ClusterStatus } from "./status_model.ts";
 import { compareCodeUnits } from "../text/code_unit_order.ts";
 import { identityHost } from "../kube/elector_options.ts";
 
-/** The annotation naming the pool a Service's address came from. */
-export const POOL_ANNOTATION = "keelson.io/allocated-from-pool";
 /** A pool above this share of its addresses in use is a problem. */
 export const POOL_FULL_RATIO = 0.9;
 
 /** Inputs of `buildClusterStatus`. */
 export interface StatusInput {
   services: readonly V1Service[];
+  /**
+   * The pool a Service's addresses came from, as its provider recorded it on the Service
+   * (`recordedPool` of `providers/mod.ts`). @default unknown: no pool shown
+   */
+  poolOf?: (service: V1Service) => string | undefined;
   /** Leases of the heartbeat namespace (others are ignored). */
   leases: readonly V1Lease[];
   /** The leader-election Lease; undefined when it does not exist. */
@@ -144,6 +147,7 @@ export function buildStatusModel(input: StatusInput): { status: StatusModel; fac
       silent: isSilent(h),
       version: report?.version,
       reload: report?.reload,
+      announcers: report?.announcers ?? [],
       reportError: "error" in h.report ? h.report.error : undefined,
       vipsServed: fresh && report ? report.vips.length : 0,
       omitted: report?.omitted,
@@ -184,7 +188,7 @@ export function buildStatusModel(input: StatusInput): { status: StatusModel; fac
   for (const service of input.services) {
     if (service.spec?.type !== "LoadBalancer") continue;
     const key = `${service.metadata?.namespace ?? ""}/${service.metadata?.name ?? ""}`;
-    const pool = service.metadata?.annotations?.[POOL_ANNOTATION];
+    const pool = input.poolOf?.(service);
     for (const ingress of service.status?.loadBalancer?.ingress ?? []) {
       const vip = ingress.ip ? canonicalIp(ingress.ip) : undefined;
       if (!vip) continue;

@@ -106,13 +106,15 @@ function hostProblems(
       `host ${h.host}: every BGP session is down (${(h.bgp ?? []).map((p) => p.peer).join(", ")})`,
     );
   }
-  if (h.reload && (h.reload.keepalived === "invalid" || h.reload.keepalived === "error")) {
-    problems.push(`host ${h.host}: the last keepalived config apply was ${h.reload.keepalived}`);
-  }
-  if (!h.silent && h.reload?.keepalived === "not_running") {
-    problems.push(
-      `host ${h.host}: keepalived is not running (its last config was written, not loaded)`,
-    );
+  for (const { name, apply } of h.announcers) {
+    if (apply === "invalid" || apply === "error") {
+      problems.push(`host ${h.host}: the last ${name} config apply was ${apply}`);
+    }
+    if (!h.silent && apply === "not_running") {
+      problems.push(
+        `host ${h.host}: ${name} is not running (its last config was written, not loaded)`,
+      );
+    }
   }
   return problems;
 }

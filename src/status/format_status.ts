@@ -127,7 +127,7 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
       "VERSION",
       ...(inventories ? ["INVENTORY"] : []),
       "CONFIG",
-      "KEEPALIVED",
+      "APPLIED",
       "VIPS",
       ...(bgp ? ["BGP"] : []),
     ],
@@ -151,7 +151,13 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
         : h.reload.ok
         ? restart ?? "ok"
         : [paint("red", "reload failed"), ...(restart ? [restart] : [])].join("; ");
-      const keepalived = h.reload?.keepalived ?? "-";
+      const applied = h.announcers.length === 0
+        ? "-"
+        : h.announcers.map((a) =>
+          a.apply === "invalid" || a.apply === "error"
+            ? paint("red", `${a.name}=${a.apply}`)
+            : `${a.name}=${a.apply}`
+        ).join(" ");
       const inventory = h.inventory === undefined
         ? "-"
         : h.otherInventory
@@ -163,7 +169,7 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
         h.version ?? "-",
         ...(inventories ? [inventory] : []),
         reload,
-        keepalived === "invalid" || keepalived === "error" ? paint("red", keepalived) : keepalived,
+        applied,
         h.omitted?.vips ? `${h.vipsServed} (+${h.omitted.vips} not listed)` : String(h.vipsServed),
         ...(bgp ? [bgpSessions(h, paint)] : []),
       ];

@@ -13,6 +13,7 @@ import * as z from "zod/v4";
 import { BGP_NAME_REGEXP } from "../config/bgp_schema.ts";
 import { NAME_REGEXP } from "../config/schema.ts";
 import { canonicalIp } from "../net/ip.ts";
+import { APPLY_STATES, fromLegacyFields, LEGACY_RELOAD_FIELDS } from "./legacy_report_fields.ts";
 import {
   MAX_REPORT_BYTES,
   type Omitted,
@@ -39,11 +40,23 @@ const isoTime = z.iso.datetime({ offset: true });
 const START_ONLY_NAME_REGEXP = /^[A-Za-z0-9_ .,()[\]-]{1,80}$/;
 const ip = z.string().max(45).refine((v) => canonicalIp(v) === v, "not a canonical IP");
 
+/**
+ * The report's words for an announcing instance's role (`holding`, `standby`, …), kept from the
+ * report's first readers, which know no other.
+ */
+export const REPORTED_INSTANCE_STATES = {
+  holding: "MASTER",
+  standby: "BACKUP",
+  failed: "FAULT",
+  stopped: "STOP",
+  unknown: "UNKNOWN",
+} as const;
+
 /** Schema of one instance's state. */
 export const InstanceReportSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/),
-  state: z.enum(["MASTER", "BACKUP", "FAULT", "STOP", "UNKNOWN"]),
-  /** Where the state came from: keepalived's notify FIFO, or inferred from the addresses. */
+  state: z.enum(REPORTED_INSTANCE_STATES),
+  /** Where the state came from: the daemon told it, or inferred from the addresses. */
   source: z.enum(["fifo", "addresses"]),
   since: isoTime,
   /** The VIPs of the instance (served while MASTER). */
@@ -60,6 +73,15 @@ export const BgpPeerReportSchema = z.strictObject({
   routes: z.array(
     z.string().max(49).refine((v) => canonicalPrefix(v) === v, "not a canonical prefix"),
   ).max(MAX.routes),
+});
+
+/**
+ * Schema of one announcer's last config apply: its name (as its provider calls it) and the
+ * outcome; `not_running`: the file was written but no daemon runs to load it.
+ */
+export const AnnouncerReportSchema = z.strictObject({
+  name: z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/),
+  apply: z.enum(APPLY_STATES),
 });
 
 /** The longest power detail published (an error message, cut). */
@@ -98,11 +120,8 @@ export const HostReportSchema = z.object({
     ok: z.boolean(),
     /** Last successful load of the inventory. */
     at: isoTime.optional(),
-    /**
-     * Last keepalived apply outcome; `not_running`: the file was written but no keepalived runs
-     * to load it (readers before it refuse such a report as unreadable).
-     */
-    keepalived: z.enum(["success", "invalid", "error", "unchanged", "not_running", "none"]),
+    /** The field of reports before `announcers` (`legacy_report_fields.ts`). */
+    ...LEGACY_RELOAD_FIELDS,
     /**
      * Start-only settings the file changed since the host started (`restart_settings.ts`
      * names them): they apply after a restart. Absent when none (and in older reports).
@@ -125,6 +144,12 @@ export const HostReportSchema = z.object({
     total: z.number().nonnegative(),
     used: z.number().int().nonnegative(),
   })).max(MAX.pools),
+  /**
+   * Each announcer running on this host with the outcome of its last config apply, in start
+   * order; empty on a host that announces nothing. Older reports carry one announcer's outcome
+   * in `reload` instead: the reader fills this in from it (`decodeHostReport`).
+   */
+  announcers: z.array(AnnouncerReportSchema).max(MAX.announcers).optional(),
   /** BGP sessions of this host; absent where BIRD does not run (and in older reports). */
   bgp: z.array(BgpPeerReportSchema).max(MAX.peers).optional(),
   /** Machines' power (the leader, with `[machines.bmc]`); absent when none (and older reports). */
@@ -147,6 +172,8 @@ export type HostReport = z.infer<typeof HostReportSchema>;
 export type PowerReport = z.infer<typeof PowerReportSchema>;
 /** One BGP session's state, as published. */
 export type BgpPeerReport = z.infer<typeof BgpPeerReportSchema>;
+/** One announcer's last config apply, as published. */
+export type AnnouncerReport = z.infer<typeof AnnouncerReportSchema>;
 /** One instance's state, as published. */
 export type InstanceReport = z.infer<typeof InstanceReportSchema>;
 
@@ -201,7 +228,7 @@ export function decodeHostReport(text: string): HostReport | { error: string } {
     const issue = parsed.error.issues[0];
     return { error: `${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}` };
   }
-  return parsed.data;
+  return fromLegacyFields(parsed.data);
 }
 
 /**

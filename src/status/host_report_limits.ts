@@ -36,6 +36,8 @@ export const REPORT_LIST_LIMITS = {
   restart: 64,
   /** Machines whose power the host reports (the leader polls their BMCs). */
   power: 2048,
+  /** Announcers running on the host (a provider has a handful). */
+  announcers: 16,
 } as const;
 
 /** The lists that can be cut, as named in the report's `omitted` counts. */

@@ -7,7 +7,7 @@
  * @module
  */
 import type { Omitted } from "./host_report_limits.ts";
-import type { HostReport } from "./host_report.ts";
+import type { AnnouncerReport, HostReport } from "./host_report.ts";
 import type { Freshness } from "./observed_freshness.ts";
 import type { InventoryAgreement, OtherInventory } from "./inventory_agreement.ts";
 
@@ -78,6 +78,8 @@ export interface HostStatus {
   silent: boolean;
   version: string | undefined;
   reload: HostReport["reload"] | undefined;
+  /** Each announcer running on the host and its last config apply; empty when unreadable. */
+  announcers: AnnouncerReport[];
   /** Why the report could not be read. */
   reportError: string | undefined;
   vipsServed: number;

@@ -39,6 +39,11 @@ import type { BirdApplyResult } from "./config_applier.ts";
 import { birdHostFile, serviceVipsInBirdFile } from "./host_config.ts";
 import { announcedVips, type BirdModel } from "./model.ts";
 import { readInputFile, RENDERED_FILE } from "../../../src/files/read_input_file.ts";
+import {
+  nextWithdrawalPhase,
+  type WithdrawalEvent,
+  type WithdrawalPhase,
+} from "../withdrawal_phase.ts";
 
 /** Where the announcer reads Services and Nodes from, once a Kubernetes connection exists. */
 export interface BirdClusterSource {
@@ -94,8 +99,8 @@ export class BirdAnnouncer {
   #startVips: string[] | undefined;
   /** The skipped values (`value reason`) the log has named and that are still skipped. */
   #skippedLogged = new Set<string>();
-  /** What the log last said about a `[bgp]` removed at a reload ("returning": back, not yet taken). */
-  #removalLogged: "none" | "withdrawn" | "failed" | "returning" = "none";
+  /** Where a `[bgp]` removed at a reload stands (`withdrawal_phase.ts`): each change said once. */
+  #removal: WithdrawalPhase = "serving";
 
   /** @param options config source, host, applier and health callbacks */
   constructor(options: BirdAnnouncerOptions) {
@@ -233,19 +238,16 @@ export class BirdAnnouncer {
   /** One line when a removed `[bgp]` is withdrawn (or cannot be yet), and when it is back. */
   #logRemoval(removed: boolean, model: BirdModel, result: BirdApplyResult): void {
     if (!removed) {
+      this.#advance({ kind: "back" });
       // said once BIRD took a file announcing again (a refused one is logged by the applier)
-      if (this.#removalLogged === "none") return;
-      if (result.configured) {
+      if (result.configured && this.#advance({ kind: "file-taken" })) {
         this.#log.info("[bgp] is back in the configuration: announcing again ({message})", {
           message: result.message,
         });
       }
-      this.#removalLogged = result.configured ? "none" : "returning";
       return;
     }
-    const state = result.configured ? "withdrawn" : "failed";
-    if (state === this.#removalLogged) return;
-    this.#removalLogged = state;
+    if (!this.#advance({ kind: "withdrew", confirmed: result.configured })) return;
     const peers = model.peers.map((p) => p.label).join(", ") || "none";
     if (result.configured) {
       this.#log.warn(
@@ -264,6 +266,16 @@ export class BirdAnnouncer {
         { message: result.message },
       );
     }
+  }
+
+  /**
+   * Moves the removal's phase on `event` (`nextWithdrawalPhase`).
+   * @returns whether the phase changed
+   */
+  #advance(event: WithdrawalEvent): boolean {
+    const before = this.#removal;
+    this.#removal = nextWithdrawalPhase(before, event);
+    return this.#removal !== before;
   }
 
   /**

@@ -22,6 +22,26 @@ import { endpointNodeNamesOf } from "../../../src/kube/endpoint_nodes.ts";
 import { convergedServices } from "../ipam/plan_allocations.ts";
 import { birdHostFile, type BirdHostInputs, nodeIsReady } from "./host_config.ts";
 
+/** The help text of `keelson render bird`. */
+export const BIRD_RENDER_USAGE =
+  `Usage: keelson render bird --config FILE --host NAME [--state SNAPSHOT] [--show-secrets]
+
+Prints the BIRD 2 configuration file that Keelson would keep on control-plane host NAME: the
+sessions to its [[bgp.peers]], the control-plane VIP when [control_plane] announce = "bgp", and,
+with --state, the VIPs of the Services in announce = "bgp" pools and the Nodes' pod CIDRs.
+Nothing is written anywhere.
+
+Flags:
+  -c, --config FILE      the inventory (env KEELSON_CONFIG)
+      --host NAME        a machine of the inventory with role "control-plane" (env KEELSON_HOST)
+  -s, --state SNAPSHOT   a saved cluster state, YAML or JSON (optional):
+                         kubectl get nodes,svc,endpointslices -A -o yaml > state.yaml
+      --show-secrets     print TCP-MD5 passwords instead of a placeholder
+  -h, --help             print this help
+
+Exit codes: 0 printed, 1 invalid inventory, unreadable snapshot or a host that cannot run
+BIRD, 2 wrong command line.`;
+
 /** Placeholder printed instead of a password; it passes `bird -p` like the real one. */
 export const PASSWORD_PLACEHOLDER = "redacted-see-password_file";
 

@@ -27,12 +27,13 @@ import {
   syncFailed,
 } from "../host_announcer.ts";
 import { BirdAnnouncer, type BirdClusterSource } from "./announcer.ts";
-import { BirdApplier } from "./config_applier.ts";
+import { BirdApplier, type BirdApplyOutcome } from "./config_applier.ts";
 import { endpointNodeNamesOf } from "../../../src/kube/endpoint_nodes.ts";
 import { nodeIsReady } from "./host_config.ts";
-import { renderBirdFile } from "./render_file.ts";
+import { BIRD_RENDER_USAGE, renderBirdFile } from "./render_file.ts";
 import { BirdRoutes } from "./routes.ts";
 import { SessionMonitor } from "./session_monitor.ts";
+import { LifecycleStage } from "../lifecycle_stage.ts";
 
 /** Options of `startBird`. */
 export type BirdOptions = AnnouncerStart;
@@ -49,6 +50,7 @@ export const BIRD: Announcer = {
   name: "bird",
   start: (options) => startBird(options),
   renderFile: (request, config) => renderBirdFile(request, config),
+  render: { usage: BIRD_RENDER_USAGE, flags: ["show-secrets"] },
 };
 
 /** The running BIRD side. */
@@ -113,59 +115,52 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
     stagedFile: stagedPaths(config).bird,
     registry: options.registry,
   });
-  const loops: Promise<void>[] = [];
-  let probe: ApiserverProbe | undefined;
-  let nodes: Lister<V1Node> & { hasSynced(): boolean } | undefined;
-  let events: EventRecorder | undefined;
+  // built first, run after: no loop starts and nothing renders before every part exists, so the
+  // parts' callbacks below may name each other
+  const cp = config.control_plane;
+  // only control-plane machines announce the control-plane VIP (model.ts); a worker serving
+  // pools has no local apiserver to probe
+  const controlPlane = config.machines.some((m) =>
+    m.name === options.host && m.role === "control-plane"
+  );
+  const probe = cp.announce === "bgp" && cp.vip.length > 0 && controlPlane
+    ? new ApiserverProbe({
+      url: `https://127.0.0.1:${cp.port}/readyz`,
+      trackFile: `${config.keepalived.track_file_dir.replace(/\/+$/, "")}/apiserver-health-bgp`,
+      intervalMs: cp.health_interval.ms,
+      timeoutMs: cp.health_timeout.ms,
+    })
+    : undefined;
+  // the caches and the Event recorder, once connected
+  const cluster = new LifecycleStage<BirdClusterContext>();
   // the heartbeat hears of a change of what BIRD announces at once, as of a VRRP change, instead
   // of at its next renewal (5 s, past the leader's 3 s grace for a new VIP)
-  const listeners = new Set<() => void>();
-  let reported = "";
-  let sessionsReady = false; // `sessions` below exists (a render may come first)
-  const reportChanged = () => {
-    if (!sessionsReady) return;
-    const now = JSON.stringify(bgpPeerReports(announcer.configuredModel, sessions));
-    if (now === reported) return;
-    reported = now;
-    for (const listener of listeners) {
-      try {
-        listener();
-      } catch (error) {
-        log.error("BGP report listener failed: {error}", { error: String(error) });
-      }
-    }
-  };
+  const report = new ReportChanges(() => bgpPeerReports(announcer.configuredModel, sessions));
+  // the outcome of the last apply, for the heartbeat
+  let lastApply: BirdApplyOutcome | "none" = "none";
   // [bgp] config_file and socket are read only here: BIRD runs with these paths until restarted
   const announcer = new BirdAnnouncer({
     config: options.config,
     configFile: bgp.config_file,
     host: options.host,
-    applier,
+    applier: {
+      apply: async (text) => {
+        const result = await applier.apply(text);
+        lastApply = result.result;
+        return result;
+      },
+    },
     controlPlaneHealthy: () => probe?.state === "healthy",
-    healthy: () => hostNodeReady(nodes, options.host),
+    healthy: () => hostNodeReady(cluster.current?.nodes, options.host),
     onAnnounced: (service, vips) =>
-      events?.event(
+      cluster.current?.events?.event(
         { kind: "Service", apiVersion: "v1", metadata: { ...service.metadata } },
         "Normal",
         ANNOUNCED_BY_BGP_REASON,
         `Host ${options.host} announces ${vips.join(", ")} over BGP`,
       ),
-    onConfigured: () => reportChanged(),
+    onConfigured: () => report.check(),
   });
-  const cp = config.control_plane;
-  const controlPlane = config.machines.some((m) =>
-    m.name === options.host && m.role === "control-plane"
-  );
-  // only control-plane machines announce the control-plane VIP (model.ts)
-  if (cp.announce === "bgp" && cp.vip.length > 0 && controlPlane) {
-    probe = new ApiserverProbe({
-      url: `https://127.0.0.1:${cp.port}/readyz`,
-      trackFile: `${config.keepalived.track_file_dir.replace(/\/+$/, "")}/apiserver-health-bgp`,
-      intervalMs: cp.health_interval.ms,
-      timeoutMs: cp.health_timeout.ms,
-    });
-    loops.push(probeLoop(probe, announcer, options));
-  }
   const announcedGauge = bgpVipGauge(options.registry);
   const sessions: SessionMonitor = new SessionMonitor({
     // a [bgp] removed at a reload leaves its peers in BIRD (with no routes): keep reading them,
@@ -180,10 +175,11 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
       ) {
         announcedGauge.set({ vip }, 1);
       }
-      reportChanged();
+      report.check();
     },
   });
-  sessionsReady = true;
+  const loops: Promise<void>[] = [];
+  if (probe) loops.push(probeLoop(probe, announcer, options));
   const stop = new AbortController();
   loops.push(sessions.run(stop.signal));
   // a periodic render: picks up rotated password files and re-sends configure to a BIRD that
@@ -240,12 +236,7 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
     if (options.signal.aborted) drain();
     else options.signal.addEventListener("abort", drain, { once: true });
   });
-  const subscribe = (listener: () => void) => {
-    listeners.add(listener);
-    return () => {
-      listeners.delete(listener);
-    };
-  };
+  const subscribe = (listener: () => void) => report.subscribe(listener);
   const finished = Promise.all([drained, ...loops]).then(() => undefined);
   return {
     name: "bird",
@@ -254,8 +245,7 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
     routes,
     sync: (reason) => announcer.sync(reason),
     connect(context) {
-      nodes = context.nodes;
-      events = context.events;
+      cluster.begin(context);
       wireCaches(announcer, context, options.host, options.registry);
     },
     subscribe,
@@ -264,6 +254,7 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
     dataPlane: {
       snapshot: () => ({ sessions: bgpPeerReports(announcer.configuredModel, sessions) }),
       subscribe,
+      lastApply: () => lastApply,
     },
     loops: [["BIRD side", finished]],
     finished,
@@ -379,4 +370,42 @@ function podRouteChanged(old: V1Node | undefined, node: V1Node): boolean {
       n.metadata?.deletionTimestamp,
     ]);
   return key(old) !== key(node);
+}
+
+/**
+ * Tells listeners when a report (its JSON) differs from the one last told; a listener that
+ * throws is logged and the others are still told.
+ */
+class ReportChanges {
+  readonly #read: () => unknown;
+  readonly #listeners = new Set<() => void>();
+  #last = "";
+
+  /** @param read the report now */
+  constructor(read: () => unknown) {
+    this.#read = read;
+  }
+
+  /**
+   * Calls `listener` after every change found by `check`.
+   * @returns unsubscribe
+   */
+  subscribe(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => void this.#listeners.delete(listener);
+  }
+
+  /** Reads the report and tells the listeners when it changed. */
+  check(): void {
+    const now = JSON.stringify(this.#read());
+    if (now === this.#last) return;
+    this.#last = now;
+    for (const listener of this.#listeners) {
+      try {
+        listener();
+      } catch (error) {
+        logger("bird").error("BGP report listener failed: {error}", { error: String(error) });
+      }
+    }
+  }
 }

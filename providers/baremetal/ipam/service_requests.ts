@@ -23,6 +23,15 @@ export const ANNOTATIONS = {
   allocatedFromPool: "keelson.io/allocated-from-pool",
 } as const;
 
+/**
+ * The pool a Service's addresses came from, as the load balancer recorded it on the Service.
+ * @param service the Service
+ * @returns the pool name as written (unvalidated: escape it before printing), or undefined
+ */
+export function recordedPool(service: V1Service): string | undefined {
+  return service.metadata?.annotations?.[ANNOTATIONS.allocatedFromPool];
+}
+
 /** Where requested addresses are read from, highest precedence first. */
 export const IP_SOURCES: readonly string[] = [
   ANNOTATIONS.ips,

@@ -30,6 +30,11 @@ import { renderKeepalivedConfig, renderWithdrawnConfig } from "./render.ts";
 import { servedServiceAddresses, type SkippedAddress } from "./served_addresses.ts";
 import { instancesInFile } from "./vrrp_state.ts";
 import { type KeepalivedWithdrawal, keepalivedWithdrawal } from "./withdrawal.ts";
+import {
+  nextWithdrawalPhase,
+  type WithdrawalEvent,
+  type WithdrawalPhase,
+} from "../withdrawal_phase.ts";
 import { readInputFile, RENDERED_FILE } from "../../../src/files/read_input_file.ts";
 import { errorMessage } from "../../../src/log/error_message.ts";
 
@@ -60,12 +65,6 @@ export interface KeepalivedAnnouncerOptions {
   signal?: AbortSignal;
 }
 
-/**
- * How the last withdrawal went: `none` this host serves; `returning` back in VRRP, no file with
- * instances taken since (said once one is).
- */
-type WithdrawalState = "none" | "withdrawn" | "failed" | "returning";
-
 const SKIPPED_METRIC = "keelson_keepalived_skipped_addresses";
 
 /** Renders and applies this host's keepalived config whenever its inputs change. */
@@ -79,7 +78,7 @@ export class KeepalivedAnnouncer {
   /** `service value reason` of the addresses skipped by the last render, to log each once. */
   #skipped = new Set<string>();
   #skippedGauge: Gauge | undefined;
-  #withdrawal: WithdrawalState = "none";
+  #withdrawal: WithdrawalPhase = "serving";
   /** What the log last said about the withdrawal (state and reason), to say each once. */
   #withdrawalLogged = "";
   /** The Service VIPs of the file a withdrawal replaced, until the Service cache has synced. */
@@ -187,11 +186,7 @@ export class KeepalivedAnnouncer {
       ...(this.#options.notifyFifoUser ? { notifyFifoUser: this.#options.notifyFifoUser } : {}),
     });
     if (rendered.withdrawal) return await this.#withdraw(rendered.withdrawal, config, rendered);
-    if (this.#withdrawal === "withdrawn" || this.#withdrawal === "failed") {
-      // no withdrawal to retry any more, whether or not this render and apply succeed
-      this.#withdrawal = "returning";
-      this.#withdrawalLogged = "";
-    }
+    if (this.#advance({ kind: "back" })) this.#withdrawalLogged = "";
     if ("error" in rendered) {
       if (rendered.error !== this.#lastError) {
         this.#log.error("{error}", { error: rendered.error });
@@ -208,8 +203,7 @@ export class KeepalivedAnnouncer {
     // stays to be seen leaving at the next withdrawal
     if (!tookFile(result)) return result;
     this.#leaving.clear();
-    if (this.#withdrawal === "returning") {
-      this.#withdrawal = "none";
+    if (this.#advance({ kind: "file-taken" })) {
       this.#log.info("This host serves VIPs through keepalived again ({result}: {message})", {
         result: result.result,
         message: result.message,
@@ -235,7 +229,7 @@ export class KeepalivedAnnouncer {
       const message = rendered.error;
       if (message !== this.#lastError) this.#log.error("{error}", { error: message });
       this.#lastError = message;
-      this.#withdrawal = "failed";
+      this.#advance({ kind: "withdrew", confirmed: false });
       return undefined;
     }
     const text = rendered.text;
@@ -261,7 +255,7 @@ export class KeepalivedAnnouncer {
           : `${held.length} VIP(s) not on ${iface} ${wait.ms} ms after it`;
       }
     }
-    this.#withdrawal = problem ? "failed" : "withdrawn";
+    this.#advance({ kind: "withdrew", confirmed: problem === undefined });
     const key = `${this.#withdrawal} ${withdrawal.reason}`;
     if (key === this.#withdrawalLogged) return result;
     this.#withdrawalLogged = key;
@@ -287,6 +281,16 @@ export class KeepalivedAnnouncer {
       );
     }
     return result;
+  }
+
+  /**
+   * Moves the withdrawal phase on `event` (`nextWithdrawalPhase`).
+   * @returns whether the phase changed
+   */
+  #advance(event: WithdrawalEvent): boolean {
+    const before = this.#withdrawal;
+    this.#withdrawal = nextWithdrawalPhase(before, event);
+    return this.#withdrawal !== before;
   }
 
   /** Polls the interface until none of `vips` is on it, for at most `withdrawTimeoutMs`. */

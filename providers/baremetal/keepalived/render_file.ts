@@ -14,6 +14,31 @@ import { keepalivedHostFile } from "./announcer.ts";
 import { USER_NAME_REGEXP } from "./render.ts";
 import { runsKeepalived } from "../../../src/config/restart_settings.ts";
 
+/** The help text of `keelson render keepalived` (also `keelson render --help`). */
+export const KEEPALIVED_RENDER_USAGE =
+  `Usage: keelson render keepalived --config FILE --host NAME [--state SNAPSHOT]
+       keelson render bird --config FILE --host NAME [--state SNAPSHOT] [--show-secrets]
+         (BIRD's configuration for the host; "keelson render bird --help" for its flags)
+
+Prints the keepalived configuration file that Keelson would keep on control-plane host NAME:
+the control-plane VIP from the inventory and, with --state, the VIPs of the LoadBalancer
+Services Keelson handles (their current ingress addresses plus what "keelson plan" would
+allocate to pending ones). A retired control-plane machine gets a file with no VRRP instance,
+as "keelson run" gives it. Nothing is written anywhere.
+
+Flags:
+  -c, --config FILE      the inventory (env KEELSON_CONFIG)
+      --host NAME        a machine of the inventory with role "control-plane" (env KEELSON_HOST)
+  -s, --state SNAPSHOT   a saved cluster state, YAML or JSON (optional; without it only the
+                         control-plane VIP is rendered):
+                         kubectl get services -A -o yaml > state.yaml
+      --fifo-user NAME   the user keelson run runs as, owner of keepalived's notify FIFO
+                         (default keelson, as deploy/systemd/keelson.service)
+  -h, --help             print this help
+
+Exit codes: 0 printed, 1 invalid inventory, unreadable snapshot or a host that cannot run
+keepalived, 2 wrong command line.`;
+
 /** The user `keelson run` runs as when none is named (deploy/systemd/keelson.service). */
 const DEFAULT_RUN_AS_USER = "keelson";
 

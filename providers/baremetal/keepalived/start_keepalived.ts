@@ -23,12 +23,13 @@ import {
   syncFailed,
 } from "../host_announcer.ts";
 import { ApiserverProbe } from "../control_plane/apiserver_probe.ts";
+import { LifecycleStage } from "../lifecycle_stage.ts";
 import { KeepalivedAnnouncer } from "./announcer.ts";
 import { type ApplyOutcome, KeepalivedApplier } from "./config_applier.ts";
 import { currentUser } from "./current_user.ts";
 import { readInterfaceAddresses } from "./interface_addresses.ts";
 import { APISERVER_TRACK_FILE, NOTIFY_FIFO_FILE } from "./model.ts";
-import { renderKeepalivedFile } from "./render_file.ts";
+import { KEEPALIVED_RENDER_USAGE, renderKeepalivedFile } from "./render_file.ts";
 import { GENERATED_HEADER } from "./render.ts";
 import { announcingInstances, instancesInFile, VrrpStateTracker } from "./vrrp_state.ts";
 import { createVipRoleGauge, observeVipRoles } from "./vip_roles.ts";
@@ -47,6 +48,7 @@ export const KEEPALIVED: Announcer = {
   name: "keepalived",
   start: (options) => startKeepalived(options),
   renderFile: (request, config) => Promise.resolve(renderKeepalivedFile(request, config)),
+  render: { usage: KEEPALIVED_RENDER_USAGE, flags: ["fifo-user"] },
 };
 
 /** The running keepalived side: one of the provider's host announcers. */
@@ -104,14 +106,13 @@ export async function startKeepalived(
     registry: options.registry,
   });
   const loops: Promise<void>[] = [];
-  let probe: ApiserverProbe | undefined;
   // the control-plane VIP is held by control-plane machines only; a worker serving pools has no
   // local apiserver to probe
   const controlPlane = config.machines.some((m) =>
     m.name === options.host && m.role === "control-plane"
   );
   if (config.control_plane.vip.length > 0 && controlPlane) {
-    probe = new ApiserverProbe({
+    const probe = new ApiserverProbe({
       url: `https://127.0.0.1:${config.control_plane.port}/readyz`,
       trackFile: `${ka.track_file_dir.replace(/\/+$/, "")}/${APISERVER_TRACK_FILE}`,
       intervalMs: config.control_plane.health_interval.ms,
@@ -153,11 +154,12 @@ export async function startKeepalived(
   const onStarted = () => {
     if (lastApply === "not_running") announcer.sync("keepalived started").catch(failed);
   };
-  let services: Informer<V1Service> | undefined;
+  // the Service cache, once connected (for the `service` label)
+  const connected = new LifecycleStage<Informer<V1Service>>();
   const tracked = trackDataPlane({
     options,
     notifyFifo: notifyFifoUser !== undefined,
-    services: () => services,
+    services: () => connected.current,
     lastApply: () => lastApply,
     onStarted,
   });
@@ -174,7 +176,7 @@ export async function startKeepalived(
     sync: (reason) => announcer.sync(reason),
     connect(context) {
       const { services: informer, signal } = context;
-      services = informer;
+      connected.begin(informer);
       informer.subscribe(() => {
         announcer.sync("services changed").catch(failed);
       });

@@ -7,8 +7,9 @@
  * flapping power state never looks settled.
  *
  * A machine counts as powered off (`confirmedOff`) only when its BMC answered exactly "Off" twice
- * in a row, the latest answer no older than about three intervals: one stray answer, a flapping
- * state or a stalled loop never shuts a machine down.
+ * in a row, the latest answer no older than about three intervals (`src/cloud/power_confirmation.ts`,
+ * the rule every reader of an observation uses): one stray answer, a flapping state or a stalled
+ * loop never shuts a machine down.
  *
  * Listeners (`onChange`) are told of every change a decision can read: a new state, a BMC that
  * starts or stops answering, an Off answered a second time (confirmed), a machine no longer
@@ -18,6 +19,7 @@
  */
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { MachinePower, PowerObservation } from "../../../src/cloud/provider.ts";
+import { offConfirmation } from "../../../src/cloud/power_confirmation.ts";
 import {
   BmcCredentialError,
   type BmcCredentials,
@@ -259,10 +261,12 @@ export class PowerMonitor {
     const bmc = machine.bmc;
     const tracked = this.#tracked.get(machine.name);
     if (bmc === undefined || tracked === undefined) return false;
-    const { observation, streak } = tracked;
-    const fresh = observation.answeredAtMs !== undefined &&
-      this.#clock.now() - observation.answeredAtMs <= 3 * bmc.poll_interval.ms + bmc.timeout.ms;
-    return observation.state === "off" && streak >= 2 && fresh;
+    // a second Off answer (any later one: the polls are an interval apart), the latest answered
+    // within about three intervals
+    return offConfirmation(tracked.observation, this.#clock.now(), {
+      confirmOffMs: 1,
+      maxAnswerAgeMs: 3 * bmc.poll_interval.ms + bmc.timeout.ms,
+    }).confirmed;
   }
 
   /**

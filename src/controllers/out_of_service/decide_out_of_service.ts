@@ -13,6 +13,7 @@
  */
 import type { V1Node, V1Taint } from "@kubernetes/client-node";
 import type { PowerObservation } from "../../cloud/provider.ts";
+import { offConfirmation } from "../../cloud/power_confirmation.ts";
 import { readyStatus } from "../node_lifecycle/decide_lifecycle.ts";
 import {
   judgePowerLoss,
@@ -162,7 +163,9 @@ export function decideOutOfService(input: OutOfServiceInput): OutOfServiceDecisi
         decision.actions.push(lost.action);
         return decision;
       }
-      const mismatchAt = power.sinceMs + policy.confirmOffMs + MISMATCH_GRACE_MS;
+      // a Ready Node whose Off could have been confirmed a grace ago is a mismatch
+      const off = offConfirmation(power, nowMs, { confirmOffMs: policy.confirmOffMs });
+      const mismatchAt = off.confirmableAtMs! + MISMATCH_GRACE_MS;
       if (nowMs >= mismatchAt) {
         decision.actions.push({
           kind: "mismatch",
@@ -181,11 +184,9 @@ export function decideOutOfService(input: OutOfServiceInput): OutOfServiceDecisi
   if (power.state === "off" && power.sinceMs === input.withdrawnInEpisodeMs) return decision;
   const readyText = `Ready condition ${ready}`;
   if (power.state === "off") {
-    // confirmed by an answer: the first Off and a later one at least confirmOffMs apart, so one
-    // stray answer never does, however old it is
-    const confirmedAt = power.sinceMs + policy.confirmOffMs;
-    if ((power.answeredAtMs ?? power.sinceMs) < confirmedAt) {
-      decision.recheckAfterMs = Math.max(confirmedAt - nowMs, RECHECK_FOR_ANSWER_MS);
+    const off = offConfirmation(power, nowMs, { confirmOffMs: policy.confirmOffMs });
+    if (!off.confirmed) {
+      decision.recheckAfterMs = Math.max(off.confirmableAtMs! - nowMs, RECHECK_FOR_ANSWER_MS);
       return decision;
     }
     const what = `node ${name} (${readyText}; power ${seen})`;

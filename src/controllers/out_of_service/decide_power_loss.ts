@@ -30,6 +30,7 @@
  * @module
  */
 import type { PowerObservation } from "../../cloud/provider.ts";
+import { offConfirmation } from "../../cloud/power_confirmation.ts";
 
 /** The kubelet renews its Lease every this fraction of the Lease's duration (kubelet's constant). */
 export const KUBELET_RENEW_FRACTION = 0.25;
@@ -171,9 +172,9 @@ export function judgePowerLoss(
     return no("the power does not say off");
   }
   const offForMs = nowMs - power.sinceMs;
-  const confirmedAt = power.sinceMs + policy.confirmOffMs;
-  if (!(offForMs >= 0) || power.answeredAtMs < confirmedAt) {
-    return no("the off is not confirmed yet", Math.max(confirmedAt - nowMs, 1000));
+  const off = offConfirmation(power, nowMs, { confirmOffMs: policy.confirmOffMs });
+  if (!(offForMs >= 0) || !off.confirmed) {
+    return no("the off is not confirmed yet", Math.max(off.confirmableAtMs! - nowMs, 1000));
   }
   if (lease === undefined) return no("the Node has no kubelet Lease in the cache");
   const duration = usableDuration(lease.leaseDurationSeconds);

@@ -7,12 +7,18 @@
  */
 import type { V1Service, V1ServicePort } from "@kubernetes/client-node";
 
-/**
- * Annotations Keelson writes on a Service as a record of what it did, never read as a request.
- * Upstream re-ensures on any annotation change; counting these would make every allocation
- * re-trigger a second full ensure of the same Service (two more event writes each).
- */
-const OWN_RECORD_ANNOTATIONS: ReadonlySet<string> = new Set(["keelson.io/allocated-from-pool"]);
+/** Options of `needsUpdate`. */
+export interface NeedsUpdateOptions {
+  /** Whether the controller handles a Service (type LoadBalancer and our class). */
+  handles: (service: V1Service) => boolean;
+  /**
+   * Annotations the provider writes on a Service as a record of what it did, never read as a
+   * request (`LoadBalancer.recordAnnotations`). Upstream re-ensures on any annotation change;
+   * counting these would make every allocation re-trigger a second full ensure of the same
+   * Service (two more event writes each). @default none
+   */
+  recordAnnotations?: readonly string[];
+}
 
 /**
  * Whether the change from `old` to `service` needs a new sync.
@@ -21,21 +27,25 @@ const OWN_RECORD_ANNOTATIONS: ReadonlySet<string> = new Set(["keelson.io/allocat
  * externalIPs, any annotation, UID, externalTrafficPolicy, healthCheckNodePort, the number of
  * ipFamilies), plus three of ours: the class, the whole ipFamilies list and ipFamilyPolicy (our
  * provider allocates one address per family), and a newly set deletionTimestamp. One exception:
- * `keelson.io/allocated-from-pool`, which Keelson writes itself after allocating, is ignored.
+ * the provider's record annotations, which it writes itself after allocating, are ignored.
  * @param old the Service before
  * @param service the Service after
- * @param handles whether the controller handles a Service (type LoadBalancer and our class)
+ * @param options which Services are handled, and the provider's record annotations
  * @returns true when the Service must be synced again
  */
 export function needsUpdate(
   old: V1Service,
   service: V1Service,
-  handles: (service: V1Service) => boolean,
+  options: NeedsUpdateOptions,
 ): boolean {
+  const { handles } = options;
   if (handles(old) !== handles(service)) return true;
   if (!old.metadata?.deletionTimestamp && service.metadata?.deletionTimestamp) return true;
   if ((old.metadata?.uid ?? "") !== (service.metadata?.uid ?? "")) return true;
-  if (!recordsEqual(old.metadata?.annotations, service.metadata?.annotations)) return true;
+  const records = new Set(options.recordAnnotations ?? []);
+  if (!recordsEqual(old.metadata?.annotations, service.metadata?.annotations, records)) {
+    return true;
+  }
   const a = old.spec ?? {};
   const b = service.spec ?? {};
   return (a.type ?? "") !== (b.type ?? "") ||
@@ -62,10 +72,11 @@ function listsEqual(a: readonly string[] | undefined, b: readonly string[] | und
 function recordsEqual(
   a: Readonly<Record<string, string>> | undefined,
   b: Readonly<Record<string, string>> | undefined,
+  ignored: ReadonlySet<string>,
 ): boolean {
-  const left = Object.entries(a ?? {}).filter(([key]) => !OWN_RECORD_ANNOTATIONS.has(key));
+  const left = Object.entries(a ?? {}).filter(([key]) => !ignored.has(key));
   const right = b ?? {};
-  const rightCount = Object.keys(right).filter((key) => !OWN_RECORD_ANNOTATIONS.has(key)).length;
+  const rightCount = Object.keys(right).filter((key) => !ignored.has(key)).length;
   return left.length === rightCount &&
     left.every(([key, value]) => Object.hasOwn(right, key) && right[key] === value);
 }

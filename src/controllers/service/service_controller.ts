@@ -412,7 +412,12 @@ export class ServiceController {
     const old = event.old;
     const changed = event.type === "add" || old === undefined
       ? this.#wantsLoadBalancer(service)
-      : needsUpdate(old, service, this.#options.handles);
+      : needsUpdate(old, service, {
+        handles: this.#options.handles,
+        ...(this.#deps.loadBalancer.recordAnnotations
+          ? { recordAnnotations: this.#deps.loadBalancer.recordAnnotations }
+          : {}),
+      });
     if (changed || this.#mayNeedCleanup(service)) this.#serviceQueue.add(key);
     // Someone else's address went back to the pool: pending Services may get it now.
     if (old && currentIngress(old).length > 0 && currentIngress(service).length === 0) {

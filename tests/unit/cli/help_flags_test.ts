@@ -14,8 +14,7 @@ import { CHECK_FLAGS, CHECK_USAGE } from "../../../src/cli/check.ts";
 import { COMMAND_NAMES, unknownCommand } from "../../../src/cli/dispatch.ts";
 import { IMPORT_FLAGS, IMPORT_USAGE, importCommand } from "../../../src/cli/import.ts";
 import { PLAN_FLAGS, PLAN_USAGE } from "../../../src/cli/plan.ts";
-import { RENDER_FLAGS, RENDER_USAGE } from "../../../src/cli/render.ts";
-import { RENDER_BIRD_FLAGS, RENDER_BIRD_USAGE } from "../../../src/cli/render_bird.ts";
+import { renderCommands, renderFlags } from "../../../src/cli/render.ts";
 import { RUN_FLAGS, RUN_USAGE } from "../../../src/cli/run_flags.ts";
 import { STATUS_FLAGS, STATUS_USAGE } from "../../../src/cli/status.ts";
 import { UPSTREAM_FLAGS } from "../../../src/cli/upstream_flags.ts";
@@ -37,13 +36,20 @@ const HELP: Record<string, CommandHelp> = {
   check: { usage: CHECK_USAGE, flags: CHECK_FLAGS },
   plan: { usage: PLAN_USAGE, flags: PLAN_FLAGS },
   import: { usage: IMPORT_USAGE, flags: IMPORT_FLAGS },
-  // render's help shows render bird's usage line too
+  // render's help is the first announcer's; a help text may show the others' usage lines too
   render: {
-    usage: RENDER_USAGE,
-    flags: RENDER_FLAGS,
-    namedElsewhere: Object.keys(RENDER_BIRD_FLAGS),
+    usage: renderCommands()[0]!.usage,
+    flags: renderFlags(renderCommands()[0]!),
+    namedElsewhere: renderCommands().flatMap((c) => c.flags)
+      .filter((f) => !renderCommands()[0]!.flags.includes(f)),
   },
-  "render bird": { usage: RENDER_BIRD_USAGE, flags: RENDER_BIRD_FLAGS },
+  ...Object.fromEntries(
+    renderCommands().map((c) => [`render ${c.announcer}`, {
+      usage: c.usage,
+      flags: renderFlags(c),
+      namedElsewhere: renderCommands().flatMap((o) => o.flags).filter((f) => !c.flags.includes(f)),
+    }]),
+  ),
   status: { usage: STATUS_USAGE, flags: STATUS_FLAGS },
   version: { usage: VERSION_USAGE, flags: VERSION_FLAGS },
   "apply-host-config": { usage: APPLY_HOST_CONFIG_USAGE, flags: APPLY_HOST_CONFIG_FLAGS },

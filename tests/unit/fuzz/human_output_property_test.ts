@@ -30,6 +30,7 @@ import { formatStatusJson, formatStatusText } from "../../../src/status/format_s
 import { encodeHostReport } from "../../../src/status/encode_host_report.ts";
 import { terminalSafeJson } from "../../../src/text/terminal_safe.ts";
 import { createBaremetalProvider } from "../../../providers/baremetal/mod.ts";
+import { builtInRecordedPool as recordedPool } from "../_fakes/built_in_records.ts";
 import { planAllocations } from "../../../providers/baremetal/ipam/plan_allocations.ts";
 import { NOW, report, watched } from "../status/_leases.ts";
 
@@ -158,6 +159,7 @@ Deno.test("property: keelson status text holds no control character from the API
           leaderLease: leader,
           observer: watched(leases, leader),
           nowMs: NOW,
+          poolOf: recordedPool,
           ...(inventory ? { inventory: new Set(["cp-1"]) } : {}),
         });
         assertSafe(formatStatusText(status, { color: false }), "status text");

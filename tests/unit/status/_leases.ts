@@ -2,6 +2,7 @@
 import type { V1Lease, V1Service } from "@kubernetes/client-node";
 import { type HostReport } from "../../../src/status/host_report.ts";
 import { encodeHostReport } from "../../../src/status/encode_host_report.ts";
+import { builtInRecordedPool as recordedPool } from "../_fakes/built_in_records.ts";
 import {
   buildClusterStatus,
   type ClusterStatus,
@@ -33,7 +34,8 @@ export function report(
       vips: [vip],
     })),
     vips: vips.map((ip) => ({ ip, since: "2026-01-01T11:58:00.000Z" })),
-    reload: { ok: options.reloadOk ?? true, at: "2026-01-01T10:00:00.000Z", keepalived: "success" },
+    reload: { ok: options.reloadOk ?? true, at: "2026-01-01T10:00:00.000Z" },
+    announcers: [{ name: "keepalived", apply: "success" }],
     pools: options.pools ?? [],
   };
 }
@@ -131,7 +133,11 @@ export function manualObserver(start = 0): { observer: RecordObserver; advance(m
  * @param input the inputs but the observer
  */
 export function statusOf(input: Omit<StatusInput, "observer">): ClusterStatus {
-  return buildClusterStatus({ ...input, observer: watched([...input.leases], input.leaderLease) });
+  return buildClusterStatus({
+    poolOf: recordedPool,
+    ...input,
+    observer: watched([...input.leases], input.leaderLease),
+  });
 }
 
 /**

@@ -230,7 +230,7 @@ Deno.test("buildClusterStatus(): a host removed from the inventory but still ren
 
 Deno.test("buildClusterStatus(): a host whose keepalived file was written while keepalived was not running is a problem, with its instances UNKNOWN", () => {
   const down = report("cp-2", [], { all: ALL });
-  down.reload.keepalived = "not_running";
+  down.announcers = [{ name: "keepalived", apply: "not_running" }];
   down.instances = down.instances.map((i) => ({ ...i, state: "UNKNOWN" }));
   const status = statusOf({
     services: [lbService("shop", "web", ["10.0.0.150"]), lbService("shop", "api", ["10.0.0.151"])],

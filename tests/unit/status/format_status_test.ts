@@ -37,9 +37,9 @@ Deno.test("formatStatusText(): a healthy cluster at a glance, without colour cod
       "  10.0.0.151  shop/api  lan   cp-2       cp-1=BACKUP cp-2=MASTER  2m00s",
       "",
       "Hosts",
-      "  HOST  HEARTBEAT  VERSION  CONFIG  KEEPALIVED  VIPS",
-      "  cp-1  1s ago     0.1.0    ok      success     1",
-      "  cp-2  1s ago     0.1.0    ok      success     1",
+      "  HOST  HEARTBEAT  VERSION  CONFIG  APPLIED             VIPS",
+      "  cp-1  1s ago     0.1.0    ok      keepalived=success  1",
+      "  cp-2  1s ago     0.1.0    ok      keepalived=success  1",
       "",
       "Pools",
       "  POOL  FAMILY  USED  TOTAL  FREE  USE",
@@ -152,14 +152,14 @@ Deno.test("formatStatusText(): a host whose file changed start-only settings say
     nowMs: NOW,
   });
   const text = formatStatusText(status, { color: false });
-  assert.match(text, /\n {2}cp-1 +1s ago +0\.1\.0 +ok +success/);
+  assert.match(text, /\n {2}cp-1 +1s ago +0\.1\.0 +ok +keepalived=success/);
   assert.match(
     text,
-    /\n {2}cp-2 +1s ago +0\.1\.0 +restart required: \[bgp\] socket, \[server\] listen +success/,
+    /\n {2}cp-2 +1s ago +0\.1\.0 +restart required: \[bgp\] socket, \[server\] listen +keepalived=success/,
   );
   assert.match(
     text,
-    /\n {2}cp-3 +1s ago +0\.1\.0 +reload failed; restart required: \[bgp\] socket +success/,
+    /\n {2}cp-3 +1s ago +0\.1\.0 +reload failed; restart required: \[bgp\] socket +keepalived=success/,
   );
   assert.deepEqual(status.problems, ["host cp-3: the last configuration reload failed"]);
   const colored = formatStatusText(status, { color: true });

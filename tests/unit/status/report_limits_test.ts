@@ -70,7 +70,8 @@ function hostReport(
     version: "0.1.0",
     instances,
     vips: vips.map((ip) => ({ ip, since: SINCE })),
-    reload: { ok: true, at: SINCE, keepalived: "success" },
+    reload: { ok: true, at: SINCE },
+    announcers: [{ name: "keepalived", apply: "success" as const }],
     pools: Array.from({ length: options.pools ?? 1 }, (_, i) => ({
       pool: `pool-${i}`,
       family: "IPv4" as const,
@@ -233,9 +234,9 @@ Deno.test("property: every report the writer emits, every reader accepts; the cu
         vips: unique.slice(0, g.perInstance),
       })),
       vips: unique.map((v) => ({ ip: v, since: SINCE })),
+      announcers: [],
       reload: {
         ok: true,
-        keepalived: "none" as const,
         ...(g.restart > 0
           ? { restart: Array.from({ length: g.restart }, (_, i) => `[bgp] socket ${i}`) }
           : {}),

@@ -3,11 +3,14 @@ import type { V1Service } from "@kubernetes/client-node";
 import { needsUpdate } from "../../../../src/controllers/service/needs_update.ts";
 import { handlesDefault, lbService } from "./_harness.ts";
 
+/** The record the bare-metal provider writes on a Service (its pool), as the controller is told. */
+const OPTIONS = { handles: handlesDefault, recordAnnotations: ["keelson.io/allocated-from-pool"] };
+
 function changed(mutate: (service: V1Service) => void): boolean {
   const old = lbService("web");
   const next = structuredClone(old);
   mutate(next);
-  return needsUpdate(old, next, handlesDefault);
+  return needsUpdate(old, next, OPTIONS);
 }
 
 Deno.test("needsUpdate() triggers on the upstream spec and metadata changes", () => {
@@ -44,18 +47,23 @@ Deno.test("needsUpdate() ignores status, finalizers, labels and selector", () =>
   for (const [what, mutate] of quiet) assert.equal(changed(mutate), false, what);
 });
 
-Deno.test("needsUpdate() ignores keelson.io/allocated-from-pool, which Keelson writes itself", () => {
+Deno.test("needsUpdate() ignores the provider's record keelson.io/allocated-from-pool, which Keelson writes itself", () => {
   const pool = "keelson.io/allocated-from-pool";
   assert.equal(changed((s) => (s.metadata!.annotations = { [pool]: "lan" })), false, "added");
+  // the controller knows no annotation of its own: without the provider's list it is one like any
+  const bare = lbService("web");
+  const annotated = structuredClone(bare);
+  annotated.metadata!.annotations = { [pool]: "lan" };
+  assert.equal(needsUpdate(bare, annotated, { handles: handlesDefault }), true, "not a record");
   const old = lbService("web");
   old.metadata!.annotations = { [pool]: "lan", a: "b" };
   const next = structuredClone(old);
   delete next.metadata!.annotations![pool];
-  assert.equal(needsUpdate(old, next, handlesDefault), false, "removed");
+  assert.equal(needsUpdate(old, next, OPTIONS), false, "removed");
   next.metadata!.annotations![pool] = "other";
-  assert.equal(needsUpdate(old, next, handlesDefault), false, "changed");
+  assert.equal(needsUpdate(old, next, OPTIONS), false, "changed");
   next.metadata!.annotations!.a = "c";
-  assert.equal(needsUpdate(old, next, handlesDefault), true, "another annotation changed too");
+  assert.equal(needsUpdate(old, next, OPTIONS), true, "another annotation changed too");
   assert.equal(
     changed((s) => (s.metadata!.annotations = { "keelson.io/address-pool": "lan" })),
     true,

@@ -45,6 +45,19 @@ Deno.test("the bare-metal registry entry exports the registry entry and the inve
   assert.deepEqual(registry.names(), ["baremetal"]);
 });
 
+Deno.test("ProviderRegistry.recordedPool(): the pool the bare-metal provider recorded, read without building it", () => {
+  const registry = new ProviderRegistry();
+  registerBuiltInProviders(registry);
+  const recorded = web("192.0.2.2");
+  recorded.metadata!.annotations = { "keelson.io/allocated-from-pool": "lan" };
+  assert.equal(registry.recordedPool(recorded), "lan");
+  assert.equal(registry.recordedPool(web("192.0.2.2")), undefined);
+  // a pool asked for is no record of where the address came from
+  const asked = web();
+  asked.metadata!.annotations = { "keelson.io/address-pool": "lan" };
+  assert.equal(registry.recordedPool(asked), undefined);
+});
+
 Deno.test("validateReload: a reload taking a held address from every pool is refused once the provider sees the Services", () => {
   const config = inventory("192.0.2.0/29");
   const p = provider(config);

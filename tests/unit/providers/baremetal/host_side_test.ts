@@ -80,6 +80,8 @@ Deno.test("the host side's data plane tells its listeners (the heartbeat) at onc
     await side.sync("configuration reloaded");
     assert.equal(heard, 1);
     assert.deepEqual(announced(), []);
+    const birdApply = () => side.dataPlane!.applies().find((a) => a.announcer === "bird")?.result;
+    assert.equal(birdApply(), "success", "BIRD's own apply outcome reaches the report");
 
     // back: announced again, heard again
     config = start;
@@ -105,6 +107,7 @@ Deno.test("the host side's data plane tells its listeners (the heartbeat) at onc
     await side.sync("configuration reloaded");
     assert.equal(heard, 4, "BIRD did not take it: the report still says what BIRD has");
     assert.deepEqual(announced(), ["198.51.100.7"]);
+    assert.equal(birdApply(), "error", "and the heartbeat says BIRD did not take the file");
   } finally {
     replies["configure"] = "0002-Reading configuration\n0003 Reconfigured\n";
     stop.abort();

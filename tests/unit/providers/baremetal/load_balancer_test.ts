@@ -47,6 +47,8 @@ Deno.test("createLoadBalancer().ensureLoadBalancer() returns VIP ingress with it
     ingress: [{ ip: "10.0.0.1", ipMode: "VIP" }],
     serviceAnnotations: { "keelson.io/allocated-from-pool": "lan" },
   });
+  // what it records, it declares as a record: the controller does not ensure again for it
+  assert.deepEqual(lb.recordAnnotations, Object.keys(status.serviceAnnotations ?? {}));
   // s1's status is not written yet: s2 must still not get .1
   const s2 = services.put({ key: "s2" });
   assert.deepEqual(await ips(lb.ensureLoadBalancer("kubernetes", s2, [])), ["10.0.0.2"]);

@@ -1,0 +1,71 @@
+/**
+ * Guards of what the parts outside `providers/` may know of the provider's daemons and records:
+ * the heartbeat and `keelson status` speak of announcers, never of keepalived (older reports'
+ * field is read and written in one file, for mixed-version clusters), and the annotation naming
+ * a Service's pool is the provider's own, the command line takes the announcers' names and help
+ * from the provider, and one rule says when a power Off is confirmed.
+ */
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+
+/** Every .ts file under `dir` (relative to the repository), with its text stripped of comments. */
+async function sources(dir: string): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  for await (const entry of Deno.readDir(`${ROOT}${dir}`)) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory) {
+      for (const [p, t] of await sources(path)) files.set(p, t);
+    } else if (entry.name.endsWith(".ts")) {
+      const text = await Deno.readTextFile(`${ROOT}${path}`);
+      files.set(path, text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, ""));
+    }
+  }
+  return files;
+}
+
+/** The files whose code matches `pattern`. */
+function using(files: Map<string, string>, pattern: RegExp): string[] {
+  return [...files].filter(([, text]) => pattern.test(text)).map(([path]) => path).sort();
+}
+
+Deno.test("the heartbeat and the status read and write no keepalived field but in the one file for older reports", async () => {
+  const files = new Map([
+    ...await sources("src/status"),
+    ...[...await sources("src/agent")].filter(([path]) => path === "src/agent/heartbeat.ts"),
+  ]);
+  assert.ok(files.has("src/agent/heartbeat.ts") && files.has("src/status/cluster_status.ts"));
+  assert.deepEqual(using(files, /keepalived/i), ["src/status/legacy_report_fields.ts"]);
+  // the heartbeat states no daemon's words for a role: the report's schema owns them
+  assert.doesNotMatch(files.get("src/agent/heartbeat.ts")!, /"MASTER"|"BACKUP"/);
+});
+
+Deno.test("the pool annotation is spelled only by the provider", async () => {
+  const files = await sources("src");
+  assert.ok(files.size > 100, `${files.size} files read`);
+  assert.deepEqual(using(files, /allocated-from-pool/), []);
+  const provider = await sources("providers");
+  assert.deepEqual(using(provider, /"keelson\.io\/allocated-from-pool"/), [
+    "providers/baremetal/ipam/service_requests.ts",
+  ]);
+});
+
+Deno.test("one rule says when a power Off is confirmed", async () => {
+  const files = new Map([...await sources("src"), ...await sources("providers")]);
+  // the rule's arithmetic (first Off plus the period; answers in a row) lives in one file
+  const rule = /sinceMs \+ [\w.]*confirmOffMs|streak >= 2|answeredAtMs[^;\n]*< *confirm/;
+  assert.deepEqual(using(files, rule), ["src/cloud/power_confirmation.ts"]);
+  assert.deepEqual(using(files, /offConfirmation\(/), [
+    "providers/baremetal/power/power_monitor.ts",
+    "src/cloud/power_confirmation.ts",
+    "src/controllers/out_of_service/decide_out_of_service.ts",
+    "src/controllers/out_of_service/decide_power_loss.ts",
+  ]);
+});
+
+Deno.test("the command line names no announcer: the provider describes its host files", async () => {
+  const files = await sources("src/cli");
+  assert.ok(files.has("src/cli/render.ts") && files.has("src/cli/apply_host_config.ts"));
+  assert.deepEqual(using(files, /["'`]bird["'`]|["'`]keepalived["'`]/), []);
+});
