@@ -42,7 +42,6 @@ const READ_BY: Record<string, string> = {
   machines: "run, plan, render, status",
 };
 
-const CP = "control-plane";
 /** Every key of the schema, by dotted path (`pools.service_allocation.priority`). */
 export const KEY_NOTES: Record<string, KeyNote> = {
   "cluster.name": {

@@ -17,7 +17,7 @@ import { bgpPeerReports } from "./bgp_report.ts";
 import type { ClusterContext, Routes } from "../../../src/cloud/provider.ts";
 import { runsBird } from "../../../src/config/restart_settings.ts";
 import { delay } from "../../../src/kube/delay.ts";
-import type { EventRecorder, Lister } from "../../../src/kube/ports.ts";
+import type { Lister } from "../../../src/kube/ports.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { ApiserverProbe } from "../control_plane/apiserver_probe.ts";
 import {

@@ -41,6 +41,7 @@ function host(name: string, overrides: Partial<HostStatus> = {}): HostStatus {
     silent: false,
     version: "1.0.0",
     reload: undefined,
+    announcers: [],
     reportError: undefined,
     vipsServed: 0,
     omitted: undefined,
@@ -177,7 +178,8 @@ Deno.test("decideProblems(): leader, hosts, control plane, inventory, pools and 
         lastHeartbeat: "2026-01-01T11:00:00.000Z",
       }),
       host("cp-2", {
-        reload: { ok: false, keepalived: "not_running" } as HostStatus["reload"],
+        reload: { ok: false } as HostStatus["reload"],
+        announcers: [{ name: "keepalived", apply: "not_running" }],
         reportError: "not JSON",
         bgp: [{ peer: "tor-a", established: false, routes: 0 }],
         bgpDown: true,
