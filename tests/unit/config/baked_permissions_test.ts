@@ -104,8 +104,8 @@ Deno.test("loadConfigFile() refuses a config_file the binary may not write, with
       error.format(),
       `${path}:3: keepalived.config_file: "/etc/keepalived/keelson.conf" is outside the ` +
         "directories the keelson binary may write: only under /etc/keepalived/conf.d, " +
-        "/run/keelson, /etc/keelson/bird, /run/bird (its permissions are fixed when it is " +
-        "built, scripts/compile_permissions.txt); use a path under one of them " +
+        "/run/keelson, /run/keelson-daemons, /etc/keelson/bird, /run/bird (its permissions are " +
+        "fixed when it is built, scripts/compile_permissions.txt); use a path under one of them " +
         '(docs/security.md "Permissions")',
     );
   } finally {
