@@ -60,7 +60,7 @@ export function writePathIssues(config: Config): RawIssue[] {
     check(ka.track_file_dir, ["keepalived", "track_file_dir"], "dir");
     // the notify FIFO and the read-only BIRD socket: `<track_file_dir>-daemons`
     const daemons = daemonsDir(ka.track_file_dir);
-    if (!mayWrite(daemons)) {
+    if (mayWrite(ka.track_file_dir) && !mayWrite(daemons)) {
       issues.push({
         path: ["keepalived", "track_file_dir"],
         message: `${outsideMessage(daemons)} (the directory beside track_file_dir that holds ` +
