@@ -156,7 +156,9 @@ export const KEY_NOTES: Record<string, KeyNote> = {
   "keepalived.max_vips_per_instance": {
     meaning: "VIPs per VRRP instance before another VRID is used",
   },
-  "keepalived.track_file_dir": { meaning: "where the apiserver-health track files live" },
+  "keepalived.track_file_dir": {
+    meaning: "track files and staging; root's `<dir>-daemons` beside it: notify FIFO",
+  },
   "control_plane.vip": { meaning: "the kube-apiserver VIP(s), at most one per family" },
   "control_plane.port": { meaning: "probed at `https://127.0.0.1:<port>/readyz`" },
   "control_plane.health_interval": { meaning: "probe period (2 results in a row change it)" },

@@ -11,7 +11,7 @@ set -e
 case "$1" in
   purge)
     rm -f /etc/keelson/metrics-token
-    rm -rf /etc/keelson/bird /run/keelson
+    rm -rf /etc/keelson/bird /run/keelson /run/keelson-daemons
     rm -f /etc/keepalived/conf.d/keelson.conf /etc/keepalived/conf.d/.keelson.conf.outcome \
       /etc/keepalived/conf.d/keelson.conf.*.tmp
     rmdir /etc/keepalived/conf.d 2>/dev/null || true

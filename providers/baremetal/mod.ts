@@ -16,6 +16,7 @@
  * @module
  */
 import { applyHostConfig, type HostDaemon } from "./host_apply/apply_host_config.ts";
+import { serveHostReaders } from "./host_apply/host_readers.ts";
 import type { V1Node, V1Service } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import type { CloudProvider, LoadBalancer, Routes } from "../../src/cloud/provider.ts";
@@ -238,6 +239,10 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
         agentUser: request.agentUser,
         daemons,
       });
+    },
+    serveHostReaders(request) {
+      if (request.announcers && !request.announcers.includes("bird")) return [];
+      return serveHostReaders(current(), request.host, request.signal);
     },
     planCluster({ nodes, services }) {
       const config = current();

@@ -4,7 +4,9 @@
  * over `COALESCE_MS`), and every `RESCAN_MS` in case an event was lost. Each round reads the
  * inventory again, so a changed inventory judges the next file. Measured against one process per
  * change (a path unit): the process start alone costs 0.4-0.7 s on a loaded host, the watch
- * reacts within milliseconds.
+ * reacts within milliseconds. It also serves the agent what it may read of the daemons but not reach
+ * itself (the provider's `serveHostReaders`: BIRD's read-only socket), from the first inventory
+ * that asks for it until the stop signal.
  *
  * @module
  */
@@ -41,9 +43,16 @@ export async function watchStaged(options: WatchStagedOptions): Promise<number> 
   const trackDir = first.keepalived.track_file_dir;
   const stageDir = `${trackDir}/${STAGE_DIR_NAME}`;
   let lastSaid = new Map<string, string>();
+  const stopped = new AbortController();
+  let readers: Promise<void>[] = [];
   const round = async () => {
     const config = await readInventory(options.configPath);
     const provider = config && offlineProvider(config);
+    readers = provider?.serveHostReaders?.({
+      host: options.host,
+      ...(options.announcers ? { announcers: options.announcers } : {}),
+      signal: stopped.signal,
+    }) ?? readers;
     if (!provider?.applyStagedHostFiles) return;
     const outcomes = await provider.applyStagedHostFiles({
       host: options.host,
@@ -86,6 +95,8 @@ export async function watchStaged(options: WatchStagedOptions): Promise<number> 
     Deno.removeSignalListener("SIGTERM", stop);
     Deno.removeSignalListener("SIGINT", stop);
     await running;
+    stopped.abort();
+    await Promise.all(readers);
   }
   return 0;
 }

@@ -65,6 +65,16 @@ export interface StagedApplyRequest {
   announcers?: readonly string[];
 }
 
+/** What the root step serves the agent (`serveHostReaders`). */
+export interface HostReadersRequest {
+  /** The machine's name. */
+  host: string;
+  /** The announcers to serve; absent: every one. */
+  announcers?: readonly string[];
+  /** Stops serving. */
+  signal: AbortSignal;
+}
+
 /** What the root step did with one announcer's staged file. */
 export interface StagedApplyOutcome {
   /** The announcer, e.g. `keepalived`, `bird`. */

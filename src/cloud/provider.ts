@@ -11,6 +11,7 @@ import type { AllocationPlan, PlannedCluster, PodRoutePlan } from "./cluster_pla
 import type {
   HostFileRequest,
   HostFileResult,
+  HostReadersRequest,
   StagedApplyOutcome,
   StagedApplyRequest,
 } from "./host_file.ts";
@@ -305,6 +306,14 @@ export interface CloudProvider {
    * each only when it is exactly what the provider renders from the inventory. Keelson extension.
    */
   applyStagedHostFiles?(request: StagedApplyRequest): Promise<StagedApplyOutcome[]>;
+  /**
+   * As root (`keelson apply-host-config --watch`): serves the unprivileged agent what it may read
+   * of the daemons but cannot reach itself (the bare-metal provider: BIRD's sessions, over a
+   * read-only socket), until `signal` aborts. Called after every inventory read; starts only what
+   * is not served yet. Keelson extension.
+   * @returns what is served (each ends once `signal` aborts)
+   */
+  serveHostReaders?(request: HostReadersRequest): Promise<void>[];
   /** What the provider would do to a cluster snapshot, offline (`keelson plan`). Keelson extension. */
   planCluster?(cluster: PlannedCluster): ClusterPlan;
   /**

@@ -10,15 +10,20 @@
 import { dirname, resolve } from "node:path";
 import type { RawIssue } from "./_schema_issues.ts";
 import type { Config } from "./types.ts";
+import { daemonsDir } from "./daemon_dir.ts";
 
 /**
  * The directories the compiled binary may write into (and below): keepalived's include
  * directory and BIRD's file (the root step, `keelson apply-host-config`, installs there), the
- * track files, notify FIFO and staging directory (the agent), and BIRD's control socket.
+ * track files and staging directory (the agent), root's directory beside them holding
+ * keepalived's notify FIFO and the root step's read-only BIRD socket (`daemon_dir.ts`: the agent
+ * opens the FIFO read-write and connects to the socket, the root step serves it), and BIRD's
+ * control socket (the root step).
  */
 export const BAKED_WRITE_DIRS: readonly string[] = [
   "/etc/keepalived/conf.d",
   "/run/keelson",
+  "/run/keelson-daemons",
   "/etc/keelson/bird",
   "/run/bird",
 ];
@@ -36,8 +41,8 @@ export function mayWrite(path: string, dirs: readonly string[] = BAKED_WRITE_DIR
 
 /**
  * One issue per path the configuration makes Keelson write (or connect to) that the binary may
- * not: `[keepalived] config_file` (a temp file is written next to it) and `track_file_dir`, and
- * `[bgp] config_file` and `socket`. Sections Keelson does not run (`[keepalived] enabled =
+ * not: `[keepalived] config_file` (a temp file is written next to it), `track_file_dir` and the
+ * daemon directory beside it (`daemon_dir.ts`), and `[bgp] config_file` and `socket`. Sections Keelson does not run (`[keepalived] enabled =
  * false`, no `[bgp]`) are not checked.
  * @param config a validated configuration
  * @returns the issues, at the offending keys
@@ -51,7 +56,18 @@ export function writePathIssues(config: Config): RawIssue[] {
   };
   const ka = config.keepalived;
   if (ka.enabled) check(ka.config_file, ["keepalived", "config_file"], "file");
-  if (ka.enabled || config.bgp) check(ka.track_file_dir, ["keepalived", "track_file_dir"], "dir");
+  if (ka.enabled || config.bgp) {
+    check(ka.track_file_dir, ["keepalived", "track_file_dir"], "dir");
+    // the notify FIFO and the read-only BIRD socket: `<track_file_dir>-daemons`
+    const daemons = daemonsDir(ka.track_file_dir);
+    if (mayWrite(ka.track_file_dir) && !mayWrite(daemons)) {
+      issues.push({
+        path: ["keepalived", "track_file_dir"],
+        message: `${outsideMessage(daemons)} (the directory beside track_file_dir that holds ` +
+          "keepalived's notify FIFO and the read-only BIRD socket)",
+      });
+    }
+  }
   if (config.bgp) {
     check(config.bgp.config_file, ["bgp", "config_file"], "file");
     check(config.bgp.socket, ["bgp", "socket"], "file");

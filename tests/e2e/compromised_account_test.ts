@@ -11,10 +11,18 @@
  *   and `script_user root`;
  * - stages a BIRD file with an `include` of a root-only file and a kernel protocol exporting a
  *   default route;
- * - signals keepalived and a root process of the test's own.
+ * - signals keepalived and a root process of the test's own;
+ * - sends `configure` (of its own file and of a root-only one), `disable` and `down` to every BIRD
+ *   socket it can reach: BIRD's own (root's here, as bird:bird 0660 is on a host where keelson is
+ *   not in group bird) refuses the connection, the root step's read-only socket answers
+ *   `show protocols all` and refuses the rest;
+ * - tries to replace, move or remove keepalived's notify FIFO, which keepalived made in root's
+ *   `<track_file_dir>-daemons` (not in the directory the account owns, where a link put in its
+ *   place would have root's keepalived open or chown what the account chose).
  * Then: no command ran as root (no marker file), the installed files and what the daemons serve
  * are the last good ones (the VIP on eth0, BIRD's routes and protocols, no default route in the
- * kernel), both signals were refused, and a good staging afterwards is still installed.
+ * kernel), both signals were refused, BIRD was not reconfigured nor a protocol disabled, the FIFO is
+ * keepalived's, and a good staging afterwards is still installed.
  *
  * Needs root, keepalived, bird2, iproute2 and setpriv; skipped loudly otherwise (failed with
  * KEELSON_REQUIRE_E2E=1).
@@ -34,6 +42,8 @@ import { parseConfig } from "../../src/config/parse_config.ts";
 import { renderHostKeepalived } from "../../providers/baremetal/keepalived/announcer.ts";
 import { renderHostBird } from "../../providers/baremetal/bird/host_config.ts";
 import { outcomeFile, parseStageOutcome } from "../../src/config/stage_outcome.ts";
+import { daemonPaths } from "../../src/config/daemon_dir.ts";
+import { birdCommand } from "../../providers/baremetal/bird/control_socket.ts";
 
 const NS = `kpriv${Deno.pid % 100000}`;
 const SUBNET = "10.250.93";
@@ -157,7 +167,12 @@ Deno.test({
     const kaFile = config.keepalived.config_file;
     const birdFile = config.bgp!.config_file;
     const goodKeepalived = (vips: string[]) => {
-      const r = renderHostKeepalived({ config, host: "cp-1", serviceVips: vips });
+      const r = renderHostKeepalived({
+        config,
+        host: "cp-1",
+        serviceVips: vips,
+        notifyFifoUser: TEST_USER,
+      });
       if ("error" in r) throw new Error(r.error);
       return r.text;
     };
@@ -171,6 +186,12 @@ Deno.test({
     });
     if ("error" in birdRendered) throw new Error(birdRendered.error);
     const goodBird = birdRendered.text;
+    const daemons = daemonPaths(config);
+    assert.equal(daemons.dir, dirs.daemons);
+    // BIRD's socket directory as on a host: not the account's (/run/bird is bird:bird 0775 there,
+    // and keelson is not in group bird); BIRD runs as root here, so its socket is root:root 0660
+    await Deno.chown(dirs.birdSocket, 0, 0);
+    await Deno.chmod(dirs.birdSocket, 0o755);
 
     const rootLog = `${work}/root-step.log`;
     const keepalivedLog = `${work}/keepalived.log`;
@@ -236,7 +257,7 @@ Deno.test({
           new Deno.Command("sh", {
             args: [
               "-c",
-              `exec ip netns exec ${NS} bird -f -g ${TEST_USER} -c ${birdFile} ` +
+              `exec ip netns exec ${NS} bird -f -c ${birdFile} ` +
               `-s ${dirs.birdSocket}/bird.ctl >> ${birdLog} 2>&1`,
             ],
           }).spawn(),
@@ -332,6 +353,107 @@ Deno.test({
           new Promise<boolean>((r) => setTimeout(() => r(false), 300)),
         ]);
         assert.equal(bystanderEnded, false, "the root process was not signalled");
+      },
+    );
+
+    await t.step(
+      "the account reaches BIRD only through the read-only socket: configure, disable and down are refused",
+      async () => {
+        const birdSocket = `${dirs.birdSocket}/bird.ctl`;
+        const asBirdc = async (socket: string, ...args: string[]) => {
+          const out = await asAccount(["birdcl", "-s", socket, ...args]);
+          return {
+            code: out.code,
+            text: new TextDecoder().decode(out.stdout) +
+              new TextDecoder().decode(out.stderr),
+          };
+        };
+        // the sessions, as the agent reads them: through the root step's socket
+        const shown = await pollUntil("the read-only socket to answer the account", async () => {
+          const out = await asBirdc(daemons.birdReadSocket, "show", "protocols", "all");
+          return out.code === 0 && /keelson_peer_tor/.test(out.text) ? out : undefined;
+        }, polled);
+        assert.match(shown.value.text, /Routes:\s+\d+ imported, \d+ exported/);
+        const status = async () =>
+          (await bird("show", "status")).split("\n").filter((l) => /reconfiguration/i.test(l));
+        const before = await status();
+        assert.equal(before.length, 1, "show status names the last reconfiguration");
+        const hostile = [
+          ["configure"],
+          ["configure", `"${rootOnly}"`],
+          ["configure", "soft", `"${birdFile}"`],
+          ["disable", "keelson_peer_tor"],
+          ["restart", "keelson_peer_tor"],
+          ["down"],
+        ];
+        for (const command of hostile) {
+          const direct = await asBirdc(birdSocket, ...command);
+          assert.match(direct.text, /Permission denied/, `${command.join(" ")} on BIRD's socket`);
+          const relayed = await asBirdc(daemons.birdReadSocket, ...command);
+          assert.match(
+            relayed.text,
+            /Access denied/,
+            `${command.join(" ")} on the read-only socket`,
+          );
+        }
+        // BIRD runs, was not reconfigured, and its session protocol is not disabled
+        assert.deepEqual(await status(), before, "BIRD was not reconfigured");
+        const protocol = await bird("show", "protocols", "keelson_peer_tor");
+        assert.match(protocol, /keelson_peer_tor\s+BGP/);
+        assert.doesNotMatch(protocol, /\bdown\b/, "the session protocol is not disabled");
+        assert.doesNotMatch(await bird("show", "protocols"), /\bkx\b/);
+        assert.equal(await read(birdFile), goodBird);
+
+        // what the relay costs the agent's poll: the same command, direct and relayed (as root)
+        const timed = async (socket: string) => {
+          const ms: number[] = [];
+          for (let i = 0; i < 30; i++) {
+            const t0 = performance.now();
+            await birdCommand(socket, "show protocols all", 5000);
+            ms.push(performance.now() - t0);
+          }
+          ms.sort((a, b) => a - b);
+          return `median ${ms[15]!.toFixed(2)} ms, max ${ms[29]!.toFixed(2)} ms`;
+        };
+        report(`RESULT show_protocols_all direct: ${await timed(birdSocket)}`);
+        report(
+          `RESULT show_protocols_all read-only socket: ${await timed(daemons.birdReadSocket)}`,
+        );
+      },
+    );
+
+    await t.step(
+      "the account cannot replace, move or remove keepalived's notify FIFO",
+      async () => {
+        const fifo = daemons.notifyFifo;
+        const made = await pollUntil("keepalived to make its notify FIFO", async () => {
+          const info = await Deno.lstat(fifo).catch(() => undefined);
+          return info?.isFifo ? info : undefined;
+        }, polled);
+        assert.equal(made.value.uid, uid, "keepalived gives the FIFO to the account");
+        const dir = await Deno.stat(daemons.dir);
+        assert.equal(dir.uid, 0, "the FIFO's directory is root's");
+        for (
+          const attempt of [
+            `ln -sf /etc/shadow "${fifo}"`,
+            `rm -f "${fifo}"`,
+            `mv -f "${fifo}" "${fifo}.moved"`,
+            `mkfifo "${daemons.dir}/other"`,
+            `ln -s /etc/shadow "${daemons.dir}/other"`,
+            `touch "${daemons.dir}/other"`,
+          ]
+        ) {
+          const out = await asAccount(["sh", "-c", attempt]);
+          assert.notEqual(out.code, 0, `${attempt} succeeded`);
+          assert.match(new TextDecoder().decode(out.stderr), /Permission denied/, attempt);
+        }
+        const after = await Deno.lstat(fifo);
+        assert.ok(after.isFifo);
+        assert.equal(after.ino, made.value.ino, "the same FIFO keepalived made");
+        assert.deepEqual(
+          [...Deno.readDirSync(daemons.dir)].map((e) => e.name).sort(),
+          ["bird-ro.ctl", "keepalived-notify.fifo"],
+        );
       },
     );
 

@@ -122,7 +122,7 @@ Deno.test({
         stdout.includes(
           `${outside}:${line}: keepalived.config_file: "${work}/keelson.conf" is outside the ` +
             "directories the keelson binary may write: only under /etc/keepalived/conf.d, " +
-            "/run/keelson, /etc/keelson/bird, /run/bird",
+            "/run/keelson, /run/keelson-daemons, /etc/keelson/bird, /run/bird",
         ),
         stdout,
       );
@@ -147,7 +147,7 @@ Deno.test({
       report(`keelson wrote ${configFile} ${Math.round(ms)} ms after start`);
       const text = await read(configFile);
       assert.ok(
-        text.includes(`vrrp_notify_fifo "${TRACK_DIR}/keepalived-notify.fifo" ${USER}`),
+        text.includes(`vrrp_notify_fifo "${dirs.daemons}/keepalived-notify.fifo" ${USER}`),
         `no FIFO block for ${USER}:\n${text}\n${await context()}`,
       );
       assert.match(text, /garp_master_refresh 60/);

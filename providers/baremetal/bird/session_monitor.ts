@@ -17,7 +17,10 @@ import { peerProtocolName } from "./model.ts";
 /** Options of `SessionMonitor`. */
 export interface SessionMonitorOptions {
   config: () => Config;
-  /** BIRD's control socket (`bird -s`): the start value, `[bgp] socket` is read only at start. */
+  /**
+   * The socket that answers `show protocols all` as BIRD's control socket does: for the agent, the
+   * root step's read-only relay (`read_only_relay.ts`); read only at start.
+   */
   socket: string;
   registry: Registry;
   /** Called after every poll (the per-VIP gauge follows the sessions). */

@@ -9,6 +9,7 @@
  * @module
  */
 import { stagedPaths } from "../../../src/config/stage_dir.ts";
+import { daemonPaths } from "../../../src/config/daemon_dir.ts";
 import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
 import { Gauge, type Registry } from "prom-client";
 import { declareOnce } from "../../../src/metrics/registry.ts";
@@ -166,7 +167,9 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
     // a [bgp] removed at a reload leaves its peers in BIRD (with no routes): keep reading them,
     // so the gauges and the heartbeat say what BIRD has instead of freezing at the last poll
     config: () => announcer.birdConfig() ?? options.config(),
-    socket: bgp.socket,
+    // not BIRD's own socket, which would let this account reconfigure BIRD: the root step's
+    // read-only relay of it (`read_only_relay.ts`)
+    socket: daemonPaths(config).birdReadSocket,
     registry: options.registry,
     afterPoll: () => {
       announcedGauge.reset();

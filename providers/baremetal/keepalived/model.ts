@@ -27,6 +27,7 @@
  */
 import type { Config, Machine } from "../../../src/config/types.ts";
 import { isServingHost } from "../../../src/config/pool_serving.ts";
+import { daemonPaths } from "../../../src/config/daemon_dir.ts";
 import {
   compareIps,
   firstIpOfFamily,
@@ -102,8 +103,8 @@ export interface KeepalivedModelInput {
    */
   controlPlaneHealthy?: boolean;
   /**
-   * The user Keelson runs as: keepalived then writes its state changes to a FIFO in
-   * `track_file_dir` owned by that user. Absent: no FIFO (states come from the addresses only).
+   * The user Keelson runs as: keepalived then writes its state changes to a FIFO owned by that
+   * user in root's directory beside `track_file_dir` (`src/config/daemon_dir.ts`). Absent: no FIFO (states come from the addresses only).
    */
   notifyFifoUser?: string;
 }
@@ -116,8 +117,6 @@ export const SERVICE_PREEMPT_DELAY_S = 30;
 export const APISERVER_TRACK_NAME = "keelson_apiserver";
 /** File name of the apiserver-health file inside `track_file_dir`. */
 export const APISERVER_TRACK_FILE = "apiserver-health";
-/** File name of keepalived's notify FIFO inside `track_file_dir`. */
-export const NOTIFY_FIFO_FILE = "keepalived-notify.fifo";
 /** Absolute paths Keelson renders (the rule lives with the schema, which enforces it). */
 export { SAFE_PATH_REGEXP } from "../../../src/config/schema.ts";
 
@@ -262,7 +261,7 @@ export function buildKeepalivedModel(
     ...(input.notifyFifoUser !== undefined
       ? {
         notifyFifo: {
-          path: `${ka.track_file_dir.replace(/\/+$/, "")}/${NOTIFY_FIFO_FILE}`,
+          path: daemonPaths(config).notifyFifo,
           user: input.notifyFifoUser,
         },
       }

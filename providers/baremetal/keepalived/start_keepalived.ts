@@ -28,7 +28,8 @@ import { KeepalivedAnnouncer } from "./announcer.ts";
 import { type ApplyOutcome, KeepalivedApplier } from "./config_applier.ts";
 import { currentUser } from "./current_user.ts";
 import { readInterfaceAddresses } from "./interface_addresses.ts";
-import { APISERVER_TRACK_FILE, NOTIFY_FIFO_FILE } from "./model.ts";
+import { APISERVER_TRACK_FILE } from "./model.ts";
+import { daemonPaths } from "../../../src/config/daemon_dir.ts";
 import { KEEPALIVED_RENDER_USAGE, renderKeepalivedFile } from "./render_file.ts";
 import { GENERATED_HEADER } from "./render.ts";
 import { announcingInstances, instancesInFile, VrrpStateTracker } from "./vrrp_state.ts";
@@ -208,12 +209,12 @@ function trackDataPlane(inputs: {
 }): { dataPlane: AnnouncerDataPlane; finished: Promise<void> } {
   const { options } = inputs;
   // start-only settings (config/restart_settings.ts): read once, as startKeepalived does
-  const { track_file_dir: trackDir, config_file: configFile } = options.config().keepalived;
-  const dir = trackDir.replace(/\/+$/, "");
+  const configFile = options.config().keepalived.config_file;
+  const fifoPath = daemonPaths(options.config()).notifyFifo;
   const tracker = new VrrpStateTracker({
     registry: options.registry,
     interface: () => options.config().keepalived.interface,
-    ...(inputs.notifyFifo ? { fifoPath: `${dir}/${NOTIFY_FIFO_FILE}` } : {}),
+    ...(inputs.notifyFifo ? { fifoPath } : {}),
     configFile: () => configFile,
     servicesOf: (vip) => {
       const keys: string[] = [];

@@ -18,6 +18,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { compiledRuntimeFlags, compilePermissions } from "./permissions.ts";
+import { daemonsDir } from "../../../src/config/daemon_dir.ts";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const MAIN = `${ROOT}main.ts`;
@@ -34,7 +35,7 @@ const SERVICE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/b
 const WRITE_DIRS = {
   /** The directory of the default `[keepalived] config_file`. */
   keepalived: "/etc/keepalived/conf.d",
-  /** The default `track_file_dir` (track files, keepalived's notify FIFO). */
+  /** The default `track_file_dir` (track files, staging; its `-daemons` sibling is made with it). */
   track: "/run/keelson",
   /** The directory of the default `[bgp] config_file`. */
   bird: "/etc/keelson/bird",
@@ -291,8 +292,14 @@ async function bakedWritePaths(): Promise<string[]> {
 export interface ShippedDirs extends AsyncDisposable {
   /** Under /etc/keepalived/conf.d: for `[keepalived] config_file`. */
   readonly keepalived: string;
-  /** Under /run/keelson: `track_file_dir` (track files and keepalived's notify FIFO). */
+  /** Under /run/keelson: `track_file_dir` (track files and the staging directory). */
   readonly track: string;
+  /**
+   * `<track>-daemons` (`src/config/daemon_dir.ts`): root's, group of the test user, setgid 2750,
+   * as keelson.tmpfiles makes /run/keelson-daemons: keepalived's notify FIFO and the root step's
+   * read-only BIRD socket.
+   */
+  readonly daemons: string;
   /** Under /etc/keelson/bird: for `[bgp] config_file`. */
   readonly bird: string;
   /** Under /run/bird: for BIRD's control socket (`[bgp] socket`). */
@@ -356,7 +363,8 @@ function removeEmptyParentsSync(): void {
  * Makes one Keelson's directories under the write paths baked into the binary (needs root):
  * `<base>/keelson-test.<pid>.<random>`, mode 0755: the track and BIRD socket directories owned by
  * the test user (as keelson.tmpfiles gives /run/keelson to `keelson`), keepalived's and BIRD's
- * file directories by root (the root step installs there). Removed on dispose (or when this process exits), with any
+ * file directories by root (the root step installs there), and the track directory's `-daemons`
+ * sibling root's with the test user's group (mode 2750). Removed on dispose (or when this process exits), with any
  * base directory this process created once it is empty.
  * @returns the four directories
  * @throws {Error} when not root, or when a base is no longer in compile_permissions.txt
@@ -393,6 +401,15 @@ export async function shippedDirs(): Promise<ShippedDirs> {
         await Deno.chmod(dir, 0o2755);
       }
       dirs[purpose] = dir;
+      if (purpose === "track") {
+        const daemons = daemonsDir(dir);
+        await Deno.mkdir(daemons);
+        made.push(daemons);
+        liveScratch.add(daemons);
+        await Deno.chown(daemons, 0, gid);
+        await Deno.chmod(daemons, 0o2750);
+        dirs.daemons = daemons;
+      }
     }
   } catch (error) {
     for (const dir of made) {
@@ -405,6 +422,7 @@ export async function shippedDirs(): Promise<ShippedDirs> {
   return {
     keepalived: dirs.keepalived!,
     track: dirs.track!,
+    daemons: dirs.daemons!,
     bird: dirs.bird!,
     birdSocket: dirs.birdSocket!,
     async [Symbol.asyncDispose]() {

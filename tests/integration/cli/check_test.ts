@@ -110,8 +110,8 @@ internal_ips = ["10.0.0.11"]
     const result = await runCli(["-c", file]);
     assert.equal(result.code, 1);
     const allowed = "is outside the directories the keelson binary may write: only under " +
-      "/etc/keepalived/conf.d, /run/keelson, /etc/keelson/bird, /run/bird (its permissions are " +
-      "fixed when it is built, scripts/compile_permissions.txt); use a path under one of them " +
+      "/etc/keepalived/conf.d, /run/keelson, /run/keelson-daemons, /etc/keelson/bird, /run/bird " +
+      "(its permissions are fixed when it is built, scripts/compile_permissions.txt); use a path under one of them " +
       '(docs/security.md "Permissions")';
     assert.equal(
       result.stdout,

@@ -244,7 +244,10 @@ Deno.test("renderCommand names the notify FIFO's user with --fifo-user and refus
     "kee_lson",
   ]);
   assert.equal(code, 0);
-  assert.match(out, /vrrp_notify_fifo "\/run\/keelson\/keepalived-notify\.fifo" kee_lson\n/);
+  assert.match(
+    out,
+    /vrrp_notify_fifo "\/run\/keelson-daemons\/keepalived-notify\.fifo" kee_lson\n/,
+  );
   const bad = await runCli(["keepalived", "-c", config, "--host", "cp-1", "--fifo-user", "x y"]);
   assert.equal(bad.code, 2);
 });

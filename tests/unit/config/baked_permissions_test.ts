@@ -90,6 +90,32 @@ Deno.test("writePathIssues() leaves out what Keelson does not run: keepalived of
   ]);
 });
 
+Deno.test("writePathIssues() refuses a track_file_dir whose -daemons sibling (notify FIFO, read-only BIRD socket) is outside the baked set", () => {
+  const config = parseConfig(
+    `[keepalived]
+interface = "eth0"
+track_file_dir = "/run/bird"
+
+${BASE}`,
+    "k.toml",
+  );
+  const issues = writePathIssues(config);
+  assert.deepEqual(issues.map((i) => i.path.join(".")), ["keepalived.track_file_dir"]);
+  assert.match(issues[0]!.message, /^"\/run\/bird-daemons" is outside the directories/);
+  assert.match(issues[0]!.message, /notify FIFO and the read-only BIRD socket\)$/);
+  // the default's sibling, /run/keelson-daemons, is in the set
+  assert.deepEqual(
+    writePathIssues(parseConfig(
+      `[keepalived]
+interface = "eth0"
+
+${BASE}`,
+      "k.toml",
+    )),
+    [],
+  );
+});
+
 Deno.test("loadConfigFile() refuses a config_file the binary may not write, with file, line and why", async () => {
   const dir = await Deno.makeTempDir();
   try {
@@ -104,8 +130,8 @@ Deno.test("loadConfigFile() refuses a config_file the binary may not write, with
       error.format(),
       `${path}:3: keepalived.config_file: "/etc/keepalived/keelson.conf" is outside the ` +
         "directories the keelson binary may write: only under /etc/keepalived/conf.d, " +
-        "/run/keelson, /etc/keelson/bird, /run/bird (its permissions are fixed when it is " +
-        "built, scripts/compile_permissions.txt); use a path under one of them " +
+        "/run/keelson, /run/keelson-daemons, /etc/keelson/bird, /run/bird (its permissions are " +
+        "fixed when it is built, scripts/compile_permissions.txt); use a path under one of them " +
         '(docs/security.md "Permissions")',
     );
   } finally {

@@ -5,7 +5,8 @@
  * drop-ins; one binary runs both), and the directories tmpfiles.d makes for them (keelson.tmpfiles,
  * keelson-bgp.tmpfiles). A path in one and not another is a host where a write fails: this keeps
  * the three equal. And the line between the two: the unprivileged agent writes only its own
- * runtime directory (and connects to BIRD's socket), the daemons' files are root's.
+ * runtime directory and is in no other group (it reaches BIRD only through the root step's
+ * read-only socket), the daemons' files and root's side of the FIFO and that socket are root's.
  */
 import assert from "node:assert/strict";
 
@@ -52,7 +53,13 @@ Deno.test("write paths: --allow-write, the unit's sandbox and tmpfiles.d name th
     ...unitValues(applyBgp, "ReadWritePaths"),
   ]);
   assert.deepEqual([...sandbox].sort(), [...allowWrite].sort());
-  assert.deepEqual([...agent].sort(), ["/run/bird", "/run/keelson"], "the agent writes its own");
+  assert.deepEqual([...agent].sort(), ["/run/keelson"], "the agent writes its own");
+  // group bird reaches BIRD's control socket, which runs every command: only the root step
+  assert.deepEqual([
+    ...unitValues(unit, "SupplementaryGroups"),
+    ...unitValues(bgp, "SupplementaryGroups"),
+  ], []);
+  assert.deepEqual(unitValues(applyBgp, "SupplementaryGroups"), ["bird"]);
 
   const dirs = [
     ...tmpfilesDirs(await text("deploy/systemd/keelson.tmpfiles")),
@@ -68,10 +75,16 @@ Deno.test("write paths: --allow-write, the unit's sandbox and tmpfiles.d name th
       `${dir.path} is keelson's: in --allow-write`,
     );
   }
-  // what the daemons read is root's: the agent only stages
-  for (const path of ["/etc/keepalived/conf.d", "/etc/keelson/bird"]) {
+  // what the daemons read is root's: the agent only stages; so is the directory of the notify FIFO
+  // and the read-only BIRD socket, which the agent opens but must not replace
+  for (const path of ["/etc/keepalived/conf.d", "/etc/keelson/bird", "/run/keelson-daemons"]) {
     assert.equal(dirs.find((d) => d.path === path)?.user, "root", `${path} is root's`);
   }
+  assert.deepEqual(dirs.find((d) => d.path === "/run/keelson-daemons"), {
+    path: "/run/keelson-daemons",
+    mode: "2750",
+    user: "root",
+  });
   assert.deepEqual(dirs.find((d) => d.path === "/etc/keelson"), {
     path: "/etc/keelson",
     mode: "2750",

@@ -9,7 +9,7 @@ Deno.test("writeProblem() says what to do for a write outside the baked set and 
   assert.equal(
     writeProblem(new Deno.errors.NotCapable('Requires write access to "/tmp/x"')),
     "the keelson binary may write only under /etc/keepalived/conf.d, /run/keelson, " +
-      '/etc/keelson/bird, /run/bird (docs/security.md "Permissions")',
+      '/run/keelson-daemons, /etc/keelson/bird, /run/bird (docs/security.md "Permissions")',
   );
   assert.match(
     writeProblem(new Deno.errors.PermissionDenied("Permission denied (os error 13)")),

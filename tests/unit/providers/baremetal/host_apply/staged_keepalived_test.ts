@@ -72,7 +72,10 @@ const HOSTILE: [string, (text: string) => string][] = [
     "a FIFO owned by root",
     (t) => t.replace(`keepalived-notify.fifo" ${AGENT}`, 'keepalived-notify.fifo" root'),
   ],
-  ["a FIFO elsewhere", (t) => t.replace("/run/keelson/keepalived-notify.fifo", "/etc/cron.d/x")],
+  [
+    "a FIFO elsewhere",
+    (t) => t.replace("/run/keelson-daemons/keepalived-notify.fifo", "/etc/cron.d/x"),
+  ],
   [
     "a notify FIFO script",
     (t) =>

@@ -161,7 +161,7 @@ Deno.test("renderKeepalivedConfig() writes the notify FIFO in global_defs only w
   );
   assert.match(
     withFifo,
-    /^global_defs \{\n {4}vrrp_notify_fifo "\/run\/keelson\/keepalived-notify\.fifo" keelson\n {4}fifo_write_vrrp_states_on_reload\n\}$/m,
+    /^global_defs \{\n {4}vrrp_notify_fifo "\/run\/keelson-daemons\/keepalived-notify\.fifo" keelson\n {4}fifo_write_vrrp_states_on_reload\n\}$/m,
   );
   const without = renderKeepalivedConfig(
     build({ config: testConfig(), host: "cp-1", serviceVips: [] }),
