@@ -56,7 +56,13 @@ Deno.test("README.md is a front door: at most 300 lines, the two commands first"
   assert.match(opening, /^deno task test\b/m);
   const tasks = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT))).tasks;
   assert.ok(tasks.demo && tasks.test, "deno.json has the demo and test tasks");
-  for (const rule of ["VIPs live on control-plane hosts", "its machine's name", "same inventory"]) {
+  for (
+    const rule of [
+      "A pool's VIPs live on the hosts it names",
+      "its machine's name",
+      "same inventory",
+    ]
+  ) {
     assert.ok(readme.includes(rule), `README.md states the rule "${rule}"`);
   }
 });
