@@ -19,6 +19,8 @@ export interface ImportedMachine {
   /** The Node's labels (to resolve imported node selectors). */
   labels: Readonly<Record<string, string>>;
   zone: string;
+  /** A worker that runs BIRD because a BGP pool's `served_by` selects it. */
+  runsBird?: boolean;
 }
 
 /** The Node labels that mark a control-plane Node. */
@@ -59,8 +61,13 @@ function roleOf(labels: Readonly<Record<string, string>>): ImportedMachine["role
  * Writes one `[[machines]]` entry per Node, sorted by name.
  * @param out the document
  * @param nodes the cluster's Nodes (validated)
+ * @param servedByLabels inventory labels per machine name (those a pool's `served_by` selects by)
  */
-export function writeNodeMachines(out: TomlLines, nodes: readonly V1Node[]): void {
+export function writeNodeMachines(
+  out: TomlLines,
+  nodes: readonly V1Node[],
+  servedByLabels: ReadonlyMap<string, Readonly<Record<string, string>>> = new Map(),
+): void {
   out.blank().comment(
     "Machines: one per Node of the cluster when it was imported. Add each machine's id (asset\n" +
       "tag or serial; providerID = baremetal://<id>), zone and labels as you want them.",
@@ -104,6 +111,11 @@ export function writeNodeMachines(out: TomlLines, nodes: readonly V1Node[]): voi
     const hostname = addresses.find((a) => a.type === "Hostname")?.address;
     if (hostname !== undefined && hostname.length <= 253 && HOSTNAME.test(hostname)) {
       out.set("hostname", hostname);
+    }
+    const inventoryLabels = servedByLabels.get(name);
+    if (inventoryLabels !== undefined && Object.keys(inventoryLabels).length > 0) {
+      out.comment("The Node's labels a pool's [pools.served_by] selects by.")
+        .set("labels", { ...inventoryLabels });
     }
   }
 }

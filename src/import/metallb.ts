@@ -33,6 +33,7 @@ import {
   METALLB_SPECS,
   type MetallbSelector,
 } from "./metallb_schema.ts";
+import { markBgpHosts, type NodeSelection, poolServing, writeServedBy } from "./node_selectors.ts";
 import { dotZeroAndBroadcast, keelsonAddresses } from "./pool_addresses.ts";
 import { readMetallbObjects } from "./metallb_legacy.ts";
 import { ImportError, parseObject, type SourceObject } from "./source_objects.ts";
@@ -151,9 +152,15 @@ export function importMetallb(text: string, options: MetallbImportOptions): stri
   const announce = decideAnnounce(parsed);
   unusedAdvertisements(out, parsed, announce);
   writeKeepalived(out, parsed);
-  writeBgp(out, parsed, announce, importedMachines(options.nodes ?? []));
-  writePools(out, parsed, announce, importedMachines(options.nodes ?? []));
-  if (options.nodes) writeNodeMachines(out, options.nodes);
+  const bgpPools = parsed.pools.map((p) => announce.get(p.pool.metadata.name)!);
+  writeBgp(
+    out,
+    parsed,
+    announce,
+    markBgpHosts(importedMachines(options.nodes ?? []), bgpPools, parsed.peers),
+  );
+  const machineLabels = writePools(out, parsed, announce, importedMachines(options.nodes ?? []));
+  if (options.nodes) writeNodeMachines(out, options.nodes, machineLabels);
   else writeMachinePlaceholder(out);
   options.restrictionsLost?.push(...parsed.lost);
   return out.text();
@@ -683,19 +690,20 @@ function writePeerHosts(
 ): void {
   if (selectors.length === 0) return;
   const shown = selectors.map(selectorText).join(" OR ");
-  const controlPlane = machines.filter((m) => m.role === "control-plane");
+  const controlPlane = machines.filter((m) => m.role === "control-plane" || m.runsBird);
   if (machines.length > 0) {
     const hosts = controlPlane.filter((m) => selectors.some((s) => selects(s, m.labels)));
     if (hosts.length === controlPlane.length) {
       notes.comment(`From spec.nodeSelectors (${shown}): every control-plane machine peers.`);
     } else if (hosts.length === 0) {
       disable(
-        `${mlb(object, "nodeSelectors", shown)}: selects no control-plane Node, and only ` +
-          "control-plane machines peer in Keelson. Name the hosts that should peer and uncomment.",
+        `${mlb(object, "nodeSelectors", shown)}: selects no control-plane Node nor one a BGP ` +
+          "pool's served_by selects, and only those run BIRD in Keelson. Name the hosts that " +
+          "should peer and uncomment.",
       );
       body.set("hosts", []);
     } else {
-      notes.comment(`From spec.nodeSelectors (${shown}): the control-plane Nodes it selected.`);
+      notes.comment(`From spec.nodeSelectors (${shown}): the Nodes it selected that run BIRD.`);
       body.set("hosts", hosts.map((m) => m.name));
     }
     return;
@@ -913,7 +921,8 @@ function writePools(
   parsed: Parsed,
   announce: Map<string, PoolAnnounce>,
   machines: readonly ImportedMachine[],
-): void {
+): Map<string, Record<string, string>> {
+  const machineLabels = new Map<string, Record<string, string>>();
   if (parsed.pools.length > 0) {
     out.blank().comment("Address pools, one per IPAddressPool.");
   }
@@ -968,9 +977,20 @@ function writePools(
       );
       out.set("auto_assign", false);
     } else out.set("auto_assign", spec.autoAssign ?? true);
-    writeAnnounce(out, announce.get(pool.metadata.name)!, parsed.lost, machines);
+    const how = announce.get(pool.metadata.name)!;
+    const { selection, fromPeers, note } = poolServing(how, parsed.peers, machines);
+    writeAnnounce(out, how, parsed.lost, machines, selection);
+    if (note !== undefined) out.comment(note);
+    if (fromPeers && selection.kind === "inexpressible") {
+      out.comment(
+        `MetalLB BGPPeers' spec.nodeSelectors (the Nodes that announce this pool): ` +
+          unservedText(selection),
+      );
+    }
+    writeServedBy(out, selection, machineLabels);
     if (allocation) writeServiceAllocation(out, object, allocation, parsed.lost);
   }
+  return machineLabels;
 }
 
 /**
@@ -999,6 +1019,7 @@ function writeAnnounce(
   how: PoolAnnounce,
   lost: string[],
   machines: readonly ImportedMachine[],
+  selection: NodeSelection,
 ): void {
   // an advertisement of several pools is reported once
   const restriction = (object: SourceObject, field: string, shown: string, what: string) => {
@@ -1034,18 +1055,19 @@ function writeAnnounce(
   for (const { object, ad } of how.l2) {
     unknownFields(out, object, ad.spec, METALLB_SPECS.L2Advertisement.shape);
     const s = ad.spec;
-    if ((s.nodeSelectors ?? []).length > 0) {
+    // a pool announced over BGP is served as its BGP advertisements say
+    const l2Selection: NodeSelection = how.bgp.length > 0 ? { kind: "default" } : selection;
+    if ((s.nodeSelectors ?? []).length > 0 && l2Selection.kind !== "served_by") {
       out.comment(
         `${mlb(object, "nodeSelectors", s.nodeSelectors!.map(selectorText))}: ` +
-          "Keelson holds VRRP addresses on the control-plane machines only.",
+          unservedText(l2Selection),
       );
       if (!holdsControlPlane(s.nodeSelectors!, machines)) {
         restriction(
           object,
           "nodeSelectors",
           s.nodeSelectors!.map(selectorText).join(" OR "),
-          "Keelson cannot choose the Nodes that answer ARP/NDP; its control-plane machines hold " +
-            "the addresses. Check that they may, or give those Services another pool.",
+          unservedText(l2Selection) + " Check that they may, or give those Services another pool.",
         );
       }
     }
@@ -1096,20 +1118,17 @@ function writeAnnounce(
           "announces each address as a /128; aggregate at the router.",
       );
     }
-    if ((s.nodeSelectors ?? []).length > 0) {
+    if ((s.nodeSelectors ?? []).length > 0 && selection.kind !== "served_by") {
       out.comment(
-        `${mlb(object, "nodeSelectors", s.nodeSelectors!.map(selectorText))}: Keelson ` +
-          "announces from every healthy control-plane machine that peers (choose them per peer " +
-          "with hosts or zones).",
+        `${mlb(object, "nodeSelectors", s.nodeSelectors!.map(selectorText))}: ` +
+          unservedText(selection),
       );
       if (!holdsControlPlane(s.nodeSelectors!, machines)) {
         restriction(
           object,
           "nodeSelectors",
           s.nodeSelectors!.map(selectorText).join(" OR "),
-          "Keelson announces from every control-plane machine that peers, not only from the " +
-            "selected Nodes; choose the peering machines with hosts or zones on each " +
-            "[[bgp.peers]].",
+          unservedText(selection) + " Choose the serving machines with [pools.served_by].",
         );
       }
     }
@@ -1127,6 +1146,14 @@ function writeAnnounce(
       );
     }
   }
+}
+
+/** What a pool whose node selectors did not become `served_by` is served by, and why. */
+function unservedText(selection: NodeSelection): string {
+  if (selection.kind === "inexpressible") {
+    return `${selection.reason}; the control-plane machines serve the pool.`;
+  }
+  return "the control-plane machines serve the pool (Keelson's default).";
 }
 
 function writeServiceAllocation(
