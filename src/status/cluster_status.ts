@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { type PoolServers, unservedPoolProblems, vipServingProblems } from "./pool_servers.ts";
 import type { V1Lease, V1Service } from "@kubernetes/client-node";
 import { canonicalIp, compareIpTexts } from "../net/ip.ts";
 import {
@@ -228,6 +229,11 @@ export interface ClusterStatus {
   };
   /** LoadBalancer Services without an address yet, sorted. */
   pending: PendingService[];
+  /**
+   * Each pool's serving hosts and whether each can serve now (`pool_servers.ts`); empty without
+   * the inventory.
+   */
+  servingHosts: PoolServers[];
   /** One sentence per problem; empty when healthy. */
   problems: string[];
 }
@@ -269,6 +275,11 @@ export interface StatusInput {
    * reader's own observation for every host it lists. @default this reader's observation only
    */
   leaderJudgement?: { judgement: Judgement; sinceMs: number };
+  /**
+   * Each pool's serving hosts (`poolServersOf`: the inventory and the Nodes' readiness); judged
+   * for pools nothing can serve and VIPs held only off their pool's hosts. @default none judged
+   */
+  servingHosts?: readonly PoolServers[];
 }
 
 /**
@@ -543,6 +554,11 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
   for (const p of power) {
     if (p.state === "unknown") problems.push(`machine ${p.machine}: power unknown (${p.detail})`);
   }
+  const servingHosts = [...input.servingHosts ?? []];
+  problems.push(
+    ...unservedPoolProblems(servingHosts),
+    ...vipServingProblems(servingHosts, vips),
+  );
   return {
     now: new Date(nowMs).toISOString(),
     judgedBy: trusted
@@ -572,6 +588,7 @@ export function buildClusterStatus(input: StatusInput): ClusterStatus {
     pools,
     power,
     powerFrom,
+    servingHosts,
     problems,
   };
 }
