@@ -39,6 +39,11 @@ export interface PoolServers {
   announce: "vrrp" | "bgp";
   /** Whether the pool names its servers (`[pools.served_by]`) or has the control plane's. */
   selection: "served_by" | "default";
+  /**
+   * Whether Keelson announces the pool at all (keepalived enabled for VRRP, a `[bgp]` table for
+   * BGP): only then is a pool nothing serves a problem.
+   */
+  announced: boolean;
   /** The machines its selection matches, retired ones included, in inventory order. */
   hosts: ServingHost[];
 }
@@ -50,7 +55,7 @@ export interface PoolServers {
  * @returns one entry per pool, in inventory order
  */
 export function poolServersOf(
-  config: Pick<Config, "machines" | "pools">,
+  config: Pick<Config, "machines" | "pools" | "keepalived" | "bgp">,
   nodes: readonly unknown[] | undefined,
 ): PoolServers[] {
   const readiness = nodes === undefined ? undefined : nodeReadiness(nodes);
@@ -58,6 +63,7 @@ export function poolServersOf(
     pool: pool.name,
     announce: pool.announce,
     selection: pool.served_by === undefined ? "default" : "served_by",
+    announced: pool.announce === "bgp" ? config.bgp !== undefined : config.keepalived.enabled,
     hosts: config.machines.filter((m) => matchesServedBy(m, pool)).map((m): ServingHost => {
       const node = readiness === undefined ? "unread" : readiness.get(m.name) ?? "absent";
       return { host: m.name, state: hostState(m.state, node), node };
@@ -106,12 +112,12 @@ export function servingNow(pool: PoolServers): string[] {
 }
 
 /**
- * One sentence per pool that nothing can serve now.
+ * One sentence per pool Keelson announces that nothing can serve now.
  * @param pools every pool's servers
  * @returns the problems, in pool order
  */
 export function unservedPoolProblems(pools: readonly PoolServers[]): string[] {
-  return pools.filter((p) => servingNow(p).length === 0).map((p) =>
+  return pools.filter((p) => p.announced && servingNow(p).length === 0).map((p) =>
     `pool ${p.pool}: no machine can serve it (${
       p.hosts.length === 0 ? "its selection matches no machine" : describeHosts(p.hosts)
     })`

@@ -80,6 +80,9 @@ Deno.test("unservedPoolProblems(): a pool whose selected machines are all NotRea
     "pool edge: no machine can serve it (w-1 (Node not Ready), w-2 (in maintenance), w-3 (retired))",
   ]);
   assert.deepEqual(unservedPoolProblems(poolServersOf(config, [node("w-1", "True")])), []);
+  // keepalived off: Keelson announces no VRRP pool, so none is unserved by it
+  const off = parseConfig(`[keepalived]\nenabled = false\n${INVENTORY}`, "keelson.toml");
+  assert.deepEqual(unservedPoolProblems(poolServersOf(off, [node("w-1", "Unknown")])), []);
 });
 
 Deno.test("vipServingProblems(): a Service VIP held only by hosts that do not serve its pool", () => {

@@ -87,6 +87,7 @@ Deno.test("status: each pool's serving hosts in the text and JSON outputs; none 
     pool: "lan",
     announce: "vrrp",
     selection: "served_by",
+    announced: true,
     hosts: [
       { host: "w-1", state: "serving", node: "True" },
       { host: "w-2", state: "node-not-ready", node: "False" },
