@@ -138,9 +138,11 @@ export interface VipHolders {
 }
 
 /**
- * One sentence per Service VIP that is held or announced only by hosts that do not serve its
- * pool (a host outside the selection, or one that should have withdrawn): its serving hosts are
- * not serving it. A VIP held by no host is `status`'s own problem already.
+ * One sentence per Service VIP that is held or announced only by hosts outside its pool's
+ * selection (or retired): the pool's serving hosts are not serving it. A selected host in
+ * maintenance or with a NotReady Node that still holds it is not counted against it here (it is
+ * the pool's, and withdrawing is the host side's judgement); a VIP held by no host is `status`'s
+ * own problem already.
  * @param pools every pool's servers
  * @param vips the VIP rows
  * @returns the problems, in row order
@@ -157,13 +159,14 @@ export function vipServingProblems(
     if (pool === undefined) continue;
     const holders = [...new Set([...row.hosts, ...row.bgpHosts])].sort(compareCodeUnits);
     if (holders.length === 0) continue;
-    const serving = new Set(servingNow(pool));
-    if (holders.some((h) => serving.has(h))) continue;
+    const selected = new Set(pool.hosts.filter((h) => h.state !== "retired").map((h) => h.host));
+    if (holders.some((h) => selected.has(h))) continue;
+    const serving = servingNow(pool);
     problems.push(
       `VIP ${row.vip} (${row.services.join(", ")}) of pool ${pool.pool} is served by ${
         holders.join(", ")
-      }, none of which serves the pool now (${
-        serving.size === 0 ? "no machine can" : `its serving hosts: ${[...serving].join(", ")}`
+      }, none of which serves the pool (${
+        serving.length === 0 ? "no machine can now" : `its serving hosts: ${serving.join(", ")}`
       })`,
     );
   }

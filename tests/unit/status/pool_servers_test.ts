@@ -97,11 +97,13 @@ Deno.test("vipServingProblems(): a Service VIP held only by hosts that do not se
   assert.deepEqual(vipServingProblems(pools, [row(["w-1"])]), []);
   assert.deepEqual(vipServingProblems(pools, [row([])]), [], "no holder: status's own problem");
   assert.deepEqual(vipServingProblems(pools, [row(["cp-1"])]), [
-    "VIP 192.0.2.1 (shop/web) of pool edge is served by cp-1, none of which serves the pool now " +
+    "VIP 192.0.2.1 (shop/web) of pool edge is served by cp-1, none of which serves the pool " +
     "(its serving hosts: w-1)",
   ]);
-  // w-2 is in maintenance: announcing it is not serving the pool
-  assert.equal(vipServingProblems(pools, [row([], ["w-2"])]).length, 1);
+  // w-2 is in maintenance but the pool's: whether it should still hold it is the host side's call
+  assert.deepEqual(vipServingProblems(pools, [row([], ["w-2"])]), []);
+  // w-3 is retired: it serves no pool
+  assert.equal(vipServingProblems(pools, [row(["w-3"])]).length, 1);
   // no Service, or a pool the inventory lacks: nothing judged here
   assert.deepEqual(vipServingProblems(pools, [{ ...row(["cp-1"]), services: [] }]), []);
   assert.deepEqual(vipServingProblems(pools, [row(["cp-1"], [], "gone")]), []);
