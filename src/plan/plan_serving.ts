@@ -5,12 +5,12 @@
  *
  * @module
  */
-import type { Config } from "../config/types.ts";
 import {
   describeHosts,
   type PoolServers,
   poolServersOf,
   type ServingHost,
+  type ServingInventory,
   servingNow,
   unservedPoolProblems,
 } from "../status/pool_servers.ts";
@@ -45,8 +45,8 @@ export interface PlanServing {
  * @returns the pools in the proposed inventory's order
  */
 export function planServing(
-  proposed: Pick<Config, "machines" | "pools" | "keepalived" | "bgp">,
-  current: Pick<Config, "machines" | "pools" | "keepalived" | "bgp"> | undefined,
+  proposed: ServingInventory,
+  current: ServingInventory | undefined,
   nodes: readonly unknown[],
 ): PlanServing {
   const next = poolServersOf(proposed, nodes);

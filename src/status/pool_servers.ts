@@ -11,6 +11,9 @@ import { matchesServedBy } from "../config/pool_serving.ts";
 import type { Config } from "../config/types.ts";
 import { compareCodeUnits } from "../text/code_unit_order.ts";
 
+/** What of the inventory decides the serving hosts. */
+export type ServingInventory = Pick<Config, "machines" | "pools" | "keepalived" | "bgp">;
+
 /** At most this many Nodes are read. */
 const MAX_NODES = 10_000;
 
@@ -55,7 +58,7 @@ export interface PoolServers {
  * @returns one entry per pool, in inventory order
  */
 export function poolServersOf(
-  config: Pick<Config, "machines" | "pools" | "keepalived" | "bgp">,
+  config: ServingInventory,
   nodes: readonly unknown[] | undefined,
 ): PoolServers[] {
   const readiness = nodes === undefined ? undefined : nodeReadiness(nodes);
