@@ -11,6 +11,7 @@ import { offlineProvider } from "./offline_provider.ts";
 import { print, printError } from "./output.ts";
 import { UsageError } from "./usage_error.ts";
 import { readInventory, readSnapshot } from "./command_inputs.ts";
+import { servingNote } from "./serving_note.ts";
 
 /**
  * Reads the inventory and the snapshot, asks the inventory's provider for the host's file and
@@ -43,6 +44,9 @@ export async function printHostFile(
     if (rendered.usage) throw new UsageError(rendered.error);
     printError(rendered.error);
     return EXIT_INVALID;
+  }
+  if (request.announcer === "keepalived" || request.announcer === "bird") {
+    printError(servingNote(config, request.host, request.announcer === "bird" ? "bgp" : "vrrp"));
   }
   for (const note of rendered.notes) printError(note);
   print(rendered.text);

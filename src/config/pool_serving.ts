@@ -17,7 +17,10 @@ export const DEFAULT_SERVED_BY: Readonly<NonNullable<Pool["served_by"]>> = Objec
  * @param machine an inventory machine
  * @param pool the pool
  */
-export function matchesServedBy(machine: Machine, pool: Pool): boolean {
+export function matchesServedBy(
+  machine: Pick<Machine, "name" | "role" | "labels">,
+  pool: Pick<Pool, "served_by">,
+): boolean {
   const servedBy = pool.served_by ?? DEFAULT_SERVED_BY;
   if (servedBy.machines !== undefined && !servedBy.machines.includes(machine.name)) return false;
   if (servedBy.roles !== undefined && !servedBy.roles.includes(machine.role)) return false;

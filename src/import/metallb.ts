@@ -19,6 +19,7 @@ import { bgpBlocks } from "./metallb_bgp.ts";
 import { readMetallbObjects } from "./metallb_legacy.ts";
 import { decideAnnounce, type Parsed, parseMetallb, type PoolAnnounce } from "./metallb_parsed.ts";
 import { keepalivedTable, poolFragments } from "./metallb_pools.ts";
+import { markBgpHosts, servedByLabels } from "./node_selectors.ts";
 import { ImportError } from "./source_objects.ts";
 
 /**
@@ -137,7 +138,13 @@ export function metallbInventory(
   const announce = decideAnnounce(parsed);
   const machines = importedMachines(options.nodes ?? []);
   const keepalived = keepalivedTable(parsed);
-  const bgp = bgpBlocks(parsed, announce, machines, lost);
+  // workers a BGP pool's served_by selects run BIRD, so they may peer
+  const bgp = bgpBlocks(
+    parsed,
+    announce,
+    markBgpHosts(machines, [...announce.values()], parsed.peers),
+    lost,
+  );
   const pools = poolFragments(parsed, announce, machines, lost);
   const inventory: InventoryFragments = {
     header: [
@@ -152,7 +159,9 @@ export function metallbInventory(
         : []),
       ...pools,
     ],
-    machines: options.nodes ? nodeMachines(options.nodes) : machinePlaceholder(),
+    machines: options.nodes
+      ? nodeMachines(options.nodes, servedByLabels(pools.map((p) => p.servingMachines)))
+      : machinePlaceholder(),
   };
   return { inventory, restrictionsLost: lost };
 }
