@@ -85,6 +85,8 @@ export interface HostAnnouncer {
 export interface Announcer {
   /** The daemon (`keepalived`, `bird`): the name `keelson render` takes. */
   readonly name: string;
+  /** What it announces with: VRRP (keepalived) or BGP (BIRD), the pools' `announce`. */
+  readonly announce: "vrrp" | "bgp";
   /**
    * Starts it, rendered once before this returns, when this host runs it.
    * @returns the running announcer, or undefined (logged why) when this host does not run it

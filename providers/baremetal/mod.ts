@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { servingNote } from "./serving_note.ts";
 import { applyHostConfig, type HostDaemon } from "./host_apply/apply_host_config.ts";
 import { serveHostReaders } from "./host_apply/host_readers.ts";
 import type { V1Node, V1Service } from "@kubernetes/client-node";
@@ -228,7 +229,13 @@ function createFullProvider(inventory: InventorySource, metrics: Registry = new 
           usage: true,
         };
       }
-      return await announcer.renderFile(request, current());
+      const config = current();
+      const rendered = await announcer.renderFile(request, config);
+      if ("error" in rendered) return rendered;
+      // which pools this file serves, and with whom: a file without a pool's addresses is
+      // explained by the inventory rather than guessed at
+      const serving = servingNote(config, request.host, announcer.announce);
+      return { ...rendered, notes: [serving, ...rendered.notes] };
     },
     async applyStagedHostFiles(request) {
       const daemons = (request.announcers ?? ANNOUNCERS.map((a) => a.name))

@@ -19,6 +19,8 @@ import { offlineProvider } from "./offline_provider.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print, printError } from "./output.ts";
 import { planJson } from "../plan/plan_json.ts";
+import { formatServing, planServing } from "../plan/plan_serving.ts";
+import { terminalSafe } from "../text/terminal_safe.ts";
 import { toJsonText } from "../text/json_text.ts";
 import { countHeartbeats, formatPlanPower, planPower } from "../plan/plan_power.ts";
 import { parseFlags, UsageError } from "./usage_error.ts";
@@ -169,14 +171,22 @@ async function plan(args: string[]): Promise<number> {
   if (!planned) return EXIT_INVALID;
   const { nodes, services } = planned;
   const power = planPower(snapshot.leases, config.leader_election);
+  const serving = planServing(config, undefined, snapshot.nodes);
   if (values.output === "json") {
-    print(toJsonText({ ...planJson(nodes, services), power }).trimEnd());
+    print(toJsonText({ ...planJson(nodes, services), power, servingHosts: serving }).trimEnd());
   } else {
     const context = {
       bmcConfigured: config.machines.some((m) => m.bmc !== undefined),
       heartbeats: countHeartbeats(snapshot.leases),
     };
-    print([formatPlan(nodes, services).trimEnd(), ...formatPlanPower(power, context)].join("\n"));
+    print(
+      [
+        formatPlan(nodes, services).trimEnd(),
+        "",
+        ...formatServing(serving).map(terminalSafe),
+        ...formatPlanPower(power, context),
+      ].join("\n"),
+    );
   }
   return EXIT_OK;
 }

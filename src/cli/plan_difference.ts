@@ -19,6 +19,7 @@ import { readLiveCluster } from "../plan/live_cluster.ts";
 import { asItStands } from "../plan/as_it_stands.ts";
 import { type ClusterPlan, diffPlans, hasChanges } from "../plan/plan_diff.ts";
 import { planDiffJson } from "../plan/plan_json.ts";
+import { formatServingChanges, planServing, servingChanges } from "../plan/plan_serving.ts";
 import { formatPlanPower, planPower } from "../plan/plan_power.ts";
 import { formatPlanInventories, planInventories } from "../plan/plan_inventories.ts";
 import { inventoryDigest, readConfigText } from "../config/load_config.ts";
@@ -137,21 +138,28 @@ export async function planDifference(
     current: standing ? null : await fileDigest(inputs.currentPath),
     proposed: (await fileDigest(inputs.proposedPath)) ?? "",
   });
+  // which hosts serve each pool, under each inventory, with the Nodes' readiness
+  const serving = planServing(inputs.proposed, current, snapshot.nodes);
+  const changes = hasChanges(diff) || servingChanges(serving);
   if (inputs.json) {
     print(
-      toJsonText(planDiffJson(diff, {
-        proposed: inputs.proposedPath,
-        current: inputs.currentPath,
-        cluster,
-        read: {
-          nodes: snapshot.nodes.length,
-          services: snapshot.services.length,
-          endpointSlices: snapshot.endpointSlices.length,
-          heartbeats: heartbeatsOf(snapshot).length,
-        },
-        power,
-        inventories,
-      })).trimEnd(),
+      toJsonText({
+        ...planDiffJson(diff, {
+          proposed: inputs.proposedPath,
+          current: inputs.currentPath,
+          cluster,
+          read: {
+            nodes: snapshot.nodes.length,
+            services: snapshot.services.length,
+            endpointSlices: snapshot.endpointSlices.length,
+            heartbeats: heartbeatsOf(snapshot).length,
+          },
+          power,
+          inventories,
+        }),
+        changes,
+        servingHosts: serving,
+      }).trimEnd(),
     );
   } else {
     print(
@@ -173,10 +181,14 @@ export async function planDifference(
             proposed: inputs.proposedPath,
           }),
         ],
+        serving: {
+          changed: serving.pools.filter((p) => p.changed).length,
+          lines: formatServingChanges(serving),
+        },
       }).trimEnd(),
     );
   }
-  return hasChanges(diff) ? EXIT_CHANGES : EXIT_OK;
+  return changes ? EXIT_CHANGES : EXIT_OK;
 }
 
 /** Reads the live cluster; undefined after printing why it could not. */

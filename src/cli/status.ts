@@ -40,6 +40,7 @@ import {
 } from "../status/leader_judgement.ts";
 import type { RestApi } from "../kube/rest_api.ts";
 import { inventoryHosts } from "../status/retired_heartbeats.ts";
+import { type PoolServers, poolServersOf } from "../status/pool_servers.ts";
 import { CONFIG_ENV } from "./check.ts";
 import { EXIT_INVALID, EXIT_OK } from "./exit_codes.ts";
 import { print, printError, printStyled } from "./output.ts";
@@ -67,7 +68,9 @@ Shows every VIP with the Service using it, its pool, the host(s) serving it and 
 on each host, plus the leader, each host's last heartbeat, version and reload state, and pool
 usage. Problems (no host, two hosts, a silent host, a failed reload) are listed first.
 With the inventory (--config), a silent host that is no longer in it is listed apart as retired,
-with the command that deletes its heartbeat, and is not a problem.
+with the command that deletes its heartbeat, and is not a problem; and each pool's serving hosts
+are listed with their Nodes' readiness (when the kubeconfig may list Nodes): a pool that no host
+can serve, or a VIP held only by hosts that do not serve its pool, is a problem.
 
 The time written in a Lease is the writer's clock: shown, never trusted. The leader, which has
 watched every heartbeat all along, publishes its judgement of them every 500 ms; once this command
@@ -130,6 +133,8 @@ export async function statusCommand(args: string[]): Promise<number> {
   // the machines of the inventory tell a retired host from a silent one; without it, none is
   let inventory: Set<string> | undefined;
   let known: Pick<StatusInput, "controlPlane" | "controlPlaneVips" | "inventorySha256"> = {};
+  // the pools' serving hosts, judged with the Nodes' readiness once they are read
+  let servingOf: ((nodes: readonly unknown[] | undefined) => PoolServers[]) | undefined;
   const configPath = values.config ?? readEnv(CONFIG_ENV);
   if (configPath) {
     try {
@@ -144,6 +149,7 @@ export async function statusCommand(args: string[]): Promise<number> {
         ),
         inventorySha256: sha256,
       };
+      servingOf = (nodes) => poolServersOf(config, nodes);
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       printError(`keelson status: ${error.message}`);
@@ -191,14 +197,30 @@ export async function statusCommand(args: string[]): Promise<number> {
         };
       };
       const startedAt = observer.now();
-      const [svc, first] = await Promise.all([
+      let nodesUnread: string | undefined;
+      const [svc, first, nodeList] = await Promise.all([
         list("/api/v1/services", AbortSignal.timeout(REQUEST_TIMEOUT_MS)),
         readLeases(),
+        // readiness only sharpens the serving hosts: a kubeconfig that may not list Nodes still
+        // gets the rest of the status
+        servingOf
+          ? list("/api/v1/nodes", AbortSignal.timeout(REQUEST_TIMEOUT_MS)).catch((error) => {
+            nodesUnread = errorMessage(error);
+            return undefined;
+          })
+          : undefined,
       ]);
+      if (nodesUnread !== undefined) {
+        printError(
+          `keelson status: note: the Nodes could not be read (${nodesUnread}); serving hosts ` +
+            "are judged from the inventory alone",
+        );
+      }
       const services = svc.items as V1Service[];
       // the pool each Service's addresses came from, as the provider that records it says
       const providers = new ProviderRegistry();
       registerBuiltInProviders(providers);
+      const servingHosts = servingOf?.(nodeList?.items);
       const build = (read: LeaseRead, leaderJudgement?: StatusInput["leaderJudgement"]) =>
         buildClusterStatus({
           services,
@@ -209,6 +231,7 @@ export async function statusCommand(args: string[]): Promise<number> {
           inventory,
           poolOf: (service) => providers.recordedPool(service),
           ...known,
+          ...(servingHosts ? { servingHosts } : {}),
           ...(leaderJudgement ? { leaderJudgement } : {}),
         });
       status = build(first);

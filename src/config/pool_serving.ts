@@ -17,7 +17,10 @@ export const DEFAULT_SERVED_BY: Readonly<NonNullable<Pool["served_by"]>> = Objec
  * @param machine an inventory machine
  * @param pool the pool
  */
-export function matchesServedBy(machine: Machine, pool: Pool): boolean {
+export function matchesServedBy(
+  machine: Pick<Machine, "name" | "role" | "labels">,
+  pool: Pick<Pool, "served_by">,
+): boolean {
   const servedBy = pool.served_by ?? DEFAULT_SERVED_BY;
   if (servedBy.machines !== undefined && !servedBy.machines.includes(machine.name)) return false;
   if (servedBy.roles !== undefined && !servedBy.roles.includes(machine.role)) return false;
@@ -66,4 +69,17 @@ export function isServingHost(config: Pick<Config, "machines" | "pools">, host: 
   const machine = config.machines.find((m) => m.name === host);
   if (machine === undefined || machine.state === "retired") return false;
   return machine.role === "control-plane" || poolsServedBy(config, host).length > 0;
+}
+
+/** What of the inventory decides which hosts serve a pool and whether it is announced. */
+export type ServingInputs = Pick<Config, "machines" | "pools" | "keepalived" | "bgp">;
+
+/**
+ * Whether Keelson announces a pool at all: its announcer is configured (`[keepalived]` enabled
+ * for VRRP pools, a `[bgp]` table for BGP pools).
+ * @param config the validated inventory
+ * @param pool one of its pools
+ */
+export function isPoolAnnounced(config: Pick<Config, "keepalived" | "bgp">, pool: Pool): boolean {
+  return pool.announce === "bgp" ? config.bgp !== undefined : config.keepalived.enabled;
 }

@@ -4,13 +4,15 @@
  *
  * @module
  */
+import { poolServers } from "./pool_serving.ts";
 import { poolCapacity } from "./pool_size.ts";
 import { MACHINE_STATES } from "./schema.ts";
 import type { Config, Machine } from "./types.ts";
 import { compareCodeUnits } from "../text/code_unit_order.ts";
 
 /**
- * Describes the cluster: name, provider, machines by role and state, zones, pool sizes,
+ * Describes the cluster: name, provider, machines by role and state, zones, pool sizes and
+ * serving machines,
  * control-plane VIP, the controllers enabled, BMCs and the `[power]` switches.
  * @param config a validated config
  * @returns one paragraph (no trailing newline)
@@ -85,10 +87,19 @@ function describePools(config: Config): string {
       ...(ipv4 > 0n ? [`${ipv4} IPv4`] : []),
       ...(ipv6 > 0n ? [`${ipv6} IPv6`] : []),
     ];
-    const over = pool.announce === "bgp" ? " (BGP)" : "";
-    return `"${pool.name}" ${sizes.length === 0 ? "0" : sizes.join(" + ")} usable${over}`;
+    const over = pool.announce === "bgp" ? "BGP, " : "";
+    return `"${pool.name}" ${sizes.length === 0 ? "0" : sizes.join(" + ")} usable ` +
+      `(${over}served by ${describeServers(config, pool)})`;
   });
   return `${count(config.pools.length, "pool")}: ${list.join(", ")}`;
+}
+
+/** The machines that serve a pool (retired ones left out), by name. */
+function describeServers(config: Config, pool: Config["pools"][number]): string {
+  const names = poolServers(config, pool).map((m) => `"${m.name}"`);
+  if (names.length === 0) return "no machine";
+  if (names.length <= 6) return names.join(" ");
+  return `${names.slice(0, 6).join(" ")} and ${names.length - 6} more`;
 }
 
 /** `[machines.bmc]` tables and the `[power]` switches: what Keelson may do from a BMC's word. */

@@ -40,13 +40,29 @@ export interface TableFragment {
   readonly leftOut?: Note;
 }
 
+/** A `[pools.served_by]` value: every key given must hold for a machine to serve. */
+export interface ServedByKeys {
+  readonly machines?: readonly string[];
+  readonly roles?: readonly ("control-plane" | "worker")[];
+  readonly labels?: Readonly<Record<string, string>>;
+}
+
 /**
- * The machines that serve a pool's addresses. The inventory has one answer today: every
- * control-plane machine (keepalived holds a VRRP pool's addresses on them; every one that peers
- * announces a BGP pool's). A source's narrower choice (MetalLB's advertisement node selectors) is
- * a note of the pool until the inventory can say it.
+ * The machines that serve a pool's addresses: Keelson's default, every control-plane machine
+ * (keepalived holds a VRRP pool's addresses on them; every one that peers announces a BGP
+ * pool's), or the machines a `[pools.served_by]` selects (a source's node selectors, translated),
+ * with the note that says where it came from and the labels the imported machines must carry for
+ * it to select them. A choice the inventory cannot say stays a note of the pool.
  */
-export type ServingMachines = { readonly every: "control-plane" };
+export type ServingMachines =
+  | { readonly every: "control-plane" }
+  | {
+    readonly servedBy: ServedByKeys;
+    /** Where the selection came from, written above its keys. */
+    readonly note: Note;
+    /** Labels to write on imported machines (by name) so that `servedBy.labels` selects them. */
+    readonly machineLabels: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  };
 
 /** One `[[pools]]` entry. */
 export interface PoolFragment extends TableFragment {

@@ -13,6 +13,7 @@ import {
   type Note,
   type NoteBlock,
   type PoolFragment,
+  type ServedByKeys,
   type TableFragment,
 } from "./inventory_fragments.ts";
 import { TomlLines } from "./toml_text.ts";
@@ -28,6 +29,9 @@ export function writeInventory(inventory: InventoryFragments): string {
   for (const block of inventory.settings) writeBlock(out, block);
   for (const block of inventory.pools) {
     writeBlock(out, block);
+    if (isPool(block) && "servedBy" in block.servingMachines) {
+      writeServedBy(out, block.servingMachines.servedBy, block.servingMachines.note);
+    }
     if (isPool(block) && block.serviceAllocation) writeTable(out, block.serviceAllocation);
   }
   for (const block of inventory.machines) writeBlock(out, block);
@@ -36,6 +40,15 @@ export function writeInventory(inventory: InventoryFragments): string {
 
 function isPool(block: PoolFragment | NoteBlock): block is PoolFragment {
   return "header" in block;
+}
+
+/** `[pools.served_by]`, after its pool's keys: the machines the pool's selection names. */
+function writeServedBy(out: TomlLines, servedBy: ServedByKeys, note: Note): void {
+  out.table("[pools.served_by]");
+  writeNote(out, note);
+  if (servedBy.machines !== undefined) out.set("machines", servedBy.machines);
+  if (servedBy.roles !== undefined) out.set("roles", servedBy.roles);
+  if (servedBy.labels !== undefined) out.set("labels", servedBy.labels);
 }
 
 function writeBlock(out: TomlLines, block: Block): void {

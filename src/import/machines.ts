@@ -19,6 +19,8 @@ export interface ImportedMachine {
   /** The Node's labels (to resolve imported node selectors). */
   labels: Readonly<Record<string, string>>;
   zone: string;
+  /** A worker that runs BIRD because a BGP pool's `served_by` selects it. */
+  runsBird?: boolean;
 }
 
 /** The Node labels that mark a control-plane Node. */
@@ -58,9 +60,13 @@ function roleOf(labels: Readonly<Record<string, string>>): ImportedMachine["role
 /**
  * One `[[machines]]` entry per Node, sorted by name, after a note saying what to add.
  * @param nodes the cluster's Nodes (validated)
+ * @param servedByLabels inventory labels per machine name (those a pool's `served_by` selects by)
  * @returns the blocks
  */
-export function nodeMachines(nodes: readonly V1Node[]): Block[] {
+export function nodeMachines(
+  nodes: readonly V1Node[],
+  servedByLabels: ReadonlyMap<string, Readonly<Record<string, string>>> = new Map(),
+): Block[] {
   const blocks: Block[] = [{
     blankBefore: true,
     notes: [{
@@ -108,6 +114,13 @@ export function nodeMachines(nodes: readonly V1Node[]): Block[] {
     const hostname = addresses.find((a) => a.type === "Hostname")?.address;
     if (hostname !== undefined && hostname.length <= 253 && HOSTNAME.test(hostname)) {
       entries.push(keyEntry("hostname", hostname));
+    }
+    const inventoryLabels = servedByLabels.get(name);
+    if (inventoryLabels !== undefined && Object.keys(inventoryLabels).length > 0) {
+      entries.push(
+        noteEntry("The Node's labels a pool's [pools.served_by] selects by."),
+        keyEntry("labels", { ...inventoryLabels }),
+      );
     }
     blocks.push({ header: "[[machines]]", notes: [], entries });
   }

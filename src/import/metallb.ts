@@ -19,6 +19,7 @@ import { bgpBlocks } from "./metallb_bgp.ts";
 import { readMetallbObjects } from "./metallb_legacy.ts";
 import { decideAnnounce, type Parsed, parseMetallb, type PoolAnnounce } from "./metallb_parsed.ts";
 import { keepalivedTable, poolFragments } from "./metallb_pools.ts";
+import { markBgpHosts, servedByLabels } from "./node_selectors.ts";
 import { ImportError } from "./source_objects.ts";
 
 /**
@@ -37,7 +38,7 @@ export const METALLB_FIELDS: Readonly<Record<string, string>> = {
   "IPAddressPool.serviceAllocation.serviceSelectors": "pools.service_allocation.service_selectors",
   "L2Advertisement.ipAddressPools": 'pools.announce = "vrrp"',
   "L2Advertisement.ipAddressPoolSelectors": 'pools.announce = "vrrp"',
-  "L2Advertisement.nodeSelectors": "comment",
+  "L2Advertisement.nodeSelectors": "pools.served_by",
   "L2Advertisement.interfaces": "keepalived.interface",
   "L2Advertisement.serviceSelectors": "comment",
   "L2Advertisement.preferredNodeSelectors": "comment",
@@ -47,7 +48,7 @@ export const METALLB_FIELDS: Readonly<Record<string, string>> = {
   "BGPAdvertisement.communities": "bgp.peers.communities",
   "BGPAdvertisement.ipAddressPools": 'pools.announce = "bgp"',
   "BGPAdvertisement.ipAddressPoolSelectors": 'pools.announce = "bgp"',
-  "BGPAdvertisement.nodeSelectors": "comment",
+  "BGPAdvertisement.nodeSelectors": "pools.served_by",
   "BGPAdvertisement.peers": "bgp.peers.pools",
   "BGPAdvertisement.serviceSelectors": "comment",
   "BGPPeer.myASN": "bgp.asn",
@@ -62,7 +63,7 @@ export const METALLB_FIELDS: Readonly<Record<string, string>> = {
   "BGPPeer.keepaliveTime": "bgp.peers.keepalive_time",
   "BGPPeer.connectTime": "comment",
   "BGPPeer.routerID": "comment",
-  "BGPPeer.nodeSelectors": "bgp.peers.hosts / bgp.peers.zones",
+  "BGPPeer.nodeSelectors": "bgp.peers.hosts / bgp.peers.zones / pools.served_by",
   "BGPPeer.password": "bgp.peers.password_file",
   "BGPPeer.passwordSecret": "bgp.peers.password_file",
   "BGPPeer.bfdProfile": "bgp.peers.bfd",
@@ -137,7 +138,13 @@ export function metallbInventory(
   const announce = decideAnnounce(parsed);
   const machines = importedMachines(options.nodes ?? []);
   const keepalived = keepalivedTable(parsed);
-  const bgp = bgpBlocks(parsed, announce, machines, lost);
+  // workers a BGP pool's served_by selects run BIRD, so they may peer
+  const bgp = bgpBlocks(
+    parsed,
+    announce,
+    markBgpHosts(machines, [...announce.values()], parsed.peers),
+    lost,
+  );
   const pools = poolFragments(parsed, announce, machines, lost);
   const inventory: InventoryFragments = {
     header: [
@@ -152,7 +159,9 @@ export function metallbInventory(
         : []),
       ...pools,
     ],
-    machines: options.nodes ? nodeMachines(options.nodes) : machinePlaceholder(),
+    machines: options.nodes
+      ? nodeMachines(options.nodes, servedByLabels(pools.map((p) => p.servingMachines)))
+      : machinePlaceholder(),
   };
   return { inventory, restrictionsLost: lost };
 }

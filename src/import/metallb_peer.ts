@@ -151,7 +151,7 @@ function addressAndAsn(draft: PeerDraft, hostAsn: number | undefined): void {
   }
 }
 
-/** `hosts` or `zones` from spec.nodeSelectors: the control-plane machines that peer. */
+/** `hosts` or `zones` from spec.nodeSelectors: the machines that run BIRD and peer. */
 function peerHosts(draft: PeerDraft, setting: PeerSetting): void {
   const { object, body, notes } = draft;
   const selectors = draft.peer.spec.nodeSelectors ?? [];
@@ -159,7 +159,7 @@ function peerHosts(draft: PeerDraft, setting: PeerSetting): void {
   if (selectors.length === 0) return;
   const shown = selectors.map(selectorText).join(" OR ");
   const { machines } = setting;
-  const controlPlane = machines.filter((m) => m.role === "control-plane");
+  const controlPlane = machines.filter((m) => m.role === "control-plane" || m.runsBird);
   if (machines.length > 0) {
     const hosts = controlPlane.filter((m) => selectors.some((s) => selects(s, m.labels)));
     if (hosts.length === controlPlane.length) {
@@ -168,13 +168,14 @@ function peerHosts(draft: PeerDraft, setting: PeerSetting): void {
       });
     } else if (hosts.length === 0) {
       disable(
-        `${mlb(object, "nodeSelectors", shown)}: selects no control-plane Node, and only ` +
-          "control-plane machines peer in Keelson. Name the hosts that should peer and uncomment.",
+        `${mlb(object, "nodeSelectors", shown)}: selects no control-plane Node nor one a BGP ` +
+          "pool's served_by selects, and only those run BIRD in Keelson. Name the hosts that " +
+          "should peer and uncomment.",
       );
       body.push(keyEntry("hosts", []));
     } else {
       notes.push({
-        text: `From spec.nodeSelectors (${shown}): the control-plane Nodes it selected.`,
+        text: `From spec.nodeSelectors (${shown}): the Nodes it selected that run BIRD.`,
       });
       body.push(keyEntry("hosts", hosts.map((m) => m.name)));
     }

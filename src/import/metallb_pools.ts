@@ -28,6 +28,7 @@ import {
   unknownFieldNotes,
 } from "./metallb_parsed.ts";
 import { type IpAddressPool, METALLB_SPECS } from "./metallb_schema.ts";
+import { type NodeSelection, poolServing, servingMachinesOf } from "./node_selectors.ts";
 import { dotZeroAndBroadcast, keelsonAddresses } from "./pool_addresses.ts";
 import { isValidSelector, shellQuote } from "./shell_command.ts";
 import { ImportError, type SourceObject } from "./source_objects.ts";
@@ -122,13 +123,22 @@ export function poolFragments(
         keyEntry("auto_assign", false),
       );
     } else entries.push(keyEntry("auto_assign", spec.autoAssign ?? true));
-    entries.push(...announceEntries(announce.get(pool.metadata.name)!, lost, machines));
+    const how = announce.get(pool.metadata.name)!;
+    const { selection, fromPeers, note } = poolServing(how, parsed.peers, machines);
+    entries.push(...announceEntries(how, lost, machines, selection));
+    if (note !== undefined) entries.push(noteEntry(note));
+    if (fromPeers && selection.kind === "inexpressible") {
+      entries.push(noteEntry(
+        `MetalLB BGPPeers' spec.nodeSelectors (the Nodes that announce this pool): ` +
+          unservedText(selection),
+      ));
+    }
     return {
       header: "[[pools]]",
       name: pool.metadata.name,
       notes: unknownFieldNotes(object, spec, METALLB_SPECS.IPAddressPool.shape),
       entries,
-      servingMachines: { every: "control-plane" },
+      servingMachines: servingMachinesOf(selection),
       ...(allocation ? { serviceAllocation: serviceAllocation(object, allocation, lost) } : {}),
     };
   });
@@ -185,6 +195,7 @@ function announceEntries(
   how: PoolAnnounce,
   lost: string[],
   machines: readonly ImportedMachine[],
+  selection: NodeSelection,
 ): Entry[] {
   const entries: Entry[] = [];
   const note = (text: string) => entries.push(noteEntry(text));
@@ -225,18 +236,19 @@ function announceEntries(
         .map((n) => ({ note: n })),
     );
     const s = ad.spec;
-    if ((s.nodeSelectors ?? []).length > 0) {
+    // a pool announced over BGP is served as its BGP advertisements say
+    const l2Selection: NodeSelection = how.bgp.length > 0 ? { kind: "default" } : selection;
+    if ((s.nodeSelectors ?? []).length > 0 && l2Selection.kind !== "served_by") {
       note(
         `${mlb(object, "nodeSelectors", s.nodeSelectors!.map(selectorText))}: ` +
-          "Keelson holds VRRP addresses on the control-plane machines only.",
+          unservedText(l2Selection),
       );
       if (!holdsControlPlane(s.nodeSelectors!, machines)) {
         restriction(
           object,
           "nodeSelectors",
           s.nodeSelectors!.map(selectorText).join(" OR "),
-          "Keelson cannot choose the Nodes that answer ARP/NDP; its control-plane machines hold " +
-            "the addresses. Check that they may, or give those Services another pool.",
+          unservedText(l2Selection) + " Check that they may, or give those Services another pool.",
         );
       }
     }
@@ -290,20 +302,17 @@ function announceEntries(
           "announces each address as a /128; aggregate at the router.",
       );
     }
-    if ((s.nodeSelectors ?? []).length > 0) {
+    if ((s.nodeSelectors ?? []).length > 0 && selection.kind !== "served_by") {
       note(
-        `${mlb(object, "nodeSelectors", s.nodeSelectors!.map(selectorText))}: Keelson ` +
-          "announces from every healthy control-plane machine that peers (choose them per peer " +
-          "with hosts or zones).",
+        `${mlb(object, "nodeSelectors", s.nodeSelectors!.map(selectorText))}: ` +
+          unservedText(selection),
       );
       if (!holdsControlPlane(s.nodeSelectors!, machines)) {
         restriction(
           object,
           "nodeSelectors",
           s.nodeSelectors!.map(selectorText).join(" OR "),
-          "Keelson announces from every control-plane machine that peers, not only from the " +
-            "selected Nodes; choose the peering machines with hosts or zones on each " +
-            "[[bgp.peers]].",
+          unservedText(selection) + " Choose the serving machines with [pools.served_by].",
         );
       }
     }
@@ -322,6 +331,14 @@ function announceEntries(
     }
   }
   return entries;
+}
+
+/** What a pool whose node selectors did not become `served_by` is served by, and why. */
+function unservedText(selection: NodeSelection): string {
+  if (selection.kind === "inexpressible") {
+    return `${selection.reason}; the control-plane machines serve the pool.`;
+  }
+  return "the control-plane machines serve the pool (Keelson's default).";
 }
 
 /** `[pools.service_allocation]` from spec.serviceAllocation. */

@@ -21,6 +21,11 @@ export interface DiffHeading {
   services: number;
   /** Lines shown under the heading (the machines' power, `plan_power.ts`); none when absent. */
   context?: readonly string[];
+  /**
+   * The pools whose serving hosts would change and the lines saying how
+   * (`plan_serving.ts`); none when absent.
+   */
+  serving?: { changed: number; lines: readonly string[] };
 }
 
 /**
@@ -68,12 +73,16 @@ export function formatDiff(diff: PlanDiff, heading: DiffHeading): string {
     lines.push("", `Services (${diff.services.length} changed):`);
     for (const s of diff.services) lines.push(`  ${s.serviceKey}  ${service(s)}`);
   }
+  lines.push(...heading.serving?.lines ?? []);
+  const moved = heading.serving?.changed ?? 0;
   lines.push(
     "",
-    hasChanges(diff)
+    hasChanges(diff) || moved > 0
       ? `Changes: ${count(diff.nodes.length, "Node")}, ${count(diff.routes.length, "pod route")}, ${
         count(diff.services.length, "Service")
-      }${diff.refused.length > 0 ? "; the reload would be refused" : ""}.`
+      }${moved > 0 ? `, ${count(moved, "pool")} served by other hosts` : ""}${
+        diff.refused.length > 0 ? "; the reload would be refused" : ""
+      }.`
       : "No changes: the proposed inventory does what the one in force does.",
   );
   // names, reasons and addresses come from the cluster and the files: one line each, no escapes

@@ -14,6 +14,7 @@
  *
  * @module
  */
+import type { PoolServers } from "./pool_servers.ts";
 import type { V1Lease, V1Service } from "@kubernetes/client-node";
 import { canonicalIp, compareIpTexts } from "../net/ip.ts";
 import {
@@ -94,6 +95,11 @@ export interface StatusInput {
    * reader's own observation for every host it lists. @default this reader's observation only
    */
   leaderJudgement?: { judgement: Judgement; sinceMs: number };
+  /**
+   * Each pool's serving hosts (`poolServersOf`: the inventory and the Nodes' readiness); judged
+   * for pools nothing can serve and VIPs held only off their pool's hosts. @default none judged
+   */
+  servingHosts?: readonly PoolServers[];
 }
 
 /**
@@ -289,6 +295,7 @@ export function buildStatusModel(input: StatusInput): { status: StatusModel; fac
     pools: poolUsage(fresh),
     power,
     powerFrom,
+    servingHosts: [...input.servingHosts ?? []],
   };
   const facts: ProblemFacts = {
     nowMs,

@@ -3,7 +3,8 @@
  * unreadable report, a failing reload or apply, every BGP session down, a VIP served by no host or
  * by two (split brain) or whose host is unknown, an address served that no Service holds, a
  * control-plane machine that never reported, a host on another inventory, a full pool, a machine
- * whose power is unknown. Pure: the model and a few facts in, the sentences and each VIP row's
+ * whose power is unknown, a pool no host can serve, a Service VIP held only by hosts that do not
+ * serve its pool (`pool_servers.ts`). Pure: the model and a few facts in, the sentences and each VIP row's
  * problem out, in the order `keelson status` prints them.
  *
  * @module
@@ -11,6 +12,7 @@
 import { claimedAge, claimedAgo, formatAge } from "./ages.ts";
 import { shortDigest } from "./inventory_agreement.ts";
 import { heartbeatCleanupCommand } from "./retired_heartbeats.ts";
+import { unservedPoolProblems, vipServingProblems } from "./pool_servers.ts";
 import type { StatusModel, VipProblem, VipStatus } from "./status_model.ts";
 import { compareCodeUnits } from "../text/code_unit_order.ts";
 
@@ -64,6 +66,8 @@ export function decideProblems(status: StatusModel, facts: ProblemFacts): Status
     ),
     ...status.power.filter((p) => p.state === "unknown")
       .map((p) => `machine ${p.machine}: power unknown (${p.detail})`),
+    ...unservedPoolProblems(status.servingHosts),
+    ...vipServingProblems(status.servingHosts, status.vips),
   ];
   return { problems, vips };
 }

@@ -13,6 +13,7 @@ import { claimedAge, claimedAgo, formatAge } from "./ages.ts";
 import type { ClusterStatus } from "./status_model.ts";
 import { terminalSafe } from "../text/terminal_safe.ts";
 import { shortDigest } from "./inventory_agreement.ts";
+import { describeHosts } from "./pool_servers.ts";
 import { toJsonText } from "../text/json_text.ts";
 
 /** Whether to colour the text. */
@@ -255,6 +256,20 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
       ];
     }),
   ));
+  if (status.servingHosts.length > 0) {
+    out.push("", paint("bold", "Serving hosts"));
+    out.push(...table(
+      ["POOL", "ANNOUNCE", "HOSTS"],
+      status.servingHosts.map((p) => [
+        p.pool,
+        p.announce === "bgp" ? "BGP" : "VRRP",
+        p.hosts.length === 0
+          ? paint("red", "none")
+          : p.hosts.map((h) => h.state === "serving" ? h.host : paint("red", describeHosts([h])))
+            .join(", "),
+      ]),
+    ));
+  }
   return out.join("\n") + "\n";
 }
 

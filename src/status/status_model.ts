@@ -10,6 +10,7 @@ import type { Omitted } from "./host_report_limits.ts";
 import type { AnnouncerReport, HostReport } from "./host_report.ts";
 import type { Freshness } from "./observed_freshness.ts";
 import type { InventoryAgreement, OtherInventory } from "./inventory_agreement.ts";
+import type { PoolServers } from "./pool_servers.ts";
 
 /** One host's VRRP state for a VIP. */
 export interface VipHostState {
@@ -188,6 +189,11 @@ export interface ClusterStatus {
   };
   /** LoadBalancer Services without an address yet, sorted. */
   pending: PendingService[];
+  /**
+   * Each pool's serving hosts and whether each can serve now (`pool_servers.ts`); empty without
+   * the inventory.
+   */
+  servingHosts: PoolServers[];
   /** One sentence per problem; empty when healthy. */
   problems: string[];
 }

@@ -178,6 +178,8 @@ integrationTest(
           `2 hosts, process start included; judged by ${healthy!.status.judgedBy.by})`,
       );
       assert.equal(healthy!.code, 0, JSON.stringify(healthy!.status.problems));
+      // with the inventory, status lists each pool's serving hosts (the Nodes read for readiness)
+      assert.ok(healthy!.status.servingHosts.length > 0, JSON.stringify(healthy!.status));
       assert.equal(healthy!.status.judgedBy.by, "leader");
       // generous: a loaded machine; the watch it replaces took a heartbeat period or more
       assert.ok(Math.min(...times) < 8_000, `status took ${times} ms`);

@@ -49,6 +49,7 @@ export type BirdClusterContext = ClusterContext;
 /** BIRD, as the provider's host side starts it and `keelson render` renders its file. */
 export const BIRD: Announcer = {
   name: "bird",
+  announce: "bgp",
   start: (options) => startBird(options),
   renderFile: (request, config) => renderBirdFile(request, config),
   render: { usage: BIRD_RENDER_USAGE, flags: ["show-secrets"] },

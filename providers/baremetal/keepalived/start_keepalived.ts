@@ -47,6 +47,7 @@ export interface KeepalivedOptions {
 /** keepalived, as the provider's host side starts it and `keelson render` renders its file. */
 export const KEEPALIVED: Announcer = {
   name: "keepalived",
+  announce: "vrrp",
   start: (options) => startKeepalived(options),
   renderFile: (request, config) => Promise.resolve(renderKeepalivedFile(request, config)),
   render: { usage: KEEPALIVED_RENDER_USAGE, flags: ["fifo-user"] },

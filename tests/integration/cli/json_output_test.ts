@@ -51,8 +51,27 @@ Deno.test("plan -o json is one flat document: services a list, pools with numeri
     "pools",
     "problems",
     "power",
+    "servingHosts",
   ]);
   assert.ok(Array.isArray(doc.services), "services is the list itself, not an object holding one");
+  // each pool's serving hosts, with the snapshot's Nodes' readiness
+  const serving = doc.servingHosts as {
+    pools: { pool: string; proposed: string[]; hosts: { host: string; node: string }[] }[];
+    problems: string[];
+  };
+  assert.deepEqual(serving.pools.map((p) => p.pool), ["public", "public-bgp", "internal-v6"]);
+  for (const pool of serving.pools) {
+    assert.deepEqual(Object.keys(pool), [
+      "pool",
+      "announce",
+      "inForce",
+      "proposed",
+      "hosts",
+      "changed",
+    ]);
+    assert.ok(pool.hosts.every((h) => ["True", "False", "Unknown", "absent"].includes(h.node)));
+  }
+  assert.deepEqual(serving.problems, []);
   for (const pool of doc.pools as Record<string, unknown>[]) {
     assert.deepEqual(Object.keys(pool), ["pool", "family", "total", "used"]);
     assert.ok(pool.family === "IPv4" || pool.family === "IPv6", String(pool.family));

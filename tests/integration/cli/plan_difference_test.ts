@@ -104,6 +104,42 @@ Deno.test("plan --current: an edit that changes nothing exits 0; an unreadable i
   }
 });
 
+Deno.test("plan --current: a pool moved to other hosts by served_by is a change, exit 2, in text and JSON", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const p = await files(dir);
+    const moved = `${dir}/moved.toml`;
+    await Deno.writeTextFile(
+      moved,
+      IN_FORCE.replace(/^(addresses = .*)$/m, '$1\n[pools.served_by]\nmachines = ["n-1"]'),
+    );
+    const text = await runPlan(["-c", moved, "-s", p.state, "--current", p.current]);
+    assert.equal(text.code, 2, text.err);
+    assert.match(
+      text.out,
+      /^Serving hosts that would change \(1\):\n {2}lan \(VRRP\): none -> n-1$/m,
+    );
+    assert.match(
+      text.out,
+      /^Changes: 0 Nodes, 0 pod routes, 0 Services, 1 pool served by other hosts\.$/m,
+    );
+    const json = await runPlan(["-c", moved, "-s", p.state, "--current", p.current, "-o", "json"]);
+    assert.equal(json.code, 2, json.err);
+    const plan = JSON.parse(json.out);
+    assert.equal(plan.changes, true);
+    assert.deepEqual(
+      plan.servingHosts.pools.map((s: { pool: string; inForce: string[]; proposed: string[] }) => [
+        s.pool,
+        s.inForce,
+        s.proposed,
+      ]),
+      [["lan", [], ["n-1"]]],
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("plan: --state and --kubeconfig exclude each other; --context needs --kubeconfig", async () => {
   await assert.rejects(
     planCommand(["-c", "x.toml", "-s", "s.yaml", "--kubeconfig", "k"]),

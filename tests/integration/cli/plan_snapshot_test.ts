@@ -82,3 +82,22 @@ Deno.test("plan lists the Services of another load-balancer class as not Keelson
     /"otherClass":\[\{"serviceKey":"default\/theirs","loadBalancerClass":"example\.com\/other-lb"\}\]/,
   );
 });
+
+Deno.test("plan names each pool's serving hosts, with the snapshot's Nodes' readiness", async () => {
+  const state = `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata: {name: cp-2}
+  status:
+    conditions: [{type: Ready, status: "False"}]
+`;
+  const text = await plan(state);
+  assert.equal(text.code, 0, text.err);
+  assert.match(
+    text.out,
+    /^Serving hosts \(3 pools\):\n {2}public \(VRRP\): cp-1, cp-2 \(Node not Ready\), cp-3$/m,
+  );
+  assert.match(text.out, /^ {2}public-bgp \(BGP\): cp-1, cp-2 \(Node not Ready\), cp-3$/m);
+});

@@ -151,8 +151,11 @@ Deno.test("renderCommand adds the address plan would give a pending Service", as
 
 Deno.test("renderCommand without --state renders the control-plane VIP only", async () => {
   const { config } = await fixture([]);
-  const { code, out } = await runCli(["keepalived", "--config", config, "--host", "cp-1"]);
+  const { code, out, err } = await runCli(["keepalived", "--config", config, "--host", "cp-1"]);
   assert.equal(code, 0);
+  // the pools the host serves, on stderr: stdout stays the file alone
+  assert.match(err, /^Host "cp-1" serves VRRP pool "lan" \(with "cp-2"\)$/m);
+  assert.doesNotMatch(out, /serves VRRP pool/);
   assert.match(out, /vrrp_instance keelson_cp_v4 \{/);
   assert.doesNotMatch(out, /keelson_v4_g/);
   assert.match(out, /init_file 1/);

@@ -14,7 +14,9 @@ Deno.test("summarizeConfig() describes the example inventory in one paragraph", 
       "9 machines: 3 control-plane (3 active), " +
       "6 worker (3 active, 1 maintenance, 1 shutdown, 1 retired)",
       "2 zones: dc1-row-a (5), dc1-row-b (4)",
-      '"public" 63 IPv4 usable, "public-bgp" 30 IPv4 usable (BGP), "internal-v6" 255 IPv6 usable',
+      '"public" 63 IPv4 usable (served by "cp-1" "cp-2" "cp-3"), ' +
+      '"public-bgp" 30 IPv4 usable (BGP, served by "cp-1" "cp-2" "cp-3"), ' +
+      '"internal-v6" 255 IPv6 usable (served by "cp-1" "cp-2" "cp-3")',
       "BGP as AS 64513 to 2 peers",
       "control-plane VIP 10.0.0.10 and 2001:db8:0:1::10",
       'controllers "*"',
@@ -48,4 +50,18 @@ Deno.test("summarizeConfig() counts the machines with a BMC and says what [power
     "keelson.toml",
   ));
   assert.match(summary, /; BMC on 2 of 3 machines, out-of-service on \(fencing on\);/);
+});
+
+Deno.test("summarizeConfig() names each pool's serving machines: served_by, retired left out", () => {
+  let ip = 10;
+  const machine = (name: string, role: string, extra = "") =>
+    `[[machines]]\nname = "${name}"\nrole = "${role}"\ninternal_ips = ["10.0.0.${ip++}"]\n${extra}`;
+  const text = '[[pools]]\nname = "edge"\naddresses = ["192.0.2.0/29"]\n' +
+    '[pools.served_by]\nroles = ["worker"]\n' +
+    '[[pools]]\nname = "cp"\naddresses = ["192.0.2.8/29"]\n' +
+    machine("cp-1", "control-plane") + machine("w-1", "worker") + machine("w-2", "worker") +
+    machine("w-3", "worker", 'state = "retired"\n');
+  const summary = summarizeConfig(parseConfig(text, "keelson.toml"));
+  assert.match(summary, /"edge" 6 IPv4 usable \(served by "w-1" "w-2"\)/);
+  assert.match(summary, /"cp" 6 IPv4 usable \(served by "cp-1"\)/);
 });

@@ -46,7 +46,12 @@ Deno.test("metallbInventory(): pools, peers and their notes are data, decided be
   assert.equal(pools.length, 1);
   const lan = pools[0]!;
   assert.equal(lan.name, "lan");
-  assert.deepEqual(lan.servingMachines, { every: "control-plane" });
+  // the advertisement's node selector becomes the pool's served_by (no Nodes read: the labels
+  // are named for the operator to give the machines)
+  assert.ok("servedBy" in lan.servingMachines);
+  assert.deepEqual(lan.servingMachines.servedBy, { labels: { rack: "r1" } });
+  assert.match(lan.servingMachines.note.text, /^From spec\.nodeSelectors \(rack=r1\)\. Give the/);
+  assert.equal(lan.servingMachines.machineLabels.size, 0);
   assert.deepEqual(
     lan.entries.flatMap((e) => "key" in e ? [[e.key, e.value]] : []),
     [["name", "lan"], ["addresses", ["10.0.0.0-10.0.0.255"]], ["auto_assign", true], [
@@ -54,14 +59,9 @@ Deno.test("metallbInventory(): pools, peers and their notes are data, decided be
       "bgp",
     ]],
   );
-  assert.ok(
-    lan.entries.some((e) =>
-      "note" in e && e.note.text.includes('spec.nodeSelectors = ["rack=r1"]')
-    ),
-  );
-  // the advertisement's node selector cannot be kept: reported, naming the object and field
-  assert.equal(restrictionsLost.length, 1);
-  assert.match(restrictionsLost[0]!, /BGPAdvertisement "to-tor" spec\.nodeSelectors \(rack=r1\)/);
+  // kept as served_by: neither a note on the pool nor a restriction lost
+  assert.ok(!lan.entries.some((e) => "note" in e && e.note.text.includes("spec.nodeSelectors")));
+  assert.deepEqual(restrictionsLost, []);
 
   const peers = inventory.settings.filter((b) => "header" in b && b.header === "[[bgp.peers]]");
   assert.equal(peers.length, 2);
@@ -74,7 +74,7 @@ Deno.test("metallbInventory(): pools, peers and their notes are data, decided be
   assert.match(b.leftOut?.text ?? "", /spec\.interface = "eth1": an unnumbered session/);
 });
 
-Deno.test("writeInventory(): notes become comments, a left-out table is commented, allocation follows its pool", () => {
+Deno.test("writeInventory(): notes become comments, a left-out table is commented, served_by and allocation follow their pool", () => {
   const inventory: InventoryFragments = {
     header: [{ text: "Imported.\u001b[2J" }],
     settings: [
@@ -100,7 +100,11 @@ Deno.test("writeInventory(): notes become comments, a left-out table is commente
         name: "lan",
         notes: [],
         entries: [{ key: "name", value: "lan" }, { key: "addresses", value: ["10.0.0.0/24"] }],
-        servingMachines: { every: "control-plane" },
+        servingMachines: {
+          servedBy: { roles: ["worker"], labels: { rack: "r1" } },
+          note: { text: "From spec.nodeSelectors." },
+          machineLabels: new Map(),
+        },
         serviceAllocation: {
           header: "[pools.service_allocation]",
           notes: [],
@@ -133,6 +137,11 @@ Deno.test("writeInventory(): notes become comments, a left-out table is commente
       'name = "lan"',
       'addresses = ["10.0.0.0/24"]',
       "",
+      "[pools.served_by]",
+      "# From spec.nodeSelectors.",
+      'roles = ["worker"]',
+      'labels = { rack = "r1" }',
+      "",
       "[pools.service_allocation]",
       'namespaces = ["shop"]',
       "",
@@ -145,6 +154,7 @@ Deno.test("writeInventory(): notes become comments, a left-out table is commente
     pools: [{
       name: "lan",
       addresses: ["10.0.0.0/24"],
+      served_by: { roles: ["worker"], labels: { rack: "r1" } },
       service_allocation: { namespaces: ["shop"] },
     }],
   });

@@ -25,8 +25,11 @@ Deno.test("import metallb: selectors Keelson cannot express narrow the pool and 
   const shared = doc.pools.find((p) => p.name === "shared")!;
   assert.equal(shared.auto_assign, true);
   assert.deepEqual(shared.service_allocation?.namespaces, ["shop"]);
-  assert.equal(lost.length, 4, lost.join("\n"));
-  assert.match(lost[0]!, /^selectors\.yaml:\d+: L2Advertisement "rack-a" spec\.nodeSelectors/);
+  // rack-a's nodeSelectors (rack=a) became [pools.served_by] labels: nothing lost there
+  assert.equal(lost.length, 3, lost.join("\n"));
+  assert.ok(!lost.some((l) => /spec\.nodeSelectors/.test(l)));
+  const rackA = doc.pools.find((p) => p.name === "tenants") as { served_by?: unknown };
+  assert.deepEqual(JSON.parse(JSON.stringify(rackA.served_by)), { labels: { rack: "a" } });
   assert.ok(
     lost.some((l) =>
       /"tenants" spec\.serviceAllocation\.namespaceSelectors \(tenant=gold\).*auto_assign = false/

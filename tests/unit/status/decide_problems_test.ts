@@ -26,6 +26,7 @@ function model(overrides: Partial<StatusModel> = {}): StatusModel {
     powerFrom: undefined,
     inventory: { reference: undefined, others: [], unreported: [], file: undefined },
     pending: [],
+    servingHosts: [],
     ...overrides,
   };
 }
@@ -221,4 +222,37 @@ Deno.test("decideProblems(): leader, hosts, control plane, inventory, pools and 
   assert.match(decided.problems[7]!, /1m00s ago by its clock\) than the leader cp-2/);
   assert.equal(decided.problems[8], "pool lan (IPv4) is 100% used (10 of 10)");
   assert.equal(decided.problems[9], "machine w-1: power unknown (no answer)");
+});
+
+Deno.test("decideProblems(): a pool no host can serve and a VIP held only off its pool's hosts, after power", () => {
+  const status = model({
+    vips: [
+      vip("192.0.2.10", { services: ["shop/web"], pool: "racks", hosts: ["cp-1"] }),
+      vip("192.0.2.11", { services: ["shop/api"], pool: "racks", hosts: ["w-1"] }),
+    ],
+    power: [{
+      machine: "w-2",
+      state: "unknown",
+      since: undefined,
+      answered: undefined,
+      detail: "no answer",
+    }],
+    servingHosts: [
+      {
+        pool: "racks",
+        announce: "vrrp",
+        selection: "served_by",
+        announced: true,
+        hosts: [{ host: "w-1", state: "node-not-ready", node: "False" }],
+      },
+      { pool: "quiet", announce: "bgp", selection: "default", announced: false, hosts: [] },
+    ],
+  });
+  const decided = decideProblems(status, FACTS);
+  assert.deepEqual(decided.problems, [
+    "machine w-2: power unknown (no answer)",
+    "pool racks: no machine can serve it (w-1 (Node not Ready))",
+    "VIP 192.0.2.10 (shop/web) of pool racks is served by cp-1, none of which serves the pool " +
+    "(no machine can now)",
+  ]);
 });
