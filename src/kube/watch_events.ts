@@ -77,12 +77,21 @@ export async function* watchEvents(
   options.signal?.addEventListener("abort", onAbort, { once: true });
   let idle = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  // a chunk only notes its time; the one timer looks when the bound could have passed and sleeps
+  // again for what is left (a timer replaced per event cost more than the event's parse)
+  let lastChunkAt = performance.now();
+  const check = () => {
+    const silentMs = performance.now() - lastChunkAt;
+    if (silentMs < idleMs) {
+      timer = setTimeout(check, idleMs - silentMs);
+      return;
+    }
+    idle = true;
+    controller.abort(new DOMException("watch idle", "TimeoutError"));
+  };
   const arm = () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      idle = true;
-      controller.abort(new DOMException("watch idle", "TimeoutError"));
-    }, idleMs);
+    lastChunkAt = performance.now();
+    timer ??= setTimeout(check, idleMs);
   };
   const failure = (error: unknown): KubeApiError => {
     if (idle) {

@@ -7,6 +7,7 @@
  * @module
  */
 import {
+  compareLogLevel,
   configure,
   dispose,
   getJsonLinesFormatter,
@@ -43,6 +44,12 @@ const encoder = new TextEncoder();
 let formatter: TextFormatter = getTextFormatter();
 /** stderr's writer, one for the process's life (its counts feed the metrics). */
 let stderrWriter: LogLineWriter | undefined;
+/**
+ * The lowest level `setupLogging` writes; calls below it return before logtape builds a record
+ * (logtape formats the message and copies the record before it compares levels: a trace line per
+ * work-queue item cost more than the item's own bookkeeping).
+ */
+let lowestWritten: LogLevel = "trace";
 
 /**
  * Configures the process-wide log sinks. Safe to call again (for example after a reload).
@@ -63,11 +70,12 @@ export async function setupLogging(options: LoggingOptions = {}): Promise<void> 
   // stderr, so stdout stays free for command output (check, plan, render)
   const writer = stderrWriter ??= new LogLineWriter(Deno.stderr, { dropNotice });
   await reset();
+  lowestWritten = options.level ?? "info";
   await configure({
     reset: true,
     sinks: { stderr: lineSink(writer) },
     loggers: [
-      { category: ["keelson"], lowestLevel: options.level ?? "info", sinks: ["stderr"] },
+      { category: ["keelson"], lowestLevel: lowestWritten, sinks: ["stderr"] },
       { category: ["logtape", "meta"], lowestLevel: "warning", sinks: ["stderr"] },
     ],
   });
@@ -83,6 +91,7 @@ export async function setupLogging(options: LoggingOptions = {}): Promise<void> 
 export async function flushLogging(timeoutMs = FLUSH_TIMEOUT_MS): Promise<boolean> {
   const flushed = await (stderrWriter?.flush(timeoutMs) ?? Promise.resolve(true));
   await dispose();
+  lowestWritten = "trace";
   return flushed;
 }
 
@@ -121,7 +130,26 @@ function dropNotice(dropped: number): Uint8Array {
  * @returns a logtape Logger
  */
 export function logger(...category: string[]): Logger {
-  return getLogger(["keelson", ...category]);
+  return belowLevelSkipped(getLogger(["keelson", ...category]));
+}
+
+/** The levels a call can skip; warnings and errors always reach logtape. */
+const SKIPPABLE_LEVELS = ["trace", "debug", "info"] as const;
+
+/**
+ * `inner` with its trace, debug and info calls returning at once below `lowestWritten`.
+ * @param inner logtape's logger
+ * @returns a logger that delegates everything else to `inner`
+ */
+function belowLevelSkipped(inner: Logger): Logger {
+  const guarded: Logger = Object.create(inner);
+  for (const level of SKIPPABLE_LEVELS) {
+    const write = inner[level] as (...args: unknown[]) => void;
+    (guarded[level] as (...args: unknown[]) => void) = (...args: unknown[]) => {
+      if (compareLogLevel(level, lowestWritten) >= 0) write.apply(inner, args);
+    };
+  }
+  return guarded;
 }
 
 /**

@@ -5,10 +5,10 @@
  *
  * @module
  */
-import { Gauge, type Metric, Registry } from "prom-client";
-// two of prom-client's default metrics, one by one (its collectDefaultMetrics has no way to leave
+import { cpuUsage } from "node:process";
+import { Counter, Gauge, type Metric, Registry } from "prom-client";
+// one of prom-client's default metrics on its own (its collectDefaultMetrics has no way to leave
 // one out): see DEFAULT_METRICS
-import processCpuTotal from "prom-client/lib/metrics/processCpuTotal.js";
 import processStartTime from "prom-client/lib/metrics/processStartTime.js";
 import { VERSION } from "../version.ts";
 
@@ -16,8 +16,9 @@ import { VERSION } from "../version.ts";
 type DefaultMetric = (registry: Registry, config: Record<string, unknown>) => void;
 
 /**
- * Of prom-client's default metrics, only the `process_*` ones with a source under Deno: CPU time
- * and start time. The others are Node.js's: `nodejs_version_info` gave the Node.js version Deno
+ * Of prom-client's default metrics, only the `process_*` ones with a source under Deno: start
+ * time here, and CPU time as processCpuCounters (prom-client's own loads the OpenTelemetry API,
+ * 51 modules, for exemplars Keelson never records). The others are Node.js's: `nodejs_version_info` gave the Node.js version Deno
  * emulates (`v26.3.0` on a Deno 2 process), `nodejs_active_handles_total` and
  * `nodejs_active_requests_total` are gauges named like counters (and count libuv objects Deno
  * does not have), `nodejs_gc_*` needs Node's GC hooks, and the heap series are exported from
@@ -27,7 +28,7 @@ type DefaultMetric = (registry: Registry, config: Record<string, unknown>) => vo
  * prom-client's `eventLoopLag` kept a `monitorEventLoopDelay` histogram for the process's life,
  * 2–9 MB of native memory under Deno; the lag is measured per scrape instead (eventLoopLagGauge).
  */
-const DEFAULT_METRICS = [processCpuTotal, processStartTime] as DefaultMetric[];
+const DEFAULT_METRICS = [processStartTime] as DefaultMetric[];
 
 /**
  * A fresh registry with process and runtime metrics and `keelson_build_info{version}`.
@@ -36,6 +37,7 @@ const DEFAULT_METRICS = [processCpuTotal, processStartTime] as DefaultMetric[];
 export function createMetricsRegistry(): Registry {
   const registry = new Registry();
   for (const metric of DEFAULT_METRICS) metric(registry, {});
+  processCpuCounters(registry);
   eventLoopLagGauge(registry);
   residentMemoryGauge(registry);
   runtimeMemoryGauges(registry);
@@ -47,6 +49,42 @@ export function createMetricsRegistry(): Registry {
   });
   build.set({ version: VERSION, deno_version: Deno.version.deno }, 1);
   return registry;
+}
+
+/**
+ * `process_cpu_user_seconds_total`, `process_cpu_system_seconds_total` and
+ * `process_cpu_seconds_total`, as prom-client's default metric defines them: the CPU time used
+ * since the previous scrape is added at each scrape.
+ * @param registry where they register
+ */
+function processCpuCounters(registry: Registry): void {
+  let last = cpuUsage();
+  // the first one's collect sets all three: a scrape collects each metric as it writes it, in
+  // registration order
+  new Counter({
+    name: "process_cpu_user_seconds_total",
+    help: "Total user CPU time spent in seconds.",
+    registers: [registry],
+    collect(this: Counter) {
+      const now = cpuUsage();
+      const userMicros = now.user - last.user;
+      const systemMicros = now.system - last.system;
+      last = now;
+      this.inc(userMicros / 1e6);
+      system.inc(systemMicros / 1e6);
+      total.inc((userMicros + systemMicros) / 1e6);
+    },
+  });
+  const system = new Counter({
+    name: "process_cpu_system_seconds_total",
+    help: "Total system CPU time spent in seconds.",
+    registers: [registry],
+  });
+  const total = new Counter({
+    name: "process_cpu_seconds_total",
+    help: "Total user and system CPU time spent in seconds.",
+    registers: [registry],
+  });
 }
 
 /**

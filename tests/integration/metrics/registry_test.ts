@@ -57,6 +57,8 @@ Deno.test("createMetricsRegistry exports process and Deno runtime metrics, no No
   for (
     const name of [
       "process_cpu_seconds_total",
+      "process_cpu_user_seconds_total",
+      "process_cpu_system_seconds_total",
       "process_resident_memory_bytes",
       "process_start_time_seconds",
       "deno_heap_used_bytes",

@@ -186,3 +186,14 @@ Deno.test("zod is imported as a namespace of zod/v4, so the bundle leaves out it
   assert.ok(graph.has("src/config/schema.ts"), "the walk did not reach src/config/schema.ts");
   assert.deepEqual(offenders, []);
 });
+
+Deno.test("prom-client's index is never evaluated: the bare name maps to src/metrics/prom_client.ts, which loads single class files", async () => {
+  // the index loads the push gateway (node:http, node:https, node:zlib), the cluster aggregator
+  // and every default metric, one of them the OpenTelemetry API: ~1.5 MB of RSS at start
+  const imports = await importMap();
+  assert.equal(imports["prom-client"], "./src/metrics/prom_client.ts");
+  const shim = await Deno.readTextFile(join(ROOT, "src/metrics/prom_client.ts"));
+  const loaded = evaluatedImports(shim);
+  assert.ok(loaded.length > 0, "the shim loads nothing");
+  assert.deepEqual(loaded.filter((s) => !/^prom-client\/lib\/[a-z]+\.js$/.test(s)), []);
+});

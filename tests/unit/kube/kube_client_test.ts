@@ -186,6 +186,24 @@ Deno.test("KubeClient.watch() treats a connection silent past idleTimeoutMs as d
   body.close();
 });
 
+Deno.test("KubeClient.watch() keeps a watch whose events come more often than idleTimeoutMs, for longer than it", async () => {
+  const body = stream();
+  await using s = serve(() => new Response(body.body));
+  const event = (i: number) =>
+    JSON.stringify({ type: "ADDED", object: { metadata: { name: `n${i}` } } }) + "\n";
+  // 12 events 50 ms apart: 600 ms in all, each gap well inside the 200 ms bound
+  const sender = (async () => {
+    for (let i = 0; i < 12; i++) {
+      body.push(event(i));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    body.close();
+  })();
+  const events = await collect(s.client.watch("/api/v1/nodes", { idleTimeoutMs: 200 }));
+  await sender;
+  assert.equal(events.length, 12);
+});
+
 Deno.test("KubeClient.rest goes through the transport and returns the server's JSON as it is", async () => {
   await using s = serve(() =>
     Response.json({
