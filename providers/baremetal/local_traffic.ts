@@ -1,0 +1,222 @@
+/**
+ * Which of a pool's serving hosts may announce (BGP) or hold (VRRP) a Service's VIP.
+ *
+ * With `externalTrafficPolicy: Local`, kube-proxy on a Node delivers the Service's traffic only to
+ * endpoints on that Node and drops it when there is none, so a VIP is worth announcing only from a
+ * serving host with a ready local endpoint; that host also keeps the client's source address. With
+ * `Cluster`, every serving host may serve the VIP and kube-proxy forwards it on. Either way a host
+ * whose Node is not Ready serves nothing.
+ *
+ * The Service, its EndpointSlices and the Nodes come from the API and are untrusted: each is read
+ * here through one defensive parse (kinds checked, sizes bounded, unknown shapes skipped). Pure.
+ *
+ * @module
+ */
+import { compareCodeUnits } from "../../src/text/code_unit_order.ts";
+
+/** At most this many EndpointSlices are read; more is a broken or hostile input. */
+export const MAX_ENDPOINT_SLICES = 10_000;
+/** At most this many endpoints are read per slice (the API allows 1000). */
+export const MAX_ENDPOINTS_PER_SLICE = 1_000;
+/** At most this many Nodes are read. */
+export const MAX_NODES = 10_000;
+/** A Kubernetes object name (DNS subdomain) is at most this long; longer names are ignored. */
+const MAX_NAME_LENGTH = 253;
+
+/** Why a serving host may not serve a Service's VIP. */
+export type ExclusionReason =
+  | "node-not-ready"
+  | "no-local-endpoint"
+  | "local-endpoints-not-ready"
+  | "local-endpoints-terminating";
+
+/** A serving host left out, and why. */
+export interface ExcludedHost {
+  /** The host's name (its Node's name). */
+  readonly host: string;
+  /** The reason, as a fixed code. */
+  readonly reason: ExclusionReason;
+  /** The reason for an operator. Built from fixed text and the host name only. */
+  readonly message: string;
+}
+
+/** The decision for one Service. */
+export interface LocalTrafficDecision {
+  /**
+   * The policy the decision followed: `Cluster` also for a Service without one or with an
+   * unknown value, as kube-proxy treats it.
+   */
+  readonly policy: "Cluster" | "Local";
+  /**
+   * False when the policy is Local but no EndpointSlices were known (no cache yet): no verdict on
+   * endpoints then, and every Ready serving host may serve the VIP, as for Cluster.
+   */
+  readonly endpointsKnown: boolean;
+  /** The serving hosts that may announce or hold the VIP, sorted and unique. */
+  readonly hosts: readonly string[];
+  /** The serving hosts left out, sorted by host. */
+  readonly excluded: readonly ExcludedHost[];
+}
+
+/** The inputs: raw objects as the API returned them. */
+export interface LocalTrafficInput {
+  /** The Service (`v1`). */
+  readonly service: unknown;
+  /** EndpointSlices (`discovery.k8s.io/v1`), any Service's; undefined when not known. */
+  readonly endpointSlices: readonly unknown[] | undefined;
+  /** Nodes (`v1`); a serving host without a Node (not registered yet) counts as Ready. */
+  readonly nodes: readonly unknown[];
+  /** The Node names of the pool's serving hosts (`poolServers`). */
+  readonly servingHosts: readonly string[];
+}
+
+/**
+ * The serving hosts that may announce or hold a Service's VIP, and a reason for each one left out.
+ * @param input the Service, the EndpointSlices, the Nodes and the pool's serving hosts
+ * @returns the decision; a Service that cannot be read is treated as Cluster
+ * @example
+ * localTrafficHosts({ service, endpointSlices, nodes, servingHosts: ["w-1", "w-2"] })
+ * // { policy: "Local", endpointsKnown: true, hosts: ["w-1"], excluded: [{ host: "w-2", reason: "no-local-endpoint", ... }] }
+ */
+export function localTrafficHosts(input: LocalTrafficInput): LocalTrafficDecision {
+  const service = readService(input.service);
+  const policy = service?.policy ?? "Cluster";
+  const notReadyNodes = readNotReadyNodes(input.nodes);
+  const hosts = [...new Set(input.servingHosts.filter(isName))].sort(compareCodeUnits);
+  const endpoints =
+    policy === "Local" && service !== undefined && input.endpointSlices !== undefined
+      ? localEndpoints(service, input.endpointSlices)
+      : undefined;
+
+  const chosen: string[] = [];
+  const excluded: ExcludedHost[] = [];
+  for (const host of hosts) {
+    if (notReadyNodes.has(host)) {
+      excluded.push(exclusion(host, "node-not-ready"));
+      continue;
+    }
+    if (endpoints !== undefined) {
+      const state = endpoints.get(host);
+      if (state !== "ready") {
+        excluded.push(exclusion(host, state ?? "no-local-endpoint"));
+        continue;
+      }
+    }
+    chosen.push(host);
+  }
+  return {
+    policy,
+    endpointsKnown: policy === "Cluster" || endpoints !== undefined,
+    hosts: chosen,
+    excluded,
+  };
+}
+
+interface ServiceKey {
+  readonly namespace: string;
+  readonly name: string;
+  readonly policy: "Cluster" | "Local";
+}
+
+/** What a Node's endpoints amount to: one ready endpoint is enough. */
+type LocalState = "ready" | "local-endpoints-not-ready" | "local-endpoints-terminating";
+
+function readService(raw: unknown): ServiceKey | undefined {
+  if (!isRecord(raw)) return undefined;
+  if (raw.kind !== undefined && raw.kind !== "Service") return undefined;
+  const metadata = raw.metadata;
+  if (!isRecord(metadata) || !isName(metadata.name) || !isName(metadata.namespace)) {
+    return undefined;
+  }
+  const spec = isRecord(raw.spec) ? raw.spec : {};
+  const policy = spec.externalTrafficPolicy === "Local" ? "Local" : "Cluster";
+  return { namespace: metadata.namespace, name: metadata.name, policy };
+}
+
+/** The state of the Service's endpoints on each Node that has any. */
+function localEndpoints(
+  service: ServiceKey,
+  slices: readonly unknown[],
+): Map<string, LocalState> {
+  const states = new Map<string, LocalState>();
+  for (const slice of slices.slice(0, MAX_ENDPOINT_SLICES)) {
+    if (!isRecord(slice)) continue;
+    if (slice.kind !== undefined && slice.kind !== "EndpointSlice") continue;
+    if (slice.apiVersion !== undefined && slice.apiVersion !== "discovery.k8s.io/v1") continue;
+    // kube-proxy ignores FQDN slices; only address slices carry traffic
+    if (slice.addressType !== "IPv4" && slice.addressType !== "IPv6") continue;
+    const metadata = slice.metadata;
+    if (!isRecord(metadata) || metadata.namespace !== service.namespace) continue;
+    const labels = metadata.labels;
+    if (!isRecord(labels) || labels["kubernetes.io/service-name"] !== service.name) continue;
+    if (!Array.isArray(slice.endpoints)) continue;
+    for (const endpoint of slice.endpoints.slice(0, MAX_ENDPOINTS_PER_SLICE)) {
+      if (!isRecord(endpoint) || !isName(endpoint.nodeName)) continue;
+      const state = endpointState(endpoint.conditions);
+      const before = states.get(endpoint.nodeName);
+      if (before === undefined || rank(state) > rank(before)) states.set(endpoint.nodeName, state);
+    }
+  }
+  return states;
+}
+
+/**
+ * One endpoint's state. `ready` absent means ready (the API's convention); a terminating endpoint
+ * is never counted ready, whatever else it says, and neither is one marked not serving.
+ */
+function endpointState(conditions: unknown): LocalState {
+  const c = isRecord(conditions) ? conditions : {};
+  if (c.terminating === true) return "local-endpoints-terminating";
+  if (c.ready === false || c.serving === false) return "local-endpoints-not-ready";
+  if (c.ready !== undefined && c.ready !== null && c.ready !== true) {
+    return "local-endpoints-not-ready";
+  }
+  return "ready";
+}
+
+/** The most useful state of a Node's several endpoints wins: ready, then not ready. */
+function rank(state: LocalState): number {
+  return state === "ready" ? 2 : state === "local-endpoints-not-ready" ? 1 : 0;
+}
+
+/**
+ * The Nodes whose Ready condition is present and not True. A Node without a Ready condition, or
+ * not in the list, counts as Ready, so a cluster that is still coming up is not cut off.
+ */
+function readNotReadyNodes(nodes: readonly unknown[]): Set<string> {
+  const notReady = new Set<string>();
+  for (const node of nodes.slice(0, MAX_NODES)) {
+    if (!isRecord(node)) continue;
+    if (node.kind !== undefined && node.kind !== "Node") continue;
+    if (!isRecord(node.metadata) || !isName(node.metadata.name)) continue;
+    const status = node.status;
+    if (!isRecord(status) || !Array.isArray(status.conditions)) continue;
+    const ready = status.conditions.find((c) => isRecord(c) && c.type === "Ready");
+    if (isRecord(ready) && ready.status !== "True") notReady.add(node.metadata.name);
+  }
+  return notReady;
+}
+
+function exclusion(host: string, reason: ExclusionReason): ExcludedHost {
+  return { host, reason, message: MESSAGES[reason](host) };
+}
+
+const MESSAGES: Record<ExclusionReason, (host: string) => string> = {
+  "node-not-ready": (host) => `Node "${host}" is not Ready`,
+  "no-local-endpoint": (host) =>
+    `externalTrafficPolicy is Local and no endpoint of the Service runs on "${host}"`,
+  "local-endpoints-not-ready": (host) =>
+    `externalTrafficPolicy is Local and the Service's endpoints on "${host}" are not ready`,
+  "local-endpoints-terminating": (host) =>
+    `externalTrafficPolicy is Local and the Service's endpoints on "${host}" are terminating`,
+};
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A Node or object name: a non-empty string of lowercase DNS characters within the bound. */
+function isName(value: unknown): value is string {
+  return typeof value === "string" && value.length > 0 && value.length <= MAX_NAME_LENGTH &&
+    /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(value);
+}
