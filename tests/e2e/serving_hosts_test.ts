@@ -122,6 +122,51 @@ async function createServices(cp: ControlPlane): Promise<{ lan: string; edge: st
   return { lan: await vip("lan"), edge: await vip("edge") };
 }
 
+/** Service web/local, externalTrafficPolicy Local, in pool edge: its VIP. */
+async function createLocalService(cp: ControlPlane, logs: () => Promise<string>): Promise<string> {
+  await createLbService(cp, "web", "local", {
+    annotations: { "keelson.io/address-pool": "edge" },
+    spec: { externalTrafficPolicy: "Local" },
+  });
+  const read = async () =>
+    ingressIps(
+      (await cp.request<V1Service>("GET", "/api/v1/namespaces/web/services/local"))
+        .body as V1Service,
+    )[0];
+  return (await pollUntil("a VIP for web/local", read, {
+    timeoutMs: 60_000,
+    intervalMs: 50,
+    retryErrors: true,
+    context: logs,
+  })).value;
+}
+
+const LOCAL_SLICES = "/apis/discovery.k8s.io/v1/namespaces/web/endpointslices";
+
+/** Puts web/local's one ready endpoint on Node `node` (creating its EndpointSlice the first time). */
+async function putLocalEndpoint(cp: ControlPlane, node: string): Promise<void> {
+  const slice = {
+    apiVersion: "discovery.k8s.io/v1",
+    kind: "EndpointSlice",
+    metadata: { name: "local-1", labels: { "kubernetes.io/service-name": "local" } },
+    addressType: "IPv4",
+    endpoints: [{ addresses: ["10.244.9.9"], nodeName: node, conditions: { ready: true } }],
+    ports: [{ name: "tcp-80", port: 80, protocol: "TCP" }],
+  };
+  const current = await cp.request<{ metadata?: { resourceVersion?: string } }>(
+    "GET",
+    `${LOCAL_SLICES}/local-1`,
+  );
+  const version = current.status === 200 ? current.body?.metadata?.resourceVersion : undefined;
+  if (version === undefined) await cp.requestOk("POST", LOCAL_SLICES, slice);
+  else {
+    await cp.requestOk("PUT", `${LOCAL_SLICES}/local-1`, {
+      ...slice,
+      metadata: { ...slice.metadata, resourceVersion: version },
+    });
+  }
+}
+
 async function tail(path: string, lines = 30): Promise<string> {
   const text = await Deno.readTextFile(path).catch(() => "");
   return `--- ${path}\n${text.split("\n").slice(-lines).join("\n")}`;
@@ -258,6 +303,35 @@ Deno.test({
         assert.match(log, /host-side mode/, `${node} runs in host-side mode`);
         assert.doesNotMatch(log, /Lease acquired|became leader/i);
       }
+
+      // externalTrafficPolicy Local: held by the serving worker with a ready endpoint, and moved
+      // with the endpoint (w-1 first: with no endpoint anywhere, the tie goes to w-2's address)
+      const localVip = await createLocalService(cp, logs);
+      const both = [...all, localVip];
+      await putLocalEndpoint(cp, "w-1");
+      const onW1 = await lab.waitFor(
+        "the Local VIP on w-1 only",
+        (h) => h.get(localVip)!.join() === "n2",
+        both,
+        60_000,
+      ).catch(async (error) => {
+        throw new Error(`${error}\n${await logs()}`);
+      });
+      await putLocalEndpoint(cp, "w-2");
+      const toW2 = await lab.waitFor(
+        "the Local VIP on w-2 only, after its endpoint moved",
+        (h) => h.get(localVip)!.join() === "n3",
+        both,
+        60_000,
+      ).catch(async (error) => {
+        throw new Error(`${error}\n${await logs()}`);
+      });
+      report(
+        `RESULT vrrp_workers_local vip=${localVip} on_w1_ms=${onW1.toFixed(0)} (after the ` +
+          `EndpointSlice) moved_to_w2_ms=${toW2.toFixed(0)}`,
+      );
+      assert.equal((await lab.holders([vips.lan])).get(vips.lan)!.join(), "n1");
+
       const first = (await lab.holders([vips.edge])).get(vips.edge)![0]!;
       report(
         `RESULT vrrp_workers_placed_ms=${placedMs.toFixed(0)} edge=${vips.edge} on=${
@@ -492,25 +566,8 @@ Deno.test({
 
       // externalTrafficPolicy Local: announced only by the serving worker with a ready endpoint,
       // following the endpoint; the backend there sees the client's own address
-      await createLbService(cp, "web", "local", {
-        annotations: { "keelson.io/address-pool": "edge" },
-        spec: { externalTrafficPolicy: "Local" },
-      });
-      const localVip = (await pollUntil("a VIP for web/local", async () =>
-        ingressIps(
-          (await cp!.request<V1Service>("GET", "/api/v1/namespaces/web/services/local"))
-            .body as V1Service,
-        )[0], { timeoutMs: 60_000, intervalMs: 50, retryErrors: true, context: logs })).value;
-      const slice = (node: string) => ({
-        apiVersion: "discovery.k8s.io/v1",
-        kind: "EndpointSlice",
-        metadata: { name: "local-1", labels: { "kubernetes.io/service-name": "local" } },
-        addressType: "IPv4",
-        endpoints: [{ addresses: ["10.244.9.9"], nodeName: node, conditions: { ready: true } }],
-        ports: [{ name: "tcp-80", port: 80, protocol: "TCP" }],
-      });
-      const slices = "/apis/discovery.k8s.io/v1/namespaces/web/endpointslices";
-      await cp.requestOk("POST", slices, slice("w-2"));
+      const localVip = await createLocalService(cp, logs);
+      await putLocalEndpoint(cp, "w-2");
       const onW2 = await pollUntil(
         "the Local VIP from w-2 only",
         async () => (await lab.torNextHops(localVip)).join() === lab.cpIp(3) ? true : undefined,
@@ -524,16 +581,7 @@ Deno.test({
       );
       assert.equal(client, TOR_IP);
       const movedAt = performance.now();
-      await cp.requestOk("PUT", `${slices}/local-1`, {
-        ...slice("w-1"),
-        metadata: {
-          ...slice("w-1").metadata,
-          resourceVersion: (await cp.requestOk<{ metadata: { resourceVersion: string } }>(
-            "GET",
-            `${slices}/local-1`,
-          )).metadata.resourceVersion,
-        },
-      });
+      await putLocalEndpoint(cp, "w-1");
       await pollUntil(
         "the Local VIP from w-1 only, after its endpoint moved",
         async () => (await lab.torNextHops(localVip)).join() === lab.cpIp(2) ? true : undefined,
