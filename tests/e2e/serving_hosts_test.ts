@@ -45,10 +45,10 @@ import {
   createNamespace,
   ingressIps,
 } from "../integration/_harness/lb_services.ts";
-import { pollUntil } from "../_support/poll.ts";
+import { holdsFor, pollUntil } from "../_support/poll.ts";
 import { ManagedProcess } from "../integration/_harness/process.ts";
 import { BgpLab, bgpLabUnavailable, CP_ASN, TOR_ASN, TOR_IP } from "./_bgp_lab.ts";
-import { e2eUnavailable, KeepalivedLab, report, run, sleep } from "./_keepalived_lab.ts";
+import { e2eUnavailable, KeepalivedLab, report, run } from "./_keepalived_lab.ts";
 import { forward } from "./_tcp_forward.ts";
 
 async function unavailable(): Promise<string | undefined> {
@@ -79,21 +79,6 @@ const SIGTERM_FAILOVER_BOUND_MS = 5_000;
 const CRASH_FAILOVER_BOUND_MS = 3_500;
 /** bgp_test.ts: BFD (100 ms x 3) removes a dead link's path within 3 s. */
 const BFD_FAILOVER_BOUND_MS = 3_000;
-
-async function until<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  timeoutMs: number,
-  onTimeout?: () => Promise<string>,
-  intervalMs = 20,
-): Promise<{ value: T; ms: number }> {
-  return await pollUntil(what, check, {
-    timeoutMs,
-    intervalMs,
-    retryErrors: true,
-    ...(onTimeout ? { context: onTimeout } : {}),
-  });
-}
 
 /** Each host's heartbeat report, by host. */
 async function heartbeats(cp: ControlPlane): Promise<Map<string, HostReport>> {
@@ -129,18 +114,57 @@ async function createServices(cp: ControlPlane): Promise<{ lan: string; edge: st
     await createLbService(cp, "web", pool, { annotations: { "keelson.io/address-pool": pool } });
   }
   const vip = async (name: string) =>
-    (await until(
-      `a VIP for web/${name}`,
-      async () =>
-        ingressIps(
-          (await cp.request<V1Service>("GET", `/api/v1/namespaces/web/services/${name}`))
-            .body as V1Service,
-        )[0],
-      60_000,
-      undefined,
-      50,
-    )).value;
+    (await pollUntil(`a VIP for web/${name}`, async () =>
+      ingressIps(
+        (await cp.request<V1Service>("GET", `/api/v1/namespaces/web/services/${name}`))
+          .body as V1Service,
+      )[0], { timeoutMs: 60_000, intervalMs: 50, retryErrors: true })).value;
   return { lan: await vip("lan"), edge: await vip("edge") };
+}
+
+/** Service web/local, externalTrafficPolicy Local, in pool edge: its VIP. */
+async function createLocalService(cp: ControlPlane, logs: () => Promise<string>): Promise<string> {
+  await createLbService(cp, "web", "local", {
+    annotations: { "keelson.io/address-pool": "edge" },
+    spec: { externalTrafficPolicy: "Local" },
+  });
+  const read = async () =>
+    ingressIps(
+      (await cp.request<V1Service>("GET", "/api/v1/namespaces/web/services/local"))
+        .body as V1Service,
+    )[0];
+  return (await pollUntil("a VIP for web/local", read, {
+    timeoutMs: 60_000,
+    intervalMs: 50,
+    retryErrors: true,
+    context: logs,
+  })).value;
+}
+
+const LOCAL_SLICES = "/apis/discovery.k8s.io/v1/namespaces/web/endpointslices";
+
+/** Puts web/local's one ready endpoint on Node `node` (creating its EndpointSlice the first time). */
+async function putLocalEndpoint(cp: ControlPlane, node: string): Promise<void> {
+  const slice = {
+    apiVersion: "discovery.k8s.io/v1",
+    kind: "EndpointSlice",
+    metadata: { name: "local-1", labels: { "kubernetes.io/service-name": "local" } },
+    addressType: "IPv4",
+    endpoints: [{ addresses: ["10.244.9.9"], nodeName: node, conditions: { ready: true } }],
+    ports: [{ name: "tcp-80", port: 80, protocol: "TCP" }],
+  };
+  const current = await cp.request<{ metadata?: { resourceVersion?: string } }>(
+    "GET",
+    `${LOCAL_SLICES}/local-1`,
+  );
+  const version = current.status === 200 ? current.body?.metadata?.resourceVersion : undefined;
+  if (version === undefined) await cp.requestOk("POST", LOCAL_SLICES, slice);
+  else {
+    await cp.requestOk("PUT", `${LOCAL_SLICES}/local-1`, {
+      ...slice,
+      metadata: { ...slice.metadata, resourceVersion: version },
+    });
+  }
 }
 
 async function tail(path: string, lines = 30): Promise<string> {
@@ -222,20 +246,15 @@ Deno.test({
       }
       const vips = await createServices(cp);
       // each host's file: the control-plane host the lan VIP only, each worker the edge VIP only
-      await until(
-        "each host's file to hold the VIPs of its pools only",
-        async () => {
-          for (const node of lab.nodes) {
-            const text = await Deno.readTextFile(lab.confFile(node)).catch(() => "");
-            const [mine, other] = node === "n1" ? [vips.lan, vips.edge] : [vips.edge, vips.lan];
-            if (!text.includes(`${mine}/32`) || text.includes(`${other}/32`)) return undefined;
-            if (!text.includes("vrrp_notify_fifo")) return undefined;
-          }
-          return true;
-        },
-        90_000,
-        logs,
-      );
+      await pollUntil("each host's file to hold the VIPs of its pools only", async () => {
+        for (const node of lab.nodes) {
+          const text = await Deno.readTextFile(lab.confFile(node)).catch(() => "");
+          const [mine, other] = node === "n1" ? [vips.lan, vips.edge] : [vips.edge, vips.lan];
+          if (!text.includes(`${mine}/32`) || text.includes(`${other}/32`)) return undefined;
+          if (!text.includes("vrrp_notify_fifo")) return undefined;
+        }
+        return true;
+      }, { timeoutMs: 90_000, intervalMs: 20, retryErrors: true, context: logs });
       for (const node of lab.nodes) lab.startKeepalived(node);
       const all = [vips.lan, vips.edge];
       const placedMs = await lab.waitFor(
@@ -249,16 +268,21 @@ Deno.test({
         throw new Error(`${error}\n${await logs()}`);
       });
       // and it stays so (sampled for 3 s: never on the control-plane host, never on two)
-      for (let i = 0; i < 30; i++) {
-        const h = await lab.holders(all);
-        assert.equal(h.get(vips.edge)!.length, 1, JSON.stringify([...h]));
-        assert.ok(!h.get(vips.edge)!.includes("n1"), JSON.stringify([...h]));
-        await sleep(100);
-      }
+      await holdsFor("the edge VIP on exactly one worker", async () => {
+        const edge = (await lab.holders(all)).get(vips.edge)!;
+        return edge.length === 1 && !edge.includes("n1");
+      }, {
+        forMs: 3_000,
+        intervalMs: 100,
+        context: async () => JSON.stringify([...await lab.holders(all)]),
+      });
       // the control-plane host leads; the workers report heartbeats with their own instances
-      const leader = await until("a leader", () => leaderHost(cp!), 30_000);
+      const leader = await pollUntil("a leader", () => leaderHost(cp!), {
+        timeoutMs: 30_000,
+        retryErrors: true,
+      });
       assert.equal(leader.value, "cp-1");
-      const beats = await until(
+      const beats = await pollUntil(
         "the workers' heartbeats with their VRRP instances",
         async () => {
           const reports = await heartbeats(cp!);
@@ -267,8 +291,7 @@ Deno.test({
           );
           return ok ? reports : undefined;
         },
-        30_000,
-        logs,
+        { timeoutMs: 30_000, intervalMs: 20, retryErrors: true, context: logs },
       );
       assert.ok(
         ["w-1", "w-2"].every((w) =>
@@ -280,6 +303,35 @@ Deno.test({
         assert.match(log, /host-side mode/, `${node} runs in host-side mode`);
         assert.doesNotMatch(log, /Lease acquired|became leader/i);
       }
+
+      // externalTrafficPolicy Local: held by the serving worker with a ready endpoint, and moved
+      // with the endpoint (w-1 first: with no endpoint anywhere, the tie goes to w-2's address)
+      const localVip = await createLocalService(cp, logs);
+      const both = [...all, localVip];
+      await putLocalEndpoint(cp, "w-1");
+      const onW1 = await lab.waitFor(
+        "the Local VIP on w-1 only",
+        (h) => h.get(localVip)!.join() === "n2",
+        both,
+        60_000,
+      ).catch(async (error) => {
+        throw new Error(`${error}\n${await logs()}`);
+      });
+      await putLocalEndpoint(cp, "w-2");
+      const toW2 = await lab.waitFor(
+        "the Local VIP on w-2 only, after its endpoint moved",
+        (h) => h.get(localVip)!.join() === "n3",
+        both,
+        60_000,
+      ).catch(async (error) => {
+        throw new Error(`${error}\n${await logs()}`);
+      });
+      report(
+        `RESULT vrrp_workers_local vip=${localVip} on_w1_ms=${onW1.toFixed(0)} (after the ` +
+          `EndpointSlice) moved_to_w2_ms=${toW2.toFixed(0)}`,
+      );
+      assert.equal((await lab.holders([vips.lan])).get(vips.lan)!.join(), "n1");
+
       const first = (await lab.holders([vips.edge])).get(vips.edge)![0]!;
       report(
         `RESULT vrrp_workers_placed_ms=${placedMs.toFixed(0)} edge=${vips.edge} on=${
@@ -301,8 +353,16 @@ Deno.test({
       assert.equal((await lab.holders([vips.lan])).get(vips.lan)!.join(), "n1");
       // keepalived back on the first worker (once the old one is gone)
       await lab.keepalived.get(first)!.status;
+      const restartLog = `${lab.nodeDir(first)}/keepalived.log`;
+      const logBefore = (await Deno.readTextFile(restartLog)).length;
       lab.startKeepalived(first);
-      await sleep(2_000);
+      // the restarted instance has taken a state (a backup the crash below can fail over to, or
+      // the holder again after a preemption) and the VIP is on one worker
+      await pollUntil(`keepalived on ${HOSTS[first]} back in a VRRP state`, async () => {
+        const since = (await Deno.readTextFile(restartLog)).slice(logBefore);
+        if (!/Entering (?:BACKUP|MASTER) STATE/.test(since)) return false;
+        return (await lab.holders([vips.edge])).get(vips.edge)!.length === 1;
+      }, { timeoutMs: 30_000, intervalMs: 50, retryErrors: true, context: logs });
 
       // a crash of the serving worker's keepalived: parent and VRRP child killed, its port cut
       const holder = (await lab.holders([vips.edge])).get(vips.edge)![0]!;
@@ -365,7 +425,8 @@ async function sourceSeenByBackend(lab: BgpLab, i: number, vip: string): Promise
   );
   server.start();
   try {
-    for (let attempt = 0; attempt < 50; attempt++) {
+    // the server listens a moment after it starts: a refused connection is "not yet"
+    const answer = await pollUntil(`an answer from the backend on ${vip}`, async () => {
       const out = await run("ip", [
         "netns",
         "exec",
@@ -374,10 +435,9 @@ async function sourceSeenByBackend(lab: BgpLab, i: number, vip: string): Promise
         "-c",
         `exec 3<>/dev/tcp/${vip}/80 && timeout 2 head -1 <&3`,
       ]).catch(() => "");
-      if (out.trim() !== "") return out.trim();
-      await sleep(100);
-    }
-    return "";
+      return out.trim() === "" ? undefined : out.trim();
+    }, { timeoutMs: 15_000, intervalMs: 100 });
+    return answer.value;
   } finally {
     await server.stop(1000);
   }
@@ -447,98 +507,71 @@ Deno.test({
           }),
         );
       }
-      await until(
-        "3 sessions Established at the ToR",
-        async () => {
-          const out = await lab.tor("show", "protocols");
-          return (out.match(/Established/g) ?? []).length === 3 ? true : undefined;
-        },
-        90_000,
-        logs,
-        100,
-      );
+      await pollUntil("3 sessions Established at the ToR", async () => {
+        const out = await lab.tor("show", "protocols");
+        return (out.match(/Established/g) ?? []).length === 3 ? true : undefined;
+      }, { timeoutMs: 90_000, intervalMs: 100, retryErrors: true, context: logs });
       const vips = await createServices(cp);
       const workers = [lab.cpIp(2), lab.cpIp(3)].sort();
-      const ecmp = await until(
+      const ecmp = await pollUntil(
         "the edge VIP from both workers, the lan VIP from cp-1",
         async () => {
           const edge = await lab.torNextHops(vips.edge);
           const lan = await lab.torNextHops(vips.lan);
           return edge.join() === workers.join() && lan.join() === lab.cpIp(1) ? edge : undefined;
         },
-        60_000,
-        logs,
+        { timeoutMs: 60_000, intervalMs: 20, retryErrors: true, context: logs },
       );
       report(
         `RESULT bgp_workers_ecmp edge=${vips.edge} via=${ecmp.value.join(",")} lan=${vips.lan} ` +
           `via=${lab.cpIp(1)} (${ecmp.ms.toFixed(0)} ms after both statuses)`,
       );
       // and it stays so, and the control-plane host leads
-      for (let i = 0; i < 20; i++) {
-        assert.deepEqual(await lab.torNextHops(vips.edge), workers);
-        await sleep(100);
-      }
-      assert.equal((await until("a leader", () => leaderHost(cp!), 30_000)).value, "cp-1");
+      await holdsFor(
+        "the edge VIP from both workers",
+        async () => (await lab.torNextHops(vips.edge)).join() === workers.join(),
+        {
+          forMs: 2_000,
+          intervalMs: 100,
+          context: async () => `next hops: ${(await lab.torNextHops(vips.edge)).join()}`,
+        },
+      );
+      assert.equal(
+        (await pollUntil("a leader", () => leaderHost(cp!), {
+          timeoutMs: 30_000,
+          retryErrors: true,
+        })).value,
+        "cp-1",
+      );
       for (const i of [1, 2]) assert.match(await agents[i]!.log(), /host-side mode/);
 
       // a worker's link cut: BFD takes its path away, the other worker's stays
       const cutAt = performance.now();
       await lab.link("cp2", false);
-      await until(
-        "w-1's path to leave the ToR",
-        async () => {
-          const hops = await lab.torNextHops(vips.edge);
-          return hops.join() === lab.cpIp(3) ? true : undefined;
-        },
-        30_000,
-        logs,
-        5,
-      );
+      await pollUntil("w-1's path to leave the ToR", async () => {
+        const hops = await lab.torNextHops(vips.edge);
+        return hops.join() === lab.cpIp(3) ? true : undefined;
+      }, { timeoutMs: 30_000, intervalMs: 5, retryErrors: true, context: logs });
       const cutMs = performance.now() - cutAt;
       report(`RESULT bgp_workers_bfd_failover_ms=${cutMs.toFixed(0)} (BFD 100 ms x 3)`);
       assert.ok(cutMs < BFD_FAILOVER_BOUND_MS, `w-1's path left after ${cutMs.toFixed(0)} ms`);
       assert.deepEqual(await lab.torNextHops(vips.lan), [lab.cpIp(1)]);
       await lab.link("cp2", true);
-      const back = await until(
+      const back = await pollUntil(
         "both workers' paths again",
         async () => (await lab.torNextHops(vips.edge)).join() === workers.join() ? true : undefined,
-        60_000,
-        logs,
+        { timeoutMs: 60_000, intervalMs: 20, retryErrors: true, context: logs },
       );
       report(`RESULT bgp_workers_path_back_ms=${back.ms.toFixed(0)}`);
 
       // externalTrafficPolicy Local: announced only by the serving worker with a ready endpoint,
       // following the endpoint; the backend there sees the client's own address
-      await createLbService(cp, "web", "local", {
-        annotations: { "keelson.io/address-pool": "edge" },
-        spec: { externalTrafficPolicy: "Local" },
-      });
-      const localVip = (await until(
-        "a VIP for web/local",
-        async () =>
-          ingressIps(
-            (await cp!.request<V1Service>("GET", "/api/v1/namespaces/web/services/local"))
-              .body as V1Service,
-          )[0],
-        60_000,
-        logs,
-        50,
-      )).value;
-      const slice = (node: string) => ({
-        apiVersion: "discovery.k8s.io/v1",
-        kind: "EndpointSlice",
-        metadata: { name: "local-1", labels: { "kubernetes.io/service-name": "local" } },
-        addressType: "IPv4",
-        endpoints: [{ addresses: ["10.244.9.9"], nodeName: node, conditions: { ready: true } }],
-        ports: [{ name: "tcp-80", port: 80, protocol: "TCP" }],
-      });
-      const slices = "/apis/discovery.k8s.io/v1/namespaces/web/endpointslices";
-      await cp.requestOk("POST", slices, slice("w-2"));
-      const onW2 = await until(
+      const localVip = await createLocalService(cp, logs);
+      await putLocalEndpoint(cp, "w-2");
+      const onW2 = await pollUntil(
         "the Local VIP from w-2 only",
         async () => (await lab.torNextHops(localVip)).join() === lab.cpIp(3) ? true : undefined,
-        30_000,
-        logs,
+        { timeoutMs: 30_000, intervalMs: 20, retryErrors: true, context: logs },
       );
       const client = await sourceSeenByBackend(lab, 3, localVip);
       report(
@@ -548,21 +581,11 @@ Deno.test({
       );
       assert.equal(client, TOR_IP);
       const movedAt = performance.now();
-      await cp.requestOk("PUT", `${slices}/local-1`, {
-        ...slice("w-1"),
-        metadata: {
-          ...slice("w-1").metadata,
-          resourceVersion: (await cp.requestOk<{ metadata: { resourceVersion: string } }>(
-            "GET",
-            `${slices}/local-1`,
-          )).metadata.resourceVersion,
-        },
-      });
-      await until(
+      await putLocalEndpoint(cp, "w-1");
+      await pollUntil(
         "the Local VIP from w-1 only, after its endpoint moved",
         async () => (await lab.torNextHops(localVip)).join() === lab.cpIp(2) ? true : undefined,
-        30_000,
-        logs,
+        { timeoutMs: 30_000, intervalMs: 20, retryErrors: true, context: logs },
       );
       report(
         `RESULT bgp_workers_local_moved_ms=${(performance.now() - movedAt).toFixed(0)} to w-1`,

@@ -22,11 +22,10 @@
  */
 import http from "node:http";
 import https from "node:https";
-import { dirname } from "node:path";
 import { type Clock, systemClock } from "../../../src/kube/clock.ts";
 import { errorMessage } from "../../../src/log/error_message.ts";
 import { logger } from "../../../src/log/logging.ts";
-import { writingHostFile } from "../host_file_error.ts";
+import { writeTrackFile } from "../track_file_write.ts";
 import { PEM_FILE, readInputFile } from "../../../src/files/read_input_file.ts";
 
 /** Options of `ApiserverProbe`. */
@@ -101,7 +100,7 @@ export class ApiserverProbe {
     if (!ok && this.#failures >= (this.#options.fall ?? 2)) next = "unhealthy";
     if (next !== this.#state) {
       try {
-        await writeAtomically(this.#options.trackFile, next === "healthy" ? "0\n" : "1\n");
+        await writeTrackFile(this.#options.trackFile, next === "healthy" ? "0\n" : "1\n");
         this.#writeProblem = undefined;
       } catch (error) {
         // the state stays as keepalived last read it, so the next probe writes again
@@ -193,11 +192,4 @@ export class ApiserverProbe {
       request.end();
     });
   }
-}
-
-async function writeAtomically(path: string, text: string): Promise<void> {
-  await writingHostFile(dirname(path), () => Deno.mkdir(dirname(path), { recursive: true }));
-  const temp = `${path}.${Deno.pid}.tmp`;
-  await writingHostFile(temp, () => Deno.writeTextFile(temp, text, { mode: 0o644 }));
-  await writingHostFile(path, () => Deno.rename(temp, path));
 }

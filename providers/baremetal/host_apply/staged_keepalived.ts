@@ -3,7 +3,8 @@
  * accepted only when it is byte-for-byte what Keelson renders for this host from the inventory
  * (which root owns), given the one input the inventory does not fix, the Service VIPs, read back
  * from the file. The rendering decides everything else (instances, VRIDs, priorities, peers,
- * interface, track file, notify FIFO), so a keyword the renderer never writes (`notify_master`,
+ * interface, track files, notify FIFO; which Service groups track their Local-traffic file is
+ * read back too, and rendered only for this host's groups), so a keyword the renderer never writes (`notify_master`,
  * `track_script`, `script_user`, `include`, a second `global_defs` setting) or a VIP outside the
  * inventory's served pools makes the file differ and be refused.
  *
@@ -11,7 +12,11 @@
  */
 import { errorMessage } from "../../../src/log/error_message.ts";
 import type { Config } from "../../../src/config/types.ts";
-import { renderHostKeepalived, serviceVipsInFile } from "../keepalived/announcer.ts";
+import {
+  localTrackedInstancesInFile,
+  renderHostKeepalived,
+  serviceVipsInFile,
+} from "../keepalived/announcer.ts";
 import { renderWithdrawnConfig } from "../keepalived/render.ts";
 import { keepalivedWithdrawal } from "../keepalived/withdrawal.ts";
 import { firstDifference } from "./first_difference.ts";
@@ -43,10 +48,19 @@ export function stagedKeepalivedProblem(
     if (keepalivedWithdrawal(config, host)) candidates = [renderWithdrawnConfig(host)];
     else {
       const serviceVips = serviceVipsInFile(text);
+      // which groups track their Local-traffic file depends on the Services' policies, which
+      // root does not read: taken from the file, and rendered only for groups this host has
+      const localTrackInstances = localTrackedInstancesInFile(text);
       candidates = [];
       // the agent names its own user for the FIFO; without one it renders none
       for (const fifo of [{ notifyFifoUser: agentUser }, {}]) {
-        const rendered = renderHostKeepalived({ config, host, serviceVips, ...fifo });
+        const rendered = renderHostKeepalived({
+          config,
+          host,
+          serviceVips,
+          localTrackInstances,
+          ...fifo,
+        });
         if ("error" in rendered) return rendered.error;
         candidates.push(rendered.text);
       }

@@ -29,6 +29,7 @@ import { readInterfaceAddresses } from "./interface_addresses.ts";
 import { renderKeepalivedConfig, renderWithdrawnConfig } from "./render.ts";
 import { servedServiceAddresses, type SkippedAddress } from "./served_addresses.ts";
 import { instancesInFile } from "./vrrp_state.ts";
+import { writeTrackFile } from "../track_file_write.ts";
 import { type KeepalivedWithdrawal, keepalivedWithdrawal } from "./withdrawal.ts";
 import {
   nextWithdrawalPhase,
@@ -37,8 +38,17 @@ import {
 } from "../withdrawal_phase.ts";
 import { readInputFile, RENDERED_FILE } from "../../../src/files/read_input_file.ts";
 import { errorMessage } from "../../../src/log/error_message.ts";
+import { formatIp, parseIp } from "../../../src/net/ip.ts";
+import { ingressIps } from "../ipam/status_holdings.ts";
+import { localTrafficHosts } from "../local_traffic.ts";
 
 export type { ServiceSource } from "../host_announcer.ts";
+
+/** The Service cache and, when there is one, the EndpointSlice cache. */
+export interface KeepalivedServiceSource extends ServiceSource {
+  /** Every EndpointSlice once their cache has synced; undefined while not known. */
+  endpointSlices?(): readonly unknown[] | undefined;
+}
 
 /** Options of `KeepalivedAnnouncer`. */
 export interface KeepalivedAnnouncerOptions {
@@ -70,7 +80,11 @@ const SKIPPED_METRIC = "keelson_keepalived_skipped_addresses";
 /** Renders and applies this host's keepalived config whenever its inputs change. */
 export class KeepalivedAnnouncer {
   #options: KeepalivedAnnouncerOptions;
-  #source: ServiceSource | undefined;
+  #source: KeepalivedServiceSource | undefined;
+  /** The value last written to each Local-traffic file (path to value). */
+  #localTracks = new Map<string, 0 | 1>();
+  /** The last failure to write one, said once. */
+  #localTrackProblem = "";
   #log = logger("keepalived", "announcer");
   #lastError = "";
   #queued: Promise<ApplyResult | undefined> | undefined;
@@ -104,7 +118,7 @@ export class KeepalivedAnnouncer {
   }
 
   /** Connects the Service cache (when the Kubernetes client exists) and renders. */
-  setServiceSource(source: ServiceSource | undefined): Promise<ApplyResult | undefined> {
+  setServiceSource(source: KeepalivedServiceSource | undefined): Promise<ApplyResult | undefined> {
     this.#source = source;
     return this.sync("service source changed");
   }
@@ -184,6 +198,7 @@ export class KeepalivedAnnouncer {
       host,
       ...(services ? { services } : { fileVips: fileVips ?? [] }),
       ...(this.#options.notifyFifoUser ? { notifyFifoUser: this.#options.notifyFifoUser } : {}),
+      ...(services && source?.endpointSlices ? { endpointSlices: source.endpointSlices() } : {}),
     });
     if (rendered.withdrawal) return await this.#withdraw(rendered.withdrawal, config, rendered);
     if (this.#advance({ kind: "back" })) this.#withdrawalLogged = "";
@@ -198,6 +213,8 @@ export class KeepalivedAnnouncer {
     if (services) this.#keptVips = undefined;
     this.#servedInterface = config.keepalived.interface;
     this.#reportSkipped(rendered.skipped);
+    // before the file: keepalived reads a track file it newly names at the reload
+    await this.#writeLocalTracks(rendered.localTracks);
     const result = await this.#options.applier.apply(rendered.text);
     // only a file keepalived took ends what an earlier withdrawal left: a VIP it could not remove
     // stays to be seen leaving at the next withdrawal
@@ -320,6 +337,37 @@ export class KeepalivedAnnouncer {
     }
   }
 
+  /**
+   * Writes the Local-traffic files whose value changed (keepalived follows them through inotify,
+   * no reload); a file that cannot be written is said once and tried again at the next render.
+   */
+  async #writeLocalTracks(tracks: readonly LocalTrackValue[]): Promise<void> {
+    for (const { path, value } of tracks) {
+      if (this.#localTracks.get(path) === value) continue;
+      try {
+        await writeTrackFile(path, `${value}\n`);
+        this.#localTracks.set(path, value);
+        this.#log.info("{path}: {value} (externalTrafficPolicy Local endpoints {where})", {
+          path,
+          value,
+          where: value === 1 ? "elsewhere: priority down to 1" : "here, or not known",
+        });
+      } catch (error) {
+        this.#localTracks.delete(path);
+        const problem = errorMessage(error);
+        if (problem !== this.#localTrackProblem) {
+          this.#log.error("keepalived is not told where Local endpoints run: {error}", {
+            error: problem,
+            path,
+          });
+        }
+        this.#localTrackProblem = problem;
+        continue;
+      }
+      this.#localTrackProblem = "";
+    }
+  }
+
   /** One log line per newly skipped address (every host), and the gauge. */
   #reportSkipped(skipped: readonly SkippedAddress[]): void {
     const now = new Set<string>();
@@ -350,6 +398,8 @@ export class KeepalivedAnnouncer {
 export interface RenderedHostConfig {
   text: string;
   skipped: { value: string; reason: string }[];
+  /** The values of its Service groups' Local-traffic files. */
+  localTracks: LocalTrackValue[];
 }
 
 /**
@@ -363,7 +413,12 @@ export function renderHostKeepalived(
 ): RenderedHostConfig | { error: string } {
   const model = buildKeepalivedModel(input);
   if ("error" in model) return model;
-  return { text: renderKeepalivedConfig(model), skipped: model.skipped };
+  const localTracks = model.instances.flatMap((i) =>
+    i.trackLocal
+      ? [{ path: i.trackLocal.path, value: i.trackLocal.lowered ? 1 as const : 0 as const }]
+      : []
+  );
+  return { text: renderKeepalivedConfig(model), skipped: model.skipped, localTracks };
 }
 
 /** The inputs of one host's keepalived file, wherever they were read from. */
@@ -377,14 +432,29 @@ export interface KeepalivedHostInputs {
   fileVips?: readonly string[];
   /** The user Keelson runs as, owner of keepalived's notify FIFO; absent: no FIFO. */
   notifyFifoUser?: string;
+  /**
+   * Every EndpointSlice, once their cache has synced; absent: not known, so no
+   * `externalTrafficPolicy: Local` group is lowered on this host.
+   */
+  endpointSlices?: readonly unknown[];
+}
+
+/** The value Keelson writes to a Service group's Local-traffic file (`model.ts`). */
+export interface LocalTrackValue {
+  /** The file, in `track_file_dir`. */
+  path: string;
+  /** 1: this host has no ready endpoint of the group's Local Services; 0 otherwise. */
+  value: 0 | 1;
 }
 
 /**
- * One host's keepalived file, with the addresses left out; `withdrawal` says why the host is out
- * of VRRP (the file then has no instance).
+ * One host's keepalived file, with the addresses left out and the values of its Local-traffic
+ * files; `withdrawal` says why the host is out of VRRP (the file then has no instance).
  */
 export type KeepalivedHostFile =
-  & ({ text: string; skipped: SkippedAddress[] } | { error: string })
+  & ({ text: string; skipped: SkippedAddress[]; localTracks: LocalTrackValue[] } | {
+    error: string;
+  })
   & { withdrawal?: KeepalivedWithdrawal };
 
 /**
@@ -398,17 +468,26 @@ export function keepalivedHostFile(input: KeepalivedHostInputs): KeepalivedHostF
   const { config, host } = input;
   const withdrawal = keepalivedWithdrawal(config, host);
   try {
-    if (withdrawal) return { text: renderWithdrawnConfig(host), skipped: [], withdrawal };
+    if (withdrawal) {
+      return { text: renderWithdrawnConfig(host), skipped: [], localTracks: [], withdrawal };
+    }
     const served = input.services ? servedServiceAddresses(config, input.services) : undefined;
     const rendered = renderHostKeepalived({
       config,
       host,
       serviceVips: served?.vips ?? input.fileVips ?? [],
       ...(input.notifyFifoUser ? { notifyFifoUser: input.notifyFifoUser } : {}),
+      ...(input.services
+        ? { localVips: localServiceVips(host, input.services, input.endpointSlices) }
+        : {}),
     });
     if ("error" in rendered) return rendered;
     // served addresses were checked once already; the file's are checked by the model
-    return { text: rendered.text, skipped: served ? served.skipped : rendered.skipped };
+    return {
+      text: rendered.text,
+      skipped: served ? served.skipped : rendered.skipped,
+      localTracks: rendered.localTracks,
+    };
   } catch (error) {
     // render refuses (throws) rather than write anything doubtful
     return {
@@ -416,6 +495,60 @@ export function keepalivedHostFile(input: KeepalivedHostInputs): KeepalivedHostF
       ...(withdrawal ? { withdrawal } : {}),
     };
   }
+}
+
+/**
+ * The `externalTrafficPolicy: Local` Service VIPs, each with whether `host` may hold it
+ * (`localTrafficHosts`: a ready endpoint of its Service on the host). Readiness of the Node is
+ * left to the endpoints: a Node that is not Ready has its endpoints marked not ready.
+ * @param host this host's machine name (its Node's name)
+ * @param services every Service
+ * @param endpointSlices every EndpointSlice; undefined while not known
+ * @returns canonical address text to the verdict, undefined when not known
+ */
+export function localServiceVips(
+  host: string,
+  services: readonly V1Service[],
+  endpointSlices: readonly unknown[] | undefined,
+): Map<string, boolean | undefined> {
+  const vips = new Map<string, boolean | undefined>();
+  for (const service of services) {
+    if (service.spec?.externalTrafficPolicy !== "Local") continue;
+    const decision = localTrafficHosts({
+      service,
+      endpointSlices,
+      nodes: [],
+      servingHosts: [host],
+    });
+    const here = decision.endpointsKnown ? decision.hosts.includes(host) : undefined;
+    for (const text of ingressIps(service)) {
+      const ip = parseIp(text);
+      if (!ip) continue;
+      const key = formatIp(ip.family, ip.value);
+      // an address shared by Services (allow-shared-ip): any of them with an endpoint here
+      vips.set(key, vips.has(key) ? eitherHeld(vips.get(key), here) : here);
+    }
+  }
+  return vips;
+}
+
+/** Whether a host may hold an address two Services share: yes if either says so. */
+function eitherHeld(a: boolean | undefined, b: boolean | undefined): boolean | undefined {
+  if (a === true || b === true) return true;
+  return a === undefined || b === undefined ? undefined : false;
+}
+
+/**
+ * The Service instances of a file rendered by Keelson that track their Local-traffic file.
+ * @param text a keepalived file written by Keelson
+ * @returns instance names (`keelson_v4_g3`)
+ */
+export function localTrackedInstancesInFile(text: string): Set<string> {
+  const names = new Set<string>();
+  for (const m of text.matchAll(/^track_file keelson_local_(v[46]_g\d{1,3}) \{$/gm)) {
+    names.add(`keelson_${m[1]}`);
+  }
+  return names;
 }
 
 /**

@@ -19,6 +19,12 @@
  *   a host, or a multicast segment, on different VRIDs). A host renders only its own groups.
  * - Priorities rotate inside a group: rank = (host index + group index) mod n, priority =
  *   200 - step * rank, so each host is preferred master for a different share of the groups.
+ * - `externalTrafficPolicy: Local`: a group holding a Local Service's VIP tracks a file of its own
+ *   (`local-v4-g3` in `track_file_dir`) with weight -253: Keelson writes 1 there on a host that
+ *   may hold none of the group's Local VIPs (no ready endpoint of theirs on it), which brings that
+ *   host's priority down to 1, so a member with a local endpoint takes the group (and its other
+ *   VIPs) and the group moves when the endpoints do. A lower priority rather than FAULT: if no
+ *   member with an endpoint runs keepalived, the others still hold the group's other VIPs.
  * - Preemption: Service groups preempt after a delay (a recovered host takes its share back
  *   once it has been up for `SERVICE_PREEMPT_DELAY_S`); the control-plane VIP never preempts,
  *   because every move drops all API clients' connections and any healthy apiserver will do.
@@ -66,6 +72,18 @@ export interface VrrpInstanceModel {
   excludedVips: ModelIp[];
   /** Tracks the apiserver-health file (control-plane instances). */
   trackApiserver: boolean;
+  /** The group's Local-traffic file, when it holds a Local Service's VIP. */
+  trackLocal?: LocalTrackModel;
+}
+
+/** The file that lowers a Service group's priority on a host without its Local endpoints. */
+export interface LocalTrackModel {
+  /** `keelson_local_v4_g3` (the `track_file` block's name). */
+  name: string;
+  /** `<track_file_dir>/local-v4-g3`. */
+  path: string;
+  /** Whether this host may hold none of the group's Local VIPs: Keelson writes 1, else 0. */
+  lowered: boolean;
 }
 
 /** The whole keepalived configuration of one host. */
@@ -107,7 +125,20 @@ export interface KeepalivedModelInput {
    * user in root's directory beside `track_file_dir` (`src/config/daemon_dir.ts`). Absent: no FIFO (states come from the addresses only).
    */
   notifyFifoUser?: string;
+  /**
+   * The `externalTrafficPolicy: Local` Service VIPs (canonical text), each with whether this host
+   * may hold it (a ready endpoint of its Service here), undefined while not known. Absent: none.
+   */
+  localVips?: ReadonlyMap<string, boolean | undefined>;
+  /**
+   * Service instances (`keelson_v4_g3`) that track their Local-traffic file whatever `localVips`
+   * says: the root step, which reads a staged file's VIPs back but not the Services' policies.
+   */
+  localTrackInstances?: ReadonlySet<string>;
 }
+
+/** Weight of a Local-traffic file: 1 there brings any priority down to 1 (keepalived's floor). */
+export const LOCAL_TRACK_WEIGHT = -253;
 
 /** Highest priority handed out (BACKUP instances may use 1..254). */
 export const BASE_PRIORITY = 200;
@@ -227,8 +258,17 @@ export function buildKeepalivedModel(
     const addr = addressing(group.members, group.family);
     if ("error" in addr) return addr;
     const g = group.index;
+    const name = `keelson_v${group.family}_g${g}`;
+    const locals = group.vips.filter((ip) => input.localVips?.has(ipKey(ip)));
+    const tracked = locals.length > 0 || input.localTrackInstances?.has(name) === true;
+    const trackLocal: LocalTrackModel | undefined = !tracked ? undefined : {
+      name: `keelson_local_v${group.family}_g${g}`,
+      path: `${ka.track_file_dir.replace(/\/+$/, "")}/local-v${group.family}-g${g}`,
+      // lowered only on a known verdict for each: unknown endpoints leave the priority alone
+      lowered: locals.length > 0 && locals.every((ip) => input.localVips!.get(ipKey(ip)) === false),
+    };
     instances.push({
-      name: `keelson_v${group.family}_g${g}`,
+      name,
       kind: "service",
       family: group.family,
       vrid: low + 2 + g,
@@ -240,6 +280,7 @@ export function buildKeepalivedModel(
       vips: group.vips.slice(0, ka.max_vips_per_instance),
       excludedVips: group.vips.slice(ka.max_vips_per_instance),
       trackApiserver: false,
+      ...(trackLocal ? { trackLocal } : {}),
     });
   }
 

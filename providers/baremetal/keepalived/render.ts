@@ -15,7 +15,12 @@
  */
 import { NAME_REGEXP, SAFE_PATH_REGEXP } from "../../../src/config/schema.ts";
 import { formatIp } from "../../../src/net/ip.ts";
-import type { KeepalivedModel, ModelIp, VrrpInstanceModel } from "./model.ts";
+import {
+  type KeepalivedModel,
+  LOCAL_TRACK_WEIGHT,
+  type ModelIp,
+  type VrrpInstanceModel,
+} from "./model.ts";
 
 const INSTANCE_NAME_REGEXP = /^keelson_(cp_v[46]|v[46]_g\d{1,3})$/;
 const TRACK_NAME_REGEXP = /^[a-z][a-z0-9_]{0,31}$/;
@@ -64,6 +69,21 @@ export function renderKeepalivedConfig(model: KeepalivedModel): string {
       `    file "${path}"`,
       "    weight 0",
       `    init_file ${init}`,
+      "}",
+    );
+  }
+  for (const instance of model.instances) {
+    if (!instance.trackLocal) continue;
+    const name = checkName(instance.trackLocal.name, TRACK_NAME_REGEXP, "trackLocal.name");
+    const path = checkName(instance.trackLocal.path, SAFE_PATH_REGEXP, "trackLocal.path");
+    lines.push(
+      "",
+      "# Written by Keelson: 1 where no endpoint of the group's externalTrafficPolicy Local",
+      "# Services is ready on this host (priority down to 1), else 0.",
+      `track_file ${name} {`,
+      `    file "${path}"`,
+      `    weight ${LOCAL_TRACK_WEIGHT}`,
+      "    init_file 0",
       "}",
     );
   }
@@ -149,6 +169,10 @@ function renderInstance(instance: VrrpInstanceModel, ctx: InstanceContext): stri
   if (instance.trackApiserver) {
     if (!ctx.model.trackFile) throw new RangeError(`Instance ${name} tracks a missing file`);
     lines.push("    track_file {", `        ${ctx.model.trackFile.name}`, "    }");
+  }
+  if (instance.trackLocal) {
+    const track = checkName(instance.trackLocal.name, TRACK_NAME_REGEXP, "trackLocal.name");
+    lines.push("    track_file {", `        ${track}`, "    }");
   }
   lines.push("}");
   return lines;

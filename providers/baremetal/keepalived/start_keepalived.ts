@@ -182,11 +182,19 @@ export async function startKeepalived(
       informer.subscribe(() => {
         announcer.sync("services changed").catch(failed);
       });
+      // externalTrafficPolicy Local: a group's priority here follows where endpoints run
+      const slices = context.endpointSlices;
+      slices?.subscribe(() => {
+        announcer.sync("endpoints changed").catch(failed);
+      });
       informer.waitForSync(signal).then((ok) => {
         if (!ok) return;
         return announcer.setServiceSource({
           services: informer,
           hasSynced: () => informer.hasSynced(),
+          ...(slices
+            ? { endpointSlices: () => slices.hasSynced() ? slices.list() : undefined }
+            : {}),
         });
       }).catch(failed);
     },
