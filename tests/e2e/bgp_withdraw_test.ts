@@ -298,7 +298,16 @@ Deno.test({
         WITHDRAW_BOUND_MS,
         100,
       );
-      assert.match(await keelson.log(), /\[bgp\] is back in the configuration: announcing again/);
+      // the line follows BIRD's answer, which the ToR's routes may beat: wait for it
+      await timedWait(
+        "the log to say [bgp] is back",
+        async () =>
+          /\[bgp\] is back in the configuration: announcing again/.test(await keelson.log())
+            ? true
+            : undefined,
+        WITHDRAW_BOUND_MS,
+        100,
+      );
     } catch (error) {
       if (agent) report(`--- ${agent.process.logPath}\n${(await agent.log()).slice(-4000)}`);
       report(`--- ToR\n${await lab.tor("show", "protocols", "all").catch(() => "")}`);
