@@ -27,7 +27,7 @@ import {
   type PoolAnnounce,
   unknownFieldNotes,
 } from "./metallb_parsed.ts";
-import { type IpAddressPool, METALLB_SPECS } from "./metallb_schema.ts";
+import { type IpAddressPool, METALLB_SPECS, type MetallbSelector } from "./metallb_schema.ts";
 import { type NodeSelection, poolServing, servingMachinesOf } from "./node_selectors.ts";
 import { dotZeroAndBroadcast, keelsonAddresses } from "./pool_addresses.ts";
 import { isValidSelector, shellQuote } from "./shell_command.ts";
@@ -230,6 +230,25 @@ function announceEntries(
     );
     entries.push(keyEntry("announce", "vrrp"));
   }
+  // node selectors that did not become served_by: a note, and a restriction where they leave
+  // out a control-plane machine that will serve the pool
+  const unservedSelectors = (
+    object: SourceObject,
+    selectors: readonly MetallbSelector[] | null | undefined,
+    served: NodeSelection,
+    advice: string,
+  ) => {
+    if ((selectors ?? []).length === 0 || served.kind === "served_by") return;
+    note(`${mlb(object, "nodeSelectors", selectors!.map(selectorText))}: ${unservedText(served)}`);
+    if (!holdsControlPlane(selectors!, machines)) {
+      restriction(
+        object,
+        "nodeSelectors",
+        selectors!.map(selectorText).join(" OR "),
+        unservedText(served) + advice,
+      );
+    }
+  };
   for (const { object, ad } of how.l2) {
     entries.push(
       ...unknownFieldNotes(object, ad.spec, METALLB_SPECS.L2Advertisement.shape)
@@ -238,20 +257,12 @@ function announceEntries(
     const s = ad.spec;
     // a pool announced over BGP is served as its BGP advertisements say
     const l2Selection: NodeSelection = how.bgp.length > 0 ? { kind: "default" } : selection;
-    if ((s.nodeSelectors ?? []).length > 0 && l2Selection.kind !== "served_by") {
-      note(
-        `${mlb(object, "nodeSelectors", s.nodeSelectors!.map(selectorText))}: ` +
-          unservedText(l2Selection),
-      );
-      if (!holdsControlPlane(s.nodeSelectors!, machines)) {
-        restriction(
-          object,
-          "nodeSelectors",
-          s.nodeSelectors!.map(selectorText).join(" OR "),
-          unservedText(l2Selection) + " Check that they may, or give those Services another pool.",
-        );
-      }
-    }
+    unservedSelectors(
+      object,
+      s.nodeSelectors,
+      l2Selection,
+      " Check that they may, or give those Services another pool.",
+    );
     if ((s.serviceSelectors ?? []).length > 0) {
       note(
         `${mlb(object, "serviceSelectors", s.serviceSelectors!.map(selectorText))}: ` +
@@ -302,20 +313,12 @@ function announceEntries(
           "announces each address as a /128; aggregate at the router.",
       );
     }
-    if ((s.nodeSelectors ?? []).length > 0 && selection.kind !== "served_by") {
-      note(
-        `${mlb(object, "nodeSelectors", s.nodeSelectors!.map(selectorText))}: ` +
-          unservedText(selection),
-      );
-      if (!holdsControlPlane(s.nodeSelectors!, machines)) {
-        restriction(
-          object,
-          "nodeSelectors",
-          s.nodeSelectors!.map(selectorText).join(" OR "),
-          unservedText(selection) + " Choose the serving machines with [pools.served_by].",
-        );
-      }
-    }
+    unservedSelectors(
+      object,
+      s.nodeSelectors,
+      selection,
+      " Choose the serving machines with [pools.served_by].",
+    );
     if ((s.serviceSelectors ?? []).length > 0) {
       note(
         `${mlb(object, "serviceSelectors", s.serviceSelectors!.map(selectorText))}: ` +
