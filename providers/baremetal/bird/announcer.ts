@@ -11,8 +11,9 @@
  *   from there would black-hole a share of the flows. (Announcing a worker's InternalIP as
  *   third-party next hop is not done: one path per session without ADD-PATH, only on the
  *   router's segment, and Keelson cannot see a worker's kube-proxy health.)
- * - Withdraw: `drain()` (SIGTERM, before exit) and an unhealthy host (`healthy()` false, or the
- *   machine not `active`) render no Service VIPs and no control-plane VIP; sessions stay up.
+ * - Withdraw (`serving_hold.ts`): `drain()` (SIGTERM, before exit) and a machine not `active`
+ *   render no Service VIP and no control-plane VIP; a Node that is not Ready (`healthy()` false)
+ *   renders no Service VIP and keeps the control-plane VIP with the apiserver; sessions stay up.
  * - The control-plane VIP is announced only while `controlPlaneHealthy()` (the local
  *   kube-apiserver's /readyz), from the inventory alone, before any Kubernetes API is reachable.
  * - Before the Service cache has synced it keeps the VIPs of the file BIRD started with (read

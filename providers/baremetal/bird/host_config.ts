@@ -1,7 +1,7 @@
 /**
  * One host's BIRD file from its inputs: `birdHostFile` is the one pipeline the announcer applies
  * (inputs read from its caches) and `keelson render bird` prints (inputs read from a snapshot),
- * gating included: a machine not `active`, a Node not Ready, a drain, an
+ * gating included (`serving_hold.ts`): a machine not `active`, a Node not Ready, a drain, an
  * `externalTrafficPolicy: Local` Service without a ready endpoint on this host. Also the reader of
  * the VIPs a file already on disk announces (kept until the caches sync); the Nodes' pod CIDRs
  * are judged by `decide_pod_routes.ts`.
@@ -16,6 +16,7 @@ import { ingressIps } from "../ipam/status_holdings.ts";
 import { addressOwner } from "../ipam/address_owner.ts";
 import { type BirdModel, type BirdModelInput, buildBirdModel } from "./model.ts";
 import { renderBirdConfig } from "./render.ts";
+import { type ServingHold, servingHold } from "../serving_hold.ts";
 
 /** The text of one host's BIRD file, with what was left out. */
 export interface RenderedBird {
@@ -51,7 +52,7 @@ export interface BirdHostInputs {
    * a Service: unknown, so an `externalTrafficPolicy: Local` Service is announced as a Cluster one.
    */
   endpointNodeNames?: (service: V1Service) => string[] | undefined;
-  /** This host's Node is Ready, or not known (`nodeIsReady`). */
+  /** This host's Node is Ready, or not known (`nodeIsReady` in `serving_hold.ts`). */
   nodeReady: boolean;
   /** Stopping: every VIP withdrawn, sessions kept. @default false */
   draining?: boolean;
@@ -73,8 +74,11 @@ export interface VipNotHere {
 
 /** One host's BIRD file, and why VIPs are left out of it. */
 export interface BirdHostFile extends RenderedBird {
-  /** Why this host announces no Service VIP and no control-plane VIP; absent when it does. */
-  withheld?: string;
+  /**
+   * Why this host announces no Service VIP (and whether no control-plane VIP either,
+   * `serving_hold.ts`); absent when it announces them.
+   */
+  withheld?: ServingHold;
   /** `externalTrafficPolicy: Local` VIPs without a ready endpoint on this host. */
   notHere: VipNotHere[];
 }
@@ -87,16 +91,9 @@ export interface BirdHostFile extends RenderedBird {
  */
 export function birdHostFile(input: BirdHostInputs): BirdHostFile | { error: string } {
   const { config, host } = input;
-  const machine = config.machines.find((m) => m.name === host);
-  const withheld = input.removed
-    ? "[bgp] is no longer in the configuration for this host"
-    : input.draining
-    ? "Keelson is stopping (drain)"
-    : machine && machine.state !== "active"
-    ? `machine "${host}" is in state "${machine.state}", not "active"`
-    : !input.nodeReady
-    ? `Node "${host}" is not Ready`
-    : undefined;
+  const hold = input.removed
+    ? { reason: "[bgp] is no longer in the configuration for this host", controlPlane: true }
+    : servingHold(config, host, { nodeReady: input.nodeReady, draining: input.draining ?? false });
   const chosen = input.services
     ? birdServiceVips(config, host, input.services, input.endpointNodeNames)
     : { vips: [...(input.fileVips ?? [])], notHere: [] };
@@ -105,15 +102,15 @@ export function birdHostFile(input: BirdHostInputs): BirdHostFile | { error: str
     host,
     serviceVips: input.removed ? [] : chosen.vips,
     nodes: input.removed ? [] : input.nodes,
-    announceServices: withheld === undefined,
-    controlPlaneHealthy: withheld === undefined && input.controlPlaneHealthy,
+    announceServices: hold === undefined,
+    controlPlaneHealthy: hold?.controlPlane !== true && input.controlPlaneHealthy,
     ...(input.passwords ? { passwords: input.passwords } : {}),
   });
   if ("error" in rendered) return rendered;
   return {
     ...rendered,
-    ...(withheld !== undefined ? { withheld } : {}),
-    notHere: withheld === undefined ? chosen.notHere : [],
+    ...(hold !== undefined ? { withheld: hold } : {}),
+    notHere: hold === undefined ? chosen.notHere : [],
   };
 }
 
@@ -156,17 +153,6 @@ export function birdServiceVips(
     for (const ip of ips) vips.add(ip);
   }
   return { vips: [...vips].sort(), notHere };
-}
-
-/**
- * Whether a host's Node counts as Ready: a Node whose kubelet is not Ready withdraws its VIPs.
- * No Node (not registered yet, or unknown) and no Ready condition count as ready, so a cluster
- * that is still coming up is not cut off.
- * @param node the host's Node, when known
- */
-export function nodeIsReady(node: V1Node | undefined): boolean {
-  const ready = node?.status?.conditions?.find((c) => c.type === "Ready");
-  return ready === undefined || ready.status === "True";
 }
 
 /**

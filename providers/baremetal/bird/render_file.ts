@@ -20,7 +20,8 @@ import { readBgpSecrets } from "../../../src/config/bgp_secrets.ts";
 import type { Config } from "../../../src/config/types.ts";
 import { endpointNodeNamesOf } from "../../../src/kube/endpoint_nodes.ts";
 import { convergedServices } from "../ipam/plan_allocations.ts";
-import { birdHostFile, type BirdHostInputs, nodeIsReady } from "./host_config.ts";
+import { birdHostFile, type BirdHostInputs } from "./host_config.ts";
+import { nodeIsReady } from "../serving_hold.ts";
 
 /** The help text of `keelson render bird`. */
 export const BIRD_RENDER_USAGE =
@@ -74,9 +75,12 @@ export async function renderBirdFile(
   if ("error" in rendered) return { error: rendered.error };
   const notes: string[] = [];
   if (rendered.withheld !== undefined) {
+    const what = rendered.withheld.controlPlane
+      ? "no Service VIP and no control-plane VIP"
+      : "no Service VIP";
     notes.push(
-      `Host "${host}" announces no Service VIP and no control-plane VIP: ${rendered.withheld}; ` +
-        "its sessions stay up (as keelson run renders it)",
+      `Host "${host}" announces ${what}: ${rendered.withheld.reason}; its sessions stay up ` +
+        "(as keelson run renders it)",
     );
   }
   for (const { service, value, reason } of rendered.notHere) {

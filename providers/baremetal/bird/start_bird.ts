@@ -30,7 +30,7 @@ import {
 import { BirdAnnouncer, type BirdClusterSource } from "./announcer.ts";
 import { BirdApplier, type BirdApplyOutcome } from "./config_applier.ts";
 import { endpointNodeNamesOf } from "../../../src/kube/endpoint_nodes.ts";
-import { nodeIsReady } from "./host_config.ts";
+import { hostNodeReady } from "../serving_hold.ts";
 import { BIRD_RENDER_USAGE, renderBirdFile } from "./render_file.ts";
 import { BirdRoutes } from "./routes.ts";
 import { SessionMonitor } from "./session_monitor.ts";
@@ -278,21 +278,6 @@ async function probeLoop(probe: ApiserverProbe, announcer: BirdAnnouncer, option
     const interval = options.config().control_plane.health_interval.ms;
     await delay(state === "unknown" ? Math.min(interval, 200) : interval, options.signal);
   }
-}
-
-/**
- * Whether this host's Node is Ready, as far as the Node cache knows: a host whose kubelet is
- * not Ready withdraws its VIPs. Unknown (no cache, no Node yet) counts as ready, so a cluster
- * that is still coming up is not cut off.
- * @param nodes the Node cache, once it exists
- * @param host this host's Node name
- */
-export function hostNodeReady(
-  nodes: { get(key: string): V1Node | undefined; hasSynced(): boolean } | undefined,
-  host: string,
-): boolean {
-  if (!nodes?.hasSynced()) return true;
-  return nodeIsReady(nodes.get(host));
 }
 
 /**

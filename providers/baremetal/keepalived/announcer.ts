@@ -41,6 +41,7 @@ import { errorMessage } from "../../../src/log/error_message.ts";
 import { formatIp, parseIp } from "../../../src/net/ip.ts";
 import { ingressIps } from "../ipam/status_holdings.ts";
 import { localTrafficHosts } from "../local_traffic.ts";
+import type { ServingHold } from "../serving_hold.ts";
 
 export type { ServiceSource } from "../host_announcer.ts";
 
@@ -48,6 +49,8 @@ export type { ServiceSource } from "../host_announcer.ts";
 export interface KeepalivedServiceSource extends ServiceSource {
   /** Every EndpointSlice once their cache has synced; undefined while not known. */
   endpointSlices?(): readonly unknown[] | undefined;
+  /** This host's Node is Ready, or not known (`hostNodeReady`). @default () => true */
+  nodeReady?(): boolean;
 }
 
 /** Options of `KeepalivedAnnouncer`. */
@@ -101,6 +104,8 @@ export class KeepalivedAnnouncer {
   #servedInterface: string | undefined;
   /** VIPs a withdrawal has not yet seen leave the interface (kept across retries). */
   #leaving = new Set<string>();
+  /** The hold (`serving_hold.ts`) the log last named; "" while serving. */
+  #holdLogged = "";
 
   /** @param options config source, host name, applier and registry */
   constructor(options: KeepalivedAnnouncerOptions) {
@@ -199,6 +204,7 @@ export class KeepalivedAnnouncer {
       ...(services ? { services } : { fileVips: fileVips ?? [] }),
       ...(this.#options.notifyFifoUser ? { notifyFifoUser: this.#options.notifyFifoUser } : {}),
       ...(services && source?.endpointSlices ? { endpointSlices: source.endpointSlices() } : {}),
+      nodeReady: source?.nodeReady?.() ?? true,
     });
     if (rendered.withdrawal) return await this.#withdraw(rendered.withdrawal, config, rendered);
     if (this.#advance({ kind: "back" })) this.#withdrawalLogged = "";
@@ -213,6 +219,7 @@ export class KeepalivedAnnouncer {
     if (services) this.#keptVips = undefined;
     this.#servedInterface = config.keepalived.interface;
     this.#reportSkipped(rendered.skipped);
+    this.#reportHold(rendered.withheld);
     // before the file: keepalived reads a track file it newly names at the reload
     await this.#writeLocalTracks(rendered.localTracks);
     const result = await this.#options.applier.apply(rendered.text);
@@ -368,6 +375,23 @@ export class KeepalivedAnnouncer {
     }
   }
 
+  /** One line when this host starts holding its VIPs back (and why), and one when it stops. */
+  #reportHold(hold: ServingHold | undefined): void {
+    const now = hold === undefined
+      ? ""
+      : `${hold.reason}\n${hold.controlPlane ? "all" : "services"}`;
+    if (now === this.#holdLogged) return;
+    if (hold !== undefined) {
+      this.#log.warn("This host holds back {what} through keepalived: {reason}", {
+        what: hold.controlPlane ? "every VIP" : "its Service VIPs",
+        reason: hold.reason,
+      });
+    } else if (this.#holdLogged !== "") {
+      this.#log.info("This host serves its VIPs through keepalived again");
+    }
+    this.#holdLogged = now;
+  }
+
   /** One log line per newly skipped address (every host), and the gauge. */
   #reportSkipped(skipped: readonly SkippedAddress[]): void {
     const now = new Set<string>();
@@ -400,6 +424,8 @@ export interface RenderedHostConfig {
   skipped: { value: string; reason: string }[];
   /** The values of its Service groups' Local-traffic files. */
   localTracks: LocalTrackValue[];
+  /** Why this host holds VIPs back (`serving_hold.ts`); absent: it does not. */
+  withheld?: ServingHold;
 }
 
 /**
@@ -418,7 +444,12 @@ export function renderHostKeepalived(
       ? [{ path: i.trackLocal.path, value: i.trackLocal.lowered ? 1 as const : 0 as const }]
       : []
   );
-  return { text: renderKeepalivedConfig(model), skipped: model.skipped, localTracks };
+  return {
+    text: renderKeepalivedConfig(model),
+    skipped: model.skipped,
+    localTracks,
+    ...(model.withheld ? { withheld: model.withheld } : {}),
+  };
 }
 
 /** The inputs of one host's keepalived file, wherever they were read from. */
@@ -437,6 +468,8 @@ export interface KeepalivedHostInputs {
    * `externalTrafficPolicy: Local` group is lowered on this host.
    */
   endpointSlices?: readonly unknown[];
+  /** This host's Node is Ready, or not known (`nodeIsReady`). @default true */
+  nodeReady?: boolean;
 }
 
 /** The value Keelson writes to a Service group's Local-traffic file (`model.ts`). */
@@ -452,7 +485,12 @@ export interface LocalTrackValue {
  * files; `withdrawal` says why the host is out of VRRP (the file then has no instance).
  */
 export type KeepalivedHostFile =
-  & ({ text: string; skipped: SkippedAddress[]; localTracks: LocalTrackValue[] } | {
+  & ({
+    text: string;
+    skipped: SkippedAddress[];
+    localTracks: LocalTrackValue[];
+    withheld?: ServingHold;
+  } | {
     error: string;
   })
   & { withdrawal?: KeepalivedWithdrawal };
@@ -480,6 +518,7 @@ export function keepalivedHostFile(input: KeepalivedHostInputs): KeepalivedHostF
       ...(input.services
         ? { localVips: localServiceVips(host, input.services, input.endpointSlices) }
         : {}),
+      ...(input.nodeReady !== undefined ? { nodeReady: input.nodeReady } : {}),
     });
     if ("error" in rendered) return rendered;
     // served addresses were checked once already; the file's are checked by the model
@@ -487,6 +526,7 @@ export function keepalivedHostFile(input: KeepalivedHostInputs): KeepalivedHostF
       text: rendered.text,
       skipped: served ? served.skipped : rendered.skipped,
       localTracks: rendered.localTracks,
+      ...(rendered.withheld ? { withheld: rendered.withheld } : {}),
     };
   } catch (error) {
     // render refuses (throws) rather than write anything doubtful

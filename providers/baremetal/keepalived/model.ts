@@ -25,6 +25,11 @@
  *   host's priority down to 1, so a member with a local endpoint takes the group (and its other
  *   VIPs) and the group moves when the endpoints do. A lower priority rather than FAULT: if no
  *   member with an endpoint runs keepalived, the others still hold the group's other VIPs.
+ * - Held back (`serving_hold.ts`): a machine not `active` renders no instance; a host whose Node
+ *   is not Ready renders no Service instance (the control-plane VIP follows the apiserver). It
+ *   stays a peer in the other hosts' files, so nothing renumbers and it takes its share back when
+ *   the hold ends; keepalived sends priority 0 for each instance a reload removes, so the others
+ *   take over at once.
  * - Preemption: Service groups preempt after a delay (a recovered host takes its share back
  *   once it has been up for `SERVICE_PREEMPT_DELAY_S`); the control-plane VIP never preempts,
  *   because every move drops all API clients' connections and any healthy apiserver will do.
@@ -46,6 +51,7 @@ import { addressOwner } from "../ipam/address_owner.ts";
 import { servedAddressChecker } from "./served_addresses.ts";
 import { planServiceGroups } from "./vrrp_groups.ts";
 import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
+import { type ServingHold, servingHold } from "../serving_hold.ts";
 
 /** One parsed address. Only these numbers, never the text they came from, are rendered. */
 export type { ModelIp };
@@ -102,6 +108,8 @@ export interface KeepalivedModel {
   instances: VrrpInstanceModel[];
   /** Service VIPs left out, with the reason (never rendered; for logs). */
   skipped: { value: string; reason: string }[];
+  /** Why this host holds its Service VIPs (and maybe the control-plane VIP) back; absent: it does not. */
+  withheld?: ServingHold;
 }
 
 /** Input of `buildKeepalivedModel`. */
@@ -135,6 +143,11 @@ export interface KeepalivedModelInput {
    * says: the root step, which reads a staged file's VIPs back but not the Services' policies.
    */
   localTrackInstances?: ReadonlySet<string>;
+  /**
+   * This host's Node is Ready, or not known (`serving_hold.ts`): false holds every Service VIP
+   * back. Absent (the root step, `render` without a snapshot): counted Ready.
+   */
+  nodeReady?: boolean;
 }
 
 /** Weight of a Local-traffic file: 1 there brings any priority down to 1 (keepalived's floor). */
@@ -174,6 +187,9 @@ export function buildKeepalivedModel(
         `${serving.map((m) => `"${m.name}"`).join(", ")})`,
     };
   }
+  // a machine in maintenance or on a NotReady Node stays a member of its groups on the other
+  // hosts (nothing renumbers); it renders the instances it holds back out of its own file
+  const withheld = servingHold(config, host, { nodeReady: input.nodeReady ?? true });
   // vrid_range, advert_interval and track_file_dir were checked by config validation (the one
   // validation path: what `keelson check` accepts renders), so they are used as they are
   const [low, high] = ka.vrid_range;
@@ -215,6 +231,7 @@ export function buildKeepalivedModel(
   for (const family of [4, 6] as const) {
     const vips = cpVips.filter((ip) => ip.family === family);
     if (vips.length === 0 || !cpPeers.some((m) => m.name === host)) continue;
+    if (withheld?.controlPlane === true) continue;
     const addr = addressing(cpPeers, family);
     if ("error" in addr) return addr;
     instances.push({
@@ -254,7 +271,7 @@ export function buildKeepalivedModel(
   );
   skipped.push(...plan.skipped);
   for (const group of plan.groups) {
-    if (!group.members.some((m) => m.name === host)) continue;
+    if (withheld !== undefined || !group.members.some((m) => m.name === host)) continue;
     const addr = addressing(group.members, group.family);
     if ("error" in addr) return addr;
     const g = group.index;
@@ -309,6 +326,7 @@ export function buildKeepalivedModel(
       : {}),
     instances,
     skipped,
+    ...(withheld ? { withheld } : {}),
   };
 }
 

@@ -11,6 +11,7 @@ import type { HostFileRequest, HostFileResult } from "../../../src/cloud/host_fi
 import type { Config } from "../../../src/config/types.ts";
 import { convergedServices } from "../ipam/plan_allocations.ts";
 import { keepalivedHostFile } from "./announcer.ts";
+import { nodeIsReady } from "../serving_hold.ts";
 import { USER_NAME_REGEXP } from "./render.ts";
 import { runsKeepalived } from "../../../src/config/restart_settings.ts";
 
@@ -56,11 +57,13 @@ export function renderKeepalivedFile(request: HostFileRequest, config: Config): 
   if (!USER_NAME_REGEXP.test(fifoUser)) {
     return { error: `--fifo-user "${fifoUser}" is not a user name`, usage: true };
   }
+  const snapshot = request.snapshot;
   const rendered = keepalivedHostFile({
     config,
     host,
-    services: convergedServices(config, request.snapshot?.services ?? []),
+    services: convergedServices(config, snapshot?.services ?? []),
     notifyFifoUser: fifoUser,
+    nodeReady: nodeIsReady(snapshot?.nodes.find((n) => n.metadata?.name === host)),
   });
   if ("error" in rendered) return { error: rendered.error };
   const notes: string[] = [];
@@ -71,6 +74,15 @@ export function renderKeepalivedFile(request: HostFileRequest, config: Config): 
       `Host "${host}" serves no VIP through keepalived (${rendered.withdrawal.reason} in ` +
         `${configFile}): this file has no VRRP instance; the other control-plane hosts no longer ` +
         `peer with it`,
+    );
+  }
+  if (rendered.withheld) {
+    const what = rendered.withheld.controlPlane
+      ? "no VRRP instance"
+      : "no Service VRRP instance (the control-plane VIP follows the apiserver)";
+    notes.push(
+      `Host "${host}" holds its VIPs back: ${rendered.withheld.reason}; this file has ${what}, ` +
+        "and the other hosts keep it as a peer (as keelson run renders it)",
     );
   }
   for (const { service, value, reason } of rendered.skipped) {

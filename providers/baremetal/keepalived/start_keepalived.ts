@@ -24,6 +24,7 @@ import {
 } from "../host_announcer.ts";
 import { ApiserverProbe } from "../control_plane/apiserver_probe.ts";
 import { LifecycleStage } from "../lifecycle_stage.ts";
+import { hostNodeReady, nodeIsReady } from "../serving_hold.ts";
 import { KeepalivedAnnouncer } from "./announcer.ts";
 import { type ApplyOutcome, KeepalivedApplier } from "./config_applier.ts";
 import { currentUser } from "./current_user.ts";
@@ -187,6 +188,18 @@ export async function startKeepalived(
       slices?.subscribe(() => {
         announcer.sync("endpoints changed").catch(failed);
       });
+      // a serving host whose Node is not Ready holds its Service VIPs back (serving_hold.ts);
+      // only a change of this host's readiness re-renders, not every Node heartbeat
+      const nodes = context.nodes;
+      const host = options.host;
+      nodes.subscribe((event) => {
+        if (event.object.metadata?.name !== host) return;
+        const before = event.old === undefined || nodeIsReady(event.old);
+        const now = event.type === "delete" || nodeIsReady(event.object);
+        if (before !== now || event.type !== "update") {
+          announcer.sync("this host's Node readiness changed").catch(failed);
+        }
+      });
       informer.waitForSync(signal).then((ok) => {
         if (!ok) return;
         return announcer.setServiceSource({
@@ -195,6 +208,7 @@ export async function startKeepalived(
           ...(slices
             ? { endpointSlices: () => slices.hasSynced() ? slices.list() : undefined }
             : {}),
+          nodeReady: () => hostNodeReady(nodes, host),
         });
       }).catch(failed);
     },

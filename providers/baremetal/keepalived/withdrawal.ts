@@ -6,8 +6,9 @@
  * a second MASTER for the same VIPs, and its VIPs would no longer follow the Services. The
  * announcer gives keepalived a file with no VRRP instance instead (`renderWithdrawnConfig`).
  *
- * `maintenance` and `shutdown` machines stay VRRP peers, as the model and `keelson check` treat
- * them: only a retired machine leaves the peer set.
+ * `maintenance` and `shutdown` machines stay VRRP peers in the other hosts' files: only a retired
+ * machine leaves the peer set. They hold their VIPs back in their own file instead
+ * (`serving_hold.ts`), as a host whose Node is not Ready holds back its Service VIPs.
  *
  * @module
  */

@@ -2,14 +2,15 @@
  * `keelson render` prints what `keelson run` applies: every control-plane host's keepalived and
  * BIRD files rendered by the command and by the announcers, fed the same inventory and snapshot
  * (through the caches for the announcers), are byte-identical, including the hosts `run` gates:
- * a machine in maintenance, a host whose Node is NotReady, a retired one, and Local Services
- * without an endpoint on the host.
+ * a machine in maintenance, a host whose Node is NotReady, a retired one (`serving_hold.ts`), and
+ * Local Services without an endpoint on the host.
  */
 import assert from "node:assert/strict";
 import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
 import { reset } from "@logtape/logtape";
 import { BirdAnnouncer } from "../../../providers/baremetal/bird/announcer.ts";
-import { endpointNodeNames, hostNodeReady } from "../../../providers/baremetal/bird/start_bird.ts";
+import { endpointNodeNames } from "../../../providers/baremetal/bird/start_bird.ts";
+import { hostNodeReady } from "../../../providers/baremetal/serving_hold.ts";
 import { KeepalivedAnnouncer } from "../../../providers/baremetal/keepalived/announcer.ts";
 import { convergedServices } from "../../../providers/baremetal/ipam/plan_allocations.ts";
 import { loadConfigFile } from "../../../src/config/load_config.ts";
@@ -131,7 +132,12 @@ async function announced(configPath: string, statePath: string, dir: string, hos
       },
     },
   });
-  await keepalived.setServiceSource({ services, hasSynced: () => true });
+  // as start_keepalived.ts wires it
+  await keepalived.setServiceSource({
+    services,
+    hasSynced: () => true,
+    nodeReady: () => hostNodeReady(nodes, host),
+  });
 
   const birdTexts: string[] = [];
   const bird = new BirdAnnouncer({
@@ -204,6 +210,17 @@ Deno.test("render prints byte for byte what the announcers apply, gated hosts an
     assert.ok(!seen["bird cp-2"]!.includes("route 10.0.0.10/32"), "maintenance: no cp VIP");
     assert.match(seen["keepalived cp-1"]!, /192\.0\.2\.3/);
     assert.doesNotMatch(seen["keepalived cp-4"]!, /vrrp_instance/, "retired: no VRRP instance");
+    assert.doesNotMatch(
+      seen["keepalived cp-2"]!,
+      /vrrp_instance/,
+      "maintenance: every VIP held back",
+    );
+    assert.doesNotMatch(seen["keepalived cp-3"]!, /192\.0\.2\.3/, "Node NotReady: no Service VIP");
+    assert.match(
+      seen["bird cp-3"]!,
+      /route 10\.0\.0\.10\/32 blackhole;/,
+      "Node NotReady keeps the control-plane VIP (the apiserver's)",
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
     await reset();

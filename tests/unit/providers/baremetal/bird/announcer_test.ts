@@ -89,7 +89,7 @@ Deno.test("Local Services are announced only while this host has a ready endpoin
   assert.deepEqual(serviceVipsInBirdFile(applier.last), ["198.51.100.2"]);
 });
 
-Deno.test("drain and an unhealthy host withdraw every VIP, the control-plane VIP included", async () => {
+Deno.test("a NotReady Node withdraws the Service VIPs and keeps the control-plane VIP; a drain withdraws both", async () => {
   let healthy = true;
   const { applier, services, announcer, source } = await setup({
     healthy: () => healthy,
@@ -101,13 +101,15 @@ Deno.test("drain and an unhealthy host withdraw every VIP, the control-plane VIP
   healthy = false;
   await announcer.sync("unhealthy");
   assert.deepEqual(serviceVipsInBirdFile(applier.last), []);
-  assert.doesNotMatch(applier.last, /10\.0\.0\.10\/32/);
+  // the control-plane VIP is the apiserver's: a kubelet's readiness does not take it away
+  assert.match(applier.last, /route 10\.0\.0\.10\/32 blackhole;/);
   assert.match(applier.last, /protocol bgp 'keelson_peer_tor-a'/, "sessions stay");
   healthy = true;
   await announcer.sync("healthy");
   assert.deepEqual(serviceVipsInBirdFile(applier.last), ["198.51.100.1"]);
   await announcer.drain();
   assert.deepEqual(serviceVipsInBirdFile(applier.last), []);
+  assert.doesNotMatch(applier.last, /10\.0\.0\.10\/32/);
   await announcer.sync("after drain");
   assert.deepEqual(serviceVipsInBirdFile(applier.last), [], "a drained host stays withdrawn");
 });

@@ -30,6 +30,38 @@ Deno.test("Keelson's own renderings are accepted, for every host, VIP set and FI
   }
 });
 
+Deno.test("a held-back host's file is accepted: a NotReady Node's, and a machine in maintenance's only while the inventory says so", () => {
+  const vips = vipRange(40);
+  // the agent renders without the Service instances; root reads no Node but sees no Service VIP
+  const notReady = renderHostKeepalived({
+    config: testConfig(),
+    host: "cp-1",
+    serviceVips: vips,
+    notifyFifoUser: AGENT,
+    nodeReady: false,
+  });
+  if ("error" in notReady) throw new Error(notReady.error);
+  assert.ok(notReady.withheld, "the render held the Service VIPs back");
+  assert.match(notReady.text, /keelson_cp_v4/);
+  assert.doesNotMatch(notReady.text, /keelson_v4_g/);
+  assert.equal(judge(notReady.text), undefined);
+
+  const input = testConfigInput();
+  const machines = input.machines as { name: string; state?: string }[];
+  const maintenance = ConfigSchema.parse({
+    ...input,
+    machines: machines.map((m) => m.name === "cp-2" ? { ...m, state: "maintenance" } : m),
+  });
+  const held = renderHostKeepalived({ config: maintenance, host: "cp-2", serviceVips: vips });
+  if ("error" in held) throw new Error(held.error);
+  assert.doesNotMatch(held.text, /vrrp_instance/);
+  assert.equal(judge(held.text, "cp-2", maintenance), undefined);
+  // an active machine's file must hold its control-plane instance: the held one is refused
+  assert.match(judge(held.text, "cp-2")!, /not what Keelson renders/);
+  // and a machine in maintenance cannot stage an instance back
+  assert.match(judge(rendered("cp-2", vips), "cp-2", maintenance)!, /not what Keelson renders/);
+});
+
 Deno.test("a retired host's withdrawn file is accepted, and only for a host the inventory withdraws", () => {
   const config = ConfigSchema.parse(testConfigInput());
   const retired = ConfigSchema.parse(retire(testConfigInput(), "cp-2"));

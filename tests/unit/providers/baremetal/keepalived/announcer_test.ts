@@ -205,3 +205,51 @@ Deno.test("an address kept from the file on disk that no pool offers is logged a
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("KeepalivedAnnouncer: a NotReady Node takes the Service instances out of the file and brings them back, said once each way", async () => {
+  const records = await captureLogs();
+  try {
+    const config = testConfig();
+    const vips = vipRange(6);
+    const services = vips.map((ip, i) => ({
+      metadata: { name: `s${i}`, namespace: "default" },
+      spec: { type: "LoadBalancer" },
+      status: { loadBalancer: { ingress: [{ ip }] } },
+    }));
+    const applied: string[] = [];
+    let ready = true;
+    const announcer = new KeepalivedAnnouncer({
+      config: () => config,
+      configFile: config.keepalived.config_file,
+      host: "cp-1",
+      applier: {
+        apply: (text) => {
+          applied.push(text);
+          return Promise.resolve({ result: "success", reloaded: true, message: "captured" });
+        },
+      },
+    });
+    await announcer.setServiceSource({
+      services: { list: () => services, get: () => undefined },
+      hasSynced: () => true,
+      nodeReady: () => ready,
+    });
+    assert.deepEqual(serviceVipsInFile(applied.at(-1)!).sort(), [...vips].sort());
+    ready = false;
+    await announcer.sync("this host's Node readiness changed");
+    await announcer.sync("services changed");
+    assert.deepEqual(serviceVipsInFile(applied.at(-1)!), []);
+    assert.match(applied.at(-1)!, /vrrp_instance keelson_cp_v4/, "the control-plane VIP stays");
+    ready = true;
+    await announcer.sync("this host's Node readiness changed");
+    assert.deepEqual(serviceVipsInFile(applied.at(-1)!).sort(), [...vips].sort());
+    const lines = records.map((r) => r.message.map(String).join(""))
+      .filter((line) => /holds back|serves its VIPs through keepalived again/.test(line));
+    assert.deepEqual(lines, [
+      'This host holds back its Service VIPs through keepalived: Node "cp-1" is not Ready',
+      "This host serves its VIPs through keepalived again",
+    ]);
+  } finally {
+    await reset();
+  }
+});

@@ -198,22 +198,49 @@ Deno.test("serviceGroupOf() depends only on the address and the group count", ()
   assert.ok(Math.max(...counts) < 200 && Math.min(...counts) > 0, String(counts));
 });
 
-Deno.test("buildKeepalivedModel(): maintenance and shutdown machines stay VRRP peers; a retired one leaves", () => {
+Deno.test("buildKeepalivedModel(): maintenance and shutdown machines hold every VIP back and stay the others' peers; a retired one leaves", () => {
   const base = testConfig();
   const withState = (state: "maintenance" | "shutdown" | "retired") => ({
     ...base,
     machines: base.machines.map((m) => (m.name === "cp-2" ? { ...m, state } : m)),
   });
+  const vips = vipRange(8);
   for (const state of ["maintenance", "shutdown"] as const) {
     const config = withState(state);
-    // the machine itself renders its instances, and the others keep it as a unicast peer
-    assert.ok(build({ config, host: "cp-2", serviceVips: [] }).instances.length > 0, state);
+    // the machine itself renders no instance, and the others keep it as a unicast peer
+    const own = build({ config, host: "cp-2", serviceVips: vips, controlPlaneHealthy: true });
+    assert.deepEqual(own.instances, [], state);
+    assert.deepEqual(own.withheld, {
+      reason: `machine "cp-2" is in state "${state}", not "active"`,
+      controlPlane: true,
+    });
     const peers = build({ config, host: "cp-1", serviceVips: [] }).instances[0]!.unicastPeers;
     assert.deepEqual(peers.map((p) => formatIp(p.family, p.value)), ["10.250.0.12", "10.250.0.13"]);
+    // the others' files do not change: nothing renumbers, no priority moves
+    assert.deepEqual(
+      build({ config, host: "cp-1", serviceVips: vips }).instances,
+      build({ config: base, host: "cp-1", serviceVips: vips }).instances,
+    );
   }
   const retired = withState("retired");
   assert.ok("error" in buildKeepalivedModel({ config: retired, host: "cp-2", serviceVips: [] }));
   const peers =
     build({ config: retired, host: "cp-1", serviceVips: [] }).instances[0]!.unicastPeers;
   assert.deepEqual(peers.map((p) => formatIp(p.family, p.value)), ["10.250.0.13"]);
+});
+
+Deno.test("buildKeepalivedModel(): a NotReady Node holds the Service VIPs back and keeps the control-plane instance", () => {
+  const config = testConfig();
+  const vips = vipRange(8);
+  const ready = build({ config, host: "cp-1", serviceVips: vips });
+  assert.ok(ready.instances.some((i) => i.kind === "service"), "the VIPs reach the file");
+  assert.equal(ready.withheld, undefined);
+  const notReady = build({ config, host: "cp-1", serviceVips: vips, nodeReady: false });
+  assert.deepEqual(
+    notReady.instances.map((i) => i.name),
+    ready.instances.filter((i) => i.kind === "control-plane").map((i) => i.name),
+  );
+  assert.ok(notReady.instances.length > 0, "the control-plane instance stays");
+  assert.deepEqual(notReady.withheld, { reason: 'Node "cp-1" is not Ready', controlPlane: false });
+  assert.deepEqual(notReady.skipped, [], "held back, not skipped: no address warning");
 });
