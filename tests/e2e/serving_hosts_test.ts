@@ -8,12 +8,13 @@
  * - VRRP (real keepalived in network namespaces): a pool served only by the workers is on exactly
  *   one worker and never on the control-plane host, whose own pool stays with it; keepalived
  *   stopped (SIGTERM), then crashed (SIGKILL and its port cut) on the serving worker: the other
- *   worker takes the VIP within the bounds of `keepalived_test.ts`.
+ *   worker takes the VIP within the bounds of `keepalived_test.ts`; the serving worker's Node
+ *   NotReady: it holds the VIP back and the other worker takes it.
  * - BGP (a ToR BIRD with ECMP and BFD): the workers' pool reaches the ToR from both workers and
  *   never from the control-plane host; a worker's link cut: BFD removes its path within the bound
  *   of `bgp_test.ts`; back up: both paths again. An `externalTrafficPolicy: Local` Service of that
- *   pool is announced only by the worker with its ready endpoint (an EndpointSlice written by the
- *   test: no kube-controller-manager here), follows the endpoint to the other worker, and a
+ *   pool is announced only by the worker with its ready endpoint (the EndpointSlice from
+ *   kube-controller-manager's controller, for a Ready Pod), follows the Pod to the other worker, and a
  *   backend on that worker (the VIP on its loopback, as kube-proxy delivers Local traffic without
  *   SNAT) sees the client's own address.
  *
@@ -34,6 +35,12 @@ import {
 import { findAssets } from "../integration/_harness/assets.ts";
 import { type ControlPlane, startControlPlane } from "../integration/_harness/control_plane.ts";
 import { writeKubeconfig } from "../integration/_harness/kubeconfig.ts";
+import { registerNode, setNodeReady } from "../integration/_harness/kubelet.ts";
+import {
+  type ControllerManager,
+  findControllerManager,
+  startControllerManager,
+} from "../integration/_harness/controller_manager.ts";
 import { type KeelsonProcess, startKeelson } from "../integration/_harness/keelson_process.ts";
 import {
   keelsonCommand,
@@ -60,7 +67,10 @@ async function unavailable(): Promise<string | undefined> {
     return "curl is not installed";
   }
   const assets = await findAssets();
-  return assets.ok ? undefined : assets.reason;
+  if (!assets.ok) return assets.reason;
+  // the Local Service's endpoints come from its EndpointSlice controller
+  const kcm = await findControllerManager();
+  return kcm.ok ? undefined : kcm.reason;
 }
 
 const reason = await unavailable();
@@ -165,6 +175,47 @@ async function putLocalEndpoint(cp: ControlPlane, node: string): Promise<void> {
       metadata: { ...slice.metadata, resourceVersion: version },
     });
   }
+}
+
+const LOCAL_PODS = "/api/v1/namespaces/web/pods";
+
+/**
+ * Runs web/local's one Pod on Node `node`, Ready with an address, as the scheduler and the
+ * kubelet would leave it (no kubelet runs here): kube-controller-manager's EndpointSlice
+ * controller derives the Service's slice from it. The Pod on another Node is deleted first.
+ */
+async function runLocalPodOn(cp: ControlPlane, node: string): Promise<void> {
+  const list = await cp.requestOk<{ items: { metadata: { name: string } }[] }>(
+    "GET",
+    `${LOCAL_PODS}?labelSelector=app%3Dlocal`,
+  );
+  for (const pod of list.items) {
+    // no kubelet confirms a graceful deletion: grace 0 removes it at once, as after a kubelet's
+    await cp.requestOk("DELETE", `${LOCAL_PODS}/${pod.metadata.name}?gracePeriodSeconds=0`);
+  }
+  const name = `local-${node}`;
+  await cp.requestOk("POST", LOCAL_PODS, {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, labels: { app: "local" } },
+    spec: { nodeName: node, containers: [{ name: "web", image: "registry.invalid/web:1" }] },
+  });
+  await cp.requestOk(
+    "PATCH",
+    `${LOCAL_PODS}/${name}/status`,
+    {
+      status: {
+        phase: "Running",
+        podIP: "10.244.9.9",
+        podIPs: [{ ip: "10.244.9.9" }],
+        conditions: [{ type: "Ready", status: "True" }, {
+          type: "ContainersReady",
+          status: "True",
+        }],
+      },
+    },
+    "application/strategic-merge-patch+json",
+  );
 }
 
 async function tail(path: string, lines = 30): Promise<string> {
@@ -332,6 +383,42 @@ Deno.test({
       );
       assert.equal((await lab.holders([vips.lan])).get(vips.lan)!.join(), "n1");
 
+      // a serving worker whose Node goes NotReady holds its Service VIPs back: the other worker
+      // takes them; Ready again, it serves again (serving_hold.ts)
+      const heldBy = (await lab.holders([vips.edge])).get(vips.edge)![0]!;
+      const takesOver = WORKERS.find((n) => n !== heldBy)!;
+      for (const node of WORKERS) await registerNode(cp, HOSTS[node]!, { initialized: true });
+      await setNodeReady(cp, HOSTS[heldBy]!, "False");
+      const notReadyMs = await lab.waitFor(
+        `the edge VIP to leave ${HOSTS[heldBy]} (Node NotReady) for ${HOSTS[takesOver]}`,
+        (h) => h.get(vips.edge)!.join() === takesOver,
+        both,
+        60_000,
+      ).catch(async (error) => {
+        throw new Error(`${error}\n${await logs()}`);
+      });
+      report(
+        `RESULT vrrp_workers_node_not_ready_ms=${notReadyMs.toFixed(0)} from=${HOSTS[heldBy]} to=${
+          HOSTS[takesOver]
+        }`,
+      );
+      assert.match(
+        await Deno.readTextFile(`${lab.nodeDir(heldBy)}/keelson.log`),
+        new RegExp(
+          `holds back its Service VIPs through keepalived: \\W*Node \\W*${
+            HOSTS[heldBy]
+          }\\W* is not Ready`,
+        ),
+      );
+      assert.equal((await lab.holders([vips.lan])).get(vips.lan)!.join(), "n1");
+      await setNodeReady(cp, HOSTS[heldBy]!, "True");
+      await pollUntil(`${HOSTS[heldBy]} serving again, the edge VIP on one worker`, async () => {
+        const log = await Deno.readTextFile(`${lab.nodeDir(heldBy)}/keelson.log`);
+        if (!log.includes("serves its VIPs through keepalived again")) return false;
+        const edge = (await lab.holders([vips.edge])).get(vips.edge)!;
+        return edge.length === 1 && WORKERS.includes(edge[0]!);
+      }, { timeoutMs: 60_000, intervalMs: 50, retryErrors: true, context: logs });
+
       const first = (await lab.holders([vips.edge])).get(vips.edge)![0]!;
       report(
         `RESULT vrrp_workers_placed_ms=${placedMs.toFixed(0)} edge=${vips.edge} on=${
@@ -484,6 +571,7 @@ Deno.test({
   async fn() {
     const lab = await BgpLab.create(3, Deno.env.get("KEELSON_BGP_LAB_PREFIX") ?? "ks");
     let cp: ControlPlane | undefined;
+    let kcm: ControllerManager | undefined;
     const agents: KeelsonProcess[] = [];
     const names = ["cp-1", "w-1", "w-2"];
     const logs = async () =>
@@ -566,8 +654,12 @@ Deno.test({
 
       // externalTrafficPolicy Local: announced only by the serving worker with a ready endpoint,
       // following the endpoint; the backend there sees the client's own address
+      // the endpoints come from kube-controller-manager's EndpointSlice controller, from a Pod
+      // on a registered Node, as in a cluster
+      for (const name of ["w-1", "w-2"]) await registerNode(cp, name, { initialized: true });
+      kcm = await startControllerManager(cp, { controllers: ["endpointslice"] });
       const localVip = await createLocalService(cp, logs);
-      await putLocalEndpoint(cp, "w-2");
+      await runLocalPodOn(cp, "w-2");
       const onW2 = await pollUntil(
         "the Local VIP from w-2 only",
         async () => (await lab.torNextHops(localVip)).join() === lab.cpIp(3) ? true : undefined,
@@ -577,11 +669,11 @@ Deno.test({
       report(
         `RESULT bgp_workers_local vip=${localVip} via=${lab.cpIp(3)} (${
           onW2.ms.toFixed(0)
-        } ms after the EndpointSlice) backend saw client ${client}`,
+        } ms after the Pod was Ready) backend saw client ${client}`,
       );
       assert.equal(client, TOR_IP);
       const movedAt = performance.now();
-      await putLocalEndpoint(cp, "w-1");
+      await runLocalPodOn(cp, "w-1");
       await pollUntil(
         "the Local VIP from w-1 only, after its endpoint moved",
         async () => (await lab.torNextHops(localVip)).join() === lab.cpIp(2) ? true : undefined,
@@ -593,6 +685,7 @@ Deno.test({
       assert.ok(!(await lab.torNextHops(localVip)).includes(lab.cpIp(1)));
     } finally {
       for (const agent of agents) await agent.stop().catch(() => {});
+      await kcm?.stop();
       await cp?.stop();
       await lab.destroy();
     }

@@ -37,6 +37,7 @@ import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { ingressIps } from "../ipam/status_holdings.ts";
 import type { BirdApplyResult } from "./config_applier.ts";
+import { CoalescedRender } from "../coalesced_render.ts";
 import { birdHostFile, serviceVipsInBirdFile } from "./host_config.ts";
 import { announcedVips, type BirdModel } from "./model.ts";
 import { readInputFile, RENDERED_FILE } from "../../../src/files/read_input_file.ts";
@@ -87,8 +88,7 @@ export class BirdAnnouncer {
   #source: BirdClusterSource | undefined;
   #log = logger("bird", "announcer");
   #lastError = "";
-  #queued: Promise<BirdApplyResult | undefined> | undefined;
-  #previous: Promise<unknown> = Promise.resolve();
+  #render = new CoalescedRender((reason) => this.#syncNow(reason));
   #draining = false;
   #passwords = new Map<string, string>();
   #model: BirdModel | undefined;
@@ -156,19 +156,11 @@ export class BirdAnnouncer {
 
   /**
    * Renders and applies. Calls made in one burst, or while the previous render runs, share one
-   * render; renders run one at a time in call order. A render reads the config, the machine and
-   * the caches around its awaits (password files, the file on disk), so two at once could apply
-   * an older reading last: a periodic render started before a reload retiring the host would put
-   * its VIPs back after the reload's withdrawal.
+   * render; renders run one at a time in call order (`coalesced_render.ts`).
    * @param reason for the log
    */
   sync(reason: string): Promise<BirdApplyResult | undefined> {
-    this.#queued ??= this.#previous.then(() => {
-      this.#queued = undefined;
-      return this.#syncNow(reason);
-    });
-    this.#previous = this.#queued.catch(() => undefined);
-    return this.#queued;
+    return this.#render.run(reason);
   }
 
   async #syncNow(reason: string): Promise<BirdApplyResult | undefined> {

@@ -17,8 +17,7 @@
  * @module
  */
 import type { V1Service } from "@kubernetes/client-node";
-import { Gauge, type Registry } from "prom-client";
-import { declareOnce } from "../../../src/metrics/registry.ts";
+import type { Registry } from "prom-client";
 import type { Config } from "../../../src/config/types.ts";
 import type { ServiceSource } from "../host_announcer.ts";
 import { logger } from "../../../src/log/logging.ts";
@@ -29,7 +28,9 @@ import { readInterfaceAddresses } from "./interface_addresses.ts";
 import { renderKeepalivedConfig, renderWithdrawnConfig } from "./render.ts";
 import { servedServiceAddresses, type SkippedAddress } from "./served_addresses.ts";
 import { instancesInFile } from "./vrrp_state.ts";
-import { writeTrackFile } from "../track_file_write.ts";
+import { CoalescedRender } from "../coalesced_render.ts";
+import { LocalTrackFiles, type LocalTrackValue } from "./local_track_files.ts";
+import { SkippedAddressReport } from "./skipped_address_report.ts";
 import { type KeepalivedWithdrawal, keepalivedWithdrawal } from "./withdrawal.ts";
 import {
   nextWithdrawalPhase,
@@ -44,6 +45,7 @@ import { localTrafficHosts } from "../local_traffic.ts";
 import type { ServingHold } from "../serving_hold.ts";
 
 export type { ServiceSource } from "../host_announcer.ts";
+export type { LocalTrackValue };
 
 /** The Service cache and, when there is one, the EndpointSlice cache. */
 export interface KeepalivedServiceSource extends ServiceSource {
@@ -78,23 +80,15 @@ export interface KeepalivedAnnouncerOptions {
   signal?: AbortSignal;
 }
 
-const SKIPPED_METRIC = "keelson_keepalived_skipped_addresses";
-
 /** Renders and applies this host's keepalived config whenever its inputs change. */
 export class KeepalivedAnnouncer {
   #options: KeepalivedAnnouncerOptions;
   #source: KeepalivedServiceSource | undefined;
-  /** The value last written to each Local-traffic file (path to value). */
-  #localTracks = new Map<string, 0 | 1>();
-  /** The last failure to write one, said once. */
-  #localTrackProblem = "";
+  #localTracks = new LocalTrackFiles();
   #log = logger("keepalived", "announcer");
   #lastError = "";
-  #queued: Promise<ApplyResult | undefined> | undefined;
-  #previous: Promise<unknown> = Promise.resolve();
-  /** `service value reason` of the addresses skipped by the last render, to log each once. */
-  #skipped = new Set<string>();
-  #skippedGauge: Gauge | undefined;
+  #render = new CoalescedRender((reason) => this.#syncNow(reason));
+  #skipped: SkippedAddressReport;
   #withdrawal: WithdrawalPhase = "serving";
   /** What the log last said about the withdrawal (state and reason), to say each once. */
   #withdrawalLogged = "";
@@ -110,16 +104,7 @@ export class KeepalivedAnnouncer {
   /** @param options config source, host name, applier and registry */
   constructor(options: KeepalivedAnnouncerOptions) {
     this.#options = options;
-    const registry = options.registry;
-    if (registry) {
-      this.#skippedGauge = declareOnce(registry, SKIPPED_METRIC, () =>
-        new Gauge({
-          name: SKIPPED_METRIC,
-          help: "Service addresses this host does not serve through keepalived because no pool " +
-            "offers them, or they belong to a machine or the control-plane VIP.",
-          registers: [registry],
-        }));
-    }
+    this.#skipped = new SkippedAddressReport(options.configFile, options.registry);
   }
 
   /** Connects the Service cache (when the Kubernetes client exists) and renders. */
@@ -162,21 +147,15 @@ export class KeepalivedAnnouncer {
   }
 
   /**
-   * Renders and applies the config. Calls made in one burst (an informer delivers its initial
-   * list, or many Service updates, synchronously), or while the previous render runs, share one
-   * render: each render reads every Service, so one per event would cost O(N^2) for N events.
+   * Renders and applies the config. Calls made in one burst, or while the previous render runs,
+   * share one render; renders run one at a time in call order (`coalesced_render.ts`): a render
+   * before the cache synced reads the file on disk first, and must not hand the applier its stale
+   * text after a later, complete render.
    * @param reason for the log
    * @returns the apply result, or undefined when nothing was applied
    */
   sync(reason: string): Promise<ApplyResult | undefined> {
-    // One render at a time, in call order: a render before the cache synced reads the file on
-    // disk first, and must not hand the applier its stale text after a later, complete render.
-    this.#queued ??= this.#previous.then(() => {
-      this.#queued = undefined;
-      return this.#syncNow(reason);
-    });
-    this.#previous = this.#queued.catch(() => undefined);
-    return this.#queued;
+    return this.#render.run(reason);
   }
 
   async #syncNow(reason: string): Promise<ApplyResult | undefined> {
@@ -218,10 +197,10 @@ export class KeepalivedAnnouncer {
     this.#lastError = "";
     if (services) this.#keptVips = undefined;
     this.#servedInterface = config.keepalived.interface;
-    this.#reportSkipped(rendered.skipped);
+    this.#skipped.report(rendered.skipped);
     this.#reportHold(rendered.withheld);
     // before the file: keepalived reads a track file it newly names at the reload
-    await this.#writeLocalTracks(rendered.localTracks);
+    await this.#localTracks.write(rendered.localTracks);
     const result = await this.#options.applier.apply(rendered.text);
     // only a file keepalived took ends what an earlier withdrawal left: a VIP it could not remove
     // stays to be seen leaving at the next withdrawal
@@ -258,7 +237,7 @@ export class KeepalivedAnnouncer {
     }
     const text = rendered.text;
     this.#lastError = "";
-    this.#reportSkipped([]);
+    this.#skipped.report([]);
     const result = await this.#options.applier.apply(text);
     const iface = this.#servedInterface ?? config.keepalived.interface;
     let problem: string | undefined;
@@ -344,37 +323,6 @@ export class KeepalivedAnnouncer {
     }
   }
 
-  /**
-   * Writes the Local-traffic files whose value changed (keepalived follows them through inotify,
-   * no reload); a file that cannot be written is said once and tried again at the next render.
-   */
-  async #writeLocalTracks(tracks: readonly LocalTrackValue[]): Promise<void> {
-    for (const { path, value } of tracks) {
-      if (this.#localTracks.get(path) === value) continue;
-      try {
-        await writeTrackFile(path, `${value}\n`);
-        this.#localTracks.set(path, value);
-        this.#log.info("{path}: {value} (externalTrafficPolicy Local endpoints {where})", {
-          path,
-          value,
-          where: value === 1 ? "elsewhere: priority down to 1" : "here, or not known",
-        });
-      } catch (error) {
-        this.#localTracks.delete(path);
-        const problem = errorMessage(error);
-        if (problem !== this.#localTrackProblem) {
-          this.#log.error("keepalived is not told where Local endpoints run: {error}", {
-            error: problem,
-            path,
-          });
-        }
-        this.#localTrackProblem = problem;
-        continue;
-      }
-      this.#localTrackProblem = "";
-    }
-  }
-
   /** One line when this host starts holding its VIPs back (and why), and one when it stops. */
   #reportHold(hold: ServingHold | undefined): void {
     const now = hold === undefined
@@ -390,31 +338,6 @@ export class KeepalivedAnnouncer {
       this.#log.info("This host serves its VIPs through keepalived again");
     }
     this.#holdLogged = now;
-  }
-
-  /** One log line per newly skipped address (every host), and the gauge. */
-  #reportSkipped(skipped: readonly SkippedAddress[]): void {
-    const now = new Set<string>();
-    for (const item of skipped) {
-      const key = `${item.service ?? ""} ${item.value} ${item.reason}`;
-      now.add(key);
-      if (this.#skipped.has(key)) continue;
-      if (item.service !== undefined) {
-        this.#log.warn("Not serving {value} of service {service}: {reason}", {
-          value: item.value,
-          service: item.service,
-          reason: item.reason,
-        });
-      } else {
-        // kept from the file before the Service cache synced: no Service is known for it yet
-        this.#log.warn(
-          "Not serving {value}, kept from {file} until the Service cache syncs: {reason}",
-          { value: item.value, file: this.#options.configFile, reason: item.reason },
-        );
-      }
-    }
-    this.#skipped = now;
-    this.#skippedGauge?.set(now.size);
   }
 }
 
@@ -470,14 +393,6 @@ export interface KeepalivedHostInputs {
   endpointSlices?: readonly unknown[];
   /** This host's Node is Ready, or not known (`nodeIsReady`). @default true */
   nodeReady?: boolean;
-}
-
-/** The value Keelson writes to a Service group's Local-traffic file (`model.ts`). */
-export interface LocalTrackValue {
-  /** The file, in `track_file_dir`. */
-  path: string;
-  /** 1: this host has no ready endpoint of the group's Local Services; 0 otherwise. */
-  value: 0 | 1;
 }
 
 /**
