@@ -27,7 +27,7 @@ export function encodeHostReport(report: HostReport): string {
 }
 
 /** How close to the largest room the search for it gets (bytes). */
-const ROOM_PRECISION_BYTES = 256;
+const ROOM_PRECISION_BYTES = 1024;
 
 /**
  * The report cut to the bounds with the older fields, which repeat keepalived's announcements:

@@ -18,6 +18,7 @@ import {
   MAX_REPORT_BYTES,
 } from "../../../src/status/host_report.ts";
 import { encodeHostReport } from "../../../src/status/encode_host_report.ts";
+import { previousReportSchema } from "./_previous_report_schema.ts";
 import { REPORT_LIST_LIMITS } from "../../../src/status/host_report_limits.ts";
 import { canonicalIp } from "../../../src/net/ip.ts";
 import type { V1Service } from "@kubernetes/client-node";
@@ -93,12 +94,16 @@ function hostReport(
   };
 }
 
-/** The writer's text, checked the way every reader checks it. */
+/** The writer's text, checked the way every reader checks it, older readers included. */
 function publish(report: HostReport): HostReport {
   const text = encodeHostReport(report);
   assert.ok(text.length <= MAX_REPORT_BYTES, `${text.length} bytes`);
   const decoded = decodeHostReport(text);
   assert.ok(!("error" in decoded), "error" in decoded ? decoded.error : "");
+  for (const keepalivedRequired of [false, true]) {
+    const older = previousReportSchema({ keepalivedRequired }).safeParse(JSON.parse(text));
+    assert.ok(older.success, JSON.stringify(older.error?.issues[0]));
+  }
   return decoded;
 }
 
