@@ -85,7 +85,7 @@ export function hostReport(inputs: HostReportInputs): HostReport {
   };
 }
 
-/** One announcing instance as the heartbeat report writes it: the contract's words are the report's. */
+/** One announcing instance as the report writes it: the contract's roles are its states. */
 function announcementReport(instance: AnnouncingInstance): AnnouncementReport {
   return {
     announcer: instance.announcer,

@@ -1,11 +1,11 @@
 /**
- * Cutting a heartbeat report to its bounds (`host_report_limits.ts`) instead of refusing it: a
- * host beyond them still renews its heartbeat, with the lists cut and `omitted` counting what was
- * left out. First to the entry counts, then to the byte size, leaving out first what others also
- * tell (pool usage, which every host reports), then the machines' power (the leader's), then detail
+ * Cutting a heartbeat report to its bounds (`host_report_limits.ts`) instead of refusing it: a host
+ * beyond them still renews its heartbeat, with the lists cut and `omitted` counting what was left
+ * out. First to the entry counts, then to the byte size, leaving out first what others also tell
+ * (pool usage, which every host reports), then the machines' power (the leader's), then detail
  * (each announcement's VIP list, then the longest BGP peer lists), last the host's own VIPs and
- * announcements (`omitted` counts them as `instances`, the name older readers know). Each list keeps its first
- * entries, so the cut is the same at every renewal while nothing changes.
+ * announcements (`omitted` counts them as `instances`, the name older readers know). Each list
+ * keeps its first entries, so the cut is the same at every renewal while nothing changes.
  *
  * @module
  */

@@ -1,11 +1,11 @@
 /**
  * What each host publishes about its own data plane in its heartbeat Lease
  * (`kube-system/keelson-host-<host>`): each announcer's instances with a protocol-neutral state
- * (`announcements`), the VIPs present on its interface, its configuration-reload state, its version and the pool usage it
- * sees. Written as one compact JSON annotation and parsed strictly when read: a Lease that does
- * not parse is reported as unreadable, never half-used. Its bounds are `host_report_limits.ts`:
- * a report beyond them is cut by the writer (`fit_host_report.ts`), with counts of what it left
- * out, so every report a host publishes is one every reader accepts.
+ * (`announcements`), the VIPs present on its interface, its configuration-reload state, its version
+ * and the pool usage it sees. Written as one compact JSON annotation and parsed strictly when read:
+ * a Lease that does not parse is reported as unreadable, never half-used. Its bounds are
+ * `host_report_limits.ts`: a report beyond them is cut by the writer (`fit_host_report.ts`), with
+ * counts of what it left out, so every report a host publishes is one every reader accepts.
  *
  * @module
  */
@@ -68,7 +68,7 @@ const ANNOUNCER_NAME = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/);
  */
 export const ANNOUNCEMENT_STATES = ["holding", "standby", "failed", "stopped", "unknown"] as const;
 
-/** Schema of one announcement: an instance of one announcer (e.g. a VRRP instance) and its state. */
+/** Schema of one announcement: an instance of an announcer (e.g. a VRRP instance), its state. */
 export const AnnouncementReportSchema = z.strictObject({
   /** The announcer that runs it (an entry of `announcers`). */
   announcer: ANNOUNCER_NAME,

@@ -5,8 +5,8 @@
  *   they carried only keepalived's, and readers of that time require the field;
  * - `instances`: before reports listed each announcer's announcements with a protocol-neutral
  *   state (`announcements`), they listed keepalived's VRRP instances in VRRP's words (`MASTER`,
- *   `BACKUP`, …, learned from the notify `fifo` or from the `addresses`), and readers of that time
- *   require that list, in those words, and refuse any other.
+ *   `BACKUP`, …, learned from the notify `fifo` or from the `addresses`), and readers of that
+ *   time require that list, in those words, and refuse any other.
  *
  * During a rolling upgrade both kinds of agents run side by side, so a new writer still fills
  * these fields in for old readers (`toLegacyFields`), and a new reader turns an old report into the

@@ -1,8 +1,8 @@
 /**
  * The `keelson status` model: every VIP with the Service(s) using it, its pool, the hosts serving
- * it and each host's announcement state; the leader; each host's heartbeat, version and reload state; pool
- * usage; power; and the problems found in them (`decide_problems.ts`). Types only: built by
- * `cluster_status.ts`, shown by `format_status.ts`.
+ * it and each host's announcement state; the leader; each host's heartbeat, version and reload
+ * state; pool usage; power; and the problems found in them (`decide_problems.ts`). Types only:
+ * built by `cluster_status.ts`, shown by `format_status.ts`.
  *
  * @module
  */

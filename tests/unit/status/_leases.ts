@@ -15,7 +15,7 @@ import { RecordObserver } from "../../../src/status/observed_freshness.ts";
 /** Noon, 1 January 2026: the "now" of the status tests. */
 export const NOW = Date.parse("2026-01-01T12:00:00Z");
 
-/** A report of `host` serving `vips`, with every keepalived instance listed (holding where it serves). */
+/** A report of `host` serving `vips`, each keepalived instance listed (holding where it serves). */
 export function report(
   host: string,
   vips: string[],
