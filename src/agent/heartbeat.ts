@@ -17,12 +17,11 @@ import type { Informer } from "../kube/ports.ts";
 import type { MachinePower, PoolUsage } from "../cloud/provider.ts";
 import type { ConfigReloader, InventoryInForce } from "../config/reloader.ts";
 import {
+  type AnnouncementReport,
   HEARTBEAT_NAMESPACE,
   type HostReport,
-  type InstanceReport,
   MAX_POWER_DETAIL,
   type PowerReport,
-  REPORTED_INSTANCE_STATES,
 } from "../status/host_report.ts";
 import { VERSION } from "../version.ts";
 
@@ -66,7 +65,7 @@ export function hostReport(inputs: HostReportInputs): HostReport {
     v: 1,
     host: inputs.host,
     version: VERSION,
-    instances: snapshot.instances.map(instanceReport),
+    announcements: snapshot.instances.map(announcementReport),
     vips: snapshot.vips,
     reload: {
       ok: inputs.reloads.lastReloadSucceeded(),
@@ -86,12 +85,13 @@ export function hostReport(inputs: HostReportInputs): HostReport {
   };
 }
 
-/** One announcing instance as the heartbeat report writes it. */
-function instanceReport(instance: AnnouncingInstance): InstanceReport {
+/** One announcing instance as the report writes it: the contract's roles are its states. */
+function announcementReport(instance: AnnouncingInstance): AnnouncementReport {
   return {
+    announcer: instance.announcer,
     name: instance.name,
-    state: REPORTED_INSTANCE_STATES[instance.role],
-    source: instance.observedFrom === "daemon" ? "fifo" : "addresses",
+    state: instance.role,
+    observed: instance.observedFrom,
     since: instance.since,
     vips: instance.addresses,
   };

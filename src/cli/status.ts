@@ -64,9 +64,9 @@ export const STATUS_USAGE =
   `Usage: keelson status [--kubeconfig FILE | --config FILE] [--context NAME] [--output text|json]
                       [--observe DURATION]
 
-Shows every VIP with the Service using it, its pool, the host(s) serving it and the VRRP state
-on each host, plus the leader, each host's last heartbeat, version and reload state, and pool
-usage. Problems (no host, two hosts, a silent host, a failed reload) are listed first.
+Shows every VIP with the Service using it, its pool, the host(s) serving it and its state on
+each host (holding, standby, failed, stopped or unknown), plus the leader, each host's last
+heartbeat, version and reload state, and pool usage. Problems (no host, two hosts, a silent host, a failed reload) are listed first.
 With the inventory (--config), a silent host that is no longer in it is listed apart as retired,
 with the command that deletes its heartbeat, and is not a problem; and each pool's serving hosts
 are listed with their Nodes' readiness (when the kubeconfig may list Nodes): a pool that no host

@@ -8,13 +8,16 @@
  */
 
 /**
- * Where an announcing instance stands on this host: `holding` its addresses (VRRP's MASTER),
- * `standby` ready to take them (BACKUP), `failed` (FAULT), `stopped`, or `unknown`.
+ * Where an announcing instance stands on this host: `holding` its addresses (drawing their
+ * traffic), `standby` ready to take them, `failed`, `stopped`, or `unknown`; the heartbeat
+ * report's words too (`src/status/host_report.ts` says how each daemon's states map to them).
  */
 export type InstanceRole = "holding" | "standby" | "failed" | "stopped" | "unknown";
 
 /** One announcing instance (e.g. a VRRP instance) on this host. */
 export interface AnnouncingInstance {
+  /** The announcer that runs it, as the provider names it. */
+  announcer: string;
   /** Its name in its daemon's file. */
   name: string;
   role: InstanceRole;

@@ -206,7 +206,7 @@ export function buildStatusModel(input: StatusInput): { status: StatusModel; fac
   const fresh = heartbeats.filter(isFresh);
   for (const h of fresh) {
     if ("error" in h.report) continue;
-    for (const instance of h.report.instances) {
+    for (const instance of h.report.announcements) {
       for (const vip of instance.vips) {
         row(vip).states.push({ host: h.host, instance: instance.name, state: instance.state });
       }
@@ -317,7 +317,7 @@ function controlPlaneInstanceVips(fresh: readonly Heartbeat[]): Set<string> {
   const vips = new Set<string>();
   for (const h of fresh) {
     if ("error" in h.report) continue;
-    for (const instance of h.report.instances) {
+    for (const instance of h.report.announcements) {
       if (/^keelson_cp_v[46]$/.test(instance.name)) {
         for (const vip of instance.vips) vips.add(vip);
       }

@@ -1,10 +1,11 @@
 /**
- * Cutting a heartbeat report to its bounds (`host_report_limits.ts`) instead of refusing it: a
- * host beyond them still renews its heartbeat, with the lists cut and `omitted` counting what was
- * left out. First to the entry counts, then to the byte size, leaving out first what others also
- * tell (pool usage, which every host reports), then the machines' power (the leader's), then detail (each instance's VIP list, then the
- * longest BGP peer lists), last the host's own VIPs and instances. Each list keeps its first
- * entries, so the cut is the same at every renewal while nothing changes.
+ * Cutting a heartbeat report to its bounds (`host_report_limits.ts`) instead of refusing it: a host
+ * beyond them still renews its heartbeat, with the lists cut and `omitted` counting what was left
+ * out. First to the entry counts, then to the byte size, leaving out first what others also tell
+ * (pool usage, which every host reports), then the machines' power (the leader's), then detail
+ * (each announcement's VIP list, then the longest BGP peer lists), last the host's own VIPs and
+ * announcements (`omitted` counts them as `instances`, the name older readers know). Each list
+ * keeps its first entries, so the cut is the same at every renewal while nothing changes.
  *
  * @module
  */
@@ -19,10 +20,11 @@ import {
 /**
  * The report cut to the bounds; the same report (a copy) when within them.
  * @param report the full report
+ * @param maxBytes the size to fit in. @default MAX_REPORT_BYTES
  * @returns a report whose lists and JSON size are within the bounds, with `omitted` counts when
  *   anything was left out
  */
-export function fitHostReport(report: HostReport): HostReport {
+export function fitHostReport(report: HostReport, maxBytes = MAX_REPORT_BYTES): HostReport {
   const omitted: Omitted = { ...report.omitted };
   const leftOut = (key: keyof Omitted, n: number) => {
     if (n > 0) omitted[key] = (omitted[key] ?? 0) + n;
@@ -31,18 +33,18 @@ export function fitHostReport(report: HostReport): HostReport {
     leftOut(key, Math.max(0, list.length - max));
     return list.slice(0, max);
   };
-  // an instance or peer left out takes its VIPs or routes with it: they are counted too
-  const instanceGone = (i: HostReport["instances"][number]) =>
+  // an announcement or peer left out takes its VIPs or routes with it: they are counted too
+  const instanceGone = (i: HostReport["announcements"][number]) =>
     leftOut("instance_vips", i.vips.length);
   const peerGone = (p: NonNullable<HostReport["bgp"]>[number]) =>
     leftOut("routes", p.routes.length);
   const { omitted: _, ...rest } = report;
   const restart = report.reload.restart && cut(report.reload.restart, MAX.restart, "restart");
-  report.instances.slice(MAX.instances).forEach(instanceGone);
+  report.announcements.slice(MAX.instances).forEach(instanceGone);
   report.bgp?.slice(MAX.peers).forEach(peerGone);
   const fitted: HostReport = {
     ...rest,
-    instances: cut(report.instances, MAX.instances, "instances").map((i) => ({
+    announcements: cut(report.announcements, MAX.instances, "instances").map((i) => ({
       ...i,
       vips: cut(i.vips, MAX.instanceVips, "instance_vips"),
     })),
@@ -60,7 +62,7 @@ export function fitHostReport(report: HostReport): HostReport {
       : {}),
   };
 
-  let excess = JSON.stringify(fitted).length - (MAX_REPORT_BYTES - OMITTED_RESERVE_BYTES);
+  let excess = JSON.stringify(fitted).length - (maxBytes - OMITTED_RESERVE_BYTES);
   // cuts the end of `list` until the excess is gone (a JSON array of n entries holds n - 1 commas)
   const shrink = <T>(list: T[], key: keyof Omitted, gone: (entry: T) => void = () => {}) => {
     if (excess <= 0 || list.length === 0) return;
@@ -76,12 +78,12 @@ export function fitHostReport(report: HostReport): HostReport {
   };
   if (excess > 0) shrink(fitted.pools, "pools");
   if (excess > 0 && fitted.power) shrink(fitted.power, "power");
-  for (let i = fitted.instances.length - 1; i >= 0 && excess > 0; i--) {
-    shrink(fitted.instances[i]!.vips, "instance_vips");
+  for (let i = fitted.announcements.length - 1; i >= 0 && excess > 0; i--) {
+    shrink(fitted.announcements[i]!.vips, "instance_vips");
   }
   if (excess > 0 && fitted.bgp) cutRoutesEvenly(fitted.bgp);
   if (excess > 0) shrink(fitted.vips, "vips");
-  if (excess > 0) shrink(fitted.instances, "instances", instanceGone);
+  if (excess > 0) shrink(fitted.announcements, "instances", instanceGone);
   if (excess > 0 && fitted.bgp) shrink(fitted.bgp, "peers", peerGone);
   if (excess > 0 && fitted.reload.restart) {
     shrink(fitted.reload.restart, "restart");

@@ -87,7 +87,7 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
   const silent = new Set(status.hosts.filter((h) => h.silent).map((h) => h.host));
   out.push(paint("bold", "VIPs"));
   out.push(...table(
-    ["VIP", "SERVICE", "POOL", "SERVED BY", "VRRP", ...(bgp ? ["BGP (ECMP)"] : []), "SINCE"],
+    ["VIP", "SERVICE", "POOL", "SERVED BY", "STATES", ...(bgp ? ["BGP (ECMP)"] : []), "SINCE"],
     status.vips.map((v) => {
       const served = v.problem === "no-host"
         ? paint("red", "NO HOST")
@@ -104,7 +104,7 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
         : "";
       const states = v.states.map((s) => {
         const text = `${s.host}=${s.state}`;
-        return s.state === "FAULT" || s.state === "STOP" ? paint("yellow", text) : text;
+        return s.state === "failed" || s.state === "stopped" ? paint("yellow", text) : text;
       }).join(" ") || "-";
       const since = v.since ? formatAge(Math.max(0, nowMs - Date.parse(v.since))) : "-";
       return [

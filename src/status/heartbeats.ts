@@ -246,7 +246,7 @@ export function timeMs(value: unknown): number | undefined {
  * @returns true when at least one host reports a data plane
  */
 export function anyDataPlaneReported(heartbeats: readonly Heartbeat[]): boolean {
-  return heartbeats.some((h) => !("error" in h.report) && h.report.instances.length > 0);
+  return heartbeats.some((h) => !("error" in h.report) && h.report.announcements.length > 0);
 }
 
 /** Every host's heartbeat as one reader judges it. */

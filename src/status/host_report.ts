@@ -1,11 +1,11 @@
 /**
  * What each host publishes about its own data plane in its heartbeat Lease
- * (`kube-system/keelson-host-<host>`): the VRRP state of each keepalived instance, the VIPs
- * present on its interface, its configuration-reload state, its version and the pool usage it
- * sees. Written as one compact JSON annotation and parsed strictly when read: a Lease that does
- * not parse is reported as unreadable, never half-used. Its bounds are `host_report_limits.ts`:
- * a report beyond them is cut by the writer (`fit_host_report.ts`), with counts of what it left
- * out, so every report a host publishes is one every reader accepts.
+ * (`kube-system/keelson-host-<host>`): each announcer's instances with a protocol-neutral state
+ * (`announcements`), the VIPs present on its interface, its configuration-reload state, its version
+ * and the pool usage it sees. Written as one compact JSON annotation and parsed strictly when read:
+ * a Lease that does not parse is reported as unreadable, never half-used. Its bounds are
+ * `host_report_limits.ts`: a report beyond them is cut by the writer (`fit_host_report.ts`), with
+ * counts of what it left out, so every report a host publishes is one every reader accepts.
  *
  * @module
  */
@@ -13,7 +13,12 @@ import * as z from "zod/v4";
 import { BGP_NAME_REGEXP } from "../config/bgp_schema.ts";
 import { NAME_REGEXP } from "../config/schema.ts";
 import { canonicalIp } from "../net/ip.ts";
-import { APPLY_STATES, fromLegacyFields, LEGACY_RELOAD_FIELDS } from "./legacy_report_fields.ts";
+import {
+  APPLY_STATES,
+  fromLegacyFields,
+  LEGACY_RELOAD_FIELDS,
+  LEGACY_REPORT_FIELDS,
+} from "./legacy_report_fields.ts";
 import {
   MAX_REPORT_BYTES,
   type Omitted,
@@ -31,7 +36,8 @@ export const HEARTBEAT_NAMESPACE = "kube-system";
 export const HEARTBEAT_LABEL = "keelson.io/heartbeat";
 /**
  * Largest annotation accepted when reading, and written (`host_report_limits.ts`). A host holding
- * 1000 IPv4 VIPs writes about 75 KiB.
+ * 1000 IPv4 VIPs, 20 to a VRRP instance, writes about 95 KiB (75 without the older readers'
+ * repetition of keepalived's instances); about 2,000 fit whole.
  */
 export { MAX_REPORT_BYTES };
 
@@ -40,26 +46,39 @@ const isoTime = z.iso.datetime({ offset: true });
 const START_ONLY_NAME_REGEXP = /^[A-Za-z0-9_ .,()[\]-]{1,80}$/;
 const ip = z.string().max(45).refine((v) => canonicalIp(v) === v, "not a canonical IP");
 
-/**
- * The report's words for an announcing instance's role (`holding`, `standby`, …), kept from the
- * report's first readers, which know no other.
- */
-export const REPORTED_INSTANCE_STATES = {
-  holding: "MASTER",
-  standby: "BACKUP",
-  failed: "FAULT",
-  stopped: "STOP",
-  unknown: "UNKNOWN",
-} as const;
+/** An announcer's name, as its provider calls it. */
+const ANNOUNCER_NAME = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/);
 
-/** Schema of one instance's state. */
-export const InstanceReportSchema = z.strictObject({
+/**
+ * Where an announcement stands on this host, in words that fit every way of announcing an
+ * address, so that a reader needs no daemon's vocabulary (they are the contract's roles,
+ * `src/cloud/host_data_plane.ts`):
+ *
+ * - `holding`: this host draws the addresses' traffic now (VRRP: the instance is master; BGP: the
+ *   route is exported over an Established session);
+ * - `standby`: ready to draw it, and not drawing it (VRRP: backup; BGP: configured and withdrawn
+ *   on purpose, e.g. no local endpoint);
+ * - `failed`: cannot draw it until something is repaired (VRRP: fault, an interface or a tracked
+ *   check down; BGP: no session Established);
+ * - `stopped`: the daemon stopped announcing it (VRRP: stop; BGP: the protocol disabled);
+ * - `unknown`: not told, and not to be guessed.
+ *
+ * "announced"/"withdrawn" were not chosen: a VRRP backup withdraws nothing and a fault is not a
+ * withdrawal on purpose, so the pair would merge what an operator must tell apart.
+ */
+export const ANNOUNCEMENT_STATES = ["holding", "standby", "failed", "stopped", "unknown"] as const;
+
+/** Schema of one announcement: an instance of an announcer (e.g. a VRRP instance), its state. */
+export const AnnouncementReportSchema = z.strictObject({
+  /** The announcer that runs it (an entry of `announcers`). */
+  announcer: ANNOUNCER_NAME,
+  /** Its name in its announcer's file. */
   name: z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/),
-  state: z.enum(REPORTED_INSTANCE_STATES),
+  state: z.enum(ANNOUNCEMENT_STATES),
   /** Where the state came from: the daemon told it, or inferred from the addresses. */
-  source: z.enum(["fifo", "addresses"]),
+  observed: z.enum(["daemon", "addresses"]),
   since: isoTime,
-  /** The VIPs of the instance (served while MASTER). */
+  /** The VIPs it announces (drawn here while `holding`). */
   vips: z.array(ip).max(MAX.instanceVips),
 });
 
@@ -80,7 +99,7 @@ export const BgpPeerReportSchema = z.strictObject({
  * outcome; `not_running`: the file was written but no daemon runs to load it.
  */
 export const AnnouncerReportSchema = z.strictObject({
-  name: z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/),
+  name: ANNOUNCER_NAME,
   apply: z.enum(APPLY_STATES),
 });
 
@@ -112,7 +131,14 @@ export const HostReportSchema = z.object({
   v: z.literal(1),
   host: z.string().regex(NAME_REGEXP).max(63),
   version: z.string().regex(/^[0-9A-Za-z.+-]{1,64}$/),
-  instances: z.array(InstanceReportSchema).max(MAX.instances),
+  /**
+   * Each announcer's instances with their states, in the announcers' start order; empty on a host
+   * that announces nothing. Older reports list keepalived's in `instances` instead (VRRP's words):
+   * the reader fills this in from it (`decodeHostReport`).
+   */
+  announcements: z.array(AnnouncementReportSchema).max(MAX.instances).optional(),
+  /** The field of reports before `announcements` (`legacy_report_fields.ts`). */
+  ...LEGACY_REPORT_FIELDS,
   /** VIPs present on the interface, each with the time it appeared. */
   vips: z.array(z.strictObject({ ip, since: isoTime })).max(MAX.vips),
   /** Configuration reload state of this host. */
@@ -156,7 +182,8 @@ export const HostReportSchema = z.object({
   power: z.array(PowerReportSchema).max(MAX.power).optional(),
   /**
    * Present when the writer cut the report at its bounds: per list, how many entries it left
-   * out (`instance_vips` and `routes` summed over the instances and peers). What is not listed is
+   * out (`instances` counts announcements; `instance_vips` and `routes` are summed over the
+   * announcements and peers). What is not listed is
    * unknown to readers, never absent.
    */
   omitted: z.strictObject(
@@ -166,16 +193,25 @@ export const HostReportSchema = z.object({
   ).optional(),
 });
 
-/** One host's data plane, as published. */
-export type HostReport = z.infer<typeof HostReportSchema>;
+/** A report as the annotation holds it, older fields included. */
+type PublishedReport = z.infer<typeof HostReportSchema>;
+/**
+ * One host's data plane, as a host builds it and a reader gets it from `decodeHostReport`: the
+ * current shape, without the older fields (`encodeHostReport` adds them).
+ */
+export type HostReport = Omit<PublishedReport, "instances" | "announcements"> & {
+  announcements: AnnouncementReport[];
+};
 /** One machine's power, as published. */
 export type PowerReport = z.infer<typeof PowerReportSchema>;
 /** One BGP session's state, as published. */
 export type BgpPeerReport = z.infer<typeof BgpPeerReportSchema>;
 /** One announcer's last config apply, as published. */
 export type AnnouncerReport = z.infer<typeof AnnouncerReportSchema>;
-/** One instance's state, as published. */
-export type InstanceReport = z.infer<typeof InstanceReportSchema>;
+/** One announcement with its state, as published. */
+export type AnnouncementReport = z.infer<typeof AnnouncementReportSchema>;
+/** Where an announcement stands on its host. */
+export type AnnouncementState = (typeof ANNOUNCEMENT_STATES)[number];
 
 /**
  * A prefix with its address in canonical text (`10.0.0.0/24`), or undefined.

@@ -1,22 +1,22 @@
 /**
  * The `keelson status` model: every VIP with the Service(s) using it, its pool, the hosts serving
- * it and each host's VRRP state; the leader; each host's heartbeat, version and reload state; pool
- * usage; power; and the problems found in them (`decide_problems.ts`). Types only: built by
- * `cluster_status.ts`, shown by `format_status.ts`.
+ * it and each host's announcement state; the leader; each host's heartbeat, version and reload
+ * state; pool usage; power; and the problems found in them (`decide_problems.ts`). Types only:
+ * built by `cluster_status.ts`, shown by `format_status.ts`.
  *
  * @module
  */
 import type { Omitted } from "./host_report_limits.ts";
-import type { AnnouncerReport, HostReport } from "./host_report.ts";
+import type { AnnouncementState, AnnouncerReport, HostReport } from "./host_report.ts";
 import type { Freshness } from "./observed_freshness.ts";
 import type { InventoryAgreement, OtherInventory } from "./inventory_agreement.ts";
 import type { PoolServers } from "./pool_servers.ts";
 
-/** One host's VRRP state for a VIP. */
+/** One host's state for a VIP: that of its announcement holding the VIP (`host_report.ts`). */
 export interface VipHostState {
   host: string;
   instance: string;
-  state: string;
+  state: AnnouncementState;
 }
 
 /** One row of the VIP table. */

@@ -334,7 +334,7 @@ Deno.test({
         assert.deepEqual(row.services, [`default/${name}`]);
         assert.equal(row.pool, "lan");
         assert.equal(row.hosts.length, 1, `${vip} hosts ${row.hosts}`);
-        assert.equal(row.states.filter((s) => s.state === "MASTER").length, 1);
+        assert.equal(row.states.filter((s) => s.state === "holding").length, 1);
       }
       assert.equal(cli.status.hosts.length, 3);
       assert.ok(cli.status.hosts.every((h) => !h.silent && h.reload?.ok && h.version));
@@ -348,9 +348,9 @@ Deno.test({
           const reports = await heartbeats(cp!);
           const ok = reports.size === 3 &&
             [...reports.values()].every((r) =>
-              r.instances.length > 0 &&
-              r.instances.every((i) =>
-                i.source === "fifo" && (i.state === "MASTER" || i.state === "BACKUP")
+              r.announcements.length > 0 &&
+              r.announcements.every((i) =>
+                i.observed === "daemon" && (i.state === "holding" || i.state === "standby")
               )
             );
           return ok ? reports : undefined;
@@ -363,15 +363,15 @@ Deno.test({
             JSON.stringify(Object.fromEntries(await heartbeats(cp!))) + await logs(),
         },
       );
-      // each VIP in the instance of exactly one MASTER
+      // each VIP in the instance of exactly one host holding it (VRRP's master)
       const mastered = [...fifo.value.values()].flatMap((r) =>
-        r.instances.filter((i) => i.state === "MASTER").flatMap((i) => i.vips)
+        r.announcements.filter((i) => i.state === "holding").flatMap((i) => i.vips)
       );
       assert.deepEqual(mastered.toSorted(), allVips.toSorted());
       report(
         `RESULT fifo_states ${
           [...fifo.value.values()].map((r) =>
-            `${r.host}=${r.instances.map((i) => `${i.name}:${i.state}`).join(",")}`
+            `${r.host}=${r.announcements.map((i) => `${i.name}:${i.state}`).join(",")}`
           ).join(" ")
         }`,
       );
@@ -440,7 +440,7 @@ Deno.test({
         return problems(status).length === 0 &&
             status.vips.every((r) =>
               r.hosts.length === 1 && r.states.length === 3 &&
-              r.states.every((x) => x.state === "MASTER" || x.state === "BACKUP")
+              r.states.every((x) => x.state === "holding" || x.state === "standby")
             )
           ? true
           : undefined;

@@ -338,7 +338,7 @@ Deno.test({
         async () => {
           const reports = await heartbeats(cp!);
           const ok = ["w-1", "w-2"].every((w) =>
-            reports.get(w)?.instances.some((i) => i.vips.includes(vips.edge))
+            reports.get(w)?.announcements.some((i) => i.vips.includes(vips.edge))
           );
           return ok ? reports : undefined;
         },
@@ -346,7 +346,7 @@ Deno.test({
       );
       assert.ok(
         ["w-1", "w-2"].every((w) =>
-          beats.value.get(w)!.instances.every((i) => !i.vips.includes(vips.lan))
+          beats.value.get(w)!.announcements.every((i) => !i.vips.includes(vips.lan))
         ),
       );
       for (const node of WORKERS) {

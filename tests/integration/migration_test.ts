@@ -771,7 +771,7 @@ async function migrate(t: Deno.TestContext, m: Migration): Promise<void> {
           const text = lease.body?.metadata?.annotations?.["keelson.io/data-plane"];
           const report = text === undefined ? undefined : decodeHostReport(text);
           if (!report || "error" in report) return undefined;
-          const listed = new Set(report.instances.flatMap((i) => i.vips));
+          const listed = new Set(report.announcements.flatMap((i) => i.vips));
           return vrrp.every((ip) => listed.has(ip)) ? report : undefined;
         }, { timeoutMs: 30_000, message: "the heartbeat to list every VRRP VIP" });
         if (bgp.length > 0) {
@@ -825,7 +825,7 @@ async function migrate(t: Deno.TestContext, m: Migration): Promise<void> {
           } s after start, every Service carrying the finalizer and pool ${
             (tookMs / 1000).toFixed(2)
           } s after start; heartbeat lists ${
-            heartbeat.instances.flatMap((i) => i.vips).length
+            heartbeat.announcements.flatMap((i) => i.vips).length
           } VRRP VIPs (${bgp.length} BGP VIPs in BIRD's file)`,
         );
         figure(

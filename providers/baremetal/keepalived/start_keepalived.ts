@@ -255,7 +255,10 @@ function trackDataPlane(inputs: {
     dataPlane: {
       snapshot: () => {
         const vrrp = tracker.snapshot();
-        return { instances: announcingInstances(vrrp.instances), vips: vrrp.vips };
+        return {
+          instances: announcingInstances(vrrp.instances, KEEPALIVED.name),
+          vips: vrrp.vips,
+        };
       },
       subscribe: (listener) => tracker.subscribe(listener),
       lastApply: () => inputs.lastApply(),

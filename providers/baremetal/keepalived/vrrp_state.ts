@@ -25,8 +25,7 @@ import type { AnnouncingInstance, InstanceRole } from "../../../src/cloud/host_d
 import { Wakeable } from "../../../src/kube/wakeable_delay.ts";
 import { logger } from "../../../src/log/logging.ts";
 import { canonicalIp } from "../../../src/net/ip.ts";
-import type { InstanceReport } from "../../../src/status/host_report.ts";
-import { type NotifyEvent, readNotifyFifo, VRRP_STATES } from "./notify_fifo.ts";
+import { type NotifyEvent, readNotifyFifo, VRRP_STATES, type VrrpState } from "./notify_fifo.ts";
 import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
 import { readInputFile, RENDERED_FILE } from "../../../src/files/read_input_file.ts";
 import { errorMessage } from "../../../src/log/error_message.ts";
@@ -66,13 +65,29 @@ export interface VrrpStateTrackerOptions {
   onKeepalivedStarted?: () => void;
 }
 
+/** A VRRP instance's state as keepalived says it, or `UNKNOWN` when it has not said. */
+export type TrackedVrrpState = VrrpState | "UNKNOWN";
+
+/** One VRRP instance of this host, in keepalived's words. */
+export interface VrrpInstance {
+  name: string;
+  state: TrackedVrrpState;
+  /** keepalived said it through the notify FIFO, or it was inferred from the addresses. */
+  source: "fifo" | "addresses";
+  /** When it took this state (ISO 8601). */
+  since: string;
+  /** Its VIPs (held while MASTER). */
+  vips: string[];
+}
+
 /** This host's VRRP instances and the VIPs on its interface, in keepalived's words. */
 export interface VrrpSnapshot {
-  instances: InstanceReport[];
+  instances: VrrpInstance[];
   vips: { ip: string; since: string }[];
 }
 
-const ROLES: Readonly<Record<InstanceReport["state"], InstanceRole>> = {
+/** keepalived's words for an instance's state in the contract's (`InstanceRole`). */
+const ROLES: Readonly<Record<TrackedVrrpState, InstanceRole>> = {
   MASTER: "holding",
   BACKUP: "standby",
   FAULT: "failed",
@@ -83,10 +98,15 @@ const ROLES: Readonly<Record<InstanceReport["state"], InstanceRole>> = {
 /**
  * The VRRP instances in the provider contract's words (`src/cloud/host_data_plane.ts`).
  * @param instances the tracker's instances
+ * @param announcer the announcer running them, as the provider names it
  * @returns each with its role and where it was learned
  */
-export function announcingInstances(instances: readonly InstanceReport[]): AnnouncingInstance[] {
+export function announcingInstances(
+  instances: readonly VrrpInstance[],
+  announcer: string,
+): AnnouncingInstance[] {
   return instances.map((i) => ({
+    announcer,
     name: i.name,
     role: ROLES[i.state],
     observedFrom: i.source === "fifo" ? "daemon" : "addresses",
@@ -99,13 +119,13 @@ export function announcingInstances(instances: readonly InstanceReport[]): Annou
 export class VrrpStateTracker {
   #options: VrrpStateTrackerOptions;
   #log = logger("keepalived", "data-plane");
-  #fifoStates = new Map<string, { state: InstanceReport["state"]; since: string }>();
+  #fifoStates = new Map<string, { state: TrackedVrrpState; since: string }>();
   #instanceVips = new Map<string, string[]>();
   #present: string[] = [];
   /** VIPs rendered before, no longer in the file, still on the interface. */
   #lingering = new Set<string>();
   #since = new Map<string, string>();
-  #inferredSince = new Map<string, { state: InstanceReport["state"]; since: string }>();
+  #inferredSince = new Map<string, { state: TrackedVrrpState; since: string }>();
   #listeners = new Set<() => void>();
   /** keepalived's FIFO is gone; false while open or not yet looked at. */
   #fifoGone = false;
@@ -150,7 +170,7 @@ export class VrrpStateTracker {
   /** @returns the VRRP instances and the VIPs on the interface now */
   snapshot(): VrrpSnapshot {
     const now = new Date(this.#now()).toISOString();
-    const instances: InstanceReport[] = [];
+    const instances: VrrpInstance[] = [];
     for (const [name, vips] of [...this.#instanceVips].sort(([a], [b]) => compareCodeUnits(a, b))) {
       const known = this.#fifoStates.get(name);
       if (known) {
@@ -160,7 +180,7 @@ export class VrrpStateTracker {
       // no FIFO line (Keelson started after keepalived, keepalived never loaded the instance,
       // or no FIFO): holding every VIP means MASTER; not holding them says nothing (UNKNOWN)
       const holds = vips.length > 0 && vips.every((v) => this.#present.includes(v));
-      const state = holds ? "MASTER" : "UNKNOWN";
+      const state: TrackedVrrpState = holds ? "MASTER" : "UNKNOWN";
       const previous = this.#inferredSince.get(name);
       const since = previous?.state === state ? previous.since : now;
       this.#inferredSince.set(name, { state, since });

@@ -54,6 +54,17 @@ import { readyStatus } from "../node_lifecycle/decide_lifecycle.ts";
 import type { ActionLedger } from "../action_ledger/action_ledger.ts";
 import { KubeletLeaseObserver } from "./kubelet_lease_observer.ts";
 import {
+  afterReadiness,
+  type FailureKind,
+  type NodeMemory,
+  noteFailure,
+  NOTHING_REMEMBERED,
+  remembersNothing,
+  type ReportKind,
+  reportOnce,
+  sweepOver,
+} from "./node_memory.ts";
+import {
   decideOutOfService,
   type GuardContext,
   hasOutOfServiceTaint,
@@ -194,20 +205,8 @@ export class OutOfServiceController {
   /** Why the action record could not be read, and when (this clock) to try again. */
   #ledgerProblem: { reason: string; retryAtMs: number } | undefined;
   #leases: KubeletLeaseObserver | undefined;
-  /** When this process first saw each Node NotReady (this episode), by its own clock. */
-  #notReadySince = new Map<string, number>();
-  /** When this process last decided to force each Node's machine off (dry runs included). */
-  #lastFence = new Map<string, number>();
-  /** The last failure to read each Node's power (logged once per cause). */
-  #powerErrors = new Map<string, string>();
-  /** The power episode in which someone removed Keelson's taint, per Node. */
-  #withdrawn = new Map<string, number>();
-  /** When this process first found each Node's Pods due for deletion, by `now` (this episode). */
-  #podSweeps = new Map<string, number>();
-  /** The last failure to list each Node's Pods (logged once per cause). */
-  #podListErrors = new Map<string, string>();
-  /** Held/mismatch Events already recorded, per Node and episode (one Event per episode). */
-  #reported = new Map<string, Set<string>>();
+  /** What this process remembers of each Node, one record per Node (`node_memory.ts`). */
+  #memory = new Map<string, NodeMemory>();
   #log = logger("controllers", "out-of-service");
 
   /**
@@ -291,12 +290,7 @@ export class OutOfServiceController {
     const now = this.#now();
     const policy = this.#policy();
     const ready = readyStatus(node);
-    if (ready === "True") {
-      this.#notReadySince.delete(key);
-      this.#lastFence.delete(key);
-    } else if (!this.#notReadySince.has(key)) {
-      this.#notReadySince.set(key, now);
-    }
+    const memory = this.#remember(key, afterReadiness(this.#recall(key), ready === "True", now));
     const power = await this.#powerOf(node);
     await this.#openLedger(now);
     const decision = decideOutOfService({
@@ -304,13 +298,12 @@ export class OutOfServiceController {
       power,
       nowMs: now,
       policy,
-      notReadySinceMs: this.#notReadySince.get(key),
-      lastFenceMs: this.#lastFence.get(key),
-      withdrawnInEpisodeMs: this.#withdrawn.get(key),
+      notReadySinceMs: memory.notReadySinceMs,
+      lastFenceMs: memory.lastFenceMs,
+      withdrawnInEpisodeMs: memory.withdrawnInEpisodeMs,
       ...(this.#leases ? { kubeletLease: this.#leases.view(key) } : {}),
       guards: this.#guards(node, now, policy),
     });
-    if (ready === "True") this.#dropReports(key, (k) => !k.startsWith("mismatch"));
     for (const action of decision.actions) {
       await this.#carryOut(node, action, power, now);
     }
@@ -348,23 +341,23 @@ export class OutOfServiceController {
     };
     if (podGcBlockedBy(node, podPolicy) !== undefined) {
       // a new episode starts a new sweep
-      this.#podSweeps.delete(name);
-      this.#podListErrors.delete(name);
+      this.#remember(name, sweepOver(this.#recall(name)));
       return undefined;
     }
-    let startedMs = this.#podSweeps.get(name);
-    if (startedMs === undefined) this.#podSweeps.set(name, startedMs = now);
+    let startedMs = this.#recall(name).podSweepStartedMs;
+    if (startedMs === undefined) {
+      this.#remember(name, { ...this.#recall(name), podSweepStartedMs: startedMs = now });
+    }
     if (now - startedMs >= POD_SWEEP_WINDOW_MS) return undefined;
     let listed: NodePod[];
     try {
       // one slow answer must not hold the queue's one worker (other Nodes) for the request's
       // whole deadline: the next second tries again
       listed = await pods.list(name, AbortSignal.timeout(POD_LIST_TIMEOUT_MS));
-      this.#podListErrors.delete(name);
+      this.#noteFailure(name, "podListError", undefined);
     } catch (error) {
       const message = errorMessage(error);
-      if (this.#podListErrors.get(name) !== message) {
-        this.#podListErrors.set(name, message);
+      if (this.#noteFailure(name, "podListError", message)) {
         this.#log.warn(
           "Cannot list the pods of node {node}, which Keelson took out of service: {error}; " +
             "kube-controller-manager's pod garbage collector deletes them at its next pass",
@@ -446,14 +439,13 @@ export class OutOfServiceController {
     const name = node.metadata?.name ?? "";
     try {
       const power = await this.#deps.power.powerState(node);
-      this.#powerErrors.delete(name);
+      this.#noteFailure(name, "powerError", undefined);
       return power;
     } catch (error) {
       // no answer is not "off": nothing is added while the power cannot be told; said once per
       // cause, not on every resync
       const message = errorMessage(error);
-      if (this.#powerErrors.get(name) !== message) {
-        this.#powerErrors.set(name, message);
+      if (this.#noteFailure(name, "powerError", message)) {
         this.#log.warn("Cannot read the power state of node {node}: {error}", {
           node: name,
           error: message,
@@ -544,7 +536,7 @@ export class OutOfServiceController {
     const name = node.metadata?.name ?? "";
     const ref = nodeRef(node);
     const episode = `${power?.state ?? "none"}@${power?.sinceMs ?? 0}`;
-    const notReadyEpisode = `${this.#notReadySince.get(name) ?? 0}`;
+    const notReadyEpisode = `${this.#recall(name).notReadySinceMs ?? 0}`;
     switch (action.kind) {
       case "forget-marker": {
         const written = await this.#patch(name, (current) => {
@@ -552,7 +544,9 @@ export class OutOfServiceController {
           if (hasOutOfServiceTaint(current)) return null;
           return { metadata: { annotations: { [OUT_OF_SERVICE_MARKER]: null } } };
         });
-        if (power?.state === "off") this.#withdrawn.set(name, power.sinceMs);
+        if (power?.state === "off") {
+          this.#remember(name, { ...this.#recall(name), withdrawnInEpisodeMs: power.sinceMs });
+        }
         if (!written) return;
         this.#log.info(
           "Node {node}: its out-of-service taint was removed by someone else; dropped Keelson's " +
@@ -636,7 +630,7 @@ export class OutOfServiceController {
         return;
       }
       case "taint-held":
-        if (!this.#firstReport(name, `taint-${action.reason}@${episode}`)) return;
+        if (!this.#reportOnce(name, `taint-${action.reason}`, episode)) return;
         this.#metrics.held.inc({ reason: action.reason });
         this.#deps.events.event(
           ref,
@@ -647,12 +641,12 @@ export class OutOfServiceController {
         this.#log.warn(action.message);
         return;
       case "mismatch":
-        if (!this.#firstReport(name, `mismatch@${episode}`)) return;
+        if (!this.#reportOnce(name, "mismatch", episode)) return;
         this.#deps.events.event(ref, "Warning", REASON_POWER_MISMATCH, action.message);
         this.#log.warn(action.message);
         return;
       case "fence-held":
-        if (!this.#firstReport(name, `fence-${action.reason}@${notReadyEpisode}`)) return;
+        if (!this.#reportOnce(name, `fence-${action.reason}`, notReadyEpisode)) return;
         this.#metrics.fencing.inc({ result: action.reason });
         this.#deps.events.event(
           ref,
@@ -676,7 +670,7 @@ export class OutOfServiceController {
             now,
           );
         }
-        this.#lastFence.set(name, now);
+        this.#remember(name, { ...this.#recall(name), lastFenceMs: now });
         if (action.dryRun) {
           this.#metrics.fencing.inc({ result: "dry_run" });
           this.#deps.events.event(ref, "Normal", REASON_FENCING_DRY_RUN, action.message);
@@ -736,31 +730,34 @@ export class OutOfServiceController {
     });
   }
 
-  #firstReport(name: string, key: string): boolean {
-    let seen = this.#reported.get(name);
-    if (!seen) this.#reported.set(name, seen = new Set());
-    if (seen.has(key)) return false;
-    // one episode per kind is remembered: an older one of the same kind cannot come back
-    const kind = key.slice(0, key.indexOf("@") + 1);
-    for (const old of [...seen]) if (old.startsWith(kind)) seen.delete(old);
-    seen.add(key);
-    return true;
+  /** What this process remembers of a Node (an empty record when nothing). */
+  #recall(name: string): NodeMemory {
+    return this.#memory.get(name) ?? NOTHING_REMEMBERED;
   }
 
-  #dropReports(name: string, which: (key: string) => boolean): void {
-    const seen = this.#reported.get(name);
-    if (!seen) return;
-    for (const key of [...seen]) if (which(key)) seen.delete(key);
+  /** Replaces a Node's record (dropped when it holds nothing); returns it. */
+  #remember(name: string, memory: NodeMemory): NodeMemory {
+    if (remembersNothing(memory)) this.#memory.delete(name);
+    else this.#memory.set(name, memory);
+    return memory;
+  }
+
+  /** Whether the Event of `kind` in `episode` is said now for the first time (and remembered). */
+  #reportOnce(name: string, kind: ReportKind, episode: string): boolean {
+    const { first, memory } = reportOnce(this.#recall(name), kind, episode);
+    this.#remember(name, memory);
+    return first;
+  }
+
+  /** Whether a failure's cause is new, so to be said (undefined: the read worked). */
+  #noteFailure(name: string, kind: FailureKind, message: string | undefined): boolean {
+    const { first, memory } = noteFailure(this.#recall(name), kind, message);
+    this.#remember(name, memory);
+    return first;
   }
 
   #forget(name: string): void {
-    this.#podSweeps.delete(name);
-    this.#podListErrors.delete(name);
-    this.#notReadySince.delete(name);
-    this.#lastFence.delete(name);
-    this.#reported.delete(name);
-    this.#withdrawn.delete(name);
-    this.#powerErrors.delete(name);
+    this.#memory.delete(name);
   }
 }
 

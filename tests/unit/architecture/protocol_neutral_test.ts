@@ -1,7 +1,8 @@
 /**
  * Guards of what the parts outside `providers/` may know of the provider's daemons and records:
- * the heartbeat and `keelson status` speak of announcers, never of keepalived (older reports'
- * field is read and written in one file, for mixed-version clusters), and the annotation naming
+ * the heartbeat and `keelson status` speak of announcers, never of keepalived, and of an
+ * announcement's state in neutral words, never VRRP's (older reports' fields are read and written
+ * in one file, for mixed-version clusters), and the annotation naming
  * a Service's pool is the provider's own, the command line takes the announcers' names and help
  * from the provider, and one rule says when a power Off is confirmed.
  */
@@ -39,6 +40,30 @@ Deno.test("the heartbeat and the status read and write no keepalived field but i
   assert.deepEqual(using(files, /keepalived/i), ["src/status/legacy_report_fields.ts"]);
   // the heartbeat states no daemon's words for a role: the report's schema owns them
   assert.doesNotMatch(files.get("src/agent/heartbeat.ts")!, /"MASTER"|"BACKUP"/);
+});
+
+Deno.test("VRRP's words for a state are spoken only by the keepalived provider and the one file for older reports", async () => {
+  const files = new Map([...await sources("src"), ...await sources("providers")]);
+  assert.ok(files.has("src/status/host_report.ts") && files.has("src/agent/heartbeat.ts"));
+  const vrrpWords = /\b(MASTER|BACKUP)\b/;
+  const speakers = using(files, vrrpWords);
+  // the guard sees them where they belong
+  assert.ok(speakers.includes("providers/baremetal/keepalived/vrrp_state.ts"), speakers.join());
+  assert.ok(speakers.includes("src/status/legacy_report_fields.ts"), speakers.join());
+  assert.deepEqual(
+    speakers.filter((path) =>
+      !path.startsWith("providers/baremetal/keepalived/") &&
+      path !== "src/status/legacy_report_fields.ts"
+    ),
+    [],
+  );
+  // the report's own words are the contract's roles, not a daemon's
+  const report = files.get("src/status/host_report.ts")!;
+  assert.match(
+    report,
+    /ANNOUNCEMENT_STATES = \["holding", "standby", "failed", "stopped", "unknown"\]/,
+  );
+  assert.doesNotMatch(report, /"fifo"/);
 });
 
 Deno.test("the pool annotation is spelled only by the provider", async () => {

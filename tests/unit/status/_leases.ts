@@ -15,7 +15,7 @@ import { RecordObserver } from "../../../src/status/observed_freshness.ts";
 /** Noon, 1 January 2026: the "now" of the status tests. */
 export const NOW = Date.parse("2026-01-01T12:00:00Z");
 
-/** A report of `host` serving `vips`, with every instance listed (MASTER where it serves). */
+/** A report of `host` serving `vips`, each keepalived instance listed (holding where it serves). */
 export function report(
   host: string,
   vips: string[],
@@ -26,10 +26,11 @@ export function report(
     v: 1,
     host,
     version: "0.1.0",
-    instances: all.map((vip, i) => ({
+    announcements: all.map((vip, i) => ({
+      announcer: "keepalived",
       name: `keelson_v4_g${i}`,
-      state: vips.includes(vip) ? "MASTER" : "BACKUP",
-      source: "fifo",
+      state: vips.includes(vip) ? "holding" : "standby",
+      observed: "daemon",
       since: "2026-01-01T11:59:00.000Z",
       vips: [vip],
     })),

@@ -36,8 +36,8 @@ Deno.test("buildClusterStatus(): a healthy cluster has every VIP on one host and
     ["10.0.0.151", ["shop/api", "shop/api-udp"], "lan", ["cp-2"]],
   ]);
   assert.deepEqual(status.vips[0]!.states, [
-    { host: "cp-1", instance: "keelson_v4_g0", state: "MASTER" },
-    { host: "cp-2", instance: "keelson_v4_g0", state: "BACKUP" },
+    { host: "cp-1", instance: "keelson_v4_g0", state: "holding" },
+    { host: "cp-2", instance: "keelson_v4_g0", state: "standby" },
   ]);
   assert.equal(status.vips[0]!.since, "2026-01-01T11:58:00.000Z");
   assert.deepEqual(status.hosts.map((h) => [h.host, h.ageMs, h.silent, h.vipsServed]), [
@@ -228,10 +228,10 @@ Deno.test("buildClusterStatus(): a host removed from the inventory but still ren
   assert.equal(status.vips[0]!.problem, "split-brain");
 });
 
-Deno.test("buildClusterStatus(): a host whose keepalived file was written while keepalived was not running is a problem, with its instances UNKNOWN", () => {
+Deno.test("buildClusterStatus(): a host whose keepalived file was written while keepalived was not running is a problem, with its instances unknown", () => {
   const down = report("cp-2", [], { all: ALL });
   down.announcers = [{ name: "keepalived", apply: "not_running" }];
-  down.instances = down.instances.map((i) => ({ ...i, state: "UNKNOWN" }));
+  down.announcements = down.announcements.map((i) => ({ ...i, state: "unknown" }));
   const status = statusOf({
     services: [lbService("shop", "web", ["10.0.0.150"]), lbService("shop", "api", ["10.0.0.151"])],
     leases: [
@@ -245,8 +245,8 @@ Deno.test("buildClusterStatus(): a host whose keepalived file was written while 
     "host cp-2: keepalived is not running (its last config was written, not loaded)",
   ]);
   assert.deepEqual(status.vips[0]!.states, [
-    { host: "cp-1", instance: "keelson_v4_g0", state: "MASTER" },
-    { host: "cp-2", instance: "keelson_v4_g0", state: "UNKNOWN" },
+    { host: "cp-1", instance: "keelson_v4_g0", state: "holding" },
+    { host: "cp-2", instance: "keelson_v4_g0", state: "unknown" },
   ]);
 });
 

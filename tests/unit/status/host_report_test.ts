@@ -18,7 +18,11 @@ Deno.test("decodeHostReport() drops fields a newer host added (top level, reload
 Deno.test("decodeHostReport() is strict: unknown fields inside a list entry, bad values and oversize are refused", () => {
   const good = JSON.parse(encodeHostReport(report("cp-1", ["10.0.0.150"])));
   const cases: [string, unknown][] = [
-    ["unknown field of an instance", {
+    ["unknown field of an announcement", {
+      ...good,
+      announcements: [{ ...good.announcements[0], extra: 1 }],
+    }],
+    ["unknown field of an older reader's instance", {
       ...good,
       instances: [{ ...good.instances[0], extra: 1 }],
     }],
@@ -26,7 +30,15 @@ Deno.test("decodeHostReport() is strict: unknown fields inside a list entry, bad
     ["host", { ...good, host: "CP_1" }],
     ["non-canonical IP", { ...good, vips: [{ ip: "010.0.0.1", since: good.vips[0].since }] }],
     ["not an IP", { ...good, vips: [{ ip: "10.0.0.1; x", since: good.vips[0].since }] }],
-    ["state", { ...good, instances: [{ ...good.instances[0], state: "LEADER" }] }],
+    ["state", { ...good, announcements: [{ ...good.announcements[0], state: "LEADER" }] }],
+    ["a daemon's word for a state", {
+      ...good,
+      announcements: [{ ...good.announcements[0], state: "MASTER" }],
+    }],
+    ["an older reader's state", {
+      ...good,
+      instances: [{ ...good.instances[0], state: "LEADER" }],
+    }],
     ["time", { ...good, vips: [{ ip: "10.0.0.150", since: "yesterday" }] }],
     ["negative pool", {
       ...good,

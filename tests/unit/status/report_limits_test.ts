@@ -18,6 +18,7 @@ import {
   MAX_REPORT_BYTES,
 } from "../../../src/status/host_report.ts";
 import { encodeHostReport } from "../../../src/status/encode_host_report.ts";
+import { previousReportSchema } from "./_previous_report_schema.ts";
 import { REPORT_LIST_LIMITS } from "../../../src/status/host_report_limits.ts";
 import { canonicalIp } from "../../../src/net/ip.ts";
 import type { V1Service } from "@kubernetes/client-node";
@@ -57,9 +58,10 @@ function hostReport(
   const instances = [];
   for (let i = 0; i * 20 < count; i++) {
     instances.push({
+      announcer: "keepalived",
       name: `keelson_v4_g${i}`,
-      state: "MASTER" as const,
-      source: "fifo" as const,
+      state: "holding" as const,
+      observed: "daemon" as const,
       since: SINCE,
       vips: vips.slice(i * 20, i * 20 + 20),
     });
@@ -68,7 +70,7 @@ function hostReport(
     v: 1,
     host: "cp-1",
     version: "0.1.0",
-    instances,
+    announcements: instances,
     vips: vips.map((ip) => ({ ip, since: SINCE })),
     reload: { ok: true, at: SINCE },
     announcers: [{ name: "keepalived", apply: "success" as const }],
@@ -92,12 +94,16 @@ function hostReport(
   };
 }
 
-/** The writer's text, checked the way every reader checks it. */
+/** The writer's text, checked the way every reader checks it, older readers included. */
 function publish(report: HostReport): HostReport {
   const text = encodeHostReport(report);
   assert.ok(text.length <= MAX_REPORT_BYTES, `${text.length} bytes`);
   const decoded = decodeHostReport(text);
   assert.ok(!("error" in decoded), "error" in decoded ? decoded.error : "");
+  for (const keepalivedRequired of [false, true]) {
+    const older = previousReportSchema({ keepalivedRequired }).safeParse(JSON.parse(text));
+    assert.ok(older.success, JSON.stringify(older.error?.issues[0]));
+  }
   return decoded;
 }
 
@@ -111,11 +117,11 @@ Deno.test("2,700 VIPs: the report is cut to the bound, says what it left out, an
   // nothing is lost without a count: kept + left out = the whole
   assert.equal(published.pools.length + (o.pools ?? 0), 1);
   assert.equal(
-    published.instances.reduce((n, i) => n + i.vips.length, 0) + (o.instance_vips ?? 0),
+    published.announcements.reduce((n, i) => n + i.vips.length, 0) + (o.instance_vips ?? 0),
     2700,
   );
   assert.equal(published.vips.length + (o.vips ?? 0), 2700);
-  assert.equal(published.instances.length + (o.instances ?? 0), 135);
+  assert.equal(published.announcements.length + (o.instances ?? 0), 135);
   // the host's own VIPs go last: all of them are still listed here
   assert.equal(published.vips.length, 2700);
 });
@@ -226,10 +232,12 @@ Deno.test("property: every report the writer emits, every reader accepts; the cu
       v: 1 as const,
       host: "cp-1",
       version: "0.1.0",
-      instances: Array.from({ length: g.instances }, (_, i) => ({
+      // keepalived's are repeated for older readers, another announcer's are not
+      announcements: Array.from({ length: g.instances }, (_, i) => ({
+        announcer: i % 3 === 2 ? "bird" : "keepalived",
         name: `keelson_v4_g${i}`,
-        state: "BACKUP" as const,
-        source: "addresses" as const,
+        state: "standby" as const,
+        observed: "addresses" as const,
         since: SINCE,
         vips: unique.slice(0, g.perInstance),
       })),
@@ -260,8 +268,8 @@ Deno.test("property: every report the writer emits, every reader accepts; the cu
       const published = publish(full);
       const o = published.omitted ?? {};
       const sum = (r: HostReport) => ({
-        instances: r.instances.length,
-        instance_vips: r.instances.reduce((n, i) => n + i.vips.length, 0),
+        instances: r.announcements.length,
+        instance_vips: r.announcements.reduce((n, i) => n + i.vips.length, 0),
         vips: r.vips.length,
         pools: r.pools.length,
         peers: r.bgp?.length ?? 0,

@@ -36,10 +36,11 @@ Deno.test("status: an address a host serves that no Service holds is a problem, 
 Deno.test("status: the control-plane VIP needs no Service (from the inventory, or its keepalived instance)", () => {
   const cp: HostReport = {
     ...report("cp-1", []),
-    instances: [{
+    announcements: [{
+      announcer: "keepalived",
       name: "keelson_cp_v4",
-      state: "MASTER",
-      source: "fifo",
+      state: "holding",
+      observed: "daemon",
       since: "2026-01-01T11:59:00.000Z",
       vips: ["10.0.0.5"],
     }],

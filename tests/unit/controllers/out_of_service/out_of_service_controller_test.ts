@@ -868,3 +868,20 @@ Deno.test("OutOfServiceController: a Pod replaced under the same name (uid preco
   assert.deepEqual(cluster.events.withReason("OutOfServicePodsDeleted"), []);
   assert.equal(await metric('keelson_out_of_service_pod_deletions_total{result="gone"}'), 1);
 });
+
+Deno.test("OutOfServiceController forgets a deleted Node whole: the same name back is a new Node, its held action said again", async () => {
+  const { cluster, power, controller, now, advance } = setup({
+    guard: { ok: false, reason: "the inventory file failed validation on its last reload" },
+  });
+  cluster.addNode(node("w1", "False"));
+  power.set("w1", "off", now());
+  advance(10_000);
+  await controller.sync("w1");
+  await controller.sync("w1");
+  assert.equal(cluster.events.withReason("OutOfServiceBlocked").length, 1, "said once");
+  await cluster.deleteNode("w1");
+  assert.deepEqual(await controller.sync("w1"), { kind: "done" });
+  cluster.addNode(node("w1", "False"));
+  await controller.sync("w1");
+  assert.equal(cluster.events.withReason("OutOfServiceBlocked").length, 2, "said again");
+});
