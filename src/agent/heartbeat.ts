@@ -94,6 +94,7 @@ function announcementReport(instance: AnnouncingInstance): AnnouncementReport {
     observed: instance.observedFrom,
     since: instance.since,
     vips: instance.addresses,
+    serves: instance.serves,
   };
 }
 

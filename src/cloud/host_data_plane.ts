@@ -27,6 +27,8 @@ export interface AnnouncingInstance {
   since: string;
   /** The addresses it serves while holding. */
   addresses: string[];
+  /** What its addresses are: the control-plane VIP, or Services' VIPs. */
+  serves: "control-plane" | "services";
 }
 
 /** One routing session (e.g. BGP) of this host and what it exports over it. */

@@ -84,7 +84,8 @@ export interface StatusInput {
   controlPlane?: ReadonlySet<string>;
   /**
    * The inventory's control-plane VIPs (canonical): served with no Service. Undefined when the
-   * inventory is not known: an address in a keepalived instance named `keelson_cp_*` is then one.
+   * inventory is not known: an address of an announcement that serves the control-plane VIP is
+   * then one.
    */
   controlPlaneVips?: ReadonlySet<string>;
   /** The digest of the `--config` file (`loadInventory`), to compare with the hosts'. */
@@ -312,13 +313,13 @@ export function buildStatusModel(input: StatusInput): { status: StatusModel; fac
   return { status, facts };
 }
 
-/** The VIPs fresh hosts hold in their control-plane keepalived instances (`keelson_cp_v4|6`). */
+/** The VIPs fresh hosts announce as the control-plane VIP (announcements that serve it). */
 function controlPlaneInstanceVips(fresh: readonly Heartbeat[]): Set<string> {
   const vips = new Set<string>();
   for (const h of fresh) {
     if ("error" in h.report) continue;
     for (const instance of h.report.announcements) {
-      if (/^keelson_cp_v[46]$/.test(instance.name)) {
+      if (instance.serves === "control-plane") {
         for (const vip of instance.vips) vips.add(vip);
       }
     }

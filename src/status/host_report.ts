@@ -80,6 +80,8 @@ export const AnnouncementReportSchema = z.strictObject({
   since: isoTime,
   /** The VIPs it announces (drawn here while `holding`). */
   vips: z.array(ip).max(MAX.instanceVips),
+  /** What its VIPs are: the control-plane VIP, or (also when absent) Services' VIPs. */
+  serves: z.enum(["control-plane", "services"]).optional(),
 });
 
 /**

@@ -124,6 +124,8 @@ export function fromLegacyFields<R extends LegacyShape>(
     observed: i.source === "fifo" ? "daemon" as const : "addresses" as const,
     since: i.since,
     vips: i.vips,
+    // the names keepalived's model gives the control-plane VIP's instances
+    serves: /^keelson_cp_v[46]$/.test(i.name) ? "control-plane" as const : "services" as const,
   }));
   return { ...rest, reload, announcers, announcements };
 }

@@ -95,6 +95,9 @@ const ROLES: Readonly<Record<TrackedVrrpState, InstanceRole>> = {
   UNKNOWN: "unknown",
 };
 
+/** The instances `model.ts` names for the control-plane VIP. */
+const CONTROL_PLANE_INSTANCE = /^keelson_cp_v[46]$/;
+
 /**
  * The VRRP instances in the provider contract's words (`src/cloud/host_data_plane.ts`).
  * @param instances the tracker's instances
@@ -112,6 +115,7 @@ export function announcingInstances(
     observedFrom: i.source === "fifo" ? "daemon" : "addresses",
     since: i.since,
     addresses: i.vips,
+    serves: CONTROL_PLANE_INSTANCE.test(i.name) ? "control-plane" : "services",
   }));
 }
 

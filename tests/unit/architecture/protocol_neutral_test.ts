@@ -66,6 +66,19 @@ Deno.test("VRRP's words for a state are spoken only by the keepalived provider a
   assert.doesNotMatch(report, /"fifo"/);
 });
 
+Deno.test("the status tells the control-plane VIP by what an announcement serves, not by a daemon's instance names", async () => {
+  const files = new Map([...await sources("src"), ...await sources("providers")]);
+  const namers = using(files, /keelson_cp_v|keelson_v\[?46/);
+  assert.ok(namers.includes("providers/baremetal/keepalived/model.ts"), namers.join());
+  assert.deepEqual(
+    namers.filter((path) =>
+      !path.startsWith("providers/baremetal/keepalived/") &&
+      path !== "src/status/legacy_report_fields.ts"
+    ),
+    [],
+  );
+});
+
 Deno.test("the pool annotation is spelled only by the provider", async () => {
   const files = await sources("src");
   assert.ok(files.size > 100, `${files.size} files read`);

@@ -56,6 +56,7 @@ Deno.test("decodeHostReport() reads an older agent's report: its keepalived outc
     observed: "daemon",
     since: "2026-01-01T11:59:00.000Z",
     vips: ["10.0.0.150"],
+    serves: "services",
   }]);
   assert.equal("instances" in decoded, false);
 });

@@ -33,7 +33,7 @@ Deno.test("status: an address a host serves that no Service holds is a problem, 
   assert.match(text, /8\.8\.8\.8 .*NO SERVICE: cp-2/);
 });
 
-Deno.test("status: the control-plane VIP needs no Service (from the inventory, or its keepalived instance)", () => {
+Deno.test("status: the control-plane VIP needs no Service (from the inventory, or an announcement that serves it)", () => {
   const cp: HostReport = {
     ...report("cp-1", []),
     announcements: [{
@@ -43,6 +43,7 @@ Deno.test("status: the control-plane VIP needs no Service (from the inventory, o
       observed: "daemon",
       since: "2026-01-01T11:59:00.000Z",
       vips: ["10.0.0.5"],
+      serves: "control-plane",
     }],
     vips: [{ ip: "10.0.0.5", since: "2026-01-01T11:58:00.000Z" }],
   };
@@ -59,6 +60,18 @@ Deno.test("status: the control-plane VIP needs no Service (from the inventory, o
     statusOf({ ...input, controlPlaneVips: new Set(["10.0.0.6"]) }).vips[0]?.problem,
     "no-service",
   );
+  // the announcement says what it serves, whatever its announcer names it
+  const { serves: _, ...unmarked } = cp.announcements[0]!;
+  const named = { ...cp, announcements: [{ ...unmarked, name: "cp_vip" }] };
+  const marked = {
+    ...cp,
+    announcements: [{ ...unmarked, name: "cp_vip", serves: "control-plane" as const }],
+  };
+  assert.equal(
+    statusOf({ ...input, leases: [heartbeatLease("cp-1", named)] }).vips[0]?.problem,
+    "no-service",
+  );
+  assert.deepEqual(statusOf({ ...input, leases: [heartbeatLease("cp-1", marked)] }).problems, []);
 });
 
 Deno.test("status: Healthy only once every control-plane machine of the inventory has reported", () => {

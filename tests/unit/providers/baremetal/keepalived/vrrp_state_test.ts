@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { Registry } from "prom-client";
 import {
+  announcingInstances,
   instancesInFile,
   MAX_UNRENDERED_STATES,
   VrrpStateTracker,
@@ -252,4 +253,16 @@ Deno.test("VrrpStateTracker: states of names Keelson did not render stay bounded
   } finally {
     await cleanup();
   }
+});
+
+Deno.test("announcingInstances() says which instances serve the control-plane VIP", () => {
+  const since = "2026-01-01T00:00:00.000Z";
+  const instances = announcingInstances([
+    { name: "keelson_cp_v4", state: "MASTER", source: "fifo", since, vips: ["10.0.0.5"] },
+    { name: "keelson_v4_g3", state: "BACKUP", source: "fifo", since, vips: ["10.0.0.150"] },
+  ], "keepalived");
+  assert.deepEqual(instances.map((i) => [i.name, i.serves, i.role]), [
+    ["keelson_cp_v4", "control-plane", "holding"],
+    ["keelson_v4_g3", "services", "standby"],
+  ]);
 });
