@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
+import { typescriptFiles } from "../../_support/typescript_files.ts";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 
@@ -31,14 +32,6 @@ const OUTSIDE_NAMES: Readonly<Record<string, string>> = {
 const QUOTED_FUNCTION_REGEXP = /`([a-z][a-z0-9]*[A-Z][A-Za-z0-9]*)(?:\(\))?`/g;
 /** A section sign not preceded by an RFC number. */
 const UNSHIPPED_SECTION_REGEXP = /(?<!RFC \d{3,5} )§\s*\d/g;
-
-async function* sourceFiles(dir: string): AsyncGenerator<string> {
-  for await (const entry of Deno.readDir(`${ROOT}${dir}`)) {
-    const path = `${dir}/${entry.name}`;
-    if (entry.isDirectory) yield* sourceFiles(path);
-    else if (entry.name.endsWith(".ts")) yield path;
-  }
-}
 
 /** A file's comments and its code without them. */
 export function splitComments(text: string): { comments: string; code: string } {
@@ -88,7 +81,7 @@ Deno.test("comments in main.ts, src/ and providers/ name functions that exist an
   const files = new Map<string, string>();
   files.set("main.ts", await Deno.readTextFile(`${ROOT}main.ts`));
   for (const dir of ["src", "providers"]) {
-    for await (const path of sourceFiles(dir)) {
+    for await (const path of typescriptFiles(dir, ROOT)) {
       files.set(path, await Deno.readTextFile(`${ROOT}${path}`));
     }
   }

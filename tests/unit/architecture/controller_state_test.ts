@@ -5,16 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
+import { typescriptFiles } from "../../_support/typescript_files.ts";
 
 const CONTROLLERS = fileURLToPath(new URL("../../../src/controllers", import.meta.url));
-
-async function* controllerFiles(dir: string): AsyncGenerator<string> {
-  for await (const entry of Deno.readDir(dir)) {
-    const path = `${dir}/${entry.name}`;
-    if (entry.isDirectory) yield* controllerFiles(path);
-    else if (entry.name.endsWith("_controller.ts")) yield path;
-  }
-}
 
 /** A class field that is a Map or a Set (`#x = new Map…`, `#x: Map<…>`), its comments stripped. */
 const KEYED_FIELD =
@@ -22,7 +15,8 @@ const KEYED_FIELD =
 
 Deno.test("every controller class keeps its per-object state in at most one Map", async () => {
   const found = new Map<string, number>();
-  for await (const path of controllerFiles(CONTROLLERS)) {
+  for await (const path of typescriptFiles(CONTROLLERS)) {
+    if (!path.endsWith("_controller.ts")) continue;
     const text = (await Deno.readTextFile(path)).replace(/\/\*[\s\S]*?\*\//g, "");
     found.set(path.slice(CONTROLLERS.length + 1), text.match(KEYED_FIELD)?.length ?? 0);
   }

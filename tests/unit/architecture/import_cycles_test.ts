@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { dirname, join, normalize, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { typescriptFiles } from "../../_support/typescript_files.ts";
 
 const ROOT = normalize(join(dirname(fileURLToPath(import.meta.url)), "../../.."));
 
@@ -18,14 +19,6 @@ function relativeImports(text: string): string[] {
     /\bimport\(\s*["'](\.[^"']+)["']\s*\)/g,
   ];
   return patterns.flatMap((p) => [...text.matchAll(p)].map((m) => m[1]!));
-}
-
-async function* typescriptFiles(dir: string): AsyncGenerator<string> {
-  for await (const entry of Deno.readDir(dir)) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory) yield* typescriptFiles(path);
-    else if (entry.isFile && entry.name.endsWith(".ts")) yield path;
-  }
 }
 
 /** The import graph of src/ and providers/, by repository-relative path. */

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { basename, dirname, join, normalize, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { typescriptFiles } from "../../_support/typescript_files.ts";
 
 const ROOT = normalize(join(dirname(fileURLToPath(import.meta.url)), "../../.."));
 
@@ -89,14 +90,6 @@ function importSpecifiers(text: string): string[] {
     /\bimport\(\s*["']([^"']+)["']\s*\)/g,
   ];
   return patterns.flatMap((p) => [...text.matchAll(p)].map((m) => m[1]!));
-}
-
-async function* typescriptFiles(dir: string): AsyncGenerator<string> {
-  for await (const entry of Deno.readDir(dir)) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory) yield* typescriptFiles(path);
-    else if (entry.isFile && entry.name.endsWith(".ts")) yield path;
-  }
 }
 
 /** Every relative import edge of main.ts, src/ and providers/, as repository-relative paths. */

@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
+import { typescriptFiles } from "../../_support/typescript_files.ts";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 
@@ -21,14 +22,6 @@ const MASKS_ELSEWHERE: Readonly<Record<string, string>> = {
 
 /** A CIDR's network computed by shifting the host bits out and back. */
 const NETWORK_BY_SHIFT_REGEXP = /\(\s*[\w.]+\s*>>\s*(\w+)\s*\)\s*<<\s*\1\b/g;
-
-async function* sourceFiles(dir: string): AsyncGenerator<string> {
-  for await (const entry of Deno.readDir(`${ROOT}${dir}`)) {
-    const path = `${dir}/${entry.name}`;
-    if (entry.isDirectory) yield* sourceFiles(path);
-    else if (entry.name.endsWith(".ts")) yield path;
-  }
-}
 
 /** A file's code without its comments. */
 function code(text: string): string {
@@ -77,7 +70,7 @@ Deno.test("src/ and providers/ write imported inventories through one writer and
   const findings: string[] = [];
   let files = 0;
   for (const dir of ["src", "providers"]) {
-    for await (const path of sourceFiles(dir)) {
+    for await (const path of typescriptFiles(dir, ROOT)) {
       files++;
       findings.push(...shapeFindings(path, await Deno.readTextFile(`${ROOT}${path}`)));
     }

@@ -8,28 +8,12 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
+import { codeOfFiles, filesMatching } from "../../_support/typescript_files.ts";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 
-/** Every .ts file under `dir` (relative to the repository), with its text stripped of comments. */
-async function sources(dir: string): Promise<Map<string, string>> {
-  const files = new Map<string, string>();
-  for await (const entry of Deno.readDir(`${ROOT}${dir}`)) {
-    const path = `${dir}/${entry.name}`;
-    if (entry.isDirectory) {
-      for (const [p, t] of await sources(path)) files.set(p, t);
-    } else if (entry.name.endsWith(".ts")) {
-      const text = await Deno.readTextFile(`${ROOT}${path}`);
-      files.set(path, text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, ""));
-    }
-  }
-  return files;
-}
-
-/** The files whose code matches `pattern`. */
-function using(files: Map<string, string>, pattern: RegExp): string[] {
-  return [...files].filter(([, text]) => pattern.test(text)).map(([path]) => path).sort();
-}
+const sources = (dir: string) => codeOfFiles(dir, ROOT);
+const using = filesMatching;
 
 Deno.test("the heartbeat and the status read and write no keepalived field but in the one file for older reports", async () => {
   const files = new Map([

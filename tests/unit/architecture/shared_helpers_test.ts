@@ -8,16 +8,9 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
+import { typescriptFiles } from "../../_support/typescript_files.ts";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
-
-async function* sourceFiles(dir: string): AsyncGenerator<string> {
-  for await (const entry of Deno.readDir(dir)) {
-    const path = `${dir}/${entry.name}`;
-    if (entry.isDirectory) yield* sourceFiles(path);
-    else if (entry.name.endsWith(".ts")) yield path;
-  }
-}
 
 /** A shape that re-implements a shared helper, and the files allowed to hold it (its home). */
 interface Bypass {
@@ -110,7 +103,7 @@ function bypassesIn(path: string, source: string): string[] {
 Deno.test("src/, providers/ and main.ts use the shared helpers instead of writing them out", async () => {
   const files = [`${ROOT}main.ts`];
   for (const dir of ["src", "providers"]) {
-    for await (const file of sourceFiles(`${ROOT}${dir}`)) files.push(file);
+    for await (const file of typescriptFiles(`${ROOT}${dir}`)) files.push(file);
   }
   assert.ok(files.length > 150, `the scan found the source files (${files.length})`);
   const found: string[] = [];

@@ -13,21 +13,14 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
+import { typescriptFiles } from "../../_support/typescript_files.ts";
 
 const TESTS = fileURLToPath(new URL("../../", import.meta.url));
-
-async function* sourceFiles(dir: string): AsyncGenerator<string> {
-  for await (const entry of Deno.readDir(dir)) {
-    const path = `${dir}/${entry.name}`;
-    if (entry.isDirectory) yield* sourceFiles(path);
-    else if (entry.name.endsWith(".ts")) yield path;
-  }
-}
 
 /** Every test file, as a path under tests/ (`unit/kube/informer_test.ts`). */
 async function testFiles(): Promise<string[]> {
   const files: string[] = [];
-  for await (const file of sourceFiles(TESTS.replace(/\/$/, ""))) {
+  for await (const file of typescriptFiles(TESTS.replace(/\/$/, ""))) {
     files.push(file.slice(TESTS.length));
   }
   return files.sort();

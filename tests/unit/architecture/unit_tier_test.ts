@@ -5,16 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
+import { typescriptFiles } from "../../_support/typescript_files.ts";
 
 const UNIT = fileURLToPath(new URL("../", import.meta.url));
-
-async function* sourceFiles(dir: string): AsyncGenerator<string> {
-  for await (const entry of Deno.readDir(dir)) {
-    const path = `${dir}/${entry.name}`;
-    if (entry.isDirectory) yield* sourceFiles(path);
-    else if (entry.name.endsWith(".ts")) yield path;
-  }
-}
 
 /** The shapes of running an external daemon or its parser from a test. */
 const EXTERNAL = [
@@ -31,7 +24,7 @@ function externalRuns(text: string): string[] {
 Deno.test("no unit test runs bird, keepalived or a network namespace", async () => {
   const found: string[] = [];
   let files = 0;
-  for await (const file of sourceFiles(UNIT.replace(/\/$/, ""))) {
+  for await (const file of typescriptFiles(UNIT.replace(/\/$/, ""))) {
     if (file.endsWith("/architecture/unit_tier_test.ts")) continue;
     files++;
     for (const hit of externalRuns(await Deno.readTextFile(file))) {

@@ -5,16 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
+import { typescriptFiles } from "../../_support/typescript_files.ts";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
-
-async function* sourceFiles(dir: string): AsyncGenerator<string> {
-  for await (const entry of Deno.readDir(dir)) {
-    const path = `${dir}/${entry.name}`;
-    if (entry.isDirectory) yield* sourceFiles(path);
-    else if (entry.name.endsWith(".ts")) yield path;
-  }
-}
 
 /** Every `import … from`/`export … from` statement naming client-node, with its text. */
 function clientNodeStatements(text: string): string[] {
@@ -31,7 +24,7 @@ Deno.test("src/, providers/ and main.ts import only client-node's types", async 
   let typeImports = 0;
   const files = [`${ROOT}main.ts`];
   for (const dir of ["src", "providers"]) {
-    for await (const file of sourceFiles(`${ROOT}${dir}`)) files.push(file);
+    for await (const file of typescriptFiles(`${ROOT}${dir}`)) files.push(file);
   }
   for (const file of files) {
     for (const statement of clientNodeStatements(await Deno.readTextFile(file))) {
