@@ -30,11 +30,7 @@ export function summarizeConfig(config: Config): string {
     describeMachines(config.machines),
     describeZones(config.machines),
     describePools(config),
-    config.control_plane.vip.length === 0
-      ? "no control-plane VIP"
-      : `control-plane VIP ${
-        config.control_plane.vip.join(" and ")
-      } (port ${config.control_plane.port})`,
+    describeControlPlaneVip(config),
     `controllers ${config.controllers.enabled.map((c) => `"${c}"`).join(", ")}`,
     `keepalived ${
       config.keepalived.enabled
@@ -66,6 +62,18 @@ function describeMachines(machines: readonly Machine[]): string {
     return [`${ofRole.length} ${role} (${states.join(", ")})`];
   });
   return `${count(machines.length, "machine")}: ${roles.join(", ")}`;
+}
+
+function describeControlPlaneVip(config: Config): string {
+  if (config.control_plane.vip.length === 0) return "no control-plane VIP";
+  const vip = `control-plane VIP ${
+    config.control_plane.vip.join(" and ")
+  } (port ${config.control_plane.port})`;
+  // a machine not active holds every VIP back (serving_hold.ts): say it before it bites
+  const controlPlane = config.machines.filter((m) => m.role === "control-plane");
+  return controlPlane.length > 0 && controlPlane.every((m) => m.state !== "active")
+    ? `${vip}, served by no machine (no control-plane machine is active)`
+    : vip;
 }
 
 function describeZones(machines: readonly Machine[]): string {

@@ -16,7 +16,8 @@
  *   pool is announced only by the worker with its ready endpoint (the EndpointSlice from
  *   kube-controller-manager's controller, for a Ready Pod), follows the Pod to the other worker, and a
  *   backend on that worker (the VIP on its loopback, as kube-proxy delivers Local traffic without
- *   SNAT) sees the client's own address.
+ *   SNAT) sees the client's own address. A worker's Node NotReady: its path leaves, its session
+ *   stays.
  *
  * Prints the figures (RESULT lines). Needs root, keepalived, bird2, iproute2, curl and the
  * kube-apiserver test binaries; skipped loudly otherwise (failed with KEELSON_REQUIRE_E2E=1).
@@ -683,6 +684,24 @@ Deno.test({
         `RESULT bgp_workers_local_moved_ms=${(performance.now() - movedAt).toFixed(0)} to w-1`,
       );
       assert.ok(!(await lab.torNextHops(localVip)).includes(lab.cpIp(1)));
+
+      // a serving worker's Node NotReady: it withdraws its Service VIPs, its session stays up;
+      // Ready again, it announces them again (serving_hold.ts)
+      const heldAt = performance.now();
+      await setNodeReady(cp, "w-2", "False");
+      await pollUntil(
+        "the edge VIP from w-1 only while w-2's Node is NotReady",
+        async () => (await lab.torNextHops(vips.edge)).join() === lab.cpIp(2) ? true : undefined,
+        { timeoutMs: 30_000, intervalMs: 20, retryErrors: true, context: logs },
+      );
+      report(`RESULT bgp_workers_node_not_ready_ms=${(performance.now() - heldAt).toFixed(0)}`);
+      assert.equal((await lab.tor("show", "protocols")).match(/Established/g)?.length, 3);
+      await setNodeReady(cp, "w-2", "True");
+      await pollUntil(
+        "both workers' paths again once w-2's Node is Ready",
+        async () => (await lab.torNextHops(vips.edge)).join() === workers.join() ? true : undefined,
+        { timeoutMs: 30_000, intervalMs: 20, retryErrors: true, context: logs },
+      );
     } finally {
       for (const agent of agents) await agent.stop().catch(() => {});
       await kcm?.stop();

@@ -65,3 +65,23 @@ Deno.test("summarizeConfig() names each pool's serving machines: served_by, reti
   assert.match(summary, /"edge" 6 IPv4 usable \(served by "w-1" "w-2"\)/);
   assert.match(summary, /"cp" 6 IPv4 usable \(served by "cp-1"\)/);
 });
+
+Deno.test("summarizeConfig() says when no control-plane machine is active to serve the control-plane VIP", () => {
+  const inventory = (states: string[]) =>
+    '[control_plane]\nvip = ["10.0.0.10"]\n' +
+    states.map((state, i) =>
+      `[[machines]]\nname = "cp-${i + 1}"\nrole = "control-plane"\nstate = "${state}"\n` +
+      `internal_ips = ["10.0.0.${11 + i}"]\n`
+    ).join("");
+  const held = summarizeConfig(
+    parseConfig(inventory(["maintenance", "shutdown", "retired"]), "keelson.toml"),
+  );
+  assert.match(
+    held,
+    /control-plane VIP 10\.0\.0\.10 \(port 6443\), served by no machine \(no control-plane machine is active\);/,
+  );
+  const served = summarizeConfig(
+    parseConfig(inventory(["maintenance", "active", "retired"]), "keelson.toml"),
+  );
+  assert.match(served, /control-plane VIP 10\.0\.0\.10 \(port 6443\);/);
+});
