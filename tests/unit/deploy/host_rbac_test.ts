@@ -171,12 +171,15 @@ function recordingClient(): { client: KubeClient; requests: Request[] } {
     },
     watch: (path: string, options?: { signal?: AbortSignal }) => {
       requests.push(parsePath("GET", path, true));
-      return (async function* () {
-        const signal = options?.signal;
+      // no event: the stream ends when the informer stops
+      const signal = options?.signal;
+      const ended = async () => {
         if (signal && !signal.aborted) {
           await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
         }
-      })();
+        return { done: true as const, value: undefined };
+      };
+      return { [Symbol.asyncIterator]: () => ({ next: ended }) };
     },
     close: () => {},
   } as unknown as KubeClient;
