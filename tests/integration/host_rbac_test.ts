@@ -5,6 +5,8 @@
  * renders the pool's VIP, writes its heartbeat and is refused nothing; and that credential is
  * refused what the control plane's (deploy/rbac.yaml) may do: patching Nodes, writing Service
  * status, deleting Pods, reading PersistentVolumes, writing any Lease but its own heartbeat.
+ * OwnerReferencesPermissionEnforcement is on, so the heartbeat naming its Node as owner shows the
+ * Lease's `delete` by name suffices.
  */
 import assert from "node:assert/strict";
 import type { V1Lease, V1Node } from "@kubernetes/client-node";
@@ -117,7 +119,10 @@ const lease = (name: string, holder = name) => ({
 integrationTest(
   "deploy/rbac-host.yaml: a worker in host-side mode runs with only its own credential; that credential is refused what the control plane's may do",
   async (t) => {
-    await using cp = await startControlPlane();
+    // as on clusters that enforce it: naming the Node as the heartbeat's owner then needs delete
+    await using cp = await startControlPlane({
+      apiserverArgs: ["--enable-admission-plugins=OwnerReferencesPermissionEnforcement"],
+    });
 
     await t.step("the shared role and one worker's objects are created", async () => {
       assert.deepEqual(await apply(cp, "rbac-host.yaml"), [
@@ -294,7 +299,11 @@ integrationTest(
             /may write only its own heartbeat Lease kube-system\/keelson-host-w-1/,
           );
         }
-        // while its own is allowed (deleted by the admin first: a create needs it absent)
+        // its own heartbeat, by name: read, and delete (which only the owner reference needs)
+        assert.equal((await asWorker("GET", `${LEASES}/keelson-host-w-1`)).status, 200);
+        const deleteOwn = await asWorker("DELETE", `${LEASES}/keelson-host-w-1${dry}`);
+        assert.equal(deleteOwn.status, 200, JSON.stringify(deleteOwn.body));
+        // and created (deleted by the admin first: a create needs it absent)
         await cp.requestOk("DELETE", `${LEASES}/keelson-host-w-1`);
         const own = await asWorker("POST", `${LEASES}${dry}`, lease("keelson-host-w-1"));
         assert.equal(own.status, 201, JSON.stringify(own.body));
