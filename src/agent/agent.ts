@@ -130,7 +130,9 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   // one rate limit per named client, as upstream's ClientBuilder (--kube-api-qps/burst each)
   const { qps, burst } = live.current().kubernetes;
   const clients = createClientFactory(client, { qps, burst });
-  const caches = createClusterCaches(clients.client(CLIENT_NAMES.informers), registry);
+  // decided once from the inventory at start; a reload that changes it needs a restart
+  const mode = agentMode(live.current(), host);
+  const caches = createClusterCaches(clients.client(CLIENT_NAMES.informers), registry, mode);
   const informersSignal = stops.signal("informers");
   stops.track("informers", "informers", caches.run(informersSignal));
   readiness = () =>
@@ -201,7 +203,7 @@ export async function runAgent(options: AgentOptions): Promise<number> {
   // 6. campaign for the Lease, leading while it is held; a worker that serves pools runs its
   // host side and heartbeat, nothing more (agent_mode.ts)
   const controllersSignal = stops.signal("controllers");
-  if (agentMode(live.current(), host) === "host-side") {
+  if (mode === "host-side") {
     log.info(
       "Host {host} is a worker that serves pools: host-side mode (keepalived/BIRD for the " +
         "pools it serves and its heartbeat; no controllers, no leader election)",

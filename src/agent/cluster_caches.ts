@@ -1,7 +1,8 @@
 /**
- * The informers every host runs once a Kubernetes connection exists: Nodes, Services,
- * PersistentVolumes and EndpointSlices. The announcer on every control-plane host reads Services;
- * the controllers (leader only) read all of them.
+ * The informers a host runs once a Kubernetes connection exists: Nodes, Services and
+ * EndpointSlices on every host (the announcers read them), PersistentVolumes too where the
+ * controllers may run (the leader reads all of them). A worker in host-side mode never leads, so
+ * it lists no PersistentVolume: its credential (deploy/rbac-host.yaml) may not.
  *
  * @module
  */
@@ -12,6 +13,7 @@ import type {
   V1Service,
 } from "@kubernetes/client-node";
 import type { Registry } from "prom-client";
+import type { AgentMode } from "../config/agent_mode.ts";
 import { createInformer, type RunnableInformer } from "../kube/informer.ts";
 import type { KubeClient } from "../kube/kube_client.ts";
 
@@ -19,13 +21,14 @@ import type { KubeClient } from "../kube/kube_client.ts";
 export interface ClusterCaches {
   nodes: RunnableInformer<V1Node>;
   services: RunnableInformer<V1Service>;
+  /** Never run in host-side mode (that mode never leads, and only the leader reads it). */
   volumes: RunnableInformer<V1PersistentVolume>;
   endpointSlices: RunnableInformer<V1EndpointSlice>;
-  /** True when every informer has listed once. */
+  /** True when every informer this mode runs has listed once. */
   synced(): boolean;
   /** Resolves true once every informer has synced, false when `signal` aborts first. */
   waitForSyncAll(signal: AbortSignal): Promise<boolean>;
-  /** Runs all informers until `signal` aborts. */
+  /** Runs the informers of this mode until `signal` aborts. */
   run(signal: AbortSignal): Promise<void>;
 }
 
@@ -38,9 +41,14 @@ function resyncMs(): number {
  * Creates the informers (not started).
  * @param client the Kubernetes client
  * @param registry where informer metrics go
+ * @param mode `host-side`: the informers the host side reads, no PersistentVolumes
  * @returns the caches
  */
-export function createClusterCaches(client: KubeClient, registry: Registry): ClusterCaches {
+export function createClusterCaches(
+  client: KubeClient,
+  registry: Registry,
+  mode: AgentMode = "full",
+): ClusterCaches {
   const nodes = createInformer<V1Node>(client, {
     path: "/api/v1/nodes",
     kind: "Node",
@@ -65,7 +73,9 @@ export function createClusterCaches(client: KubeClient, registry: Registry): Clu
     resyncMs: 0,
     registry,
   });
-  const all = [nodes, services, volumes, endpointSlices];
+  const all = mode === "host-side"
+    ? [nodes, services, endpointSlices]
+    : [nodes, services, volumes, endpointSlices];
   return {
     nodes,
     services,

@@ -34,8 +34,11 @@ export interface JudgementPublisherOptions {
   identity: string;
   /** Every heartbeat, judged by the leader's shared observer. */
   heartbeats: HeartbeatSource;
-  /** The control-plane machines of the inventory in force (not retired). @default none */
-  controlPlane?: () => readonly string[];
+  /**
+   * The serving hosts of the inventory in force (`servingHostNames`: control-plane machines and
+   * workers a pool selects, not retired): each should report. @default none
+   */
+  servingHosts?: () => readonly string[];
   /** The control-plane VIPs of the inventory in force. @default none */
   controlPlaneVips?: () => readonly string[];
   /** Whether the heartbeat cache has synced (before, there is nothing to judge). */
@@ -88,7 +91,7 @@ export async function publishJudgement(
         options.heartbeats.list(),
         options.identity,
         n,
-        options.controlPlane?.() ?? [],
+        options.servingHosts?.() ?? [],
         options.controlPlaneVips?.() ?? [],
       ),
     );

@@ -10,6 +10,7 @@ import type { V1Lease } from "@kubernetes/client-node";
 import { Gauge, type Registry } from "prom-client";
 import type { CloudProvider } from "../cloud/provider.ts";
 import type { Config } from "../config/types.ts";
+import { servingHostNames } from "../config/pool_serving.ts";
 import {
   CANONICAL_NAMES,
   type ControllerName,
@@ -199,9 +200,7 @@ export async function runLeaderControllers(
       identity: deps.identity,
       heartbeats: observedHeartbeats(deps.heartbeatLeases, observer),
       synced: () => deps.heartbeatLeases.hasSynced(),
-      controlPlane: () =>
-        deps.config().machines.filter((m) => m.role === "control-plane" && m.state !== "retired")
-          .map((m) => m.name),
+      servingHosts: () => servingHostNames(deps.config()),
       controlPlaneVips: () => deps.config().control_plane.vip,
     }, signal));
   }

@@ -18,6 +18,7 @@ import type { V1Lease, V1Service } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import { ConfigError } from "../config/config_error.ts";
 import { loadInventory } from "../config/load_config.ts";
+import { servingHostNames } from "../config/pool_serving.ts";
 import { canonicalIp } from "../net/ip.ts";
 import { createKubeClient } from "../kube/kube_client.ts";
 import { resolveConnectionSettings } from "../kube/kubeconfig.ts";
@@ -132,7 +133,7 @@ export async function statusCommand(args: string[]): Promise<number> {
   let lease = { namespace: "kube-system", name: "keelson" };
   // the machines of the inventory tell a retired host from a silent one; without it, none is
   let inventory: Set<string> | undefined;
-  let known: Pick<StatusInput, "controlPlane" | "controlPlaneVips" | "inventorySha256"> = {};
+  let known: Pick<StatusInput, "mustReport" | "controlPlaneVips" | "inventorySha256"> = {};
   // the pools' serving hosts, judged with the Nodes' readiness once they are read
   let servingOf: ((nodes: readonly unknown[] | undefined) => PoolServers[]) | undefined;
   const configPath = values.config ?? readEnv(CONFIG_ENV);
@@ -143,7 +144,7 @@ export async function statusCommand(args: string[]): Promise<number> {
       lease = { namespace: config.leader_election.namespace, name: config.leader_election.name };
       inventory = inventoryHosts(config.machines);
       known = {
-        controlPlane: inventoryHosts(config.machines.filter((m) => m.role === "control-plane")),
+        mustReport: new Set(servingHostNames(config)),
         controlPlaneVips: new Set(
           config.control_plane.vip.map((v) => canonicalIp(v)).filter((v) => v !== undefined),
         ),

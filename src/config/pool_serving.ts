@@ -67,8 +67,22 @@ export function poolsServedBy(config: Pick<Config, "machines" | "pools">, host: 
  */
 export function isServingHost(config: Pick<Config, "machines" | "pools">, host: string): boolean {
   const machine = config.machines.find((m) => m.name === host);
-  if (machine === undefined || machine.state === "retired") return false;
-  return machine.role === "control-plane" || poolsServedBy(config, host).length > 0;
+  return machine !== undefined && runsAnnouncer(machine, config.pools);
+}
+
+/**
+ * The machines that serve any pool or the control-plane VIP (`isServingHost`), in inventory
+ * order: the hosts whose heartbeats are expected.
+ * @param config the validated inventory
+ */
+export function servingHostNames(config: Pick<Config, "machines" | "pools">): string[] {
+  return config.machines.filter((m) => runsAnnouncer(m, config.pools)).map((m) => m.name);
+}
+
+/** `isServingHost` of one machine, without looking it up. */
+function runsAnnouncer(machine: Machine, pools: readonly Pool[]): boolean {
+  if (machine.state === "retired") return false;
+  return machine.role === "control-plane" || pools.some((p) => servesPool(machine, p));
 }
 
 /** What of the inventory decides which hosts serve a pool and whether it is announced. */

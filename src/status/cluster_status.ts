@@ -78,10 +78,11 @@ export interface StatusInput {
    */
   inventory?: ReadonlySet<string>;
   /**
-   * The inventory's control-plane machines (not retired): each must have reported a heartbeat;
-   * undefined when the inventory is not known.
+   * The inventory's serving hosts (`servingHostNames`: the control-plane machines and the workers
+   * a pool selects, not retired): each must have reported a heartbeat; undefined when the
+   * inventory is not known.
    */
-  controlPlane?: ReadonlySet<string>;
+  mustReport?: ReadonlySet<string>;
   /**
    * The inventory's control-plane VIPs (canonical): served with no Service. Undefined when the
    * inventory is not known: an address of an announcement that serves the control-plane VIP is
@@ -307,7 +308,7 @@ export function buildStatusModel(input: StatusInput): { status: StatusModel; fac
       known: known !== undefined,
     },
     // without the inventory, the leader's (from its judgement) says which machines must report
-    controlPlane: input.controlPlane ??
+    mustReport: input.mustReport ??
       (trusted?.judgement.control_plane ? new Set(trusted.judgement.control_plane) : undefined),
   };
   return { status, facts };

@@ -31,8 +31,8 @@ export interface ProblemFacts {
    * an address announced over BGP told apart from a control-plane VIP).
    */
   controlPlaneVips: { vips: ReadonlySet<string>; known: boolean };
-  /** The control-plane machines that must have reported; undefined when not known. */
-  controlPlane: ReadonlySet<string> | undefined;
+  /** The serving hosts that must have reported; undefined when not known. */
+  mustReport: ReadonlySet<string> | undefined;
 }
 
 /** The problems of a model. */
@@ -56,9 +56,9 @@ export function decideProblems(status: StatusModel, facts: ProblemFacts): Status
     ...status.hosts.flatMap((h) => hostProblems(h, status.inventoryKnown, facts.nowMs)),
     ...vipProblems(status, facts.dataPlaneReported, vips),
     ...unheldAddressProblems(status.vips, facts.controlPlaneVips, vips),
-    ...[...facts.controlPlane ?? []].sort(compareCodeUnits)
+    ...[...facts.mustReport ?? []].sort(compareCodeUnits)
       .filter((machine) => !status.hosts.some((h) => h.host === machine))
-      .map((machine) => `control-plane machine ${machine} has never reported (no heartbeat Lease)`),
+      .map((machine) => `serving host ${machine} has never reported (no heartbeat Lease)`),
     ...inventoryProblems(status.inventory, facts.nowMs),
     ...status.pools.filter((p) => p.full).map((p) =>
       `pool ${p.pool} (${p.family}) is ${Math.round((p.used / p.total) * 100)}% used ` +

@@ -65,7 +65,7 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
       ? paint(
         "green",
         status.inventoryKnown
-          ? "Healthy: every control-plane machine reports, every VIP is served by exactly one host."
+          ? "Healthy: every serving host reports, every VIP is served by exactly one host."
           : "Healthy: every VIP is served by exactly one host.",
       )
       : paint("red", `${status.problems.length} problem(s):`),

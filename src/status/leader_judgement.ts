@@ -71,8 +71,10 @@ export const JudgementSchema = z.strictObject({
   /** Hosts left out at the bound. */
   omitted: z.number().int().positive().optional(),
   /**
-   * The control-plane machines of the leader's inventory (not retired): each should report, so
-   * a reader without the inventory can tell one that never did. Absent from older leaders.
+   * The serving hosts of the leader's inventory (`servingHostNames`: the control-plane machines
+   * and the workers a pool selects, not retired): each should report, so a reader without the
+   * inventory can tell one that never did. The name is older than workers serving pools (older
+   * leaders list the control-plane machines only); absent from still older leaders.
    */
   control_plane: z.array(hostName).max(MAX_JUDGED_HOSTS).optional(),
   /** The control-plane VIPs of the leader's inventory: served with no Service. */
@@ -90,7 +92,7 @@ export type Judgement = z.infer<typeof JudgementSchema>;
  * @param heartbeats every heartbeat, judged by the leader's observer now
  * @param leader the leader's identity
  * @param seq this write's sequence number
- * @param controlPlane the control-plane machines of the leader's inventory (not retired)
+ * @param servingHosts the serving hosts of the leader's inventory (`servingHostNames`)
  * @param controlPlaneVips the control-plane VIPs of the leader's inventory
  * @returns the judgement, within its bounds
  */
@@ -98,7 +100,7 @@ export function judgementOf(
   heartbeats: readonly Heartbeat[],
   leader: string,
   seq: number,
-  controlPlane: readonly string[] = [],
+  servingHosts: readonly string[] = [],
   controlPlaneVips: readonly string[] = [],
 ): Judgement {
   const sorted = [...heartbeats].sort((a, b) => compareCodeUnits(a.host, b.host));
@@ -119,14 +121,14 @@ export function judgementOf(
   const vips = [...new Set(controlPlaneVips.map((v) => canonicalIp(v)))].filter((v) =>
     v !== undefined
   ).slice(0, 64);
-  const judgedControlPlane = [...controlPlane].sort(compareCodeUnits).slice(0, MAX_JUDGED_HOSTS);
+  const mustReport = [...servingHosts].sort(compareCodeUnits).slice(0, MAX_JUDGED_HOSTS);
   return {
     v: 1,
     leader,
     seq,
     hosts,
     ...(omitted > 0 ? { omitted } : {}),
-    ...(judgedControlPlane.length > 0 ? { "control_plane": judgedControlPlane } : {}),
+    ...(mustReport.length > 0 ? { "control_plane": mustReport } : {}),
     ...(vips.length > 0 ? { "control_plane_vips": vips } : {}),
     superseded,
   };

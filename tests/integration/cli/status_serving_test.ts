@@ -121,3 +121,16 @@ Deno.test("keelson status --config: Nodes it may not list leave a note and the i
   }]);
   assert.ok(!run.json.problems.some((p: string) => p.startsWith("pool edge")));
 });
+
+Deno.test("keelson status --config: every serving host must report, the workers a pool selects as the control-plane machines", async () => {
+  const run = await status([
+    { metadata: { name: "w-1" }, status: { conditions: [{ type: "Ready", status: "True" }] } },
+  ]);
+  assert.equal(run.code, 3, run.err);
+  for (const host of ["cp-1", "w-1"]) {
+    assert.ok(
+      run.json.problems.includes(`serving host ${host} has never reported (no heartbeat Lease)`),
+      JSON.stringify(run.json.problems),
+    );
+  }
+});

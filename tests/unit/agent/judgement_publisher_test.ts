@@ -57,7 +57,7 @@ Deno.test("publishJudgement(): the leader's judgement on its own Lease, a growin
     identity: "cp-1_abc",
     heartbeats: { list: () => observeHeartbeats(beats, observer, true) },
     synced: () => true,
-    controlPlane: () => ["cp-1"],
+    servingHosts: () => ["cp-1"],
     periodMs: 10,
   }, stop.signal);
   try {

@@ -17,7 +17,13 @@ import { ReloadDeletionGuard } from "../../../src/controllers/node_lifecycle/del
 import type { KubeClient } from "../../../src/kube/kube_client.ts";
 import { HealthChecks } from "../../../src/server/health_checks.ts";
 import { FakeCluster, FakeInformer } from "../_fakes/fake_cluster.ts";
-import { sampleConfig } from "../_fakes/test_inventory.ts";
+import { sampleConfig, testConfig } from "../_fakes/test_inventory.ts";
+import { KubeApiError } from "../../../src/kube/ports.ts";
+import {
+  decodeJudgement,
+  type Judgement,
+  JUDGEMENT_ANNOTATION,
+} from "../../../src/status/leader_judgement.ts";
 import { createBaremetalProvider } from "../../../providers/baremetal/mod.ts";
 import { pollUntil } from "../../_support/poll.ts";
 
@@ -163,4 +169,65 @@ Deno.test("runLeaderControllers(): the controllers' Events name --host as their 
   assert.equal(written[0]!.source?.host, host);
   assert.equal(written[0]!.reportingInstance, host);
   assert.equal(written[0]!.source?.component, "service-controller");
+});
+
+Deno.test("runLeaderControllers(): the published judgement names every serving host as one that must report, the workers a pool selects included", async () => {
+  const config = testConfig({
+    controllers: { enabled: ["pv-labels"] },
+    pools: [
+      { name: "edge", addresses: ["192.0.2.0/28"], served_by: { roles: ["worker"] } },
+      { name: "inner", addresses: ["192.0.2.32/28"] },
+    ],
+    machines: [
+      { name: "cp-1", role: "control-plane" },
+      { name: "cp-2", role: "control-plane", state: "retired" },
+      { name: "w-1", role: "worker" },
+      { name: "w-2", role: "worker", state: "retired" },
+    ],
+  });
+  const cluster = new FakeCluster();
+  const caches: ClusterCaches = {
+    nodes: runnable(cluster.nodes),
+    services: runnable(cluster.services),
+    volumes: runnable(new FakeInformer<V1PersistentVolume>()),
+    endpointSlices: runnable(new FakeInformer<V1EndpointSlice>()),
+    synced: () => true,
+    waitForSyncAll: () => Promise.resolve(true),
+    run: () => Promise.resolve(),
+  };
+  const published: V1Lease[] = [];
+  const rest = {
+    get: () => Promise.reject(new KubeApiError("not found", { code: 404, reason: "NotFound" })),
+    create: (_path: string, lease: V1Lease) => {
+      published.push(lease);
+      return Promise.resolve({ ...lease, metadata: { ...lease.metadata, resourceVersion: "1" } });
+    },
+    replace: (_path: string, lease: V1Lease) => {
+      published.push(lease);
+      return Promise.resolve(lease);
+    },
+  };
+  const leading = new AbortController();
+  const done = runLeaderControllers({
+    identity: "cp-1_x",
+    config: () => config,
+    clients: { client: () => ({ core: {}, rest }) as unknown as KubeClient },
+    caches,
+    heartbeatLeases: runnable(new FakeInformer<V1Lease>()),
+    host: "cp-1",
+    provider: createBaremetalProvider(() => ({ config, healthy: true })),
+    registry: new Registry(),
+    health: new HealthChecks(),
+    guard: new ReloadDeletionGuard(),
+  }, leading.signal);
+  try {
+    const lease = (await pollUntil("the judgement published", () => published[0])).value;
+    const judgement = decodeJudgement(
+      lease.metadata!.annotations![JUDGEMENT_ANNOTATION]!,
+    ) as Judgement;
+    assert.deepEqual(judgement.control_plane, ["cp-1", "w-1"]);
+  } finally {
+    leading.abort();
+    await done;
+  }
 });

@@ -11,6 +11,7 @@ import {
   matchesServedBy,
   poolServers,
   poolsServedBy,
+  servingHostNames,
 } from "../../../src/config/pool_serving.ts";
 import type { Machine, Pool } from "../../../src/config/types.ts";
 import { issues } from "./_issues.ts";
@@ -71,6 +72,23 @@ Deno.test("every key of served_by must match; a retired machine serves nothing",
   assert.equal(isServingHost(config, "w-2"), false);
   assert.equal(isServingHost(config, "w-3"), false);
   assert.equal(isServingHost(config, "nobody"), false);
+});
+
+Deno.test("servingHostNames() lists exactly the machines isServingHost accepts, in inventory order", () => {
+  for (
+    const [servedBy, expected] of [
+      ["", ["cp-1"]],
+      ['served_by = { roles = ["worker"], labels = { rack = "r1" } }', ["cp-1", "w-1"]],
+      ['served_by = { roles = ["worker"] }', ["cp-1", "w-1", "w-2"]],
+    ] as const
+  ) {
+    const config = parseConfig(inventory(servedBy), "keelson.toml");
+    assert.deepEqual(servingHostNames(config), expected, servedBy);
+    assert.deepEqual(
+      servingHostNames(config),
+      config.machines.filter((m) => isServingHost(config, m.name)).map((m) => m.name),
+    );
+  }
 });
 
 Deno.test("served_by by machine name", () => {

@@ -75,7 +75,7 @@ const FACTS: ProblemFacts = {
   nowMs: NOW,
   dataPlaneReported: true,
   controlPlaneVips: { vips: new Set(["10.0.0.10"]), known: true },
-  controlPlane: undefined,
+  mustReport: undefined,
 };
 
 Deno.test("decideProblems(): a healthy model has no problem and no VIP row problem", () => {
@@ -89,7 +89,7 @@ Deno.test("decideProblems(): a healthy model has no problem and no VIP row probl
         }),
       ],
     }),
-    { ...FACTS, controlPlane: new Set(["cp-1", "cp-2"]) },
+    { ...FACTS, mustReport: new Set(["cp-1", "cp-2"]) },
   );
   assert.deepEqual(decided.problems, []);
   assert.deepEqual([...decided.vips], []);
@@ -201,7 +201,7 @@ Deno.test("decideProblems(): leader, hosts, control plane, inventory, pools and 
       detail: "no answer",
     }],
   });
-  const decided = decideProblems(status, { ...FACTS, controlPlane: new Set(["cp-9", "cp-1"]) });
+  const decided = decideProblems(status, { ...FACTS, mustReport: new Set(["cp-9", "cp-1"]) });
   assert.deepEqual(decided.problems.map((p) => p.split(/[:(]/)[0]!.trim()), [
     "no leader",
     "host cp-1 is silent",
@@ -209,7 +209,7 @@ Deno.test("decideProblems(): leader, hosts, control plane, inventory, pools and 
     "host cp-2",
     "host cp-2",
     "host cp-2",
-    "control-plane machine cp-9 has never reported",
+    "serving host cp-9 has never reported",
     "host cp-1 runs another inventory",
     "pool lan",
     "machine w-1",

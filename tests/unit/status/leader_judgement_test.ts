@@ -193,7 +193,7 @@ Deno.test("buildClusterStatus(): a claim the leader holds superseded does not co
   assert.deepEqual(status.problems, []);
 });
 
-Deno.test("buildClusterStatus(): without --config, the leader's control-plane machines must each have reported, and its control-plane VIPs need no Service", () => {
+Deno.test("buildClusterStatus(): without --config, the leader's serving hosts must each have reported, and its control-plane VIPs need no Service", () => {
   const judgement: Judgement = {
     v: 1,
     leader: "cp-1_x",
@@ -214,6 +214,6 @@ Deno.test("buildClusterStatus(): without --config, the leader's control-plane ma
     leaderJudgement: { judgement, sinceMs: 100 },
   });
   assert.deepEqual(status.problems, [
-    "control-plane machine cp-2 has never reported (no heartbeat Lease)",
+    "serving host cp-2 has never reported (no heartbeat Lease)",
   ]);
 });

@@ -74,7 +74,7 @@ Deno.test("status: the control-plane VIP needs no Service (from the inventory, o
   assert.deepEqual(statusOf({ ...input, leases: [heartbeatLease("cp-1", marked)] }).problems, []);
 });
 
-Deno.test("status: Healthy only once every control-plane machine of the inventory has reported", () => {
+Deno.test("status: Healthy only once every serving host of the inventory has reported", () => {
   const input = {
     services: [lbService("shop", "web", ["10.0.0.150"])],
     leases: [heartbeatLease("cp-1", report("cp-1", ["10.0.0.150"]))],
@@ -82,10 +82,10 @@ Deno.test("status: Healthy only once every control-plane machine of the inventor
     nowMs: Date.parse("2026-01-01T12:00:00Z"),
     inventory: new Set(["cp-1", "cp-2", "w-1"]),
   };
-  assert.deepEqual(statusOf({ ...input, controlPlane: new Set(["cp-1"]) }).problems, []);
-  const status = statusOf({ ...input, controlPlane: new Set(["cp-1", "cp-2"]) });
+  assert.deepEqual(statusOf({ ...input, mustReport: new Set(["cp-1"]) }).problems, []);
+  const status = statusOf({ ...input, mustReport: new Set(["cp-1", "cp-2"]) });
   assert.deepEqual(status.problems, [
-    "control-plane machine cp-2 has never reported (no heartbeat Lease)",
+    "serving host cp-2 has never reported (no heartbeat Lease)",
   ]);
   assert.doesNotMatch(formatStatusText(status, { color: false }), /Healthy/);
 });
