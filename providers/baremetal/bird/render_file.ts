@@ -27,14 +27,15 @@ import { nodeIsReady } from "../serving_hold.ts";
 export const BIRD_RENDER_USAGE =
   `Usage: keelson render bird --config FILE --host NAME [--state SNAPSHOT] [--show-secrets]
 
-Prints the BIRD 2 configuration file that Keelson would keep on control-plane host NAME: the
+Prints the BIRD 2 configuration file that Keelson would keep on host NAME: the
 sessions to its [[bgp.peers]], the control-plane VIP when [control_plane] announce = "bgp", and,
 with --state, the VIPs of the Services in announce = "bgp" pools and the Nodes' pod CIDRs.
 Nothing is written anywhere.
 
 Flags:
   -c, --config FILE      the inventory (env KEELSON_CONFIG)
-      --host NAME        a machine of the inventory with role "control-plane" (env KEELSON_HOST)
+      --host NAME        a control-plane machine, or one a BGP pool's served_by selects
+                         (env KEELSON_HOST)
   -s, --state SNAPSHOT   a saved cluster state, YAML or JSON (optional):
                          kubectl get nodes,svc,endpointslices -A -o yaml > state.yaml
       --show-secrets     print TCP-MD5 passwords instead of a placeholder

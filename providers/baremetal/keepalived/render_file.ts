@@ -21,18 +21,21 @@ export const KEEPALIVED_RENDER_USAGE =
        keelson render bird --config FILE --host NAME [--state SNAPSHOT] [--show-secrets]
          (BIRD's configuration for the host; "keelson render bird --help" for its flags)
 
-Prints the keepalived configuration file that Keelson would keep on control-plane host NAME:
-the control-plane VIP from the inventory and, with --state, the VIPs of the LoadBalancer
-Services Keelson handles (their current ingress addresses plus what "keelson plan" would
-allocate to pending ones). A retired control-plane machine gets a file with no VRRP instance,
-as "keelson run" gives it. Nothing is written anywhere.
+Prints the keepalived configuration file that Keelson would keep on host NAME: the
+control-plane VIP from the inventory (control-plane hosts) and, with --state, the VIPs of the
+LoadBalancer Services Keelson handles in the VRRP pools NAME serves (their current ingress
+addresses plus what "keelson plan" would allocate to pending ones). A retired machine gets a
+file with no VRRP instance, one in maintenance or shutdown none of its own, and one whose Node is
+NotReady in the snapshot no Service instance, as "keelson run" gives them. Nothing is written
+anywhere.
 
 Flags:
   -c, --config FILE      the inventory (env KEELSON_CONFIG)
-      --host NAME        a machine of the inventory with role "control-plane" (env KEELSON_HOST)
+      --host NAME        a control-plane machine, or one a VRRP pool's served_by selects
+                         (env KEELSON_HOST)
   -s, --state SNAPSHOT   a saved cluster state, YAML or JSON (optional; without it only the
                          control-plane VIP is rendered):
-                         kubectl get services -A -o yaml > state.yaml
+                         kubectl get nodes,services -A -o yaml > state.yaml
       --fifo-user NAME   the user keelson run runs as, owner of keepalived's notify FIFO
                          (default keelson, as deploy/systemd/keelson.service)
   -h, --help             print this help
