@@ -40,6 +40,22 @@ export function e2eUnavailable(bins: readonly string[] = ["keepalived", "ip"]): 
   return undefined;
 }
 
+/**
+ * Says loudly that an e2e test is skipped and why, or throws with KEELSON_REQUIRE_E2E=1 (a machine
+ * that must run it).
+ * @param what the test as its messages name it ("BGP e2e test")
+ * @param reason why it cannot run here, or undefined when it can
+ * @returns `reason`, for the test's `ignore`
+ */
+export function skipLoudly(what: string, reason: string | undefined): string | undefined {
+  if (reason === undefined) return undefined;
+  if (Deno.env.get("KEELSON_REQUIRE_E2E") === "1") {
+    throw new Error(`${what} cannot run (${reason}) and KEELSON_REQUIRE_E2E=1`);
+  }
+  report(`SKIPPING ${what}: ${reason} (set KEELSON_REQUIRE_E2E=1 to fail)`);
+  return reason;
+}
+
 /** Runs a command, throwing with its stderr when it fails. */
 export async function run(cmd: string, args: string[]): Promise<string> {
   const out = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped" }).output();

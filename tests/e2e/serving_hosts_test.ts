@@ -41,7 +41,7 @@ import {
   findControllerManager,
   startControllerManager,
 } from "../integration/_harness/controller_manager.ts";
-import { type KeelsonProcess, startKeelson } from "../integration/_harness/keelson_process.ts";
+import type { KeelsonProcess } from "../integration/_harness/keelson_process.ts";
 import {
   keelsonCommand,
   readableByTestUser,
@@ -54,7 +54,7 @@ import {
 } from "../integration/_harness/lb_services.ts";
 import { holdsFor, pollUntil } from "../_support/poll.ts";
 import { ManagedProcess } from "../integration/_harness/process.ts";
-import { BgpLab, bgpLabUnavailable, CP_ASN, TOR_ASN, TOR_IP } from "./_bgp_lab.ts";
+import { BgpLab, bgpLabUnavailable, peerSettings, TOR_IP } from "./_bgp_lab.ts";
 import { e2eUnavailable, KeepalivedLab, report, run } from "./_keepalived_lab.ts";
 import { forward } from "./_tcp_forward.ts";
 
@@ -537,23 +537,9 @@ const BGP_EDGE = "203.0.113.0/28";
 function bgpInventory(lab: BgpLab, i: number): string {
   return [
     '[cluster]\nname = "e2e"\n',
-    `[keepalived]\nenabled = false\ntrack_file_dir = "${lab.trackDir(i)}"\n`,
-    '[leader_election]\nlease_duration = "4s"\nrenew_deadline = "3s"\nretry_period = "1s"\n',
-    "[bgp]",
-    `asn = ${CP_ASN}`,
-    `config_file = "${lab.birdConf(i)}"`,
-    `socket = "${lab.birdSocket(i)}"`,
-    "hold_time = 9",
-    "keepalive_time = 3",
-    "error_wait_time = [1, 5]",
-    'families = ["ipv4"]',
-    "status_interval_ms = 500",
-    "bfd = { interval_ms = 100, multiplier = 3 }\n",
-    "[[bgp.peers]]",
-    'name = "tor"',
-    `address = "${TOR_IP}"`,
-    `asn = ${TOR_ASN}`,
-    "bfd = true\n",
+    ...lab.hostSettings(i),
+    ...lab.bgpSettings(i, { bfd: true }),
+    ...peerSettings("tor", TOR_IP, { bfd: true }),
     `[[pools]]\nname = "lan"\naddresses = ["${BGP_LAN}"]\nannounce = "bgp"\n`,
     `[[pools]]\nname = "edge"\naddresses = ["${BGP_EDGE}"]\nannounce = "bgp"\n` +
     'served_by = { roles = ["worker"] }\n',
@@ -582,18 +568,7 @@ Deno.test({
     try {
       cp = await startControlPlane();
       for (let i = 1; i <= 3; i++) {
-        const path = `${lab.dir}/cp${i}/keelson.toml`;
-        await Deno.writeTextFile(path, bgpInventory(lab, i));
-        await readableByTestUser(path, cp.tokenKubeconfigPath);
-        agents.push(
-          await startKeelson({
-            configPath: path,
-            kubeconfig: cp.tokenKubeconfigPath,
-            host: names[i - 1]!,
-            dir: lab.dir,
-            unprivileged: true,
-          }),
-        );
+        agents.push(await lab.startKeelson(i, cp, bgpInventory(lab, i), names[i - 1]!));
       }
       await pollUntil("3 sessions Established at the ToR", async () => {
         const out = await lab.tor("show", "protocols");
