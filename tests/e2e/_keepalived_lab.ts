@@ -10,8 +10,17 @@
  *
  * @module
  */
-import { type ShippedDirs, shippedDirs } from "../integration/_harness/shipped_keelson.ts";
+import { type ControlPlane, startControlPlane } from "../integration/_harness/control_plane.ts";
+import { writeKubeconfig } from "../integration/_harness/kubeconfig.ts";
+import {
+  keelsonCommand,
+  readableByTestUser,
+  shellCommand,
+  type ShippedDirs,
+  shippedDirs,
+} from "../integration/_harness/shipped_keelson.ts";
 import { pollUntil, settlesWithin } from "../_support/poll.ts";
+import { forward } from "./_tcp_forward.ts";
 
 const encoder = new TextEncoder();
 
@@ -84,6 +93,8 @@ export class KeepalivedLab {
   #children: Deno.ChildProcess[] = [];
   #hostLinks: string[] = [];
   #shipped = new Map<string, ShippedDirs>();
+  #forwarders: { close(): void }[] = [];
+  #controlPlanes: ControlPlane[] = [];
   /** keepalived parent per node. */
   readonly keepalived = new Map<string, Deno.ChildProcess>();
 
@@ -216,6 +227,29 @@ export class KeepalivedLab {
   }
 
   /**
+   * Starts a real kube-apiserver that the nodes reach over a management network
+   * (`addManagementNetwork`): it listens on loopback in the host namespace, its certificate names
+   * the host's address on that network, and a TCP forwarder there carries the nodes' connections to
+   * it. `close()` stops the forwarder and the apiserver.
+   * @param subnet first three octets of the management /24
+   * @returns the control plane, and the agents' kubeconfig (that address, the admin token),
+   *   readable by the test user
+   */
+  async startControlPlane(subnet: string): Promise<{ cp: ControlPlane; kubeconfig: string }> {
+    const hostIp = await this.addManagementNetwork(subnet);
+    const cp = await startControlPlane({ extraServingIps: [hostIp] });
+    this.#controlPlanes.push(cp);
+    const apiPort = Number(new URL(cp.server).port);
+    this.#forwarders.push(forward(hostIp, apiPort, apiPort));
+    const kubeconfig = `${this.dir}/agents.kubeconfig`;
+    await writeKubeconfig(kubeconfig, `https://${hostIp}:${apiPort}`, cp.caPem, "admin", {
+      token: cp.adminToken,
+    });
+    await readableByTestUser(kubeconfig);
+    return { cp, kubeconfig };
+  }
+
+  /**
    * Opens or closes a node's port on the VRRP bridge. Closed (STP state disabled), the node's
    * carrier stays up but nothing passes: a partition, which gives VRRP a split brain.
    * @param node the node
@@ -259,6 +293,70 @@ export class KeepalivedLab {
   /** keepalived's parent pid file of a node. */
   pidFile(node: string): string {
     return `${this.nodeDir(node)}/keepalived.pid`;
+  }
+
+  /**
+   * A node's `[keepalived]` table: its file, pid file and track directory in this lab, VRRP on
+   * eth0.
+   * @param options `enabled: false` turns keepalived off, the paths kept
+   * @returns the lines, ending in a blank one
+   */
+  keepalivedSettings(node: string, options: { enabled?: boolean } = {}): string[] {
+    return [
+      "[keepalived]",
+      ...(options.enabled === false ? ["enabled = false"] : []),
+      `config_file = "${this.confFile(node)}"`,
+      `pid_file = "${this.pidFile(node)}"`,
+      `track_file_dir = "${this.trackDir(node)}"`,
+      'interface = "eth0"\n',
+    ];
+  }
+
+  /** A node's inventory, which its Keelson runs with. */
+  inventoryPath(node: string): string {
+    return `${this.nodeDir(node)}/keelson.toml`;
+  }
+
+  /** Writes a node's inventory (`inventoryPath`), readable by the test user. */
+  async writeInventory(node: string, text: string): Promise<void> {
+    await Deno.writeTextFile(this.inventoryPath(node), text);
+    await readableByTestUser(this.inventoryPath(node));
+  }
+
+  /**
+   * `keelson run` of a node as it ships, unprivileged, with the node's inventory and JSON logs
+   * (building the bundle on first use: build it before a clock starts).
+   * @param host the machine name (`--host`)
+   */
+  keelsonRunCommand(node: string, host: string): Promise<string[]> {
+    return keelsonCommand(
+      ["run", "--config", this.inventoryPath(node), "--host", host, "--log-format", "json"],
+      { unprivileged: true },
+    );
+  }
+
+  /**
+   * Runs `command` (`keelsonRunCommand`) in a node's namespace with a clean environment (no
+   * KUBECONFIG, no in-cluster variables), its output appended to `<node dir>/keelson.log`.
+   * @returns the process, stopped in `close()`
+   */
+  spawnKeelson(node: string, command: readonly string[]): Deno.ChildProcess {
+    const env = [`PATH=${Deno.env.get("PATH") ?? "/usr/sbin:/usr/bin:/sbin:/bin"}`, "NO_COLOR=1"];
+    return this.spawn("sh", [
+      "-c",
+      `exec env -i ${env.join(" ")} ip netns exec ${this.ns(node)} ${shellCommand(command)} ` +
+      `>> ${this.nodeDir(node)}/keelson.log 2>&1`,
+    ]);
+  }
+
+  /**
+   * Starts the shipped Keelson of a node with its inventory (`writeInventory` first):
+   * `keelsonRunCommand` run by `spawnKeelson`.
+   * @param host the machine name (`--host`)
+   * @returns the process, stopped in `close()`
+   */
+  async startKeelson(node: string, host: string): Promise<Deno.ChildProcess> {
+    return this.spawnKeelson(node, await this.keelsonRunCommand(node, host));
   }
 
   /** Starts keepalived in a node's namespace (VRRP only, foreground, own pid files). */
@@ -323,8 +421,12 @@ export class KeepalivedLab {
     return waited.ms;
   }
 
-  /** Stops every process by pid (TERM, then KILL), deletes the namespaces and the work dir. */
+  /**
+   * Stops every process by pid (TERM, then KILL), deletes the namespaces and the work dir, and
+   * stops the control plane it started.
+   */
   async close(): Promise<void> {
+    for (const forwarder of this.#forwarders) forwarder.close();
     for (const child of this.#children) {
       try {
         child.kill("SIGTERM");
@@ -354,6 +456,7 @@ export class KeepalivedLab {
     }
     if (keep) report(`logs kept in ${this.dir}`);
     else await Deno.remove(this.dir, { recursive: true }).catch(() => {});
+    for (const cp of this.#controlPlanes) await cp.stop();
   }
 
   async #addNamespace(ns: string): Promise<void> {
