@@ -23,6 +23,7 @@ import { pollUntil, settlesWithin } from "../_support/poll.ts";
 import { forward } from "./_tcp_forward.ts";
 
 const encoder = new TextEncoder();
+const FAKE_APISERVER = new URL("./_fake_apiserver.py", import.meta.url).pathname;
 
 /** Prints a line to stdout (figures the e2e tests measure). */
 export function report(line: string): void {
@@ -247,6 +248,58 @@ export class KeepalivedLab {
     });
     await readableByTestUser(kubeconfig);
     return { cp, kubeconfig };
+  }
+
+  /**
+   * Starts a stand-in kube-apiserver in every node's namespace (`_fake_apiserver.py`: HTTPS
+   * `/readyz` on 127.0.0.1:6443 with a self-signed certificate; 500 while `<node dir>/fail`
+   * exists) and waits up to 30 s for each to answer, so a probe starts from a healthy apiserver.
+   * Needs openssl, python3 and curl.
+   */
+  async startStandInApiservers(): Promise<void> {
+    const cert = `${this.dir}/apiserver.crt`;
+    const key = `${this.dir}/apiserver.key`;
+    await run("openssl", [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-days",
+      "1",
+      "-subj",
+      "/CN=kube-apiserver",
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+      "-keyout",
+      key,
+      "-out",
+      cert,
+    ]);
+    for (const node of this.nodes) {
+      const d = this.nodeDir(node);
+      this.spawn("sh", [
+        "-c",
+        `exec ip netns exec ${this.ns(node)} python3 ${FAKE_APISERVER} 127.0.0.1 6443 ` +
+        `${d}/fail ${cert} ${key} >> ${d}/apiserver.log 2>&1`,
+      ]);
+    }
+    for (const node of this.nodes) {
+      await pollUntil(
+        `${node}'s stand-in apiserver`,
+        () =>
+          this.inNamespace(node, ["curl", "-sSk", "-m", "2", "https://127.0.0.1:6443/readyz"])
+            .then(() => true, () => false),
+        { timeoutMs: 30_000, intervalMs: 50 },
+      );
+    }
+  }
+
+  /** Runs a command inside a node's namespace. @returns its stdout */
+  inNamespace(node: string, args: string[]): Promise<string> {
+    return run("ip", ["netns", "exec", this.ns(node), ...args]);
   }
 
   /**
