@@ -517,3 +517,83 @@ export class KeepalivedLab {
     this.#namespaces.push(ns);
   }
 }
+
+/**
+ * One host in one network namespace, for the tests that start keepalived, BIRD and Keelson by
+ * hand: `eth0` at `<subnet>.11/24` (one end of a veth pair inside the namespace: this kernel has
+ * no dummy interfaces) and a work directory readable by the test user (inventory, pid files,
+ * logs). `close()` stops what it spawned or was handed, deletes the namespace and the work
+ * directory (kept with KEELSON_E2E_KEEP_LOGS=1).
+ */
+export class OneHostNamespace {
+  readonly ns: string;
+  readonly work: string;
+  #children: Deno.ChildProcess[] = [];
+  #namespace = false;
+
+  private constructor(ns: string, work: string) {
+    this.ns = ns;
+    this.work = work;
+  }
+
+  /**
+   * @param ns the namespace's name
+   * @param subnet first three octets of eth0's /24
+   * @param workPrefix of the work directory's name
+   */
+  static async create(ns: string, subnet: string, workPrefix: string): Promise<OneHostNamespace> {
+    const host = new OneHostNamespace(ns, await Deno.makeTempDir({ prefix: workPrefix }));
+    try {
+      await Deno.chmod(host.work, 0o755);
+      await run("ip", ["netns", "add", ns]);
+      host.#namespace = true;
+      await run("ip", ["-n", ns, "link", "set", "lo", "up"]);
+      await run("ip", ["-n", ns, "link", "add", "eth0", "type", "veth", "peer", "name", "eth0p"]);
+      await run("ip", ["-n", ns, "link", "set", "eth0p", "up"]);
+      await run("ip", ["-n", ns, "addr", "add", `${subnet}.11/24`, "dev", "eth0"]);
+      await run("ip", ["-n", ns, "link", "set", "eth0", "up"]);
+    } catch (error) {
+      await host.close();
+      throw error;
+    }
+    return host;
+  }
+
+  /** Runs `sh -c script` (`args` as its $0, $1, ...), stopped in `close()`. */
+  spawn(script: string, ...args: string[]): Deno.ChildProcess {
+    return this.track(new Deno.Command("sh", { args: ["-c", script, ...args] }).spawn());
+  }
+
+  /** Has `close()` stop a process started elsewhere. @returns the process */
+  track(child: Deno.ChildProcess): Deno.ChildProcess {
+    this.#children.push(child);
+    return child;
+  }
+
+  /**
+   * Starts keepalived in the namespace (VRRP only, foreground, no syslog) with
+   * `<work>/keepalived.conf`, which the test writes, and its pid files in the work directory
+   * (`keepalived.pid` the parent's, which is the returned process itself).
+   * @param log the file its output is appended to
+   */
+  startKeepalived(log: string): Deno.ChildProcess {
+    const w = this.work;
+    return this.spawn(
+      `exec ip netns exec ${this.ns} keepalived -n -l -D -G -P -f ${w}/keepalived.conf ` +
+        `-p ${w}/keepalived.pid -r ${w}/vrrp.pid -c ${w}/checker.pid >> ${log} 2>&1`,
+    );
+  }
+
+  /** Stops every process (SIGTERM, awaited), deletes the namespace and the work directory. */
+  async close(): Promise<void> {
+    for (const child of this.#children) {
+      try {
+        child.kill("SIGTERM");
+      } catch { /* already gone */ }
+      await child.status;
+    }
+    if (this.#namespace) await run("ip", ["netns", "delete", this.ns]).catch(() => {});
+    if (Deno.env.get("KEELSON_E2E_KEEP_LOGS") === "1") report(`logs kept in ${this.work}`);
+    else await Deno.remove(this.work, { recursive: true });
+  }
+}
