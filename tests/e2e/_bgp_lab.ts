@@ -12,8 +12,20 @@
  *
  * @module
  */
+import type { V1Node, V1NodeCondition } from "@kubernetes/client-node";
+import { findAssets } from "../integration/_harness/assets.ts";
+import type { ControlPlane } from "../integration/_harness/control_plane.ts";
+import { type KeelsonProcess, startKeelson } from "../integration/_harness/keelson_process.ts";
+import { registerNode } from "../integration/_harness/kubelet.ts";
+import {
+  createLbService,
+  createNamespace,
+  ingressIps,
+  waitIngress,
+} from "../integration/_harness/lb_services.ts";
 import { ManagedProcess } from "../integration/_harness/process.ts";
 import {
+  readableByTestUser,
   type ShippedDirs,
   shippedDirs,
   TEST_USER,
@@ -35,6 +47,70 @@ export const POD_IP = "10.244.1.5";
 /** Why the BGP e2e tests cannot run here, or undefined. */
 export function bgpLabUnavailable(): string | undefined {
   return e2eUnavailable(["bird", "birdcl", "ip", "python3"]);
+}
+
+/**
+ * Why a BGP e2e test against a real kube-apiserver cannot run here (the lab's programs or the
+ * apiserver's test binaries missing), or undefined.
+ */
+export async function bgpClusterUnavailable(): Promise<string | undefined> {
+  const assets = await findAssets();
+  return bgpLabUnavailable() ?? (assets.ok ? undefined : assets.reason);
+}
+
+/**
+ * An inventory's `[[bgp.peers]]` entry for a router in the ToR's AS.
+ * @param options `bfd`: BFD on the session; `podCidrs`: the Nodes' pod CIDRs announced to it,
+ *   with the lab's /24 as the peer's subnet
+ * @returns its lines, ending in a blank one
+ */
+export function peerSettings(
+  name: string,
+  address: string,
+  options: { bfd?: boolean; podCidrs?: boolean } = {},
+): string[] {
+  return [
+    "[[bgp.peers]]",
+    `name = "${name}"`,
+    `address = "${address}"`,
+    `asn = ${TOR_ASN}`,
+    ...(options.bfd ? ["bfd = true"] : []),
+    ...(options.podCidrs ? ["pod_cidrs = true", `subnet = "${NET}.0/24"`] : []),
+    "",
+  ];
+}
+
+/**
+ * Creates Service web/web (type LoadBalancer, in namespace web) and waits up to 60 s for its VIP.
+ * @returns the VIP
+ */
+export async function createWebService(cp: ControlPlane): Promise<string> {
+  await createNamespace(cp, "web");
+  await createLbService(cp, "web", "web");
+  const { service } = await waitIngress(cp, "web", "web", 60_000);
+  return ingressIps(service)[0]!;
+}
+
+/**
+ * Registers the lab's worker as Node w-1 (initialized, InternalIP WORKER_IP) and gives it POD_CIDR,
+ * as the node IPAM controller would.
+ */
+export async function registerPodWorker(cp: ControlPlane): Promise<void> {
+  await registerNode(cp, "w-1", {
+    addresses: [{ type: "InternalIP", address: WORKER_IP }],
+    initialized: true,
+  });
+  await cp.requestOk("PATCH", "/api/v1/nodes/w-1", {
+    spec: { podCIDR: POD_CIDR, podCIDRs: [POD_CIDR] },
+  });
+}
+
+/** The route controller's NetworkUnavailable condition on Node w-1, or undefined before it set one. */
+export async function workerNetworkCondition(
+  cp: ControlPlane,
+): Promise<V1NodeCondition | undefined> {
+  const node = (await cp.request<V1Node>("GET", "/api/v1/nodes/w-1")).body as V1Node;
+  return node.status?.conditions?.find((c) => c.type === "NetworkUnavailable");
 }
 
 /** Whether two "Since" readings are the same session (within 50 ms; both present). */
@@ -91,6 +167,72 @@ export class BgpLab {
     const dirs = this.#shipped.get(i);
     if (!dirs) throw new Error(`No control-plane host ${i} in this lab`);
     return dirs;
+  }
+
+  /** Host `i`'s inventory, which its Keelson runs with and reloads. */
+  inventoryPath(i: number): string {
+    return `${this.dir}/cp${i}/keelson.toml`;
+  }
+
+  /**
+   * The inventory lines of host `i` that every BGP lab test shares: keepalived off (its
+   * `track_file_dir` still set, see `trackDir`) and a quick leader election (a 4 s Lease).
+   * @returns the lines, ending in a blank one
+   */
+  hostSettings(i: number): string[] {
+    return [
+      `[keepalived]\nenabled = false\ntrack_file_dir = "${this.trackDir(i)}"\n`,
+      '[leader_election]\nlease_duration = "4s"\nrenew_deadline = "3s"\nretry_period = "1s"\n',
+    ];
+  }
+
+  /**
+   * `[bgp]` of host `i`: its BIRD file and socket, the ToR's timers (hold 9 s, keepalive 3 s,
+   * error wait 1-5 s), IPv4 only, BIRD's sessions read every 500 ms.
+   * @param options `bfd`: BFD at 100 ms x 3, as the ToR runs it
+   * @returns the lines, ending in a blank one
+   */
+  bgpSettings(i: number, options: { bfd?: boolean } = {}): string[] {
+    return [
+      "[bgp]",
+      `asn = ${CP_ASN}`,
+      `config_file = "${this.birdConf(i)}"`,
+      `socket = "${this.birdSocket(i)}"`,
+      "hold_time = 9",
+      "keepalive_time = 3",
+      "error_wait_time = [1, 5]",
+      'families = ["ipv4"]',
+      "status_interval_ms = 500",
+      ...(options.bfd ? ["bfd = { interval_ms = 100, multiplier = 3 }"] : []),
+      "",
+    ];
+  }
+
+  /**
+   * Writes host `i`'s inventory (readable by the test user, as the control plane's token
+   * kubeconfig) and starts Keelson there as it ships, unprivileged.
+   * @param host its machine name (`--host`)
+   * @param args more flags of `keelson run`
+   * @returns the running Keelson
+   */
+  async startKeelson(
+    i: number,
+    cp: ControlPlane,
+    inventory: string,
+    host: string,
+    args: string[] = [],
+  ): Promise<KeelsonProcess> {
+    const path = this.inventoryPath(i);
+    await Deno.writeTextFile(path, inventory);
+    await readableByTestUser(path, cp.tokenKubeconfigPath);
+    return await startKeelson({
+      configPath: path,
+      kubeconfig: cp.tokenKubeconfigPath,
+      host,
+      dir: this.dir,
+      args,
+      unprivileged: true,
+    });
   }
 
   /** The ToR's control socket. */

@@ -10,10 +10,20 @@
  *
  * @module
  */
-import { type ShippedDirs, shippedDirs } from "../integration/_harness/shipped_keelson.ts";
+import { type ControlPlane, startControlPlane } from "../integration/_harness/control_plane.ts";
+import { writeKubeconfig } from "../integration/_harness/kubeconfig.ts";
+import {
+  keelsonCommand,
+  readableByTestUser,
+  shellCommand,
+  type ShippedDirs,
+  shippedDirs,
+} from "../integration/_harness/shipped_keelson.ts";
 import { pollUntil, settlesWithin } from "../_support/poll.ts";
+import { forward } from "./_tcp_forward.ts";
 
 const encoder = new TextEncoder();
+const FAKE_APISERVER = new URL("./_fake_apiserver.py", import.meta.url).pathname;
 
 /** Prints a line to stdout (figures the e2e tests measure). */
 export function report(line: string): void {
@@ -38,6 +48,22 @@ export function e2eUnavailable(bins: readonly string[] = ["keepalived", "ip"]): 
     if (!found) return `${bin} is not installed`;
   }
   return undefined;
+}
+
+/**
+ * Says loudly that an e2e test is skipped and why, or throws with KEELSON_REQUIRE_E2E=1 (a machine
+ * that must run it).
+ * @param what the test as its messages name it ("BGP e2e test")
+ * @param reason why it cannot run here, or undefined when it can
+ * @returns `reason`, for the test's `ignore`
+ */
+export function skipLoudly(what: string, reason: string | undefined): string | undefined {
+  if (reason === undefined) return undefined;
+  if (Deno.env.get("KEELSON_REQUIRE_E2E") === "1") {
+    throw new Error(`${what} cannot run (${reason}) and KEELSON_REQUIRE_E2E=1`);
+  }
+  report(`SKIPPING ${what}: ${reason} (set KEELSON_REQUIRE_E2E=1 to fail)`);
+  return reason;
 }
 
 /** Runs a command, throwing with its stderr when it fails. */
@@ -68,6 +94,8 @@ export class KeepalivedLab {
   #children: Deno.ChildProcess[] = [];
   #hostLinks: string[] = [];
   #shipped = new Map<string, ShippedDirs>();
+  #forwarders: { close(): void }[] = [];
+  #controlPlanes: ControlPlane[] = [];
   /** keepalived parent per node. */
   readonly keepalived = new Map<string, Deno.ChildProcess>();
 
@@ -200,6 +228,81 @@ export class KeepalivedLab {
   }
 
   /**
+   * Starts a real kube-apiserver that the nodes reach over a management network
+   * (`addManagementNetwork`): it listens on loopback in the host namespace, its certificate names
+   * the host's address on that network, and a TCP forwarder there carries the nodes' connections to
+   * it. `close()` stops the forwarder and the apiserver.
+   * @param subnet first three octets of the management /24
+   * @returns the control plane, and the agents' kubeconfig (that address, the admin token),
+   *   readable by the test user
+   */
+  async startControlPlane(subnet: string): Promise<{ cp: ControlPlane; kubeconfig: string }> {
+    const hostIp = await this.addManagementNetwork(subnet);
+    const cp = await startControlPlane({ extraServingIps: [hostIp] });
+    this.#controlPlanes.push(cp);
+    const apiPort = Number(new URL(cp.server).port);
+    this.#forwarders.push(forward(hostIp, apiPort, apiPort));
+    const kubeconfig = `${this.dir}/agents.kubeconfig`;
+    await writeKubeconfig(kubeconfig, `https://${hostIp}:${apiPort}`, cp.caPem, "admin", {
+      token: cp.adminToken,
+    });
+    await readableByTestUser(kubeconfig);
+    return { cp, kubeconfig };
+  }
+
+  /**
+   * Starts a stand-in kube-apiserver in every node's namespace (`_fake_apiserver.py`: HTTPS
+   * `/readyz` on 127.0.0.1:6443 with a self-signed certificate; 500 while `<node dir>/fail`
+   * exists) and waits up to 30 s for each to answer, so a probe starts from a healthy apiserver.
+   * Needs openssl, python3 and curl.
+   */
+  async startStandInApiservers(): Promise<void> {
+    const cert = `${this.dir}/apiserver.crt`;
+    const key = `${this.dir}/apiserver.key`;
+    await run("openssl", [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-days",
+      "1",
+      "-subj",
+      "/CN=kube-apiserver",
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+      "-keyout",
+      key,
+      "-out",
+      cert,
+    ]);
+    for (const node of this.nodes) {
+      const d = this.nodeDir(node);
+      this.spawn("sh", [
+        "-c",
+        `exec ip netns exec ${this.ns(node)} python3 ${FAKE_APISERVER} 127.0.0.1 6443 ` +
+        `${d}/fail ${cert} ${key} >> ${d}/apiserver.log 2>&1`,
+      ]);
+    }
+    for (const node of this.nodes) {
+      await pollUntil(
+        `${node}'s stand-in apiserver`,
+        () =>
+          this.inNamespace(node, ["curl", "-sSk", "-m", "2", "https://127.0.0.1:6443/readyz"])
+            .then(() => true, () => false),
+        { timeoutMs: 30_000, intervalMs: 50 },
+      );
+    }
+  }
+
+  /** Runs a command inside a node's namespace. @returns its stdout */
+  inNamespace(node: string, args: string[]): Promise<string> {
+    return run("ip", ["netns", "exec", this.ns(node), ...args]);
+  }
+
+  /**
    * Opens or closes a node's port on the VRRP bridge. Closed (STP state disabled), the node's
    * carrier stays up but nothing passes: a partition, which gives VRRP a split brain.
    * @param node the node
@@ -243,6 +346,70 @@ export class KeepalivedLab {
   /** keepalived's parent pid file of a node. */
   pidFile(node: string): string {
     return `${this.nodeDir(node)}/keepalived.pid`;
+  }
+
+  /**
+   * A node's `[keepalived]` table: its file, pid file and track directory in this lab, VRRP on
+   * eth0.
+   * @param options `enabled: false` turns keepalived off, the paths kept
+   * @returns the lines, ending in a blank one
+   */
+  keepalivedSettings(node: string, options: { enabled?: boolean } = {}): string[] {
+    return [
+      "[keepalived]",
+      ...(options.enabled === false ? ["enabled = false"] : []),
+      `config_file = "${this.confFile(node)}"`,
+      `pid_file = "${this.pidFile(node)}"`,
+      `track_file_dir = "${this.trackDir(node)}"`,
+      'interface = "eth0"\n',
+    ];
+  }
+
+  /** A node's inventory, which its Keelson runs with. */
+  inventoryPath(node: string): string {
+    return `${this.nodeDir(node)}/keelson.toml`;
+  }
+
+  /** Writes a node's inventory (`inventoryPath`), readable by the test user. */
+  async writeInventory(node: string, text: string): Promise<void> {
+    await Deno.writeTextFile(this.inventoryPath(node), text);
+    await readableByTestUser(this.inventoryPath(node));
+  }
+
+  /**
+   * `keelson run` of a node as it ships, unprivileged, with the node's inventory and JSON logs
+   * (building the bundle on first use: build it before a clock starts).
+   * @param host the machine name (`--host`)
+   */
+  keelsonRunCommand(node: string, host: string): Promise<string[]> {
+    return keelsonCommand(
+      ["run", "--config", this.inventoryPath(node), "--host", host, "--log-format", "json"],
+      { unprivileged: true },
+    );
+  }
+
+  /**
+   * Runs `command` (`keelsonRunCommand`) in a node's namespace with a clean environment (no
+   * KUBECONFIG, no in-cluster variables), its output appended to `<node dir>/keelson.log`.
+   * @returns the process, stopped in `close()`
+   */
+  spawnKeelson(node: string, command: readonly string[]): Deno.ChildProcess {
+    const env = [`PATH=${Deno.env.get("PATH") ?? "/usr/sbin:/usr/bin:/sbin:/bin"}`, "NO_COLOR=1"];
+    return this.spawn("sh", [
+      "-c",
+      `exec env -i ${env.join(" ")} ip netns exec ${this.ns(node)} ${shellCommand(command)} ` +
+      `>> ${this.nodeDir(node)}/keelson.log 2>&1`,
+    ]);
+  }
+
+  /**
+   * Starts the shipped Keelson of a node with its inventory (`writeInventory` first):
+   * `keelsonRunCommand` run by `spawnKeelson`.
+   * @param host the machine name (`--host`)
+   * @returns the process, stopped in `close()`
+   */
+  async startKeelson(node: string, host: string): Promise<Deno.ChildProcess> {
+    return this.spawnKeelson(node, await this.keelsonRunCommand(node, host));
   }
 
   /** Starts keepalived in a node's namespace (VRRP only, foreground, own pid files). */
@@ -307,8 +474,12 @@ export class KeepalivedLab {
     return waited.ms;
   }
 
-  /** Stops every process by pid (TERM, then KILL), deletes the namespaces and the work dir. */
+  /**
+   * Stops every process by pid (TERM, then KILL), deletes the namespaces and the work dir, and
+   * stops the control plane it started.
+   */
   async close(): Promise<void> {
+    for (const forwarder of this.#forwarders) forwarder.close();
     for (const child of this.#children) {
       try {
         child.kill("SIGTERM");
@@ -338,10 +509,91 @@ export class KeepalivedLab {
     }
     if (keep) report(`logs kept in ${this.dir}`);
     else await Deno.remove(this.dir, { recursive: true }).catch(() => {});
+    for (const cp of this.#controlPlanes) await cp.stop();
   }
 
   async #addNamespace(ns: string): Promise<void> {
     await run("ip", ["netns", "add", ns]);
     this.#namespaces.push(ns);
+  }
+}
+
+/**
+ * One host in one network namespace, for the tests that start keepalived, BIRD and Keelson by
+ * hand: `eth0` at `<subnet>.11/24` (one end of a veth pair inside the namespace: this kernel has
+ * no dummy interfaces) and a work directory readable by the test user (inventory, pid files,
+ * logs). `close()` stops what it spawned or was handed, deletes the namespace and the work
+ * directory (kept with KEELSON_E2E_KEEP_LOGS=1).
+ */
+export class OneHostNamespace {
+  readonly ns: string;
+  readonly work: string;
+  #children: Deno.ChildProcess[] = [];
+  #namespace = false;
+
+  private constructor(ns: string, work: string) {
+    this.ns = ns;
+    this.work = work;
+  }
+
+  /**
+   * @param ns the namespace's name
+   * @param subnet first three octets of eth0's /24
+   * @param workPrefix of the work directory's name
+   */
+  static async create(ns: string, subnet: string, workPrefix: string): Promise<OneHostNamespace> {
+    const host = new OneHostNamespace(ns, await Deno.makeTempDir({ prefix: workPrefix }));
+    try {
+      await Deno.chmod(host.work, 0o755);
+      await run("ip", ["netns", "add", ns]);
+      host.#namespace = true;
+      await run("ip", ["-n", ns, "link", "set", "lo", "up"]);
+      await run("ip", ["-n", ns, "link", "add", "eth0", "type", "veth", "peer", "name", "eth0p"]);
+      await run("ip", ["-n", ns, "link", "set", "eth0p", "up"]);
+      await run("ip", ["-n", ns, "addr", "add", `${subnet}.11/24`, "dev", "eth0"]);
+      await run("ip", ["-n", ns, "link", "set", "eth0", "up"]);
+    } catch (error) {
+      await host.close();
+      throw error;
+    }
+    return host;
+  }
+
+  /** Runs `sh -c script` (`args` as its $0, $1, ...), stopped in `close()`. */
+  spawn(script: string, ...args: string[]): Deno.ChildProcess {
+    return this.track(new Deno.Command("sh", { args: ["-c", script, ...args] }).spawn());
+  }
+
+  /** Has `close()` stop a process started elsewhere. @returns the process */
+  track(child: Deno.ChildProcess): Deno.ChildProcess {
+    this.#children.push(child);
+    return child;
+  }
+
+  /**
+   * Starts keepalived in the namespace (VRRP only, foreground, no syslog) with
+   * `<work>/keepalived.conf`, which the test writes, and its pid files in the work directory
+   * (`keepalived.pid` the parent's, which is the returned process itself).
+   * @param log the file its output is appended to
+   */
+  startKeepalived(log: string): Deno.ChildProcess {
+    const w = this.work;
+    return this.spawn(
+      `exec ip netns exec ${this.ns} keepalived -n -l -D -G -P -f ${w}/keepalived.conf ` +
+        `-p ${w}/keepalived.pid -r ${w}/vrrp.pid -c ${w}/checker.pid >> ${log} 2>&1`,
+    );
+  }
+
+  /** Stops every process (SIGTERM, awaited), deletes the namespace and the work directory. */
+  async close(): Promise<void> {
+    for (const child of this.#children) {
+      try {
+        child.kill("SIGTERM");
+      } catch { /* already gone */ }
+      await child.status;
+    }
+    if (this.#namespace) await run("ip", ["netns", "delete", this.ns]).catch(() => {});
+    if (Deno.env.get("KEELSON_E2E_KEEP_LOGS") === "1") report(`logs kept in ${this.work}`);
+    else await Deno.remove(this.work, { recursive: true });
   }
 }

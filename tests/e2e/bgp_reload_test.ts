@@ -23,41 +23,27 @@
  * @module
  */
 import assert from "node:assert/strict";
-import type { V1Node, V1Service } from "@kubernetes/client-node";
-import { findAssets } from "../integration/_harness/assets.ts";
 import { type ControlPlane, startControlPlane } from "../integration/_harness/control_plane.ts";
-import { type KeelsonProcess, startKeelson } from "../integration/_harness/keelson_process.ts";
-import { readableByTestUser } from "../integration/_harness/shipped_keelson.ts";
-import { registerNode } from "../integration/_harness/kubelet.ts";
+import type { KeelsonProcess } from "../integration/_harness/keelson_process.ts";
 import { timedWait } from "../integration/_harness/wait.ts";
 import {
-  createLbService,
-  createNamespace,
-  ingressIps,
-} from "../integration/_harness/lb_services.ts";
-import {
+  bgpClusterUnavailable,
   BgpLab,
-  bgpLabUnavailable,
   CLUSTER_CIDR,
-  CP_ASN,
+  createWebService,
   NET,
+  peerSettings,
   POD_CIDR,
+  registerPodWorker,
   sameSession,
-  TOR_ASN,
   TOR_IP,
   WORKER_IP,
+  workerNetworkCondition,
 } from "./_bgp_lab.ts";
-import { report } from "./_keepalived_lab.ts";
+import { report, skipLoudly } from "./_keepalived_lab.ts";
 import { holdsFor } from "../_support/poll.ts";
 
-const assets = await findAssets();
-const reason = bgpLabUnavailable() ?? (assets.ok ? undefined : assets.reason);
-if (reason) {
-  if (Deno.env.get("KEELSON_REQUIRE_E2E") === "1") {
-    throw new Error(`BGP reload e2e test cannot run (${reason}) and KEELSON_REQUIRE_E2E=1`);
-  }
-  report(`SKIPPING BGP reload e2e test: ${reason} (set KEELSON_REQUIRE_E2E=1 to fail)`);
-}
+const reason = skipLoudly("BGP reload e2e test", await bgpClusterUnavailable());
 
 const POOL = "198.51.100.0/28";
 /** Generous: a withdrawal takes milliseconds on an idle machine. */
@@ -80,30 +66,13 @@ interface Variant {
 }
 
 function inventory(lab: BgpLab, apiserverPort: string, v: Variant = {}): string {
-  const peer = (name: string, address: string, podCidrs: boolean) => [
-    "[[bgp.peers]]",
-    `name = "${name}"`,
-    `address = "${address}"`,
-    `asn = ${TOR_ASN}`,
-    ...(podCidrs ? ["pod_cidrs = true", `subnet = "${NET}.0/24"`] : []),
-    "",
-  ];
   return [
     `[cluster]\nname = "e2e"\ncluster_cidr = ["${CLUSTER_CIDR}"]\n`,
-    `[keepalived]\nenabled = false\ntrack_file_dir = "${lab.trackDir(1)}"\n`,
     `[control_plane]\nport = ${apiserverPort}\n`,
-    '[leader_election]\nlease_duration = "4s"\nrenew_deadline = "3s"\nretry_period = "1s"\n',
-    "[bgp]",
-    `asn = ${CP_ASN}`,
-    `config_file = "${lab.birdConf(1)}"`,
-    `socket = "${lab.birdSocket(1)}"`,
-    "hold_time = 9",
-    "keepalive_time = 3",
-    "error_wait_time = [1, 5]",
-    'families = ["ipv4"]',
-    "status_interval_ms = 500\n",
-    ...(v.peerAhead ? peer("tor-z", `${NET}.250`, false) : []),
-    ...peer("tor", TOR_IP, v.podCidrs ?? true),
+    ...lab.hostSettings(1),
+    ...lab.bgpSettings(1),
+    ...(v.peerAhead ? peerSettings("tor-z", `${NET}.250`) : []),
+    ...peerSettings("tor", TOR_IP, { podCidrs: v.podCidrs ?? true }),
     ...(v.poolAhead
       ? [
         '[[pools]]\nname = "spare"\naddresses = ["198.51.100.64/28"]\nannounce = "bgp"\n' +
@@ -132,37 +101,12 @@ Deno.test({
       cp = await startControlPlane();
       const cpRef = cp;
       const port = new URL(cp.server).port;
-      const path = `${lab.dir}/cp1/keelson.toml`;
-      await Deno.writeTextFile(path, inventory(lab, port));
-      await readableByTestUser(path, cp.tokenKubeconfigPath);
-      agent = await startKeelson({
-        configPath: path,
-        kubeconfig: cp.tokenKubeconfigPath,
-        host: "cp-1",
-        dir: lab.dir,
-        args: ["--controllers", "*"],
-        unprivileged: true,
-      });
+      agent = await lab.startKeelson(1, cp, inventory(lab, port), "cp-1", ["--controllers", "*"]);
       const keelson = agent;
+      const path = lab.inventoryPath(1);
 
-      await createNamespace(cp, "web");
-      await createLbService(cp, "web", "web");
-      const vip = (await timedWait(
-        "the VIP in the Service status",
-        async () => {
-          const svc = await cpRef.request<V1Service>("GET", "/api/v1/namespaces/web/services/web");
-          return ingressIps(svc.body as V1Service)[0];
-        },
-        60_000,
-        50,
-      )).value;
-      await registerNode(cp, "w-1", {
-        addresses: [{ type: "InternalIP", address: WORKER_IP }],
-        initialized: true,
-      });
-      await cp.requestOk("PATCH", "/api/v1/nodes/w-1", {
-        spec: { podCIDR: POD_CIDR, podCIDRs: [POD_CIDR] },
-      });
+      const vip = await createWebService(cp);
+      await registerPodWorker(cp);
       const at = async (prefix: string) => (await lab.torNextHops(prefix)).length > 0;
       await timedWait(
         "the VIP and the pod CIDR at the ToR",
@@ -170,10 +114,7 @@ Deno.test({
         60_000,
         50,
       );
-      const nodeCondition = async () => {
-        const node = (await cpRef.request<V1Node>("GET", "/api/v1/nodes/w-1")).body as V1Node;
-        return node.status?.conditions?.find((x) => x.type === "NetworkUnavailable");
-      };
+      const nodeCondition = () => workerNetworkCondition(cpRef);
       await timedWait(
         "NetworkUnavailable=False/RouteCreated",
         async () => (await nodeCondition())?.reason === "RouteCreated" ? true : undefined,

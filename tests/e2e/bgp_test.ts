@@ -25,10 +25,8 @@ import assert from "node:assert/strict";
 import { holdsFor, pollUntil } from "../_support/poll.ts";
 import type { V1Lease, V1Node, V1Service } from "@kubernetes/client-node";
 import { decodeHostReport, HOST_REPORT_ANNOTATION } from "../../src/status/host_report.ts";
-import { findAssets } from "../integration/_harness/assets.ts";
 import { type ControlPlane, startControlPlane } from "../integration/_harness/control_plane.ts";
-import { type KeelsonProcess, startKeelson } from "../integration/_harness/keelson_process.ts";
-import { readableByTestUser } from "../integration/_harness/shipped_keelson.ts";
+import type { KeelsonProcess } from "../integration/_harness/keelson_process.ts";
 import { registerNode } from "../integration/_harness/kubelet.ts";
 import {
   createLbService,
@@ -37,27 +35,19 @@ import {
   ingressIps,
 } from "../integration/_harness/lb_services.ts";
 import {
+  bgpClusterUnavailable,
   BgpLab,
-  bgpLabUnavailable,
   CLUSTER_CIDR,
-  CP_ASN,
   NET,
+  peerSettings,
   POD_CIDR,
   sameSession,
-  TOR_ASN,
   TOR_IP,
   WORKER_IP,
 } from "./_bgp_lab.ts";
-import { report } from "./_keepalived_lab.ts";
+import { report, skipLoudly } from "./_keepalived_lab.ts";
 
-const assets = await findAssets();
-const reason = bgpLabUnavailable() ?? (assets.ok ? undefined : assets.reason);
-if (reason) {
-  if (Deno.env.get("KEELSON_REQUIRE_E2E") === "1") {
-    throw new Error(`BGP e2e test cannot run (${reason}) and KEELSON_REQUIRE_E2E=1`);
-  }
-  report(`SKIPPING BGP e2e test: ${reason} (set KEELSON_REQUIRE_E2E=1 to fail)`);
-}
+const reason = skipLoudly("BGP e2e test", await bgpClusterUnavailable());
 
 const HOSTS = 3;
 /**
@@ -83,27 +73,11 @@ function inventory(lab: BgpLab, host: number, apiserverPort: string): string {
   );
   return [
     `[cluster]\nname = "e2e"\ncluster_cidr = ["${CLUSTER_CIDR}"]\n`,
-    `[keepalived]\nenabled = false\ntrack_file_dir = "${lab.trackDir(host)}"\n`,
     // the control-plane VIP over BGP, gated by this host's probe of the apiserver's /readyz
     `[control_plane]\nvip = ["${CP_VIP}"]\nannounce = "bgp"\nport = ${apiserverPort}\n`,
-    '[leader_election]\nlease_duration = "4s"\nrenew_deadline = "3s"\nretry_period = "1s"\n',
-    "[bgp]",
-    `asn = ${CP_ASN}`,
-    `config_file = "${lab.birdConf(host)}"`,
-    `socket = "${lab.birdSocket(host)}"`,
-    "hold_time = 9",
-    "keepalive_time = 3",
-    "error_wait_time = [1, 5]",
-    'families = ["ipv4"]',
-    "status_interval_ms = 500",
-    "bfd = { interval_ms = 100, multiplier = 3 }\n",
-    "[[bgp.peers]]",
-    'name = "tor"',
-    `address = "${TOR_IP}"`,
-    `asn = ${TOR_ASN}`,
-    "bfd = true",
-    "pod_cidrs = true",
-    `subnet = "${NET}.0/24"\n`,
+    ...lab.hostSettings(host),
+    ...lab.bgpSettings(host, { bfd: true }),
+    ...peerSettings("tor", TOR_IP, { bfd: true, podCidrs: true }),
     `[[pools]]\nname = "bgp"\naddresses = ["${POOL}"]\nannounce = "bgp"\n`,
     ...machines,
     `[[machines]]\nname = "w-1"\ninternal_ips = ["${WORKER_IP}"]\n`,
@@ -134,19 +108,8 @@ Deno.test({
     try {
       cp = await startControlPlane();
       for (let i = 1; i <= HOSTS; i++) {
-        const path = `${lab.dir}/cp${i}/keelson.toml`;
-        await Deno.writeTextFile(path, inventory(lab, i, new URL(cp.server).port));
-        await readableByTestUser(path, cp.tokenKubeconfigPath);
-        agents.push(
-          await startKeelson({
-            configPath: path,
-            kubeconfig: cp.tokenKubeconfigPath,
-            host: `cp-${i}`,
-            dir: lab.dir,
-            args: ["--controllers", "*"],
-            unprivileged: true,
-          }),
-        );
+        const text = inventory(lab, i, new URL(cp.server).port);
+        agents.push(await lab.startKeelson(i, cp, text, `cp-${i}`, ["--controllers", "*"]));
       }
       // sessions up: every host rendered its file and BIRD connected to the ToR
       const established = await timed(

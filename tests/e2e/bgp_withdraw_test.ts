@@ -20,41 +20,28 @@
  * @module
  */
 import assert from "node:assert/strict";
-import type { V1Node, V1Service } from "@kubernetes/client-node";
 import type { ClusterStatus } from "../../src/status/cluster_status.ts";
-import { findAssets } from "../integration/_harness/assets.ts";
 import { type ControlPlane, startControlPlane } from "../integration/_harness/control_plane.ts";
-import { type KeelsonProcess, startKeelson } from "../integration/_harness/keelson_process.ts";
-import { keelsonCommand, readableByTestUser } from "../integration/_harness/shipped_keelson.ts";
-import { registerNode } from "../integration/_harness/kubelet.ts";
+import type { KeelsonProcess } from "../integration/_harness/keelson_process.ts";
+import { keelsonCommand } from "../integration/_harness/shipped_keelson.ts";
 import { timedWait } from "../integration/_harness/wait.ts";
 import {
-  createLbService,
-  createNamespace,
-  ingressIps,
-} from "../integration/_harness/lb_services.ts";
-import {
+  bgpClusterUnavailable,
   BgpLab,
-  bgpLabUnavailable,
   CLUSTER_CIDR,
-  CP_ASN,
+  createWebService,
   NET,
+  peerSettings,
   POD_CIDR,
+  registerPodWorker,
   sameSession,
-  TOR_ASN,
   TOR_IP,
   WORKER_IP,
+  workerNetworkCondition,
 } from "./_bgp_lab.ts";
-import { report } from "./_keepalived_lab.ts";
+import { report, skipLoudly } from "./_keepalived_lab.ts";
 
-const assets = await findAssets();
-const reason = bgpLabUnavailable() ?? (assets.ok ? undefined : assets.reason);
-if (reason) {
-  if (Deno.env.get("KEELSON_REQUIRE_E2E") === "1") {
-    throw new Error(`BGP withdraw e2e test cannot run (${reason}) and KEELSON_REQUIRE_E2E=1`);
-  }
-  report(`SKIPPING BGP withdraw e2e test: ${reason} (set KEELSON_REQUIRE_E2E=1 to fail)`);
-}
+const reason = skipLoudly("BGP withdraw e2e test", await bgpClusterUnavailable());
 
 const POOL = "198.51.100.0/28";
 const CP_VIP = `${NET}.100`;
@@ -68,28 +55,9 @@ function inventory(lab: BgpLab, apiserverPort: string, bgp: boolean): string {
   const announce = bgp ? "bgp" : "vrrp";
   return [
     `[cluster]\nname = "e2e"\ncluster_cidr = ["${CLUSTER_CIDR}"]\n`,
-    `[keepalived]\nenabled = false\ntrack_file_dir = "${lab.trackDir(1)}"\n`,
     `[control_plane]\nvip = ["${CP_VIP}"]\nannounce = "${announce}"\nport = ${apiserverPort}\n`,
-    '[leader_election]\nlease_duration = "4s"\nrenew_deadline = "3s"\nretry_period = "1s"\n',
-    ...(bgp
-      ? [
-        "[bgp]",
-        `asn = ${CP_ASN}`,
-        `config_file = "${lab.birdConf(1)}"`,
-        `socket = "${lab.birdSocket(1)}"`,
-        "hold_time = 9",
-        "keepalive_time = 3",
-        "error_wait_time = [1, 5]",
-        'families = ["ipv4"]',
-        "status_interval_ms = 500\n",
-        "[[bgp.peers]]",
-        'name = "tor"',
-        `address = "${TOR_IP}"`,
-        `asn = ${TOR_ASN}`,
-        "pod_cidrs = true",
-        `subnet = "${NET}.0/24"\n`,
-      ]
-      : []),
+    ...lab.hostSettings(1),
+    ...(bgp ? [...lab.bgpSettings(1), ...peerSettings("tor", TOR_IP, { podCidrs: true })] : []),
     `[[pools]]\nname = "lb"\naddresses = ["${POOL}"]\nannounce = "${announce}"\n`,
     `[[machines]]\nname = "cp-1"\nrole = "control-plane"\ninternal_ips = ["${lab.cpIp(1)}"]\n`,
     `[[machines]]\nname = "w-1"\ninternal_ips = ["${WORKER_IP}"]\n`,
@@ -132,38 +100,14 @@ Deno.test({
       cp = await startControlPlane();
       const cpRef = cp;
       const port = new URL(cp.server).port;
-      const path = `${lab.dir}/cp1/keelson.toml`;
-      await Deno.writeTextFile(path, inventory(lab, port, true));
-      await readableByTestUser(path, cp.tokenKubeconfigPath);
-      agent = await startKeelson({
-        configPath: path,
-        kubeconfig: cp.tokenKubeconfigPath,
-        host: "cp-1",
-        dir: lab.dir,
-        args: ["--controllers", "*"],
-        unprivileged: true,
-      });
+      const text = inventory(lab, port, true);
+      agent = await lab.startKeelson(1, cp, text, "cp-1", ["--controllers", "*"]);
       const keelson = agent;
+      const path = lab.inventoryPath(1);
 
       // --- announcing: the Service VIP, the control-plane VIP and the pod CIDR at the ToR
-      await createNamespace(cp, "web");
-      await createLbService(cp, "web", "web");
-      const vip = (await timedWait(
-        "the VIP in the Service status",
-        async () => {
-          const svc = await cpRef.request<V1Service>("GET", "/api/v1/namespaces/web/services/web");
-          return ingressIps(svc.body as V1Service)[0];
-        },
-        60_000,
-        50,
-      )).value;
-      await registerNode(cp, "w-1", {
-        addresses: [{ type: "InternalIP", address: WORKER_IP }],
-        initialized: true,
-      });
-      await cp.requestOk("PATCH", "/api/v1/nodes/w-1", {
-        spec: { podCIDR: POD_CIDR, podCIDRs: [POD_CIDR] },
-      });
+      const vip = await createWebService(cp);
+      await registerPodWorker(cp);
       const prefixes = [vip, CP_VIP, POD_CIDR];
       const torRoutes = async () => {
         const found: string[] = [];
@@ -177,10 +121,7 @@ Deno.test({
         50,
       );
       assert.deepEqual(await lab.torNextHops(POD_CIDR), [WORKER_IP]);
-      const nodeCondition = async () => {
-        const node = (await cpRef.request<V1Node>("GET", "/api/v1/nodes/w-1")).body as V1Node;
-        return node.status?.conditions?.find((x) => x.type === "NetworkUnavailable");
-      };
+      const nodeCondition = () => workerNetworkCondition(cpRef);
       await timedWait(
         "NetworkUnavailable=False/RouteCreated",
         async () => (await nodeCondition())?.reason === "RouteCreated" ? true : undefined,

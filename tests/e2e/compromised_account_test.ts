@@ -36,7 +36,7 @@ import {
   TEST_USER,
   testUser,
 } from "../integration/_harness/shipped_keelson.ts";
-import { e2eUnavailable, report, run } from "./_keepalived_lab.ts";
+import { e2eUnavailable, OneHostNamespace, report, run, skipLoudly } from "./_keepalived_lab.ts";
 import { holdsFor, pollUntil } from "../_support/poll.ts";
 import { parseConfig } from "../../src/config/parse_config.ts";
 import { renderHostKeepalived } from "../../providers/baremetal/keepalived/announcer.ts";
@@ -48,15 +48,10 @@ import { birdCommand } from "../../providers/baremetal/bird/control_socket.ts";
 const NS = `kpriv${Deno.pid % 100000}`;
 const SUBNET = "10.250.93";
 const BOUND_MS = 60_000;
-const reason = e2eUnavailable(["keepalived", "bird", "birdcl", "ip", "setpriv"]);
-if (reason) {
-  if (Deno.env.get("KEELSON_REQUIRE_E2E") === "1") {
-    throw new Error(
-      `compromised-account e2e test cannot run (${reason}) and KEELSON_REQUIRE_E2E=1`,
-    );
-  }
-  report(`SKIPPING compromised-account e2e test: ${reason} (set KEELSON_REQUIRE_E2E=1 to fail)`);
-}
+const reason = skipLoudly(
+  "compromised-account e2e test",
+  e2eUnavailable(["keepalived", "bird", "birdcl", "ip", "setpriv"]),
+);
 
 const SERVICE_VIP = `${SUBNET}.130`;
 const SECOND_VIP = `${SUBNET}.131`;
@@ -137,20 +132,11 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
 }, async (t) => {
-  const children: Deno.ChildProcess[] = [];
-  const work = await Deno.makeTempDir({ prefix: "keelson-priv-" });
   await using dirs = await shippedDirs();
-  let namespace = false;
+  const host = await OneHostNamespace.create(NS, SUBNET, "keelson-priv-");
+  const work = host.work;
   try {
-    await Deno.chmod(work, 0o755);
     const { uid, gid } = await testUser();
-    await run("ip", ["netns", "add", NS]);
-    namespace = true;
-    await run("ip", ["-n", NS, "link", "set", "lo", "up"]);
-    await run("ip", ["-n", NS, "link", "add", "eth0", "type", "veth", "peer", "name", "eth0p"]);
-    await run("ip", ["-n", NS, "link", "set", "eth0p", "up"]);
-    await run("ip", ["-n", NS, "addr", "add", `${SUBNET}.11/24`, "dev", "eth0"]);
-    await run("ip", ["-n", NS, "link", "set", "eth0", "up"]);
 
     const paths = {
       work,
@@ -213,16 +199,12 @@ Deno.test({
       "--agent-user",
       TEST_USER,
     ]);
-    const started = new Deno.Command("sh", {
-      args: [
-        "-c",
-        `exec ip netns exec ${NS} setpriv --bounding-set=-all --inh-caps=-all --ambient-caps=-all ` +
+    host.spawn(
+      `exec ip netns exec ${NS} setpriv --bounding-set=-all --inh-caps=-all --ambient-caps=-all ` +
         `--groups=${gid} -- "$@" >> ${rootLog} 2>&1`,
-        "root-step",
-        ...rootStep,
-      ],
-    }).spawn();
-    children.push(started);
+      "root-step",
+      ...rootStep,
+    );
 
     await t.step(
       "a good staging is installed by the root step, and the daemons serve it",
@@ -245,22 +227,10 @@ Deno.test({
           `global_defs {\n    enable_script_security\n    script_user root\n}\n` +
             `include ${dirs.keepalived}/*.conf\n`,
         );
-        children.push(
-          new Deno.Command("sh", {
-            args: [
-              "-c",
-              `exec ip netns exec ${NS} keepalived -n -l -D -G -P -f ${work}/keepalived.conf ` +
-              `-p ${work}/keepalived.pid -r ${work}/vrrp.pid -c ${work}/checker.pid ` +
-              `>> ${keepalivedLog} 2>&1`,
-            ],
-          }).spawn(),
-          new Deno.Command("sh", {
-            args: [
-              "-c",
-              `exec ip netns exec ${NS} bird -f -c ${birdFile} ` +
-              `-s ${dirs.birdSocket}/bird.ctl >> ${birdLog} 2>&1`,
-            ],
-          }).spawn(),
+        host.startKeepalived(keepalivedLog);
+        host.spawn(
+          `exec ip netns exec ${NS} bird -f -c ${birdFile} ` +
+            `-s ${dirs.birdSocket}/bird.ctl >> ${birdLog} 2>&1`,
         );
         await pollUntil(
           `${SERVICE_VIP} on eth0`,
@@ -279,8 +249,7 @@ Deno.test({
     const rootOnly = `${work}/root-only.conf`;
     const keepalivedPid = async () => Number((await read(`${work}/keepalived.pid`)).trim());
     // a root process of the test's own
-    const bystander = new Deno.Command("sleep", { args: ["600"] }).spawn();
-    children.push(bystander);
+    const bystander = host.track(new Deno.Command("sleep", { args: ["600"] }).spawn());
 
     await t.step("the account cannot write the daemons' files itself", async () => {
       for (const file of [kaFile, birdFile, `${dirs.keepalived}/evil.conf`]) {
@@ -499,15 +468,7 @@ Deno.test({
       },
     );
   } finally {
-    for (const child of children) {
-      try {
-        child.kill("SIGTERM");
-      } catch { /* already gone */ }
-      await child.status;
-    }
-    if (namespace) await run("ip", ["netns", "delete", NS]).catch(() => {});
-    if (Deno.env.get("KEELSON_E2E_KEEP_LOGS") === "1") report(`logs kept in ${work}`);
-    else await Deno.remove(work, { recursive: true });
+    await host.close();
   }
 
   async function addresses(): Promise<string> {

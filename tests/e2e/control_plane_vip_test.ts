@@ -14,45 +14,17 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { e2eUnavailable, KeepalivedLab, report, run, sleep } from "./_keepalived_lab.ts";
-import {
-  keelsonCommand,
-  readableByTestUser,
-  shellCommand,
-} from "../integration/_harness/shipped_keelson.ts";
+import { e2eUnavailable, KeepalivedLab, report, skipLoudly, sleep } from "./_keepalived_lab.ts";
 import { waitFor } from "../integration/_harness/wait.ts";
 import { holdsFor, pollUntil } from "../_support/poll.ts";
 
-const REQUIRED_TOOLS = ["openssl", "python3", "curl"];
-
-function unavailable(): string | undefined {
-  const base = e2eUnavailable();
-  if (base) return base;
-  const path = (Deno.env.get("PATH") ?? "").split(":").filter(Boolean);
-  for (const tool of REQUIRED_TOOLS) {
-    const found = [...path, "/usr/bin", "/bin"].some((d) => {
-      try {
-        return Deno.statSync(`${d}/${tool}`).isFile;
-      } catch {
-        return false;
-      }
-    });
-    if (!found) return `${tool} is not installed`;
-  }
-  return undefined;
-}
-
-const reason = unavailable();
-if (reason) {
-  if (Deno.env.get("KEELSON_REQUIRE_E2E") === "1") {
-    throw new Error(`control-plane VIP e2e test cannot run (${reason}) and KEELSON_REQUIRE_E2E=1`);
-  }
-  report(`SKIPPING control-plane VIP e2e test: ${reason} (set KEELSON_REQUIRE_E2E=1 to fail)`);
-}
+const reason = skipLoudly(
+  "control-plane VIP e2e test",
+  e2eUnavailable(["keepalived", "ip", "openssl", "python3", "curl"]),
+);
 
 const HOSTS: Record<string, string> = { n1: "cp-1", n2: "cp-2", n3: "cp-3" };
 const CP_VIP = "10.250.0.100";
-const FAKE_APISERVER = new URL("./_fake_apiserver.py", import.meta.url).pathname;
 const KEELSON_LISTEN = "127.0.0.1:10258";
 
 /** One node's inventory: the same machines everywhere, the keepalived paths in its own dir. */
@@ -64,19 +36,10 @@ function inventory(lab: KeepalivedLab, node: string): string {
   return [
     '[cluster]\nname = "e2e"\n',
     `[server]\nlisten = "${KEELSON_LISTEN}"\n`,
-    "[keepalived]",
-    `config_file = "${lab.confFile(node)}"`,
-    `pid_file = "${lab.pidFile(node)}"`,
-    `track_file_dir = "${lab.trackDir(node)}"`,
-    'interface = "eth0"\n',
+    ...lab.keepalivedSettings(node),
     `[control_plane]\nvip = ["${CP_VIP}"]\nport = 6443\n`,
     ...machines,
   ].join("\n");
-}
-
-/** Runs a command inside a node's namespace and returns its stdout. */
-function inNamespace(lab: KeepalivedLab, node: string, args: string[]): Promise<string> {
-  return run("ip", ["netns", "exec", lab.ns(node), ...args]);
 }
 
 async function waitForFile(path: string, timeoutMs: number): Promise<number> {
@@ -97,85 +60,18 @@ Deno.test({
   async fn() {
     const lab = await KeepalivedLab.create("cpv", 3, { shipped: true });
     try {
-      const cert = `${lab.dir}/apiserver.crt`;
-      const key = `${lab.dir}/apiserver.key`;
-      await run("openssl", [
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-days",
-        "1",
-        "-subj",
-        "/CN=kube-apiserver",
-        "-addext",
-        "subjectAltName=IP:127.0.0.1",
-        "-keyout",
-        key,
-        "-out",
-        cert,
-      ]);
-      // a clean environment: no KUBECONFIG, no in-cluster variables
-      const env = [`PATH=${Deno.env.get("PATH") ?? "/usr/sbin:/usr/bin:/sbin:/bin"}`, "NO_COLOR=1"];
-      for (const node of lab.nodes) {
-        const d = lab.nodeDir(node);
-        await Deno.writeTextFile(`${d}/keelson.toml`, inventory(lab, node));
-        await readableByTestUser(`${d}/keelson.toml`);
-        lab.spawn("sh", [
-          "-c",
-          `exec ip netns exec ${lab.ns(node)} python3 ${FAKE_APISERVER} 127.0.0.1 6443 ` +
-          `${d}/fail ${cert} ${key} >> ${d}/apiserver.log 2>&1`,
-        ]);
-      }
-
+      for (const node of lab.nodes) await lab.writeInventory(node, inventory(lab, node));
       // the stand-ins answer before keelson starts, so every probe starts from a healthy apiserver
-      for (const node of lab.nodes) {
-        await pollUntil(
-          `${node}'s stand-in apiserver`,
-          () =>
-            inNamespace(lab, node, ["curl", "-sSk", "-m", "2", "https://127.0.0.1:6443/readyz"])
-              .then(() => true, () => false),
-          { timeoutMs: 30_000, intervalMs: 100 },
-        );
-      }
+      await lab.startStandInApiservers();
 
       // built before the clock starts (the first call bundles main.ts)
       const commands = new Map<string, string[]>();
       for (const node of lab.nodes) {
-        const d = lab.nodeDir(node);
-        commands.set(
-          node,
-          await keelsonCommand(
-            [
-              "run",
-              "--config",
-              `${d}/keelson.toml`,
-              "--host",
-              HOSTS[node]!,
-              "--log-format",
-              "json",
-            ],
-            { unprivileged: true },
-          ),
-        );
+        commands.set(node, await lab.keelsonRunCommand(node, HOSTS[node]!));
       }
       const start = performance.now();
       const keelson = new Map<string, Deno.ChildProcess>();
-      for (const node of lab.nodes) {
-        const d = lab.nodeDir(node);
-        const command = commands.get(node)!;
-        keelson.set(
-          node,
-          lab.spawn("sh", [
-            "-c",
-            `exec env -i ${env.join(" ")} ip netns exec ${lab.ns(node)} ${shellCommand(command)} ` +
-            `>> ${d}/keelson.log 2>&1`,
-          ]),
-        );
-      }
+      for (const node of lab.nodes) keelson.set(node, lab.spawnKeelson(node, commands.get(node)!));
       // keepalived needs its file to exist when it starts: keelson writes it first
       for (const node of lab.nodes) {
         await waitForFile(lab.confFile(node), 60_000).catch(async (error) => {
@@ -224,7 +120,7 @@ Deno.test({
 
       // keelson's own health and metrics answer inside the namespace, with no Kubernetes API
       for (const node of lab.nodes) {
-        const healthz = await inNamespace(lab, node, [
+        const healthz = await lab.inNamespace(node, [
           "curl",
           "-sS",
           "-m",
@@ -232,7 +128,7 @@ Deno.test({
           `http://${KEELSON_LISTEN}/healthz`,
         ]);
         assert.equal(healthz.trim(), "ok", `${node} /healthz`);
-        const metrics = await inNamespace(lab, node, [
+        const metrics = await lab.inNamespace(node, [
           "curl",
           "-sS",
           "-m",

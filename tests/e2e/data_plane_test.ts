@@ -26,24 +26,12 @@
 import assert from "node:assert/strict";
 import type { CoreV1Event, V1Lease, V1Service } from "@kubernetes/client-node";
 import { buildClusterStatus, type ClusterStatus } from "../../src/status/cluster_status.ts";
-import {
-  decodeHostReport,
-  HEARTBEAT_LABEL,
-  HEARTBEAT_NAMESPACE,
-  HOST_REPORT_ANNOTATION,
-  type HostReport,
-} from "../../src/status/host_report.ts";
 import { RecordObserver } from "../../src/status/observed_freshness.ts";
 import { findAssets } from "../integration/_harness/assets.ts";
-import { type ControlPlane, startControlPlane } from "../integration/_harness/control_plane.ts";
-import { writeKubeconfig } from "../integration/_harness/kubeconfig.ts";
-import {
-  keelsonCommand,
-  readableByTestUser,
-  shellCommand,
-} from "../integration/_harness/shipped_keelson.ts";
-import { e2eUnavailable, KeepalivedLab, report, run } from "./_keepalived_lab.ts";
-import { forward } from "./_tcp_forward.ts";
+import { hostReports } from "../integration/_harness/heartbeats.ts";
+import type { ControlPlane } from "../integration/_harness/control_plane.ts";
+import { keelsonCommand } from "../integration/_harness/shipped_keelson.ts";
+import { e2eUnavailable, KeepalivedLab, report, run, skipLoudly } from "./_keepalived_lab.ts";
 import { pollUntil } from "../_support/poll.ts";
 
 const SUBNET = "10.254.12";
@@ -54,24 +42,13 @@ const LISTEN = "127.0.0.1:10258";
 const SERVICES = ["web-a", "web-b", "web-c"];
 
 async function unavailable(): Promise<string | undefined> {
-  const base = e2eUnavailable();
+  const base = e2eUnavailable(["keepalived", "ip", "curl"]);
   if (base) return base;
-  try {
-    if (!Deno.statSync("/usr/bin/curl").isFile) return "curl is not installed";
-  } catch {
-    return "curl is not installed";
-  }
   const assets = await findAssets();
   return assets.ok ? undefined : assets.reason;
 }
 
-const reason = await unavailable();
-if (reason) {
-  if (Deno.env.get("KEELSON_REQUIRE_E2E") === "1") {
-    throw new Error(`data-plane e2e test cannot run (${reason}) and KEELSON_REQUIRE_E2E=1`);
-  }
-  report(`SKIPPING data-plane e2e test: ${reason} (set KEELSON_REQUIRE_E2E=1 to fail)`);
-}
+const reason = skipLoudly("data-plane e2e test", await unavailable());
 
 function inventory(lab: KeepalivedLab, node: string, kubeconfig: string): string {
   const machines = Object.values(HOSTS).map((name, i) =>
@@ -83,11 +60,7 @@ function inventory(lab: KeepalivedLab, node: string, kubeconfig: string): string
     `[kubernetes]\nkubeconfig = "${kubeconfig}"\n`,
     '[leader_election]\nlease_duration = "6s"\nrenew_deadline = "4s"\nretry_period = "1s"\n',
     `[server]\nlisten = "${LISTEN}"\n`,
-    "[keepalived]",
-    `config_file = "${lab.confFile(node)}"`,
-    `pid_file = "${lab.pidFile(node)}"`,
-    `track_file_dir = "${lab.trackDir(node)}"`,
-    'interface = "eth0"\n',
+    ...lab.keepalivedSettings(node),
     `[[pools]]\nname = "lan"\naddresses = ["${SUBNET}.100-${SUBNET}.119"]\n`,
     ...machines,
   ].join("\n");
@@ -118,23 +91,6 @@ async function clusterStatus(cp: ControlPlane): Promise<ClusterStatus> {
  */
 function problems(status: ClusterStatus): string[] {
   return status.problems.filter((p) => !/^host cp-\d runs another inventory /.test(p));
-}
-
-/** Each host's heartbeat report (its own view of its VRRP instances), by host. */
-async function heartbeats(cp: ControlPlane): Promise<Map<string, HostReport>> {
-  const leases = await cp.requestOk<{ items: V1Lease[] }>(
-    "GET",
-    `/apis/coordination.k8s.io/v1/namespaces/${HEARTBEAT_NAMESPACE}/leases?labelSelector=${
-      encodeURIComponent(HEARTBEAT_LABEL)
-    }`,
-  );
-  const reports = new Map<string, HostReport>();
-  for (const lease of leases.items) {
-    const text = lease.metadata?.annotations?.[HOST_REPORT_ANNOTATION];
-    const report = text === undefined ? undefined : decodeHostReport(text);
-    if (report && !("error" in report)) reports.set(report.host, report);
-  }
-  return reports;
 }
 
 /** `keelson status -o json` as a user runs it (the shipped program), from the host namespace. */
@@ -200,8 +156,6 @@ Deno.test({
       subnet: SUBNET,
       shipped: true,
     });
-    let cp: ControlPlane | undefined;
-    let forwarder: { close(): void } | undefined;
     const logs = async () => {
       const parts = await Promise.all(
         lab.nodes.flatMap((n) => [
@@ -221,30 +175,10 @@ Deno.test({
       return [...parts, ...metrics].join("\n");
     };
     try {
-      const hostIp = await lab.addManagementNetwork(MGMT_SUBNET);
-      cp = await startControlPlane({ extraServingIps: [hostIp] });
-      const apiPort = Number(new URL(cp.server).port);
-      forwarder = forward(hostIp, apiPort, apiPort);
-      const kubeconfig = `${lab.dir}/agents.kubeconfig`;
-      await writeKubeconfig(kubeconfig, `https://${hostIp}:${apiPort}`, cp.caPem, "admin", {
-        token: cp.adminToken,
-      });
-      await readableByTestUser(kubeconfig);
-
-      const env = [`PATH=${Deno.env.get("PATH") ?? "/usr/sbin:/usr/bin:/sbin:/bin"}`, "NO_COLOR=1"];
+      const { cp, kubeconfig } = await lab.startControlPlane(MGMT_SUBNET);
       for (const node of lab.nodes) {
-        const d = lab.nodeDir(node);
-        await Deno.writeTextFile(`${d}/keelson.toml`, inventory(lab, node, kubeconfig));
-        await readableByTestUser(`${d}/keelson.toml`);
-        const keelson = await keelsonCommand(
-          ["run", "--config", `${d}/keelson.toml`, "--host", HOSTS[node]!, "--log-format", "json"],
-          { unprivileged: true },
-        );
-        lab.spawn("sh", [
-          "-c",
-          `exec env -i ${env.join(" ")} ip netns exec ${lab.ns(node)} ${shellCommand(keelson)} ` +
-          `>> ${d}/keelson.log 2>&1`,
-        ]);
+        await lab.writeInventory(node, inventory(lab, node, kubeconfig));
+        await lab.startKeelson(node, HOSTS[node]!);
       }
       for (const name of SERVICES) {
         await cp.requestOk("POST", "/api/v1/namespaces/default/services", {
@@ -256,7 +190,7 @@ Deno.test({
       const vips = new Map<string, string>();
       await pollUntil("every Service to get a VIP", async () => {
         for (const name of SERVICES) {
-          const svc = await cp!.requestOk<V1Service>(
+          const svc = await cp.requestOk<V1Service>(
             "GET",
             `/api/v1/namespaces/default/services/${name}`,
           );
@@ -286,7 +220,7 @@ Deno.test({
       // 1. keelson status: every VIP on exactly one host, the same the kernel says
       const steady = await pollUntil("status to show every VIP on one host", async () => {
         const holders = await lab.holders(allVips);
-        const status = await clusterStatus(cp!);
+        const status = await clusterStatus(cp);
         const ok = problems(status).length === 0 && allVips.every((v) => {
           const row = status.vips.find((r) => r.vip === v);
           return row?.hosts.length === 1 &&
@@ -298,7 +232,7 @@ Deno.test({
         timeoutMs: 60_000,
         intervalMs: 50,
         retryErrors: true,
-        context: async () => JSON.stringify(await clusterStatus(cp!), null, 1) + await logs(),
+        context: async () => JSON.stringify(await clusterStatus(cp), null, 1) + await logs(),
       });
       report(
         `RESULT status_steady leader=${steady.value.leader.identity} hosts=${
@@ -345,7 +279,7 @@ Deno.test({
       const fifo = await pollUntil(
         "every host's heartbeat to report its VRRP states from the notify FIFO",
         async () => {
-          const reports = await heartbeats(cp!);
+          const reports = await hostReports(cp);
           const ok = reports.size === 3 &&
             [...reports.values()].every((r) =>
               r.announcements.length > 0 &&
@@ -360,7 +294,7 @@ Deno.test({
           intervalMs: 50,
           retryErrors: true,
           context: async () =>
-            JSON.stringify(Object.fromEntries(await heartbeats(cp!))) + await logs(),
+            JSON.stringify(Object.fromEntries(await hostReports(cp))) + await logs(),
         },
       );
       // each VIP in the instance of exactly one host holding it (VRRP's master)
@@ -385,7 +319,7 @@ Deno.test({
       const created = await pollUntil(
         "web-new to get a VIP",
         async () =>
-          (await cp!.requestOk<V1Service>("GET", "/api/v1/namespaces/default/services/web-new"))
+          (await cp.requestOk<V1Service>("GET", "/api/v1/namespaces/default/services/web-new"))
             .status?.loadBalancer?.ingress?.[0]?.ip,
         { timeoutMs: 60_000, intervalMs: 50, retryErrors: true, context: logs },
       );
@@ -409,14 +343,14 @@ Deno.test({
       const stoppedAt = performance.now();
       lab.keepalived.get(fromNode)!.kill("SIGTERM");
       const moved = await pollUntil("status to show web-a's VIP on a new host", async () => {
-        const row = (await clusterStatus(cp!)).vips.find((r) => r.vip === vipA);
+        const row = (await clusterStatus(cp)).vips.find((r) => r.vip === vipA);
         return row?.hosts.length === 1 && row.hosts[0] !== HOSTS[fromNode]
           ? row.hosts[0]
           : undefined;
       }, { timeoutMs: 30_000, intervalMs: 50, retryErrors: true, context: logs });
       const statusMs = performance.now() - stoppedAt;
       const event = await pollUntil("a VIPHostChanged Event on web-a", async () => {
-        const list = (await events(cp!, "web-a")).slice(0);
+        const list = (await events(cp, "web-a")).slice(0);
         return list.find((e) =>
           e.reason === "VIPHostChanged" &&
           e.message === `VIP ${vipA} now served by ${moved.value}`
@@ -436,7 +370,7 @@ Deno.test({
       await lab.keepalived.get(fromNode)!.status;
       lab.startKeepalived(fromNode);
       await pollUntil("every VIP on one host again", async () => {
-        const status = await clusterStatus(cp!);
+        const status = await clusterStatus(cp);
         return problems(status).length === 0 &&
             status.vips.every((r) =>
               r.hosts.length === 1 && r.states.length === 3 &&
@@ -453,14 +387,14 @@ Deno.test({
       const cutAt = performance.now();
       await lab.setVrrpPort(master, false);
       const split = await pollUntil("status to report the split brain", async () => {
-        const row = (await clusterStatus(cp!)).vips.find((r) => r.vip === vipB);
+        const row = (await clusterStatus(cp)).vips.find((r) => r.vip === vipB);
         return row?.problem === "split-brain" ? row.hosts : undefined;
       }, { timeoutMs: 30_000, intervalMs: 50, retryErrors: true, context: logs });
       const splitStatusMs = performance.now() - cutAt;
       const warning = await pollUntil(
         "a VIPSplitBrain Warning on web-b",
         async () =>
-          (await events(cp!, "web-b")).find((e) =>
+          (await events(cp, "web-b")).find((e) =>
             e.reason === "VIPSplitBrain" && e.type === "Warning"
           ),
         { timeoutMs: 30_000, intervalMs: 50, retryErrors: true, context: logs },
@@ -502,7 +436,7 @@ Deno.test({
       const healAt = performance.now();
       await lab.setVrrpPort(master, true);
       await pollUntil("status to be healthy again", async () => {
-        const status = await clusterStatus(cp!);
+        const status = await clusterStatus(cp);
         return problems(status).length === 0 &&
             status.vips.every((r) => r.hosts.length === 1)
           ? true
@@ -547,7 +481,7 @@ Deno.test({
       );
       const kernelMs = performance.now() - retireAt;
       await pollUntil(`status to show no VIP and no instance on ${retiredHost}`, async () => {
-        const status = await clusterStatus(cp!);
+        const status = await clusterStatus(cp);
         return status.vips.length === allVips.length &&
             status.vips.every((r) =>
               r.hosts.length === 1 && r.hosts[0] !== retiredHost &&
@@ -559,7 +493,7 @@ Deno.test({
         timeoutMs: 60_000,
         intervalMs: 50,
         retryErrors: true,
-        context: async () => JSON.stringify(await clusterStatus(cp!), null, 1) + await logs(),
+        context: async () => JSON.stringify(await clusterStatus(cp), null, 1) + await logs(),
       });
       report(
         `RESULT retired_vips_off_kernel_ms=${kernelMs.toFixed(0)} status_ms=${
@@ -570,9 +504,7 @@ Deno.test({
       if (Deno.env.get("KEELSON_E2E_KEEP_LOGS") === "1") report(await logs());
       throw error;
     } finally {
-      forwarder?.close();
       await lab.close();
-      await cp?.stop();
     }
   },
 });

@@ -22,46 +22,19 @@
 import assert from "node:assert/strict";
 import { renderHostKeepalived } from "../../providers/baremetal/keepalived/announcer.ts";
 import { parseConfig } from "../../src/config/parse_config.ts";
-import {
-  keelsonCommand,
-  readableByTestUser,
-  shellCommand,
-} from "../integration/_harness/shipped_keelson.ts";
-import { e2eUnavailable, KeepalivedLab, report, run, sleep } from "./_keepalived_lab.ts";
+import { e2eUnavailable, KeepalivedLab, report, skipLoudly, sleep } from "./_keepalived_lab.ts";
 import { holdsFor, pollUntil } from "../_support/poll.ts";
 
-function unavailable(): string | undefined {
-  const base = e2eUnavailable();
-  if (base) return base;
-  for (const tool of ["openssl", "python3", "curl"]) {
-    const found = ["/usr/bin", "/bin", "/usr/local/bin"].some((d) => {
-      try {
-        return Deno.statSync(`${d}/${tool}`).isFile;
-      } catch {
-        return false;
-      }
-    });
-    if (!found) return `${tool} is not installed`;
-  }
-  return undefined;
-}
-
-const reason = unavailable();
-if (reason) {
-  if (Deno.env.get("KEELSON_REQUIRE_E2E") === "1") {
-    throw new Error(
-      `keepalived withdraw e2e test cannot run (${reason}) and KEELSON_REQUIRE_E2E=1`,
-    );
-  }
-  report(`SKIPPING keepalived withdraw e2e test: ${reason} (set KEELSON_REQUIRE_E2E=1 to fail)`);
-}
+const reason = skipLoudly(
+  "keepalived withdraw e2e test",
+  e2eUnavailable(["keepalived", "ip", "openssl", "python3", "curl"]),
+);
 
 const SUBNET = "10.250.9";
 const HOSTS: Record<string, string> = { n1: "cp-1", n2: "cp-2", n3: "cp-3" };
 const CP_VIP = `${SUBNET}.100`;
 const SERVICE_VIPS = [`${SUBNET}.150`, `${SUBNET}.151`, `${SUBNET}.152`];
 const ALL = [CP_VIP, ...SERVICE_VIPS];
-const FAKE_APISERVER = new URL("./_fake_apiserver.py", import.meta.url).pathname;
 const LISTEN = "127.0.0.1:10258";
 /** Generous: keepalived drops the VIPs milliseconds after the reload on an idle machine. */
 const BOUND_MS = 30_000;
@@ -83,20 +56,11 @@ function inventory(lab: KeepalivedLab, node: string, edit: Edit = {}): string {
   return [
     '[cluster]\nname = "e2e"\n',
     `[server]\nlisten = "${LISTEN}"\n`,
-    "[keepalived]",
-    ...(edit.enabled === false ? ["enabled = false"] : []),
-    `config_file = "${lab.confFile(node)}"`,
-    `pid_file = "${lab.pidFile(node)}"`,
-    `track_file_dir = "${lab.trackDir(node)}"`,
-    'interface = "eth0"\n',
+    ...lab.keepalivedSettings(node, { enabled: edit.enabled }),
     `[control_plane]\nvip = ["${CP_VIP}"]\nport = 6443\n`,
     `[[pools]]\nname = "lan"\naddresses = ["${SUBNET}.150-${SUBNET}.159"]\n`,
     ...machines,
   ].join("\n");
-}
-
-function inNamespace(lab: KeepalivedLab, node: string, args: string[]): Promise<string> {
-  return run("ip", ["netns", "exec", lab.ns(node), ...args]);
 }
 
 async function tail(path: string, lines = 15): Promise<string> {
@@ -136,7 +100,7 @@ function placedOnce(holders: Map<string, string[]>, allowed: readonly string[]):
 
 /** One sample of a node's keelson metrics, parsed to `name{labels}` -> value. */
 async function metrics(lab: KeepalivedLab, node: string): Promise<Map<string, number>> {
-  const text = await inNamespace(lab, node, ["curl", "-sS", "-m", "5", `http://${LISTEN}/metrics`]);
+  const text = await lab.inNamespace(node, ["curl", "-sS", "-m", "5", `http://${LISTEN}/metrics`]);
   const samples = new Map<string, number>();
   for (const line of text.split("\n")) {
     const match = line.match(/^([a-z_]+(?:\{[^}]*\})?) (\S+)$/);
@@ -160,69 +124,21 @@ Deno.test({
     const keelson = new Map<string, Deno.ChildProcess>();
     const log = (node: string) => `${lab.nodeDir(node)}/keelson.log`;
     try {
-      const cert = `${lab.dir}/apiserver.crt`;
-      const key = `${lab.dir}/apiserver.key`;
-      await run("openssl", [
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-days",
-        "1",
-        "-subj",
-        "/CN=kube-apiserver",
-        "-addext",
-        "subjectAltName=IP:127.0.0.1",
-        "-keyout",
-        key,
-        "-out",
-        cert,
-      ]);
-      const env = [`PATH=${Deno.env.get("PATH") ?? "/usr/sbin:/usr/bin:/sbin:/bin"}`, "NO_COLOR=1"];
       for (const node of lab.nodes) {
-        const d = lab.nodeDir(node);
         const text = inventory(lab, node);
-        await Deno.writeTextFile(`${d}/keelson.toml`, text);
-        await readableByTestUser(`${d}/keelson.toml`);
+        await lab.writeInventory(node, text);
         // the file keepalived ran before keelson started: keelson keeps its Service VIPs until
         // a Service cache syncs, and there is no Kubernetes API here
         const seeded = renderHostKeepalived({
-          config: parseConfig(text, `${d}/keelson.toml`),
+          config: parseConfig(text, lab.inventoryPath(node)),
           host: HOSTS[node]!,
           serviceVips: SERVICE_VIPS,
         });
         if ("error" in seeded) throw new Error(seeded.error);
         await Deno.writeTextFile(lab.confFile(node), seeded.text);
-        lab.spawn("sh", [
-          "-c",
-          `exec ip netns exec ${lab.ns(node)} python3 ${FAKE_APISERVER} 127.0.0.1 6443 ` +
-          `${d}/fail ${cert} ${key} >> ${d}/apiserver.log 2>&1`,
-        ]);
       }
-      for (const node of lab.nodes) {
-        await pollUntil("the stand-in apiserver", async () => {
-          const args = ["curl", "-sSk", "-m", "2", "https://127.0.0.1:6443/readyz"];
-          return await inNamespace(lab, node, args).then(() => true, () => undefined);
-        }, { timeoutMs: BOUND_MS, intervalMs: 20 });
-      }
-      for (const node of lab.nodes) {
-        const d = lab.nodeDir(node);
-        const command = await keelsonCommand(
-          ["run", "--config", `${d}/keelson.toml`, "--host", HOSTS[node]!, "--log-format", "json"],
-          { unprivileged: true },
-        );
-        keelson.set(
-          node,
-          lab.spawn("sh", [
-            "-c",
-            `exec env -i ${env.join(" ")} ip netns exec ${lab.ns(node)} ${shellCommand(command)} ` +
-            `>> ${d}/keelson.log 2>&1`,
-          ]),
-        );
-      }
+      await lab.startStandInApiservers();
+      for (const node of lab.nodes) keelson.set(node, await lab.startKeelson(node, HOSTS[node]!));
       // keepalived is not running yet: the file is written and not reloaded ("not_running")
       for (const node of lab.nodes) {
         await pollUntil(

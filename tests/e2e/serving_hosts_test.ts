@@ -26,28 +26,16 @@
  */
 import assert from "node:assert/strict";
 import type { V1Lease, V1Service } from "@kubernetes/client-node";
-import {
-  decodeHostReport,
-  HEARTBEAT_LABEL,
-  HEARTBEAT_NAMESPACE,
-  HOST_REPORT_ANNOTATION,
-  type HostReport,
-} from "../../src/status/host_report.ts";
 import { findAssets } from "../integration/_harness/assets.ts";
+import { hostReports } from "../integration/_harness/heartbeats.ts";
 import { type ControlPlane, startControlPlane } from "../integration/_harness/control_plane.ts";
-import { writeKubeconfig } from "../integration/_harness/kubeconfig.ts";
 import { registerNode, setNodeReady } from "../integration/_harness/kubelet.ts";
 import {
   type ControllerManager,
   findControllerManager,
   startControllerManager,
 } from "../integration/_harness/controller_manager.ts";
-import { type KeelsonProcess, startKeelson } from "../integration/_harness/keelson_process.ts";
-import {
-  keelsonCommand,
-  readableByTestUser,
-  shellCommand,
-} from "../integration/_harness/shipped_keelson.ts";
+import type { KeelsonProcess } from "../integration/_harness/keelson_process.ts";
 import {
   createLbService,
   createNamespace,
@@ -55,18 +43,12 @@ import {
 } from "../integration/_harness/lb_services.ts";
 import { holdsFor, pollUntil } from "../_support/poll.ts";
 import { ManagedProcess } from "../integration/_harness/process.ts";
-import { BgpLab, bgpLabUnavailable, CP_ASN, TOR_ASN, TOR_IP } from "./_bgp_lab.ts";
-import { e2eUnavailable, KeepalivedLab, report, run } from "./_keepalived_lab.ts";
-import { forward } from "./_tcp_forward.ts";
+import { BgpLab, bgpLabUnavailable, peerSettings, TOR_IP } from "./_bgp_lab.ts";
+import { e2eUnavailable, KeepalivedLab, report, run, skipLoudly } from "./_keepalived_lab.ts";
 
 async function unavailable(): Promise<string | undefined> {
-  const base = e2eUnavailable() ?? bgpLabUnavailable();
+  const base = e2eUnavailable(["keepalived", "ip", "curl"]) ?? bgpLabUnavailable();
   if (base) return base;
-  try {
-    if (!Deno.statSync("/usr/bin/curl").isFile) return "curl is not installed";
-  } catch {
-    return "curl is not installed";
-  }
   const assets = await findAssets();
   if (!assets.ok) return assets.reason;
   // the Local Service's endpoints come from its EndpointSlice controller
@@ -74,13 +56,7 @@ async function unavailable(): Promise<string | undefined> {
   return kcm.ok ? undefined : kcm.reason;
 }
 
-const reason = await unavailable();
-if (reason) {
-  if (Deno.env.get("KEELSON_REQUIRE_E2E") === "1") {
-    throw new Error(`serving-hosts e2e test cannot run (${reason}) and KEELSON_REQUIRE_E2E=1`);
-  }
-  report(`SKIPPING serving-hosts e2e test: ${reason} (set KEELSON_REQUIRE_E2E=1 to fail)`);
-}
+const reason = skipLoudly("serving-hosts e2e test", await unavailable());
 
 /** The lab's nodes: one control-plane host and two workers. */
 const HOSTS: Record<string, string> = { n1: "cp-1", n2: "w-1", n3: "w-2" };
@@ -90,23 +66,6 @@ const SIGTERM_FAILOVER_BOUND_MS = 5_000;
 const CRASH_FAILOVER_BOUND_MS = 3_500;
 /** bgp_test.ts: BFD (100 ms x 3) removes a dead link's path within 3 s. */
 const BFD_FAILOVER_BOUND_MS = 3_000;
-
-/** Each host's heartbeat report, by host. */
-async function heartbeats(cp: ControlPlane): Promise<Map<string, HostReport>> {
-  const leases = await cp.requestOk<{ items: V1Lease[] }>(
-    "GET",
-    `/apis/coordination.k8s.io/v1/namespaces/${HEARTBEAT_NAMESPACE}/leases?labelSelector=${
-      encodeURIComponent(HEARTBEAT_LABEL)
-    }`,
-  );
-  const reports = new Map<string, HostReport>();
-  for (const lease of leases.items) {
-    const text = lease.metadata?.annotations?.[HOST_REPORT_ANNOTATION];
-    const report = text === undefined ? undefined : decodeHostReport(text);
-    if (report && !("error" in report)) reports.set(report.host, report);
-  }
-  return reports;
-}
 
 /** The leader Lease's holder, as the host it names. */
 async function leaderHost(cp: ControlPlane): Promise<string | undefined> {
@@ -237,11 +196,7 @@ function vrrpInventory(lab: KeepalivedLab, node: string, kubeconfig: string): st
     `[kubernetes]\nkubeconfig = "${kubeconfig}"\n`,
     '[leader_election]\nlease_duration = "6s"\nrenew_deadline = "4s"\nretry_period = "1s"\n',
     '[server]\nlisten = "127.0.0.1:10258"\n',
-    "[keepalived]",
-    `config_file = "${lab.confFile(node)}"`,
-    `pid_file = "${lab.pidFile(node)}"`,
-    `track_file_dir = "${lab.trackDir(node)}"`,
-    'interface = "eth0"\n',
+    ...lab.keepalivedSettings(node),
     `[[pools]]\nname = "lan"\naddresses = ["${VRRP_SUBNET}.100-${VRRP_SUBNET}.109"]\n`,
     `[[pools]]\nname = "edge"\naddresses = ["${VRRP_SUBNET}.120-${VRRP_SUBNET}.129"]\n` +
     'served_by = { roles = ["worker"] }\n',
@@ -261,8 +216,6 @@ Deno.test({
       subnet: VRRP_SUBNET,
       shipped: true,
     });
-    let cp: ControlPlane | undefined;
-    let forwarder: { close(): void } | undefined;
     const logs = async () =>
       (await Promise.all(
         lab.nodes.flatMap((n) => [
@@ -272,29 +225,10 @@ Deno.test({
         ]),
       )).join("\n");
     try {
-      const hostIp = await lab.addManagementNetwork(VRRP_MGMT);
-      cp = await startControlPlane({ extraServingIps: [hostIp] });
-      const apiPort = Number(new URL(cp.server).port);
-      forwarder = forward(hostIp, apiPort, apiPort);
-      const kubeconfig = `${lab.dir}/agents.kubeconfig`;
-      await writeKubeconfig(kubeconfig, `https://${hostIp}:${apiPort}`, cp.caPem, "admin", {
-        token: cp.adminToken,
-      });
-      await readableByTestUser(kubeconfig);
-      const env = [`PATH=${Deno.env.get("PATH") ?? "/usr/sbin:/usr/bin:/sbin:/bin"}`, "NO_COLOR=1"];
+      const { cp, kubeconfig } = await lab.startControlPlane(VRRP_MGMT);
       for (const node of lab.nodes) {
-        const d = lab.nodeDir(node);
-        await Deno.writeTextFile(`${d}/keelson.toml`, vrrpInventory(lab, node, kubeconfig));
-        await readableByTestUser(`${d}/keelson.toml`);
-        const keelson = await keelsonCommand(
-          ["run", "--config", `${d}/keelson.toml`, "--host", HOSTS[node]!, "--log-format", "json"],
-          { unprivileged: true },
-        );
-        lab.spawn("sh", [
-          "-c",
-          `exec env -i ${env.join(" ")} ip netns exec ${lab.ns(node)} ${shellCommand(keelson)} ` +
-          `>> ${d}/keelson.log 2>&1`,
-        ]);
+        await lab.writeInventory(node, vrrpInventory(lab, node, kubeconfig));
+        await lab.startKeelson(node, HOSTS[node]!);
       }
       const vips = await createServices(cp);
       // each host's file: the control-plane host the lan VIP only, each worker the edge VIP only
@@ -329,7 +263,7 @@ Deno.test({
         context: async () => JSON.stringify([...await lab.holders(all)]),
       });
       // the control-plane host leads; the workers report heartbeats with their own instances
-      const leader = await pollUntil("a leader", () => leaderHost(cp!), {
+      const leader = await pollUntil("a leader", () => leaderHost(cp), {
         timeoutMs: 30_000,
         retryErrors: true,
       });
@@ -337,7 +271,7 @@ Deno.test({
       const beats = await pollUntil(
         "the workers' heartbeats with their VRRP instances",
         async () => {
-          const reports = await heartbeats(cp!);
+          const reports = await hostReports(cp);
           const ok = ["w-1", "w-2"].every((w) =>
             reports.get(w)?.announcements.some((i) => i.vips.includes(vips.edge))
           );
@@ -481,9 +415,7 @@ Deno.test({
       if (Deno.env.get("KEELSON_E2E_KEEP_LOGS") === "1") report(await logs());
       throw error;
     } finally {
-      forwarder?.close();
       await lab.close();
-      await cp?.stop();
     }
   },
 });
@@ -538,23 +470,9 @@ const BGP_EDGE = "203.0.113.0/28";
 function bgpInventory(lab: BgpLab, i: number): string {
   return [
     '[cluster]\nname = "e2e"\n',
-    `[keepalived]\nenabled = false\ntrack_file_dir = "${lab.trackDir(i)}"\n`,
-    '[leader_election]\nlease_duration = "4s"\nrenew_deadline = "3s"\nretry_period = "1s"\n',
-    "[bgp]",
-    `asn = ${CP_ASN}`,
-    `config_file = "${lab.birdConf(i)}"`,
-    `socket = "${lab.birdSocket(i)}"`,
-    "hold_time = 9",
-    "keepalive_time = 3",
-    "error_wait_time = [1, 5]",
-    'families = ["ipv4"]',
-    "status_interval_ms = 500",
-    "bfd = { interval_ms = 100, multiplier = 3 }\n",
-    "[[bgp.peers]]",
-    'name = "tor"',
-    `address = "${TOR_IP}"`,
-    `asn = ${TOR_ASN}`,
-    "bfd = true\n",
+    ...lab.hostSettings(i),
+    ...lab.bgpSettings(i, { bfd: true }),
+    ...peerSettings("tor", TOR_IP, { bfd: true }),
     `[[pools]]\nname = "lan"\naddresses = ["${BGP_LAN}"]\nannounce = "bgp"\n`,
     `[[pools]]\nname = "edge"\naddresses = ["${BGP_EDGE}"]\nannounce = "bgp"\n` +
     'served_by = { roles = ["worker"] }\n',
@@ -583,18 +501,7 @@ Deno.test({
     try {
       cp = await startControlPlane();
       for (let i = 1; i <= 3; i++) {
-        const path = `${lab.dir}/cp${i}/keelson.toml`;
-        await Deno.writeTextFile(path, bgpInventory(lab, i));
-        await readableByTestUser(path, cp.tokenKubeconfigPath);
-        agents.push(
-          await startKeelson({
-            configPath: path,
-            kubeconfig: cp.tokenKubeconfigPath,
-            host: names[i - 1]!,
-            dir: lab.dir,
-            unprivileged: true,
-          }),
-        );
+        agents.push(await lab.startKeelson(i, cp, bgpInventory(lab, i), names[i - 1]!));
       }
       await pollUntil("3 sessions Established at the ToR", async () => {
         const out = await lab.tor("show", "protocols");

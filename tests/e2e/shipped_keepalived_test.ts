@@ -33,24 +33,17 @@ import {
   shippedDirs,
   TEST_USER as USER,
 } from "../integration/_harness/shipped_keelson.ts";
-import { e2eUnavailable, report, run } from "./_keepalived_lab.ts";
+import { e2eUnavailable, OneHostNamespace, report, skipLoudly } from "./_keepalived_lab.ts";
 import { pollUntil } from "../_support/poll.ts";
 
 const NS = `kship${Deno.pid}`;
 const SUBNET = "10.250.77";
 const BOUND_MS = 90_000;
 
-function unavailable(): string | undefined {
-  return e2eUnavailable(["keepalived", "ip", "setpriv"]);
-}
-
-const reason = unavailable();
-if (reason) {
-  if (Deno.env.get("KEELSON_REQUIRE_E2E") === "1") {
-    throw new Error(`shipped keepalived e2e test cannot run (${reason}) and KEELSON_REQUIRE_E2E=1`);
-  }
-  report(`SKIPPING shipped keepalived e2e test: ${reason} (set KEELSON_REQUIRE_E2E=1 to fail)`);
-}
+const reason = skipLoudly(
+  "shipped keepalived e2e test",
+  e2eUnavailable(["keepalived", "ip", "setpriv"]),
+);
 
 function inventory(configFile: string, work: string, trackDir: string, garp: number): string {
   return [
@@ -78,24 +71,13 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
 }, async (t) => {
-  const children: Deno.ChildProcess[] = [];
-  const work = await Deno.makeTempDir({ prefix: "keelson-shipped-" });
   // under the baked --allow-write directories, owned by the test user
   await using dirs = await shippedDirs();
   const CONF_DIR = dirs.keepalived;
   const TRACK_DIR = dirs.track;
-  let namespace = false;
+  const host = await OneHostNamespace.create(NS, SUBNET, "keelson-shipped-");
+  const work = host.work;
   try {
-    await Deno.chmod(work, 0o755);
-    await run("ip", ["netns", "add", NS]);
-    namespace = true;
-    await run("ip", ["-n", NS, "link", "set", "lo", "up"]);
-    // a veth pair inside the namespace (this kernel has no dummy interfaces)
-    await run("ip", ["-n", NS, "link", "add", "eth0", "type", "veth", "peer", "name", "eth0p"]);
-    await run("ip", ["-n", NS, "link", "set", "eth0p", "up"]);
-    await run("ip", ["-n", NS, "addr", "add", `${SUBNET}.11/24`, "dev", "eth0"]);
-    await run("ip", ["-n", NS, "link", "set", "eth0", "up"]);
-
     const keelson = await keelsonCommand([], { unprivileged: true });
     const configFile = `${CONF_DIR}/keelson.conf`;
     const invPath = `${work}/keelson.toml`;
@@ -129,14 +111,10 @@ Deno.test({
     });
 
     await Deno.writeTextFile(invPath, inventory(configFile, work, TRACK_DIR, 60), { mode: 0o644 });
-    const started = new Deno.Command("sh", {
-      args: [
-        "-c",
-        `exec ip netns exec ${NS} ${shellCommand(keelson)} run --config ${invPath} --host cp-1 ` +
+    const started = host.spawn(
+      `exec ip netns exec ${NS} ${shellCommand(keelson)} run --config ${invPath} --host cp-1 ` +
         `--log-format json >> ${keelsonLog} 2>&1`,
-      ],
-    }).spawn();
-    children.push(started);
+    );
 
     await t.step("run writes keepalived's file with the FIFO block for its own user", async () => {
       const { ms } = await pollUntil(
@@ -158,16 +136,8 @@ Deno.test({
       );
     });
 
-    const keepalived = new Deno.Command("sh", {
-      args: [
-        "-c",
-        `printf 'include ${CONF_DIR}/*.conf\\n' > ${work}/keepalived.conf && ` +
-        `exec ip netns exec ${NS} keepalived -n -l -D -G -P -f ${work}/keepalived.conf ` +
-        `-p ${work}/keepalived.pid -r ${work}/vrrp.pid -c ${work}/checker.pid ` +
-        `>> ${keepalivedLog} 2>&1`,
-      ],
-    }).spawn();
-    children.push(keepalived);
+    await Deno.writeTextFile(`${work}/keepalived.conf`, `include ${CONF_DIR}/*.conf\n`);
+    const keepalived = host.startKeepalived(keepalivedLog);
 
     await t.step("the notify FIFO reports VRRP states to keelson", async () => {
       const { ms } = await pollUntil(
@@ -223,13 +193,6 @@ Deno.test({
       },
     );
   } finally {
-    for (const child of children) {
-      try {
-        child.kill("SIGTERM");
-      } catch { /* already gone */ }
-      await child.status;
-    }
-    if (namespace) await run("ip", ["netns", "delete", NS]).catch(() => {});
-    await Deno.remove(work, { recursive: true });
+    await host.close();
   }
 });

@@ -58,27 +58,57 @@ async function writeFifo(path: string, text: string): Promise<void> {
   file.close();
 }
 
+/** A running `readNotifyFifo` and what it reported. */
+interface FifoReader {
+  /** Its fresh directory. */
+  dir: string;
+  /** The FIFO's path in it. */
+  path: string;
+  events: NotifyEvent[];
+  /** How often it opened the FIFO, and said it was gone. */
+  counts: { opens: number; gones: number };
+  /** Aborts it, awaits its end and removes its directory. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `readNotifyFifo` on `keepalived-notify.fifo` in a fresh directory (retrying every 50 ms),
+ * recording what it reports.
+ * @param fifoFirst make the FIFO before the reader starts (else keepalived has not made it yet)
+ */
+async function startReader(fifoFirst = false): Promise<FifoReader> {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/keepalived-notify.fifo`;
+  if (fifoFirst) await mkfifo(path);
+  const events: NotifyEvent[] = [];
+  const counts = { opens: 0, gones: 0 };
+  const controller = new AbortController();
+  const reading = readNotifyFifo({
+    path,
+    onEvent: (e) => events.push(e),
+    onOpen: () => counts.opens++,
+    onGone: () => counts.gones++,
+    signal: controller.signal,
+    retryMs: 50,
+  });
+  const stop = async () => {
+    controller.abort();
+    await reading;
+    await Deno.remove(dir, { recursive: true });
+  };
+  return { dir, path, events, counts, stop };
+}
+
 Deno.test({
   name:
     "readNotifyFifo() reads lines in order, across partial writes, and reopens a FIFO keepalived recreated",
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    const dir = await Deno.makeTempDir();
-    const path = `${dir}/keepalived-notify.fifo`;
-    const events: NotifyEvent[] = [];
-    let opens = 0;
-    const controller = new AbortController();
-    const reading = readNotifyFifo({
-      path,
-      onEvent: (e) => events.push(e),
-      onOpen: () => opens++,
-      signal: controller.signal,
-      retryMs: 50,
-    });
+    const { path, events, counts, stop } = await startReader();
     try {
       await mkfifo(path); // after the reader started: it waits for keepalived to create it
-      await pollUntil("the first open", () => opens === 1);
+      await pollUntil("the first open", () => counts.opens === 1);
       await writeFifo(path, 'INSTANCE "a" BACKUP 100\nINSTANCE "a" MAS');
       await writeFifo(path, 'TER 100\ngarbage\nGROUP "g" MASTER\n');
       await pollUntil("two events", () => events.length === 2);
@@ -87,14 +117,12 @@ Deno.test({
       // keepalived stops (deletes its FIFO) and starts again (a new FIFO at the same path)
       await Deno.remove(path);
       await mkfifo(path);
-      await pollUntil("the reopen", () => opens === 2);
+      await pollUntil("the reopen", () => counts.opens === 2);
       await writeFifo(path, 'INSTANCE "a" STOP 100\n');
       await pollUntil("the event from the new FIFO", () => events.length === 3);
       assert.deepEqual(events[2], { kind: "state", instance: "a", state: "STOP", priority: 100 });
     } finally {
-      controller.abort();
-      await reading;
-      await Deno.remove(dir, { recursive: true });
+      await stop();
     }
   },
 });
@@ -105,39 +133,25 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    const dir = await Deno.makeTempDir();
-    const path = `${dir}/keepalived-notify.fifo`;
-    let opens = 0;
-    let gones = 0;
-    const controller = new AbortController();
-    const reading = readNotifyFifo({
-      path,
-      onEvent: () => {},
-      onOpen: () => opens++,
-      onGone: () => gones++,
-      signal: controller.signal,
-      retryMs: 50,
-    });
+    const { dir, path, counts, stop } = await startReader();
     try {
-      await pollUntil("gone at the start: keepalived has not created it", () => gones === 1);
-      await holdsFor("said once while it stays absent", () => gones === 1, { forMs: 200 });
+      await pollUntil("gone at the start: keepalived has not created it", () => counts.gones === 1);
+      await holdsFor("said once while it stays absent", () => counts.gones === 1, { forMs: 200 });
       await mkfifo(path);
-      await pollUntil("the first open", () => opens === 1);
+      await pollUntil("the first open", () => counts.opens === 1);
       // a reload: keepalived puts a new FIFO at the path at once
       await mkfifo(`${dir}/next.fifo`);
       await Deno.rename(`${dir}/next.fifo`, path);
-      await pollUntil("the reopen after the reload", () => opens === 2);
-      assert.equal(gones, 1, "a reload is not a stop");
+      await pollUntil("the reopen after the reload", () => counts.opens === 2);
+      assert.equal(counts.gones, 1, "a reload is not a stop");
       // a stop: keepalived deletes its FIFO
       await Deno.remove(path);
-      await pollUntil("gone after the stop", () => gones === 2);
-      await holdsFor("said once after the stop", () => gones === 2, { forMs: 200 });
+      await pollUntil("gone after the stop", () => counts.gones === 2);
+      await holdsFor("said once after the stop", () => counts.gones === 2, { forMs: 200 });
       await mkfifo(path);
-      await pollUntil("the open after keepalived started again", () => opens === 3);
+      await pollUntil("the open after keepalived started again", () => counts.opens === 3);
     } finally {
-      controller.abort();
-      await reading;
-      await Deno.remove(dir, { recursive: true });
+      await stop();
     }
   },
 });
@@ -167,21 +181,9 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
-    const dir = await Deno.makeTempDir();
-    const path = `${dir}/keepalived-notify.fifo`;
-    await mkfifo(path);
-    const events: NotifyEvent[] = [];
-    let opens = 0;
-    const controller = new AbortController();
-    const reading = readNotifyFifo({
-      path,
-      onEvent: (e) => events.push(e),
-      onOpen: () => opens++,
-      signal: controller.signal,
-      retryMs: 50,
-    });
+    const { path, events, counts, stop } = await startReader(true);
     try {
-      await pollUntil("the open", () => opens === 1);
+      await pollUntil("the open", () => counts.opens === 1);
       // 600 junk bytes, a pause (the reader has dropped them), then what looks like a line
       await writeFifo(path, "x".repeat(600));
       await new Promise((r) => setTimeout(r, 200));
@@ -196,9 +198,7 @@ Deno.test({
       // before: "a" and "b" became MASTER
       assert.deepEqual(events, [{ kind: "state", instance: "c", state: "BACKUP", priority: 100 }]);
     } finally {
-      controller.abort();
-      await reading;
-      await Deno.remove(dir, { recursive: true });
+      await stop();
     }
   },
 });
