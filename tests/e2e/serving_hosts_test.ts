@@ -111,32 +111,6 @@ async function createLocalService(cp: ControlPlane, logs: () => Promise<string>)
   })).value;
 }
 
-const LOCAL_SLICES = "/apis/discovery.k8s.io/v1/namespaces/web/endpointslices";
-
-/** Puts web/local's one ready endpoint on Node `node` (creating its EndpointSlice the first time). */
-async function putLocalEndpoint(cp: ControlPlane, node: string): Promise<void> {
-  const slice = {
-    apiVersion: "discovery.k8s.io/v1",
-    kind: "EndpointSlice",
-    metadata: { name: "local-1", labels: { "kubernetes.io/service-name": "local" } },
-    addressType: "IPv4",
-    endpoints: [{ addresses: ["10.244.9.9"], nodeName: node, conditions: { ready: true } }],
-    ports: [{ name: "tcp-80", port: 80, protocol: "TCP" }],
-  };
-  const current = await cp.request<{ metadata?: { resourceVersion?: string } }>(
-    "GET",
-    `${LOCAL_SLICES}/local-1`,
-  );
-  const version = current.status === 200 ? current.body?.metadata?.resourceVersion : undefined;
-  if (version === undefined) await cp.requestOk("POST", LOCAL_SLICES, slice);
-  else {
-    await cp.requestOk("PUT", `${LOCAL_SLICES}/local-1`, {
-      ...slice,
-      metadata: { ...slice.metadata, resourceVersion: version },
-    });
-  }
-}
-
 const LOCAL_PODS = "/api/v1/namespaces/web/pods";
 
 /**
@@ -224,6 +198,7 @@ Deno.test({
           Deno.readTextFile(lab.confFile(n)).then((t) => `--- ${n} file\n${t}`, () => ""),
         ]),
       )).join("\n");
+    let kcm: ControllerManager | undefined;
     try {
       const { cp, kubeconfig } = await lab.startControlPlane(VRRP_MGMT);
       for (const node of lab.nodes) {
@@ -291,10 +266,14 @@ Deno.test({
       }
 
       // externalTrafficPolicy Local: held by the serving worker with a ready endpoint, and moved
-      // with the endpoint (w-1 first: with no endpoint anywhere, the tie goes to w-2's address)
+      // with the endpoint (w-1 first: with no endpoint anywhere, the tie goes to w-2's address);
+      // the endpoints come from kube-controller-manager's EndpointSlice controller, from a Pod
+      // on a registered Node, as in a cluster
+      for (const node of WORKERS) await registerNode(cp, HOSTS[node]!, { initialized: true });
+      kcm = await startControllerManager(cp, { controllers: ["endpointslice"] });
       const localVip = await createLocalService(cp, logs);
       const both = [...all, localVip];
-      await putLocalEndpoint(cp, "w-1");
+      await runLocalPodOn(cp, "w-1");
       const onW1 = await lab.waitFor(
         "the Local VIP on w-1 only",
         (h) => h.get(localVip)!.join() === "n2",
@@ -303,7 +282,7 @@ Deno.test({
       ).catch(async (error) => {
         throw new Error(`${error}\n${await logs()}`);
       });
-      await putLocalEndpoint(cp, "w-2");
+      await runLocalPodOn(cp, "w-2");
       const toW2 = await lab.waitFor(
         "the Local VIP on w-2 only, after its endpoint moved",
         (h) => h.get(localVip)!.join() === "n3",
@@ -314,7 +293,7 @@ Deno.test({
       });
       report(
         `RESULT vrrp_workers_local vip=${localVip} on_w1_ms=${onW1.toFixed(0)} (after the ` +
-          `EndpointSlice) moved_to_w2_ms=${toW2.toFixed(0)}`,
+          `Pod was Ready) moved_to_w2_ms=${toW2.toFixed(0)}`,
       );
       assert.equal((await lab.holders([vips.lan])).get(vips.lan)!.join(), "n1");
 
@@ -322,7 +301,6 @@ Deno.test({
       // takes them; Ready again, it serves again (serving_hold.ts)
       const heldBy = (await lab.holders([vips.edge])).get(vips.edge)![0]!;
       const takesOver = WORKERS.find((n) => n !== heldBy)!;
-      for (const node of WORKERS) await registerNode(cp, HOSTS[node]!, { initialized: true });
       await setNodeReady(cp, HOSTS[heldBy]!, "False");
       const notReadyMs = await lab.waitFor(
         `the edge VIP to leave ${HOSTS[heldBy]} (Node NotReady) for ${HOSTS[takesOver]}`,
@@ -415,6 +393,7 @@ Deno.test({
       if (Deno.env.get("KEELSON_E2E_KEEP_LOGS") === "1") report(await logs());
       throw error;
     } finally {
+      await kcm?.stop();
       await lab.close();
     }
   },
