@@ -4,15 +4,17 @@
  *
  * Simplified from client-go's EventCorrelator: only exact repeats are aggregated (same involved
  * object, type, reason and message, seen again within 10 minutes, patched as `count` +
- * `lastTimestamp`). Not ported: the "similar events" aggregator (10 events differing only in
- * message folded into one "(combined from similar events)" event) and the per-object spam filter
- * (token bucket of 25, refilled every 5 minutes). Writes are ordered and go one at a time.
+ * `lastTimestamp`), and client-go's per-object spam filter holds (`event_spam_filter.ts`: 25
+ * Events per component and object, one more every 5 minutes; a skipped repeat still counts).
+ * Not ported: the "similar events" aggregator (10 events differing only in message folded into
+ * one "(combined from similar events)" event). Writes are ordered and go one at a time.
  *
  * @module
  */
 import type { CoreV1Event, V1ObjectReference } from "@kubernetes/client-node";
 import { logger } from "../log/logging.ts";
 import { type Clock, systemClock } from "./clock.ts";
+import { EventSpamFilter } from "./event_spam_filter.ts";
 import { type EventRecorder, type EventTarget, isNotFound } from "./ports.ts";
 
 /** Where events are written: the events API of core/v1. */
@@ -59,6 +61,8 @@ interface Seen {
   count: number;
   lastSeen: number;
   event: CoreV1Event;
+  /** False while the spam filter has skipped every occurrence: the next one creates it. */
+  written: boolean;
 }
 
 /** How long pending Event writes may take when the agent stops. */
@@ -72,6 +76,7 @@ export class AggregatingEventRecorder implements EventRecorder {
   #clock: Clock;
   #maxPending: number;
   #seen = new Map<string, Seen>();
+  #spam = new EventSpamFilter();
   #pending: (() => Promise<void>)[] = [];
   #draining: Promise<void> | undefined;
   // a random start: recorders in several processes (every host records) writing in the same
@@ -158,12 +163,34 @@ export class AggregatingEventRecorder implements EventRecorder {
       reason,
       message,
     ]);
+    // client-go's spam key: the source and the involved object, not the type, reason or message
+    const allowed = this.#spam.allow(
+      JSON.stringify([
+        ref.kind,
+        ref.namespace ?? "",
+        ref.name,
+        ref.uid ?? "",
+        ref.apiVersion ?? "",
+      ]),
+      now,
+    );
     const seen = this.#seen.get(key);
     this.#seen.delete(key);
     if (seen && now - seen.lastSeen <= AGGREGATION_WINDOW_MS) {
       seen.count++;
       seen.lastSeen = now;
       this.#seen.set(key, seen);
+      if (!allowed) return;
+      if (!seen.written) {
+        seen.written = true;
+        seen.event = {
+          ...seen.event,
+          count: seen.count,
+          lastTimestamp: new Date(Math.floor(now / 1000) * 1000),
+        };
+        this.#enqueue(key, seen, () => this.#create(key, seen));
+        return;
+      }
       const patch = { count: seen.count, lastTimestamp: kubeTime(now) };
       this.#enqueue(key, seen, () => this.#patch(key, seen, patch));
       return;
@@ -182,10 +209,17 @@ export class AggregatingEventRecorder implements EventRecorder {
       reportingComponent: this.#component,
       reportingInstance: this.#host,
     };
-    const entry: Seen = { namespace, name: event.metadata.name!, count: 1, lastSeen: now, event };
+    const entry: Seen = {
+      namespace,
+      name: event.metadata.name!,
+      count: 1,
+      lastSeen: now,
+      event,
+      written: allowed,
+    };
     this.#seen.set(key, entry);
     this.#prune(now);
-    this.#enqueue(key, entry, () => this.#create(key, entry));
+    if (allowed) this.#enqueue(key, entry, () => this.#create(key, entry));
   }
 
   async #create(key: string, entry: Seen): Promise<void> {

@@ -16,7 +16,9 @@
  * - `idle`: one Service every 300 ms, 50 of them: time from creation to ingress, p50/p99;
  * - `idle-nodes`: one Node every 300 ms, 50 of them: time from registration to initialized; with
  *   `KEELSON_PEERS_CAPTURE=1` also the per-Node figures from a loopback packet capture
- *   (`_wire_capture.ts`: the agent's reaction and the apiserver's share).
+ *   (`_wire_capture.ts`: the agent's reaction and the apiserver's share);
+ * - `quiet S`: nothing happens for S seconds (caches synced, the 100-machine inventory of
+ *   `nodes`): the CPU a connected agent spends per second doing nothing.
  * Peak RSS is the process's VmHWM at the end of each run.
  *
  * Run: `deno task bench peers [scenario ...]` (see tests/bench/README.md).
@@ -55,6 +57,7 @@ export type Scenario =
     | { kind: "nodes"; n: number }
     | { kind: "mixed"; n: number }
     | { kind: "idle" | "idle-nodes"; n: number; everyMs: number }
+    | { kind: "quiet"; n: number }
   )
   & { qps?: number; burst?: number };
 
@@ -99,6 +102,7 @@ function scenarioName(s: Scenario): string {
     : "";
   if (s.kind === "idle") return `idle: 1 Service every ${s.everyMs} ms, ${s.n} of them${budget}`;
   if (s.kind === "idle-nodes") return `idle: 1 Node every ${s.everyMs} ms, ${s.n} of them${budget}`;
+  if (s.kind === "quiet") return `nothing to do for ${s.n} s${budget}`;
   const what = s.kind === "services"
     ? "Services"
     : s.kind === "nodes"
@@ -263,7 +267,9 @@ export async function runOnce(
 
     // the object that exists before the process starts
     await cp.requestOk("POST", `/api/v1/namespaces/${NAMESPACE}/services`, lbService("first"));
-    const inventory = scenario.kind === "nodes" || scenario.kind === "idle-nodes"
+    const inventory = scenario.kind === "quiet"
+      ? nodesInventory(100)
+      : scenario.kind === "nodes" || scenario.kind === "idle-nodes"
       ? nodesInventory(scenario.n)
       : scenario.kind === "mixed"
       // the Nodes' machines, and a pool for N Services
@@ -334,6 +340,9 @@ export async function runOnce(
         120_000 + scenario.n * 1000,
       );
       result.wallMs = Math.max(...names.map((n) => nodes.get(n)!.done!)) - began;
+    } else if (scenario.kind === "quiet") {
+      await sleep(scenario.n * 1000);
+      result.wallMs = performance.now() - began;
     } else if (scenario.kind === "idle-nodes") {
       const names = Array.from(
         { length: scenario.n },
@@ -461,6 +470,14 @@ export async function runPeersBench(scenarios: Scenario[] = DEFAULT_SCENARIOS): 
           ratio(k?.latency?.p50, u?.latency?.p50)
         } / ${ratio(k?.latency?.p99, u?.latency?.p99)} |`,
       );
+    } else if (scenario.kind === "quiet") {
+      const perS = (r: RunResult | undefined) =>
+        r ? `${(r.cpuS * 1e6 / r.wallMs!).toFixed(2)} ms/s` : "failed";
+      rows.push(
+        `| ${scenarioName(scenario)}: CPU per second | ${perS(u)} | ${perS(k)} | ${
+          ratio(k?.cpuS, u?.cpuS)
+        } |`,
+      );
     } else {
       rows.push(
         `| ${scenarioName(scenario)}: wall | ${u ? duration(u.wallMs!) : "failed"} | ${
@@ -493,7 +510,7 @@ export async function runPeersBench(scenarios: Scenario[] = DEFAULT_SCENARIOS): 
 
 /**
  * Parses scenario words: `services:N`, `nodes:N`, `mixed:N` (N Nodes and N Services at once),
- * `idle[:N]`, each optionally followed by `@QPS/BURST` (default: `DEFAULT_SCENARIOS`).
+ * `idle[:N]`, `idle-nodes[:N]`, `quiet:SECONDS`, each optionally followed by `@QPS/BURST` (default: `DEFAULT_SCENARIOS`).
  * @param words e.g. `["services:100", "idle", "mixed:5000@1000/2000"]`
  * @returns the scenarios, or an error message
  */
@@ -511,10 +528,10 @@ export function parseScenarios(words: string[]): Scenario[] | string {
     const idle = kind === "idle" || kind === "idle-nodes";
     const n = Number(count ?? (idle ? 50 : NaN));
     if (
-      (kind !== "services" && kind !== "nodes" && kind !== "mixed" && !idle) ||
+      (kind !== "services" && kind !== "nodes" && kind !== "mixed" && kind !== "quiet" && !idle) ||
       !(Number.isInteger(n) && n > 0)
     ) {
-      return `Unknown peers scenario "${word}": use services:N, nodes:N, mixed:N, idle[:N] or idle-nodes[:N]`;
+      return `Unknown peers scenario "${word}": use services:N, nodes:N, mixed:N, idle[:N], idle-nodes[:N] or quiet:SECONDS`;
     }
     out.push(idle ? { kind, n, everyMs: 300, ...budget } : { kind, n, ...budget });
   }

@@ -206,3 +206,46 @@ Deno.test("AggregatingEventRecorder: recorders writing in the same millisecond n
   }
   assert.equal(names.size, 20);
 });
+
+Deno.test("AggregatingEventRecorder.event() writes 25 Events per object, then one per 5 minutes", async () => {
+  const { sink, clock, recorder } = setup();
+  // a Service whose hosts change for every Node of a burst: one Event per change
+  for (let i = 0; i < 100; i++) {
+    recorder.event(
+      SERVICE,
+      "Normal",
+      "UpdatedLoadBalancer",
+      "Updated load balancer with new hosts",
+    );
+  }
+  await recorder.flush();
+  assert.deepEqual(sink.calls.map((c) => c.op), ["create", ...Array(24).fill("patch")]);
+  // another object has its own bucket
+  recorder.event(NODE, "Normal", "Synced", "Node synced successfully");
+  await recorder.flush();
+  assert.equal(sink.calls.length, 26);
+  // a token comes back after 5 minutes; the skipped repeats are in the count
+  clock.advance(300_000);
+  recorder.event(SERVICE, "Normal", "UpdatedLoadBalancer", "Updated load balancer with new hosts");
+  recorder.event(SERVICE, "Normal", "UpdatedLoadBalancer", "Updated load balancer with new hosts");
+  await recorder.flush();
+  assert.equal(sink.calls.length, 27);
+  const last = sink.calls[26]!;
+  assert.ok(last.op === "patch");
+  assert.equal((last.patch as { count: number }).count, 101);
+});
+
+Deno.test("AggregatingEventRecorder.event() creates an Event the spam filter skipped at its next turn", async () => {
+  const { sink, clock, recorder } = setup();
+  for (let i = 0; i < 25; i++) recorder.event(SERVICE, "Normal", "Step", `step ${i}`);
+  recorder.event(SERVICE, "Warning", "Failed", "it failed");
+  await recorder.flush();
+  assert.equal(sink.calls.length, 25, "the 26th Event about the object is skipped");
+  clock.advance(300_000);
+  recorder.event(SERVICE, "Warning", "Failed", "it failed");
+  await recorder.flush();
+  const created = sink.calls[25]!;
+  assert.ok(created.op === "create", "never written, so created rather than patched");
+  assert.equal(created.event.reason, "Failed");
+  assert.equal(created.event.count, 2);
+});
