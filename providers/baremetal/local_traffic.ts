@@ -13,6 +13,7 @@
  * @module
  */
 import { compareCodeUnits } from "../../src/text/code_unit_order.ts";
+import { countsReady } from "../../src/kube/node_ready.ts";
 
 /** At most this many EndpointSlices are read; more is a broken or hostile input. */
 export const MAX_ENDPOINT_SLICES = 10_000;
@@ -189,10 +190,7 @@ function readNotReadyNodes(nodes: readonly unknown[]): Set<string> {
     if (!isRecord(node)) continue;
     if (node.kind !== undefined && node.kind !== "Node") continue;
     if (!isRecord(node.metadata) || !isName(node.metadata.name)) continue;
-    const status = node.status;
-    if (!isRecord(status) || !Array.isArray(status.conditions)) continue;
-    const ready = status.conditions.find((c) => isRecord(c) && c.type === "Ready");
-    if (isRecord(ready) && ready.status !== "True") notReady.add(node.metadata.name);
+    if (!countsReady(node)) notReady.add(node.metadata.name);
   }
   return notReady;
 }

@@ -21,6 +21,7 @@
  */
 import type { V1Node } from "@kubernetes/client-node";
 import type { Config } from "../../src/config/types.ts";
+import { countsReady } from "../../src/kube/node_ready.ts";
 
 /** What a serving host holds back, and why. */
 export interface ServingHold {
@@ -74,8 +75,7 @@ export function servingHold(
  * @param node the host's Node, when known
  */
 export function nodeIsReady(node: V1Node | undefined): boolean {
-  const ready = node?.status?.conditions?.find((c) => c.type === "Ready");
-  return ready === undefined || ready.status === "True";
+  return countsReady(node);
 }
 
 /**

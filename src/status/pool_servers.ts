@@ -10,6 +10,7 @@
 import { isPoolAnnounced, matchesServedBy, type ServingInputs } from "../config/pool_serving.ts";
 import type { Config } from "../config/types.ts";
 import { compareCodeUnits } from "../text/code_unit_order.ts";
+import { readyCondition } from "../kube/node_ready.ts";
 
 /** What of the inventory decides the serving hosts. */
 export type ServingInventory = ServingInputs;
@@ -92,13 +93,8 @@ function nodeReadiness(nodes: readonly unknown[]): Map<string, ServingHost["node
     if (!isRecord(node) || !isRecord(node.metadata)) continue;
     const name = node.metadata.name;
     if (typeof name !== "string" || name.length === 0 || name.length > 253) continue;
-    const conditions = isRecord(node.status) && Array.isArray(node.status.conditions)
-      ? node.status.conditions
-      : [];
-    const ready = conditions.find((c) => isRecord(c) && c.type === "Ready");
-    const status = isRecord(ready) ? ready.status : undefined;
-    if (status === "True" || status === "False") out.set(name, status);
-    else if (ready !== undefined) out.set(name, "Unknown");
+    const status = readyCondition(node);
+    if (status !== undefined) out.set(name, status);
   }
   return out;
 }

@@ -11,6 +11,7 @@ import type { V1Node, V1Taint } from "@kubernetes/client-node";
 import type { InstancesV2, MachineState } from "../../cloud/provider.ts";
 import { asError } from "../../log/error_message.ts";
 import { hasUninitializedTaint } from "../node/node_labels.ts";
+import { readyCondition } from "../../kube/node_ready.ts";
 
 /** Upstream's taint on a Node whose instance is shut down. */
 export const SHUTDOWN_TAINT = "node.cloudprovider.kubernetes.io/shutdown";
@@ -43,8 +44,7 @@ export interface LifecycleDecision {
  * @returns `True`, `False` or `Unknown` (missing condition)
  */
 export function readyStatus(node: V1Node): "True" | "False" | "Unknown" {
-  const status = node.status?.conditions?.find((c) => c.type === "Ready")?.status;
-  return status === "True" || status === "False" ? status : "Unknown";
+  return readyCondition(node) ?? "Unknown";
 }
 
 /**
