@@ -157,6 +157,14 @@ export const LOCAL_TRACK_WEIGHT = -253;
 export const BASE_PRIORITY = 200;
 /** Seconds a recovered host waits before taking its Service groups back. */
 export const SERVICE_PREEMPT_DELAY_S = 30;
+/**
+ * The name of the instance that holds the control-plane VIP of one family.
+ * @param family 4 or 6
+ */
+export function controlPlaneInstanceName(family: IpFamily): string {
+  return `keelson_cp_v${family}`;
+}
+
 /** Name of the `track_file` block. */
 export const APISERVER_TRACK_NAME = "keelson_apiserver";
 /** File name of the apiserver-health file inside `track_file_dir`. */
@@ -235,7 +243,7 @@ export function buildKeepalivedModel(
     const addr = addressing(cpPeers, family);
     if ("error" in addr) return addr;
     instances.push({
-      name: `keelson_cp_v${family}`,
+      name: controlPlaneInstanceName(family),
       kind: "control-plane",
       family,
       vrid: family === 4 ? low : low + 1,

@@ -29,6 +29,10 @@ import { type NotifyEvent, readNotifyFifo, VRRP_STATES, type VrrpState } from ".
 import { compareCodeUnits } from "../../../src/text/code_unit_order.ts";
 import { readInputFile, RENDERED_FILE } from "../../../src/files/read_input_file.ts";
 import { errorMessage } from "../../../src/log/error_message.ts";
+import { controlPlaneInstanceName } from "./model.ts";
+
+/** The instances `model.ts` names for the control-plane VIP. */
+const CONTROL_PLANE_INSTANCES = new Set([4, 6].map((f) => controlPlaneInstanceName(f as 4 | 6)));
 
 /**
  * States kept for instance names the rendered file does not hold (yet: keepalived may report an
@@ -95,9 +99,6 @@ const ROLES: Readonly<Record<TrackedVrrpState, InstanceRole>> = {
   UNKNOWN: "unknown",
 };
 
-/** The instances `model.ts` names for the control-plane VIP. */
-const CONTROL_PLANE_INSTANCE = /^keelson_cp_v[46]$/;
-
 /**
  * The VRRP instances in the provider contract's words (`src/cloud/host_data_plane.ts`).
  * @param instances the tracker's instances
@@ -115,7 +116,7 @@ export function announcingInstances(
     observedFrom: i.source === "fifo" ? "daemon" : "addresses",
     since: i.since,
     addresses: i.vips,
-    serves: CONTROL_PLANE_INSTANCE.test(i.name) ? "control-plane" : "services",
+    serves: CONTROL_PLANE_INSTANCES.has(i.name) ? "control-plane" : "services",
   }));
 }
 
