@@ -39,6 +39,8 @@ import { AllocationMirror } from "./allocation_mirror.ts";
 import type { AllocationFailure, Allocator, OrphanedAllocation } from "./ipam/allocator.ts";
 import { ANNOTATIONS, readServiceRequest } from "./ipam/service_requests.ts";
 import { ingressIps } from "./ipam/status_holdings.ts";
+import { addressOwner } from "./ipam/address_owner.ts";
+import { poolServers } from "../../src/config/pool_serving.ts";
 
 /** Failures another Service's release or a pool change can cure; the others need a user edit. */
 const RETRIABLE: ReadonlySet<AllocationFailure> = new Set(["AddressInUse", "PoolExhausted"]);
@@ -80,6 +82,8 @@ export interface BaremetalLoadBalancer extends LoadBalancer {
   poolUsage(): PoolUsage[];
   /** The current allocator (read-only use: stats, inUse), rebuilt at the last call. */
   readonly allocator: Allocator;
+  /** The hosts of the pools that hold the addresses (`served_by`), sorted. */
+  servingHosts(addresses: readonly string[]): string[];
 }
 
 /**
@@ -192,6 +196,19 @@ export function createLoadBalancer(options: LoadBalancerOptions): BaremetalLoadB
     ensureLoadBalancerDeleted(_clusterName: string, service: V1Service): Promise<void> {
       mirror.forget(objectKey(service));
       return Promise.resolve();
+    },
+
+    servingHosts(addresses: readonly string[]): string[] {
+      // the hosts of the pools that hold them (`served_by`), whatever their state: where the
+      // VIPs are meant to land, which is what kube-proxy's Local policy is judged against
+      const config = options.config();
+      const hosts = new Set<string>();
+      for (const address of addresses) {
+        const owner = addressOwner(config, address);
+        const pool = owner === undefined ? undefined : config.pools[owner.index];
+        for (const machine of pool ? poolServers(config, pool) : []) hosts.add(machine.name);
+      }
+      return [...hosts].sort(compareCodeUnits);
     },
 
     orphanedAllocations(): OrphanedAllocation[] {

@@ -154,7 +154,12 @@ export const CONTROLLER_TABLE: readonly ControllerEntry[] = [
           term.events(SERVICE_CONTROLLER_EVENT_COMPONENT, CLIENT_NAMES.service),
         loadBalancer: term.provider.loadBalancer!,
         registry: term.registry,
-        endpoints: createEndpointLocator(term.caches.endpointSlices, term.caches.nodes, term.live),
+        endpoints: createEndpointLocator(
+          term.caches.endpointSlices,
+          term.caches.nodes,
+          term.live,
+          term.provider.loadBalancer!.servingHosts?.bind(term.provider.loadBalancer),
+        ),
       }, {
         clusterName: term.config.cluster.name,
         workers: term.config.controllers.concurrent_service_syncs,

@@ -1,6 +1,7 @@
 /**
- * Where a Service's endpoints run, from EndpointSlices, for the service controller's warning
- * about `externalTrafficPolicy: Local` Services whose VIP lands on a host with no endpoint.
+ * Where a Service's endpoints run, from EndpointSlices, and which Nodes serve its VIPs (the
+ * provider's word, else the control-plane Nodes), for the service controller's warning about
+ * `externalTrafficPolicy: Local` Services whose VIP lands on a host with no endpoint.
  *
  * @module
  */
@@ -17,19 +18,22 @@ const CONTROL_PLANE_ROLE_LABEL = "node-role.kubernetes.io/control-plane";
  * @param slices the EndpointSlice cache
  * @param nodes the Node cache
  * @param config the configuration in force (control-plane machines)
+ * @param servingHosts the provider's hosts for a set of addresses, when it says
  * @returns the locator
  */
 export function createEndpointLocator(
   slices: Lister<V1EndpointSlice> & { hasSynced(): boolean },
   nodes: Lister<V1Node>,
   config: () => Config,
+  servingHosts?: (addresses: readonly string[]) => string[],
 ): EndpointLocator {
   return {
     endpointNodeNames(service: V1Service): string[] | undefined {
       if (!slices.hasSynced()) return undefined;
       return endpointNodeNamesOf(slices.list(), service);
     },
-    controlPlaneNodeNames(): string[] {
+    servingNodeNames(vips: readonly string[]): string[] {
+      if (servingHosts) return servingHosts(vips);
       const machines = new Set(
         config().machines.filter((m) => m.role === "control-plane").map((m) => m.name),
       );

@@ -106,6 +106,11 @@ export interface LoadBalancer {
   updateLoadBalancer(clusterName: string, service: V1Service, nodes: V1Node[]): Promise<void>;
   /** Removes the LB; succeeds when it is already gone. */
   ensureLoadBalancerDeleted(clusterName: string, service: V1Service): Promise<void>;
+  /**
+   * Keelson extension: the Node names of the hosts that serve these addresses (where their
+   * traffic lands). Absent: the control-plane Nodes are taken to serve every address.
+   */
+  servingHosts?(addresses: readonly string[]): string[];
 }
 
 /** One pod-CIDR route, as upstream's `Route`. */

@@ -313,7 +313,7 @@ Deno.test("ServiceController warns when a Local-policy Service has no endpoint o
   const running = await startController(cluster, lb, {
     endpoints: {
       endpointNodeNames: (service) => service.metadata?.name === "local" ? ["w-1"] : ["cp-1"],
-      controlPlaneNodeNames: () => ["cp-1"],
+      servingNodeNames: () => ["cp-1"],
     },
   });
   try {

@@ -3,6 +3,7 @@ import type { V1Service } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import { ProviderError } from "../../../../src/cloud/provider.ts";
 import type { Config } from "../../../../src/config/types.ts";
+import { ConfigSchema } from "../../../../src/config/schema.ts";
 import { type InformerEvent, type Lister, objectKey } from "../../../../src/kube/ports.ts";
 import {
   AllocationError,
@@ -285,4 +286,23 @@ Deno.test("createLoadBalancer(): a cache not synced yet keeps the last usage; an
   await assert.rejects(registry.metrics(), TypeError, "a scrape fails rather than lie");
   assert.throws(() => lb.orphanedAllocations(), TypeError);
   assert.throws(() => lb.poolUsage(), TypeError);
+});
+
+Deno.test("createLoadBalancer().servingHosts() names the hosts of the pools that hold the addresses", () => {
+  const config = ConfigSchema.parse({
+    pools: [
+      { name: "edge", addresses: ["192.0.2.1-192.0.2.9"], served_by: { roles: ["worker"] } },
+      { name: "lan", addresses: ["192.0.2.20-192.0.2.29"] },
+    ],
+    machines: [
+      { name: "cp-1", role: "control-plane", internal_ips: ["10.0.0.11"] },
+      { name: "w-1", internal_ips: ["10.0.0.21"] },
+      { name: "w-2", internal_ips: ["10.0.0.22"], state: "retired" },
+    ],
+  });
+  const { lb } = setup(config);
+  assert.deepEqual(lb.servingHosts(["192.0.2.5"]), ["w-1"]);
+  assert.deepEqual(lb.servingHosts(["192.0.2.21"]), ["cp-1"]);
+  assert.deepEqual(lb.servingHosts(["192.0.2.5", "192.0.2.21"]), ["cp-1", "w-1"]);
+  assert.deepEqual(lb.servingHosts(["198.51.100.1", "not an address"]), []);
 });
