@@ -29,8 +29,8 @@ export interface HostSide {
   /** The Routes capability of the announcer that answers one here (BIRD), if any. */
   readonly routes: Routes | undefined;
   /**
-   * This host's VRRP states, served VIPs and routing sessions; undefined when no announcer runs
-   * here.
+   * This host's announcements with their states (VRRP and BGP), served VIPs and routing
+   * sessions; undefined when no announcer runs here.
    */
   readonly dataPlane?: HostDataPlane;
   /** Resolves when every announcer's loops have stopped. */
@@ -100,8 +100,9 @@ export function firstEarlyStop(
 }
 
 /**
- * The host's data plane from each announcer's share: keepalived's instances and VIPs, BIRD's
- * sessions and exported prefixes.
+ * The host's data plane from each announcer's share: every announcer's instances (keepalived's
+ * VRRP instances, BIRD's VIP static protocols), keepalived's VIPs, BIRD's sessions and exported
+ * prefixes.
  * @param announcers the running announcers
  * @returns the combined data plane, or undefined when no announcer runs here
  */

@@ -15,6 +15,7 @@ import { Gauge, type Registry } from "prom-client";
 import { declareOnce } from "../../../src/metrics/registry.ts";
 import { bgpAnnouncedAddresses } from "../../../src/status/host_report.ts";
 import { bgpPeerReports } from "./bgp_report.ts";
+import { BgpAnnouncementTracker } from "./bgp_announcements.ts";
 import type { ClusterContext, Routes } from "../../../src/cloud/provider.ts";
 import { runsBird } from "../../../src/config/restart_settings.ts";
 import { delay } from "../../../src/kube/delay.ts";
@@ -63,8 +64,9 @@ export interface RunningBird extends HostAnnouncer {
   /** The Routes capability, when a peer of this host receives pod CIDRs. */
   readonly routes: Routes | undefined;
   /**
-   * Calls `listener` when this host's BGP report (`bgp_report.ts`) changes: BIRD accepted a file
-   * announcing another set, or a session went up or down at a poll.
+   * Calls `listener` when this host's BGP report (`bgp_report.ts`, `bgp_announcements.ts`)
+   * changes: BIRD accepted a file announcing another set, a session went up or down at a poll,
+   * or BIRD stopped or began answering the polls.
    * @returns unsubscribe
    */
   subscribe(listener: () => void): () => void;
@@ -137,7 +139,14 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
   const cluster = new LifecycleStage<BirdClusterContext>();
   // the heartbeat hears of a change of what BIRD announces at once, as of a VRRP change, instead
   // of at its next renewal (5 s, past the leader's 3 s grace for a new VIP)
-  const report = new ReportChanges(() => bgpPeerReports(announcer.configuredModel, sessions));
+  // BIRD's share of the data plane: its sessions with what each exports, and its announcements
+  // (one per VIP static protocol) with their states, as keepalived reports its instances
+  const announcements = new BgpAnnouncementTracker(BIRD.name);
+  const share = () => ({
+    instances: announcements.read(announcer.configuredModel, sessions),
+    sessions: bgpPeerReports(announcer.configuredModel, sessions),
+  });
+  const report = new ReportChanges(share);
   // the outcome of the last apply, for the heartbeat
   let lastApply: BirdApplyOutcome | "none" = "none";
   // [bgp] config_file and socket are read only here: BIRD runs with these paths until restarted
@@ -253,10 +262,11 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
       wireCaches(announcer, context, options.host, options.registry);
     },
     subscribe,
-    // BIRD's sessions and exported prefixes (`bgp_report.ts`); changes of what BIRD announces
-    // (accepted by BIRD, or a session that went up or down) ask for a heartbeat write at once
+    // BIRD's sessions and exported prefixes (`bgp_report.ts`) and its announcements
+    // (`bgp_announcements.ts`); changes of what BIRD announces (accepted by BIRD, or a session
+    // that went up or down, or BIRD no longer answering) ask for a heartbeat write at once
     dataPlane: {
-      snapshot: () => ({ sessions: bgpPeerReports(announcer.configuredModel, sessions) }),
+      snapshot: share,
       subscribe,
       lastApply: () => lastApply,
     },

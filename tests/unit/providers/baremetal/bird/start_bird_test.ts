@@ -176,3 +176,79 @@ Deno.test("startBird on stop says it withdrew the VIPs only when BIRD accepted t
     }
   }
 });
+
+/** BIRD's `show protocols all` for the session to tor-a, not Established. */
+const SESSION_ACTIVE = [
+  "2002-Name       Proto      Table      State  Since         Info",
+  "1002-keelson_peer_tor-a BGP        ---        start  2026-11-24 10:30:44.574  Active   ",
+  "1006-  BGP state:          Active",
+  "0000 ",
+  "",
+].join("\n");
+
+Deno.test("startBird's data-plane share: an announcement per VIP static, holding once its session is Established, failed when down, unknown when BIRD does not answer; each change told", async () => {
+  const dir = await Deno.makeTempDir();
+  const replies: Record<string, string> = {
+    "configure": "0002-Reading configuration\n0003 Reconfigured\n",
+    "show protocols all": showProtocols(1),
+  };
+  const bird = fakeBird(dir, replies);
+  const file = `${dir}/keelson.conf`;
+  // the file BIRD started with announces a VIP, kept until the caches sync
+  await Deno.writeTextFile(
+    file,
+    "protocol static keelson_vips4_p1 {\n  ipv4;\n  route 198.51.100.7/32 blackhole;\n}\n",
+  );
+  const config = await bgpConfig((t) =>
+    t.replace('vip = ["10.0.0.10"]\nannounce = "bgp"\n', 'vip = ["10.0.0.10"]\n')
+      .replace('interface = "eth0"\n', `interface = "eth0"\ntrack_file_dir = "${dir}"\n`)
+      .replace(
+        "[bgp]\n",
+        `[bgp]\nconfig_file = "${file}"\nsocket = "${bird.path}"\n` +
+          'check_command = ["true"]\nstatus_interval_ms = 60000\n',
+      )
+  );
+  const stop = new AbortController();
+  const root = await startRootStep(() => config, "cp-1");
+  const running = await startBird({
+    config: () => config,
+    host: "cp-1",
+    registry: new Registry(),
+    signal: stop.signal,
+  });
+  assert.ok(running?.dataPlane);
+  let told = 0;
+  running.dataPlane.subscribe(() => told++);
+  const states = () =>
+    running.dataPlane!.snapshot().instances!.map((i) =>
+      [i.announcer, i.name, i.role, i.serves, i.addresses.join(",")].join(" ")
+    );
+  let closed = false;
+  try {
+    await running.sessions.poll();
+    assert.deepEqual(states(), ["bird keelson_vips4_p1 holding services 198.51.100.7"]);
+
+    replies["show protocols all"] = SESSION_ACTIVE;
+    const before = told;
+    await running.sessions.poll();
+    assert.deepEqual(states(), ["bird keelson_vips4_p1 failed services 198.51.100.7"]);
+    assert.ok(told > before, "the session going down was told");
+
+    // BIRD silent: the sessions report still says not Established, the announcement changes
+    const sessionsBefore = JSON.stringify(running.dataPlane.snapshot().sessions);
+    const silentBefore = told;
+    closed = true;
+    await bird.close();
+    await running.sessions.poll();
+    assert.equal(running.sessions.reachable, false);
+    assert.equal(JSON.stringify(running.dataPlane.snapshot().sessions), sessionsBefore);
+    assert.deepEqual(states(), ["bird keelson_vips4_p1 unknown services 198.51.100.7"]);
+    assert.ok(told > silentBefore, "BIRD no longer answering was told");
+  } finally {
+    stop.abort();
+    await running.finished;
+    await root.stop();
+    if (!closed) await bird.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
