@@ -1,10 +1,11 @@
 /**
  * The whole data plane in one model, built from what the API holds: every VIP with the
- * Service(s) using it, its pool, the hosts serving it and each host's VRRP state; the leader (from
- * its Lease); each host's heartbeat, version and reload state; pool usage (`buildStatusModel`);
- * then its problems, decided apart (`decide_problems.ts`: no host, two hosts, a silent host, a
- * failing reload, no leader, a pool above 90 %). Heartbeats of retired hosts (silent, no longer in the inventory: `retired_heartbeats.ts`) are listed apart
- * and count for nothing else.
+ * Service(s) using it, its pool, the hosts serving it and each host's state of it (VRRP or BGP:
+ * several BGP hosts holding one VIP is normal); the leader (from its Lease); each host's
+ * heartbeat, version and reload state; pool usage (`buildStatusModel`); then its problems,
+ * decided apart (`decide_problems.ts`: no host, two hosts, a silent host, a failing reload, no
+ * leader, a pool above 90 %). Heartbeats of retired hosts (silent, no longer in the inventory:
+ * `retired_heartbeats.ts`) are listed apart and count for nothing else.
  *
  * Whether a host or the leader is alive is judged by this reader's observation of its Lease
  * (`observed_freshness.ts`): fresh when seen renewed within its duration, silent when seen

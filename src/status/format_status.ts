@@ -60,13 +60,17 @@ export function formatStatusText(unsafe: ClusterStatus, options: FormatOptions):
     )
     : "";
   out.push(`${paint("bold", "Leader:")} ${leader}${judged}`);
+  // a BGP VIP is served by every host that announces it (ECMP): "exactly one" is VRRP's rule
+  const served = bgp
+    ? "every VIP is served (over VRRP by exactly one host)."
+    : "every VIP is served by exactly one host.";
   out.push(
     status.problems.length === 0
       ? paint(
         "green",
         status.inventoryKnown
-          ? "Healthy: every serving host reports, every VIP is served by exactly one host."
-          : "Healthy: every VIP is served by exactly one host.",
+          ? `Healthy: every serving host reports, ${served}`
+          : `Healthy: ${served}`,
       )
       : paint("red", `${status.problems.length} problem(s):`),
   );

@@ -239,9 +239,10 @@ export function timeMs(value: unknown): number | undefined {
 
 /**
  * Whether any host announces VIPs at all: a readable heartbeat (fresh or not: a host that went
- * silent still shows that keepalived runs in this cluster) listing a keepalived instance. Without
- * one (Keelson runs without keepalived, e.g. in-cluster with keepalived from elsewhere) nobody
- * reports VIPs, and "served by no host" would be a false alarm.
+ * silent still shows that an announcer runs in this cluster) listing an announcement (a
+ * keepalived instance, a BIRD static protocol). Without one (Keelson runs without its
+ * announcers, e.g. in-cluster with keepalived from elsewhere) nobody reports VIPs, and "served
+ * by no host" would be a false alarm.
  * @param heartbeats every heartbeat
  * @returns true when at least one host reports a data plane
  */

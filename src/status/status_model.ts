@@ -47,7 +47,11 @@ export interface VipStatus {
    * still serve it is unknown).
    */
   lastSeenOn: string[];
-  /** Per host with an instance holding this VIP: its state. */
+  /**
+   * Per host with an announcement of this VIP (a VRRP instance, a BGP static protocol): its
+   * state. Several BGP hosts `holding` it is normal (ECMP), unlike VRRP; two hosts serving it is
+   * judged from `hosts`, never from these states.
+   */
   states: VipHostState[];
   /**
    * When the serving host got it (ISO, by this reader's clock: the host's own times, which its

@@ -41,6 +41,37 @@ export function report(
   };
 }
 
+/**
+ * A report of a BIRD host announcing `vips` in one static protocol over tor-a (Established or
+ * not): its announcement holding while the session is up, failed while down.
+ */
+export function bgpReport(
+  host: string,
+  vips: string[],
+  options: { established?: boolean; name?: string; serves?: "services" | "control-plane" } = {},
+): HostReport {
+  const established = options.established ?? true;
+  return {
+    v: 1,
+    host,
+    version: "0.1.0",
+    announcements: [{
+      announcer: "bird",
+      name: options.name ?? "keelson_vips4_p0",
+      state: established ? "holding" : "failed",
+      observed: "daemon",
+      since: "2026-01-01T11:59:00.000Z",
+      vips,
+      serves: options.serves ?? "services",
+    }],
+    vips: [],
+    reload: { ok: true, at: "2026-01-01T10:00:00.000Z" },
+    announcers: [{ name: "bird", apply: "success" }],
+    pools: [],
+    bgp: [{ peer: "tor-a", established, routes: vips.map((v) => `${v}/32`) }],
+  };
+}
+
 /** A heartbeat Lease renewed `ageMs` before NOW. */
 export function heartbeatLease(
   host: string,

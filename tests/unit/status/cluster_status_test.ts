@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { formatAge } from "../../../src/status/ages.ts";
 import {
+  bgpReport,
   heartbeatLease,
   lbService,
   leaderLease,
@@ -268,4 +269,73 @@ Deno.test("buildClusterStatus(): VIPs are listed in address order, IPv6 numerica
     "2001:db8::9",
     "2001:db8::10",
   ]);
+});
+
+Deno.test("buildClusterStatus(): a BGP VIP two hosts hold at once is served (anycast), no split brain, each host's state shown; two VRRP holders still are one", () => {
+  const status = statusOf({
+    services: [
+      lbService("shop", "web", ["10.0.30.10"], "bgp"),
+      lbService("shop", "api", ["10.0.0.150"]),
+    ],
+    leases: [
+      heartbeatLease("cp-1", bgpReport("cp-1", ["10.0.30.10"])),
+      heartbeatLease("cp-2", bgpReport("cp-2", ["10.0.30.10"])),
+      heartbeatLease("cp-3", bgpReport("cp-3", ["10.0.30.10"], { established: false })),
+      // VRRP: one master only, so two holders are a split brain
+      heartbeatLease("cp-4", report("cp-4", ["10.0.0.150"])),
+      heartbeatLease("cp-5", report("cp-5", ["10.0.0.150"])),
+    ],
+    leaderLease: leaderLease("cp-1_abc"),
+    nowMs: NOW,
+  });
+  const row = (vip: string) => status.vips.find((v) => v.vip === vip)!;
+  assert.deepEqual(row("10.0.30.10").states, [
+    { host: "cp-1", instance: "keelson_vips4_p0", state: "holding" },
+    { host: "cp-2", instance: "keelson_vips4_p0", state: "holding" },
+    { host: "cp-3", instance: "keelson_vips4_p0", state: "failed" },
+  ]);
+  assert.deepEqual(row("10.0.30.10").bgpHosts, ["cp-1", "cp-2"]);
+  assert.equal(row("10.0.30.10").problem, undefined);
+  assert.equal(row("10.0.0.150").problem, "split-brain");
+  assert.deepEqual(status.problems, [
+    "host cp-3: every BGP session is down (tor-a)",
+    "VIP 10.0.0.150 (shop/api) is served by 2 hosts (split brain): cp-4, cp-5",
+  ]);
+});
+
+Deno.test("buildClusterStatus(): the control-plane VIP held over BGP by two hosts is no problem, with or without the inventory", () => {
+  const cp = { name: "keelson_cp4", serves: "control-plane" as const };
+  const input = {
+    services: [],
+    leases: [
+      heartbeatLease("cp-1", bgpReport("cp-1", ["10.0.0.10"], cp)),
+      heartbeatLease("cp-2", bgpReport("cp-2", ["10.0.0.10"], cp)),
+    ],
+    leaderLease: leaderLease("cp-1_abc"),
+    nowMs: NOW,
+  };
+  for (const known of [undefined, new Set(["10.0.0.10"])]) {
+    const status = statusOf({ ...input, ...(known ? { controlPlaneVips: known } : {}) });
+    assert.deepEqual(status.problems, [], known ? "with the inventory" : "without it");
+    assert.deepEqual(
+      status.vips.map((v) => [v.vip, v.bgpHosts, v.states.map((s) => s.state), v.problem]),
+      [["10.0.0.10", ["cp-1", "cp-2"], ["holding", "holding"], undefined]],
+    );
+  }
+});
+
+Deno.test("buildClusterStatus(): a BGP VIP whose every host failed is served by no host, its states saying why", () => {
+  const status = statusOf({
+    services: [lbService("shop", "web", ["10.0.30.10"], "bgp")],
+    leases: [
+      heartbeatLease("cp-1", bgpReport("cp-1", ["10.0.30.10"], { established: false })),
+      heartbeatLease("cp-2", bgpReport("cp-2", ["10.0.30.10"], { established: false })),
+    ],
+    leaderLease: leaderLease("cp-1_abc"),
+    nowMs: NOW,
+  });
+  assert.deepEqual(
+    status.vips.map((v) => [v.vip, v.states.map((s) => `${s.host}=${s.state}`), v.problem]),
+    [["10.0.30.10", ["cp-1=failed", "cp-2=failed"], "no-host"]],
+  );
 });

@@ -1,7 +1,15 @@
 // deno-lint-ignore-file no-control-regex -- the tests look for ANSI colour codes
 import assert from "node:assert/strict";
 import { formatStatusJson, formatStatusText, table } from "../../../src/status/format_status.ts";
-import { heartbeatLease, lbService, leaderLease, NOW, report, statusOf } from "./_leases.ts";
+import {
+  bgpReport,
+  heartbeatLease,
+  lbService,
+  leaderLease,
+  NOW,
+  report,
+  statusOf,
+} from "./_leases.ts";
 
 const ALL = ["10.0.0.150", "10.0.0.151"];
 
@@ -134,6 +142,26 @@ Deno.test("formatStatusText(): BGP columns show the announcing hosts and each ho
   assert.match(text, /cp-1 .* tor-a=up\(1\)\n/);
   assert.match(text, /cp-2 .* tor-a=DOWN \(ALL DOWN\)\n/);
   assert.match(text, /host cp-2: every BGP session is down/);
+});
+
+Deno.test("formatStatusText(): a BGP VIP two hosts hold shows both states and both hosts, healthy", () => {
+  const status = statusOf({
+    services: [lbService("shop", "web", ["10.0.30.10"], "bgp")],
+    leases: [
+      heartbeatLease("cp-1", bgpReport("cp-1", ["10.0.30.10"])),
+      heartbeatLease("cp-2", bgpReport("cp-2", ["10.0.30.10"])),
+    ],
+    leaderLease: leaderLease("cp-1_abc"),
+    nowMs: NOW,
+  });
+  const text = formatStatusText(status, { color: false });
+  assert.match(text, /\nHealthy: every VIP is served \(over VRRP by exactly one host\)\.\n/);
+  assert.match(
+    text,
+    /\n {2}10\.0\.30\.10 +shop\/web +bgp +- +cp-1=holding cp-2=holding +cp-1,cp-2 +- *\n/,
+  );
+  assert.doesNotMatch(text, /SPLIT BRAIN/);
+  assert.match(text, /\n {2}cp-1 .* bird=success .* tor-a=up\(1\)\n/);
 });
 
 Deno.test("formatStatusText(): a host whose file changed start-only settings says restart required, in yellow, without counting as a problem", () => {
