@@ -28,6 +28,10 @@ import { formatStatusText } from "../../../src/status/format_status.ts";
 import { reportedRoutes } from "../../../providers/baremetal/bird/reported_routes.ts";
 import { FakeEventRecorder, FakeInformer } from "../_fakes/fake_cluster.ts";
 import { bgpConfig } from "../providers/baremetal/bird/_inventory.ts";
+import { buildBirdModel } from "../../../providers/baremetal/bird/model.ts";
+import { bgpAnnouncements } from "../../../providers/baremetal/bird/bgp_announcements.ts";
+import { bgpPeerReports } from "../../../providers/baremetal/bird/bgp_report.ts";
+import { hostReport as agentReport } from "../../../src/agent/heartbeat.ts";
 import {
   heartbeatLease,
   judged,
@@ -146,6 +150,54 @@ Deno.test("4 peers × 3,000 pod routes: the longest lists are cut, every peer st
   // cut evenly: no peer loses much more than another
   const lengths = published.bgp!.map((p) => p.routes.length);
   assert.ok(Math.max(...lengths) - Math.min(...lengths) <= 1, String(lengths));
+});
+
+Deno.test("a BIRD host with 4,000 VIPs over two peers: its share fits, the announcement and every peer stay", async () => {
+  // the pool holds 4,096 addresses; cp-1 peers with tor-a and rr-1, both taking the pool
+  const config = await bgpConfig((t) =>
+    t.replace('hosts = ["cp-3"]\n', "").replace("198.51.100.0/28", "198.51.96.0/20")
+  );
+  const vips = Array.from(
+    { length: 4000 },
+    (_, i) => `198.51.${96 + ((i + 1) >> 8)}.${(i + 1) & 255}`,
+  );
+  const model = buildBirdModel({ config, host: "cp-1", serviceVips: vips });
+  if ("error" in model) throw new Error(model.error);
+  assert.equal(model.statics[0]!.routes.length, 4000);
+  const sessions = { reachable: true, established: () => true };
+  const share = {
+    instances: bgpAnnouncements({
+      model,
+      sessions,
+      announcer: "bird",
+      previous: new Map(),
+      now: SINCE,
+    }).instances,
+    vips: [],
+    sessions: bgpPeerReports(model, sessions),
+  };
+  const full = agentReport({
+    host: "cp-1",
+    dataPlane: {
+      snapshot: () => share,
+      subscribe: () => () => {},
+      applies: () => [{ announcer: "bird", result: "success" }],
+    },
+    reloads: { lastReloadSucceeded: () => true, lastSuccessAt: () => new Date(SINCE) },
+  });
+  assert.ok(JSON.stringify(full).length > MAX_REPORT_BYTES, `${JSON.stringify(full).length}`);
+  const published = publish(full);
+  assert.deepEqual(
+    published.announcements.map((a) => [a.announcer, a.name, a.state, a.serves]),
+    [["bird", "keelson_vips4_p1", "holding", "services"]],
+  );
+  assert.deepEqual(published.bgp!.map((p) => p.peer), ["rr-1", "tor-a"]);
+  // nothing is lost without a count
+  const o = published.omitted ?? {};
+  assert.equal(published.announcements[0]!.vips.length + (o.instance_vips ?? 0), 4000);
+  assert.equal(published.bgp!.reduce((n, p) => n + p.routes.length, 0) + (o.routes ?? 0), 8000);
+  // the announcement's list of VIPs goes before the routes readers count BGP hosts from
+  assert.ok(published.bgp!.every((p) => p.routes.length > 0));
 });
 
 Deno.test("a report within the bounds is published whole, without omitted counts", () => {
