@@ -24,7 +24,11 @@
 import assert from "node:assert/strict";
 import { holdsFor, pollUntil } from "../_support/poll.ts";
 import type { V1Lease, V1Node, V1Service } from "@kubernetes/client-node";
-import { decodeHostReport, HOST_REPORT_ANNOTATION } from "../../src/status/host_report.ts";
+import {
+  decodeHostReport,
+  HOST_REPORT_ANNOTATION,
+  type HostReport,
+} from "../../src/status/host_report.ts";
 import { type ControlPlane, startControlPlane } from "../integration/_harness/control_plane.ts";
 import type { KeelsonProcess } from "../integration/_harness/keelson_process.ts";
 import { registerNode } from "../integration/_harness/kubelet.ts";
@@ -293,9 +297,16 @@ Deno.test({
           `(${seenHops.size} distinct reading(s) over ${seconds(intruded.ms + 3_000)} s)`,
       );
 
-      // every host's heartbeat Lease reports its session Established and what it exports
+      // every host's heartbeat Lease reports its session Established and what it exports, and
+      // its announcements holding: the Service VIP's and the control-plane VIP's, as keepalived
+      // reports its instances
+      const holding = (published: HostReport, address: string, serves: string) =>
+        published.announcements.some((a) =>
+          a.announcer === "bird" && a.state === "holding" && a.observed === "daemon" &&
+          a.serves === serves && a.vips.includes(address)
+        );
       const reports = await timed(
-        "BGP sessions and exports in 3 heartbeats",
+        "BGP sessions, exports and holding announcements in 3 heartbeats",
         async () => {
           const found = [];
           for (let i = 1; i <= HOSTS; i++) {
@@ -310,6 +321,8 @@ Deno.test({
               : undefined;
             if (!tor?.established || !tor.routes.includes(`${vip}/32`)) return undefined;
             if (!tor.routes.includes(POD_CIDR)) return undefined;
+            if (!holding(decoded as HostReport, vip, "services")) return undefined;
+            if (!holding(decoded as HostReport, CP_VIP, "control-plane")) return undefined;
             found.push(tor);
           }
           return found;

@@ -130,6 +130,25 @@ Deno.test({
       );
       const sinceBefore = (await lab.torSessionsSince()).get("cp1");
       assert.ok(sinceBefore !== undefined, "cp1's session is up");
+      // keelson status: cp-1 holds both VIPs over BGP, as its heartbeat's announcements say
+      const holdingBoth = await timedWait(
+        "keelson status to show cp-1 holding both VIPs",
+        async () => {
+          const s = await statusCli(cpRef.tokenKubeconfigPath);
+          const rows = s.vips.filter((v) => v.vip === vip || v.vip === CP_VIP);
+          // a report written before the poll that saw the session up may still say failed
+          return rows.length === 2 && rows.every((r) => r.states.some((x) => x.state === "holding"))
+            ? rows
+            : undefined;
+        },
+        SLOW_BOUND_MS,
+        500,
+      );
+      for (const r of holdingBoth.value) {
+        assert.deepEqual(r.states.map((x) => [x.host, x.state]), [["cp-1", "holding"]], r.vip);
+        assert.deepEqual(r.bgpHosts, ["cp-1"], r.vip);
+        assert.equal(r.problem, undefined, r.vip);
+      }
 
       // --- the reload without [bgp]: every route leaves the ToR, its BIRD table included
       const removedAt = performance.now();
@@ -197,6 +216,10 @@ Deno.test({
       );
       const host = status.value.hosts.find((h) => h.host === "cp-1")!;
       assert.deepEqual(host.bgp, [{ peer: "tor", established: true, routes: 0 }]);
+      // BIRD announces neither VIP any more: no state of either is left holding
+      for (const r of status.value.vips.filter((v) => v.vip === vip || v.vip === CP_VIP)) {
+        assert.deepEqual(r.states, [], r.vip);
+      }
       assert.ok(host.reload?.restart?.includes("BIRD on this host ([bgp], machine role)"));
       // the route controller (read only at start) ran a pass, failed it, and judged no Node
       await timedWait(
