@@ -55,13 +55,15 @@ const ANNOUNCER_NAME = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/);
  * `src/cloud/host_data_plane.ts`):
  *
  * - `holding`: this host draws the addresses' traffic now (VRRP: the instance is master; BGP: the
- *   route is exported over an Established session);
- * - `standby`: ready to draw it, and not drawing it (VRRP: backup; BGP: configured and withdrawn
- *   on purpose, e.g. no local endpoint);
+ *   routes are exported over an Established session; several BGP hosts holding is normal);
+ * - `standby`: ready to draw it, and not drawing it (VRRP: backup; BGP: not reported, a VIP
+ *   withdrawn on purpose, e.g. no local endpoint, is in no announcement);
  * - `failed`: cannot draw it until something is repaired (VRRP: fault, an interface or a tracked
- *   check down; BGP: no session Established);
- * - `stopped`: the daemon stopped announcing it (VRRP: stop; BGP: the protocol disabled);
- * - `unknown`: not told, and not to be guessed.
+ *   check down; BGP: no session it is exported over Established, or no peer takes it);
+ * - `stopped`: the daemon stopped announcing it (VRRP: stop; BGP: not reported);
+ * - `unknown`: not told, and not to be guessed (BGP: BIRD did not answer the last poll).
+ *
+ * BIRD's mapping is `providers/baremetal/bird/bgp_announcements.ts`'s.
  *
  * "announced"/"withdrawn" were not chosen: a VRRP backup withdraws nothing and a fault is not a
  * withdrawal on purpose, so the pair would merge what an operator must tell apart.
