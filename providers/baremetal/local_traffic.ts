@@ -7,22 +7,24 @@
  * `Cluster`, every serving host may serve the VIP and kube-proxy forwards it on. Either way a host
  * whose Node is not Ready serves nothing.
  *
- * The Service, its EndpointSlices and the Nodes come from the API and are untrusted: each is read
- * here through one defensive parse (kinds checked, sizes bounded, unknown shapes skipped). Pure.
+ * The Service, its EndpointSlices and the Nodes come from the API and are untrusted. Which Nodes
+ * have a ready endpoint is the one reading of `src/kube/endpoint_nodes.ts` (as for BIRD and the
+ * service controller's warning); this file adds the Nodes' readiness and the serving hosts, each
+ * read as defensively (kinds checked, sizes bounded, unknown shapes skipped). Pure.
  *
  * @module
  */
 import { compareCodeUnits } from "../../src/text/code_unit_order.ts";
+import {
+  type EndpointState,
+  endpointStatesByNode,
+  isObjectName,
+  readServiceRef,
+} from "../../src/kube/endpoint_nodes.ts";
 import { countsReady } from "../../src/kube/node_ready.ts";
 
-/** At most this many EndpointSlices are read; more is a broken or hostile input. */
-export const MAX_ENDPOINT_SLICES = 10_000;
-/** At most this many endpoints are read per slice (the API allows 1000). */
-export const MAX_ENDPOINTS_PER_SLICE = 1_000;
 /** At most this many Nodes are read. */
 export const MAX_NODES = 10_000;
-/** A Kubernetes object name (DNS subdomain) is at most this long; longer names are ignored. */
-const MAX_NAME_LENGTH = 253;
 
 /** Why a serving host may not serve a Service's VIP. */
 export type ExclusionReason =
@@ -80,13 +82,13 @@ export interface LocalTrafficInput {
  * // { policy: "Local", endpointsKnown: true, hosts: ["w-1"], excluded: [{ host: "w-2", reason: "no-local-endpoint", ... }] }
  */
 export function localTrafficHosts(input: LocalTrafficInput): LocalTrafficDecision {
-  const service = readService(input.service);
+  const service = readServiceRef(input.service);
   const policy = service?.policy ?? "Cluster";
   const notReadyNodes = readNotReadyNodes(input.nodes);
-  const hosts = [...new Set(input.servingHosts.filter(isName))].sort(compareCodeUnits);
+  const hosts = [...new Set(input.servingHosts.filter(isObjectName))].sort(compareCodeUnits);
   const endpoints =
     policy === "Local" && service !== undefined && input.endpointSlices !== undefined
-      ? localEndpoints(service, input.endpointSlices)
+      ? endpointStatesByNode(input.endpointSlices, service)
       : undefined;
 
   const chosen: string[] = [];
@@ -99,7 +101,7 @@ export function localTrafficHosts(input: LocalTrafficInput): LocalTrafficDecisio
     if (endpoints !== undefined) {
       const state = endpoints.get(host);
       if (state !== "ready") {
-        excluded.push(exclusion(host, state ?? "no-local-endpoint"));
+        excluded.push(exclusion(host, state === undefined ? "no-local-endpoint" : REASONS[state]));
         continue;
       }
     }
@@ -113,72 +115,11 @@ export function localTrafficHosts(input: LocalTrafficInput): LocalTrafficDecisio
   };
 }
 
-interface ServiceKey {
-  readonly namespace: string;
-  readonly name: string;
-  readonly policy: "Cluster" | "Local";
-}
-
-/** What a Node's endpoints amount to: one ready endpoint is enough. */
-type LocalState = "ready" | "local-endpoints-not-ready" | "local-endpoints-terminating";
-
-function readService(raw: unknown): ServiceKey | undefined {
-  if (!isRecord(raw)) return undefined;
-  if (raw.kind !== undefined && raw.kind !== "Service") return undefined;
-  const metadata = raw.metadata;
-  if (!isRecord(metadata) || !isName(metadata.name) || !isName(metadata.namespace)) {
-    return undefined;
-  }
-  const spec = isRecord(raw.spec) ? raw.spec : {};
-  const policy = spec.externalTrafficPolicy === "Local" ? "Local" : "Cluster";
-  return { namespace: metadata.namespace, name: metadata.name, policy };
-}
-
-/** The state of the Service's endpoints on each Node that has any. */
-function localEndpoints(
-  service: ServiceKey,
-  slices: readonly unknown[],
-): Map<string, LocalState> {
-  const states = new Map<string, LocalState>();
-  for (const slice of slices.slice(0, MAX_ENDPOINT_SLICES)) {
-    if (!isRecord(slice)) continue;
-    if (slice.kind !== undefined && slice.kind !== "EndpointSlice") continue;
-    if (slice.apiVersion !== undefined && slice.apiVersion !== "discovery.k8s.io/v1") continue;
-    // kube-proxy ignores FQDN slices; only address slices carry traffic
-    if (slice.addressType !== "IPv4" && slice.addressType !== "IPv6") continue;
-    const metadata = slice.metadata;
-    if (!isRecord(metadata) || metadata.namespace !== service.namespace) continue;
-    const labels = metadata.labels;
-    if (!isRecord(labels) || labels["kubernetes.io/service-name"] !== service.name) continue;
-    if (!Array.isArray(slice.endpoints)) continue;
-    for (const endpoint of slice.endpoints.slice(0, MAX_ENDPOINTS_PER_SLICE)) {
-      if (!isRecord(endpoint) || !isName(endpoint.nodeName)) continue;
-      const state = endpointState(endpoint.conditions);
-      const before = states.get(endpoint.nodeName);
-      if (before === undefined || rank(state) > rank(before)) states.set(endpoint.nodeName, state);
-    }
-  }
-  return states;
-}
-
-/**
- * One endpoint's state. `ready` absent means ready (the API's convention); a terminating endpoint
- * is never counted ready, whatever else it says, and neither is one marked not serving.
- */
-function endpointState(conditions: unknown): LocalState {
-  const c = isRecord(conditions) ? conditions : {};
-  if (c.terminating === true) return "local-endpoints-terminating";
-  if (c.ready === false || c.serving === false) return "local-endpoints-not-ready";
-  if (c.ready !== undefined && c.ready !== null && c.ready !== true) {
-    return "local-endpoints-not-ready";
-  }
-  return "ready";
-}
-
-/** The most useful state of a Node's several endpoints wins: ready, then not ready. */
-function rank(state: LocalState): number {
-  return state === "ready" ? 2 : state === "local-endpoints-not-ready" ? 1 : 0;
-}
+/** The reason for a host whose endpoints are there but not ready. */
+const REASONS: Record<Exclude<EndpointState, "ready">, ExclusionReason> = {
+  "not-ready": "local-endpoints-not-ready",
+  "terminating": "local-endpoints-terminating",
+};
 
 /**
  * The Nodes whose Ready condition is present and not True. A Node without a Ready condition, or
@@ -189,7 +130,7 @@ function readNotReadyNodes(nodes: readonly unknown[]): Set<string> {
   for (const node of nodes.slice(0, MAX_NODES)) {
     if (!isRecord(node)) continue;
     if (node.kind !== undefined && node.kind !== "Node") continue;
-    if (!isRecord(node.metadata) || !isName(node.metadata.name)) continue;
+    if (!isRecord(node.metadata) || !isObjectName(node.metadata.name)) continue;
     if (!countsReady(node)) notReady.add(node.metadata.name);
   }
   return notReady;
@@ -211,10 +152,4 @@ const MESSAGES: Record<ExclusionReason, (host: string) => string> = {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** A Node or object name: a non-empty string of lowercase DNS characters within the bound. */
-function isName(value: unknown): value is string {
-  return typeof value === "string" && value.length > 0 && value.length <= MAX_NAME_LENGTH &&
-    /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(value);
 }

@@ -1,14 +1,15 @@
 /**
- * Where a Service's endpoints run, from EndpointSlices, and which Nodes serve its VIPs (the
- * provider's word, else the control-plane Nodes), for the service controller's warning about
- * `externalTrafficPolicy: Local` Services whose VIP lands on a host with no endpoint.
+ * Where a Service's ready endpoints run, from EndpointSlices (`readyEndpointNodeNames`, the
+ * reading BIRD and keepalived share), and which Nodes serve its VIPs (the provider's word, else the
+ * control-plane Nodes), for the service controller's warning about `externalTrafficPolicy: Local`
+ * Services whose VIP lands on a host with no ready endpoint.
  *
  * @module
  */
 import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
 import type { EndpointLocator } from "../controllers/service/local_traffic.ts";
 import type { Config } from "../config/types.ts";
-import { endpointNodeNamesOf } from "../kube/endpoint_nodes.ts";
+import { readyEndpointNodeNames } from "../kube/endpoint_nodes.ts";
 import type { Lister } from "../kube/ports.ts";
 
 const CONTROL_PLANE_ROLE_LABEL = "node-role.kubernetes.io/control-plane";
@@ -30,7 +31,7 @@ export function createEndpointLocator(
   return {
     endpointNodeNames(service: V1Service): string[] | undefined {
       if (!slices.hasSynced()) return undefined;
-      return endpointNodeNamesOf(slices.list(), service);
+      return readyEndpointNodeNames(slices.list(), service);
     },
     servingNodeNames(vips: readonly string[]): string[] {
       if (servingHosts) return servingHosts(vips);

@@ -18,7 +18,7 @@ import type {
 import { handlesService } from "../../../src/cloud/load_balancer_class.ts";
 import { readBgpSecrets } from "../../../src/config/bgp_secrets.ts";
 import type { Config } from "../../../src/config/types.ts";
-import { endpointNodeNamesOf } from "../../../src/kube/endpoint_nodes.ts";
+import { readyEndpointNodeNames } from "../../../src/kube/endpoint_nodes.ts";
 import { convergedServices } from "../ipam/plan_allocations.ts";
 import { birdHostFile, type BirdHostInputs } from "./host_config.ts";
 import { nodeIsReady } from "../serving_hold.ts";
@@ -119,7 +119,7 @@ function snapshotInputs(
     nodeReady: nodeIsReady(snapshot.nodes.find((n) => n.metadata?.name === host)),
     // a snapshot without any EndpointSlice was taken without them: unknown, as without a cache
     ...(slices.length > 0
-      ? { endpointNodeNames: (service: V1Service) => endpointNodeNamesOf(slices, service) }
+      ? { endpointNodeNames: (service: V1Service) => readyEndpointNodeNames(slices, service) }
       : {}),
   };
 }

@@ -30,7 +30,7 @@ import {
 } from "../host_announcer.ts";
 import { BirdAnnouncer, type BirdClusterSource } from "./announcer.ts";
 import { BirdApplier, type BirdApplyOutcome } from "./config_applier.ts";
-import { endpointNodeNamesOf } from "../../../src/kube/endpoint_nodes.ts";
+import { readyEndpointNodeNames } from "../../../src/kube/endpoint_nodes.ts";
 import { hostNodeReady } from "../serving_hold.ts";
 import { BIRD_RENDER_USAGE, renderBirdFile } from "./render_file.ts";
 import { BirdRoutes } from "./routes.ts";
@@ -291,7 +291,8 @@ async function probeLoop(probe: ApiserverProbe, announcer: BirdAnnouncer, option
 }
 
 /**
- * The Node names of a Service's ready endpoints, from EndpointSlices.
+ * The Node names of a Service's ready endpoints, from EndpointSlices (`readyEndpointNodeNames`,
+ * the reading keepalived's `localTrafficHosts` shares).
  * @returns the names, or undefined while the slice cache has not synced
  */
 export function endpointNodeNames(
@@ -299,7 +300,7 @@ export function endpointNodeNames(
   service: V1Service,
 ): string[] | undefined {
   if (!slices.hasSynced()) return undefined;
-  return endpointNodeNamesOf(slices.list(), service);
+  return readyEndpointNodeNames(slices.list(), service);
 }
 
 /**

@@ -1,8 +1,9 @@
 /**
  * Small things with one home each stay there: an error's text comes from `errorMessage`
  * (src/log/error_message.ts), a metric is declared through `declareOnce` (src/metrics/registry.ts),
- * addresses are compared and tested for membership by src/net/ip.ts, and `ip -j addr` is read by
- * one reader (providers/baremetal/keepalived/interface_addresses.ts). Written out again, each
+ * addresses are compared and tested for membership by src/net/ip.ts, `ip -j addr` is read by one
+ * reader (providers/baremetal/keepalived/interface_addresses.ts), and which Nodes have a ready
+ * endpoint of a Service is read once (src/kube/endpoint_nodes.ts). Written out again, each
  * looks different enough that a line-based duplicate finder misses it; this guard reads the
  * program's code (src/, providers/, main.ts) for the shapes a bypass takes.
  */
@@ -50,6 +51,12 @@ const BYPASSES: readonly Bypass[] = [
     what: "a second reader of `ip -j addr` (use readInterfaceAddresses)",
     pattern: /"-j",\s*"addr"/g,
     home: ["providers/baremetal/keepalived/interface_addresses.ts"],
+  },
+  {
+    what: "a second reading of an endpoint's conditions (use readyEndpointNodeNames or " +
+      "endpointStatesByNode)",
+    pattern: /\bconditions\??\.(?:ready|serving|terminating)\b/g,
+    home: ["src/kube/endpoint_nodes.ts"],
   },
 ];
 
@@ -126,6 +133,7 @@ Deno.test("the guard's scanner sees each bypass shape and leaves the helpers' ow
     "const i = errorMessage(error);",
     "const j = rangeHolds(range, ip) && compareIps(a, b) === 0;",
     ' * const k = ["ip", "-j", "addr"]; // an example in JSDoc',
+    "const l = endpoint.conditions?.ready === false || e.conditions.terminating;",
   ].join("\n");
   assert.deepEqual(bypassesIn("src/x.ts", text).map((f) => f.split(":")[1]), [
     "1",
@@ -135,6 +143,8 @@ Deno.test("the guard's scanner sees each bypass shape and leaves the helpers' ow
     "5",
     "6",
     "7",
+    "12",
+    "12",
     "3",
   ]);
   assert.deepEqual(bypassesIn("src/metrics/registry.ts", text).map((f) => f.split(":")[1]), [
@@ -144,5 +154,11 @@ Deno.test("the guard's scanner sees each bypass shape and leaves the helpers' ow
     "5",
     "6",
     "7",
+    "12",
+    "12",
   ]);
+  assert.deepEqual(
+    bypassesIn("src/kube/endpoint_nodes.ts", text).filter((f) => /:12:/.test(f)),
+    [],
+  );
 });

@@ -1,9 +1,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import {
-  localTrafficHosts,
-  MAX_ENDPOINTS_PER_SLICE,
-} from "../../../../providers/baremetal/local_traffic.ts";
+import { localTrafficHosts } from "../../../../providers/baremetal/local_traffic.ts";
+import { MAX_ENDPOINTS_PER_SLICE } from "../../../../src/kube/endpoint_nodes.ts";
 
 function service(policy: string | undefined, name = "web", namespace = "shop"): unknown {
   return {
