@@ -99,6 +99,8 @@ export class HostHeartbeat {
   #current: V1Lease | undefined;
   #wakeable = new Wakeable();
   #lastError = "";
+  /** The last report encoded, as JSON, and its annotation. */
+  #encoded: { json: string; annotation: string } | undefined;
   /** Until when (ms) owner references are left as they are, after a refused change. */
   #ownerRefusedUntil = 0;
   /** Time of the last successful write (ms), for health and tests. */
@@ -107,6 +109,19 @@ export class HostHeartbeat {
   /** @param options Lease port, host, report source and timings */
   constructor(options: HostHeartbeatOptions) {
     this.#options = options;
+  }
+
+  /**
+   * The annotation of a report: encoded again only when the report changed. Most renewals carry
+   * the report of the one before, and encoding (fitting it to its bounds, validating it) costs
+   * far more than comparing its JSON.
+   */
+  #encode(report: HostReport): string {
+    const json = JSON.stringify(report);
+    if (this.#encoded?.json !== json) {
+      this.#encoded = { json, annotation: encodeHostReport(report) };
+    }
+    return this.#encoded.annotation;
   }
 
   /** Asks for a write soon (the data plane changed). */
@@ -150,7 +165,7 @@ export class HostHeartbeat {
     const { leases, host } = this.#options;
     const namespace = this.#options.namespace ?? "kube-system";
     const name = heartbeatLeaseName(host);
-    const annotation = encodeHostReport(await this.#options.report());
+    const annotation = this.#encode(await this.#options.report());
     const nowMs = (this.#options.now ?? Date.now)();
     const now = new V1MicroTime(nowMs);
     for (let attempt = 0; attempt < 3; attempt++) {

@@ -256,6 +256,36 @@ export function bgpAnnouncedAddresses(peers: readonly BgpPeerReport[]): string[]
  * @returns the report, or a sentence saying why it is not one
  */
 export function decodeHostReport(text: string): HostReport | { error: string } {
+  const known = recentlyDecoded.get(text);
+  if (known) return known;
+  const decoded = decodeUncached(text);
+  // a bound, not an eviction order: past it the memo starts again empty
+  if (
+    recentlyDecoded.size >= RECENTLY_DECODED_MAX ||
+    recentlyDecodedChars + text.length > RECENTLY_DECODED_MAX_CHARS
+  ) {
+    recentlyDecoded.clear();
+    recentlyDecodedChars = 0;
+  }
+  recentlyDecoded.set(text, decoded);
+  recentlyDecodedChars += text.length;
+  return decoded;
+}
+
+/**
+ * Decoded annotations by their text. A host renews every two seconds with the same report, and
+ * the leader reads every heartbeat at each evaluation (at least once a second): without the memo
+ * it would parse and validate the same text over and over while nothing happens. Decoding is pure
+ * and its results are never modified, so a text's result can be handed out again.
+ */
+const recentlyDecoded = new Map<string, HostReport | { error: string }>();
+/** Texts remembered at most: a few per host. */
+const RECENTLY_DECODED_MAX = 64;
+/** Their total length at most: four of the largest a host may write. */
+const RECENTLY_DECODED_MAX_CHARS = 4 * MAX_REPORT_BYTES;
+let recentlyDecodedChars = 0;
+
+function decodeUncached(text: string): HostReport | { error: string } {
   if (text.length > MAX_REPORT_BYTES) return { error: `larger than ${MAX_REPORT_BYTES} bytes` };
   let raw: unknown;
   try {

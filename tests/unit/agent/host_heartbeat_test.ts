@@ -222,3 +222,26 @@ Deno.test("HostHeartbeat.writeOnce(): an owner change refused (403, older RBAC) 
   await hb.writeOnce();
   assert.deepEqual(stored().metadata?.ownerReferences, [NODE_REF("u-1")]);
 });
+
+Deno.test("HostHeartbeat.writeOnce() publishes each report as it is, also when it changes back", async () => {
+  const leases = new MemoryLeases();
+  let vips = ["10.0.0.150"];
+  const hb = new HostHeartbeat({
+    leases,
+    host: "cp-1",
+    report: () => Promise.resolve(report("cp-1", vips)),
+  });
+  const published = async () => {
+    await hb.writeOnce();
+    const lease = leases.store.get("kube-system/keelson-host-cp-1")!;
+    const decoded = decodeHostReport(lease.metadata!.annotations!["keelson.io/data-plane"]!);
+    assert.ok(!("error" in decoded));
+    return decoded.vips.map((v) => v.ip);
+  };
+  // unchanged renewals, a change, and the change undone: each write carries the report of its time
+  for (const next of [["10.0.0.150"], ["10.0.0.150"], ["10.0.0.151"], ["10.0.0.150"], []]) {
+    vips = next;
+    assert.deepEqual(await published(), next);
+  }
+  assert.equal(leases.writes, 5, "every renewal is written, changed or not");
+});

@@ -106,3 +106,21 @@ Deno.test("decodeHostReport(): reload.restart round-trips, is optional (older ho
     assert.ok("error" in decodeHostReport(JSON.stringify(value)), what);
   }
 });
+
+Deno.test("decodeHostReport() gives each text its own result, however many texts it has seen", () => {
+  const texts = Array.from(
+    { length: 200 },
+    (_, i) => encodeHostReport(report("cp-1", [`10.0.0.${i + 1}`])),
+  );
+  for (let round = 0; round < 2; round++) {
+    texts.forEach((text, i) => {
+      const decoded = decodeHostReport(text);
+      assert.ok(!("error" in decoded), `text ${i}`);
+      assert.deepEqual(decoded.vips.map((v) => v.ip), [`10.0.0.${i + 1}`]);
+    });
+  }
+  // a text seen before and a refused one: the same answer again
+  assert.deepEqual(decodeHostReport(texts[3]!), decodeHostReport(texts[3]!));
+  assert.deepEqual(decodeHostReport("{"), { error: "not JSON" });
+  assert.deepEqual(decodeHostReport("{"), { error: "not JSON" });
+});
