@@ -35,10 +35,9 @@
  * @module
  */
 import assert from "node:assert/strict";
-import type { ClusterStatus } from "../../src/status/cluster_status.ts";
+import { statusJson } from "../integration/_harness/status_cli.ts";
 import { type ControlPlane, startControlPlane } from "../integration/_harness/control_plane.ts";
 import type { KeelsonProcess } from "../integration/_harness/keelson_process.ts";
-import { keelsonCommand } from "../integration/_harness/shipped_keelson.ts";
 import { timedWait } from "../integration/_harness/wait.ts";
 import {
   bgpClusterUnavailable,
@@ -112,27 +111,6 @@ function inventory(lab: BgpLab, apiserverPort: string, v: Variant = {}): string 
     `internal_ips = ["${lab.cpIp(1)}"]\n`,
     `[[machines]]\nname = "w-1"\ninternal_ips = ["${WORKER_IP}"]\n`,
   ].join("\n");
-}
-
-/** `keelson status -o json` as a user runs it (the shipped program). */
-async function statusCli(kubeconfig: string): Promise<ClusterStatus> {
-  const [executable, ...args] = await keelsonCommand([
-    "status",
-    "--kubeconfig",
-    kubeconfig,
-    "-o",
-    "json",
-  ]);
-  const out = await new Deno.Command(executable!, {
-    args,
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  if (out.code !== 0 && out.code !== 3) {
-    throw new Error(`keelson status exited ${out.code}: ${new TextDecoder().decode(out.stderr)}`);
-  }
-  return JSON.parse(new TextDecoder().decode(out.stdout)) as ClusterStatus;
 }
 
 const seconds = (ms: number) => (ms / 1000).toFixed(3);
@@ -225,7 +203,7 @@ async function bgpRemovedAndBack(c: Cluster): Promise<void> {
   const status = await timedWait(
     "keelson status to show no BGP route",
     async () => {
-      const s = await statusCli(c.cp.tokenKubeconfigPath);
+      const s = (await statusJson(c.cp.tokenKubeconfigPath)).status;
       const host = s.hosts.find((h) => h.host === "cp-1");
       const rows = s.vips.filter((v) => v.vip === c.vip || v.vip === CP_VIP);
       // a report from before the session came up also shows no route: wait for "up"
@@ -448,7 +426,7 @@ Deno.test({
       const holdingBoth = await timedWait(
         "keelson status to show cp-1 holding both VIPs",
         async () => {
-          const s = await statusCli(cpRef.tokenKubeconfigPath);
+          const s = (await statusJson(cpRef.tokenKubeconfigPath)).status;
           const rows = s.vips.filter((v) => v.vip === vip || v.vip === CP_VIP);
           // a report written before the poll that saw the session up may still say failed
           return rows.length === 2 && rows.every((r) => r.states.some((x) => x.state === "holding"))

@@ -24,13 +24,13 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { statusJson } from "../integration/_harness/status_cli.ts";
 import type { CoreV1Event, V1Lease, V1Service } from "@kubernetes/client-node";
 import { buildClusterStatus, type ClusterStatus } from "../../src/status/cluster_status.ts";
 import { RecordObserver } from "../../src/status/observed_freshness.ts";
 import { findAssets } from "../integration/_harness/assets.ts";
 import { hostReports } from "../integration/_harness/heartbeats.ts";
 import type { ControlPlane } from "../integration/_harness/control_plane.ts";
-import { keelsonCommand } from "../integration/_harness/shipped_keelson.ts";
 import { e2eUnavailable, KeepalivedLab, report, run, skipLoudly } from "./_keepalived_lab.ts";
 import { pollUntil } from "../_support/poll.ts";
 
@@ -91,32 +91,6 @@ async function clusterStatus(cp: ControlPlane): Promise<ClusterStatus> {
  */
 function problems(status: ClusterStatus): string[] {
   return status.problems.filter((p) => !/^host cp-\d runs another inventory /.test(p));
-}
-
-/** `keelson status -o json` as a user runs it (the shipped program), from the host namespace. */
-async function statusCli(
-  kubeconfig: string,
-): Promise<{ code: number; status: ClusterStatus; ms: number }> {
-  const [executable, ...args] = await keelsonCommand([
-    "status",
-    "--kubeconfig",
-    kubeconfig,
-    "-o",
-    "json",
-  ]);
-  const began = performance.now();
-  const out = await new Deno.Command(executable!, {
-    args,
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const ms = performance.now() - began;
-  const text = new TextDecoder().decode(out.stdout);
-  if (out.code !== 0 && out.code !== 3) {
-    throw new Error(`keelson status exited ${out.code}: ${new TextDecoder().decode(out.stderr)}`);
-  }
-  return { code: out.code, status: JSON.parse(text) as ClusterStatus, ms };
 }
 
 async function events(cp: ControlPlane, service: string): Promise<CoreV1Event[]> {
@@ -242,9 +216,9 @@ Deno.test({
       // the time to answer on a healthy cluster (the process's start included): from the
       // leader's published judgement, once seen changing
       const answers: number[] = [];
-      let cli = await statusCli(`${cp.dir}/admin-token.kubeconfig`);
+      let cli = await statusJson(`${cp.dir}/admin-token.kubeconfig`);
       for (let i = 0; i < 5; i++) {
-        cli = await statusCli(`${cp.dir}/admin-token.kubeconfig`);
+        cli = await statusJson(`${cp.dir}/admin-token.kubeconfig`);
         answers.push(cli.ms);
       }
       report(
@@ -415,7 +389,7 @@ Deno.test({
         }
         return undefined;
       }, { timeoutMs: 30_000, intervalMs: 50, retryErrors: true, context: logs });
-      const splitCli = await statusCli(`${cp.dir}/admin-token.kubeconfig`);
+      const splitCli = await statusJson(`${cp.dir}/admin-token.kubeconfig`);
       report(
         `RESULT split_brain_status_ms=${splitStatusMs.toFixed(0)} warning_ms=${
           splitEventMs.toFixed(0)
@@ -454,7 +428,7 @@ Deno.test({
           ? true
           : undefined;
       }, { timeoutMs: 30_000, intervalMs: 50, retryErrors: true, context: logs });
-      const healCli = await statusCli(`${cp.dir}/admin-token.kubeconfig`);
+      const healCli = await statusJson(`${cp.dir}/admin-token.kubeconfig`);
       report(`RESULT split_brain_healed_ms=${healMs.toFixed(0)}`);
       assert.deepEqual(problems(healCli.status), [], JSON.stringify(healCli.status.problems));
 

@@ -10,12 +10,11 @@
  * the leader publishes its judgement of the heartbeats (`RESULT status_answer_ms`).
  */
 import assert from "node:assert/strict";
+import { statusJson, type StatusRun } from "./_harness/status_cli.ts";
 import type { CoreV1Event } from "@kubernetes/client-node";
 import { integrationTest, startControlPlane } from "./_harness/control_plane.ts";
 import { type KeelsonProcess, startKeelson } from "./_harness/keelson_process.ts";
-import { keelsonCommand } from "./_harness/shipped_keelson.ts";
 import { waitFor } from "./_harness/wait.ts";
-import type { ClusterStatus } from "../../src/status/cluster_status.ts";
 
 /** Prints a measured figure (a `RESULT` line) on stderr. */
 function report(line: string): void {
@@ -55,32 +54,6 @@ addresses = ["198.51.100.0/28"]
 async function sha256(text: string): Promise<string> {
   const hash = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return Array.from(new Uint8Array(hash), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-async function status(kubeconfig: string, config: string) {
-  const [command, ...argv] = await keelsonCommand([
-    "status",
-    "-o",
-    "json",
-    "--kubeconfig",
-    kubeconfig,
-    "--config",
-    config,
-  ]);
-  const began = performance.now();
-  const out = await new Deno.Command(command!, {
-    args: argv,
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const ms = performance.now() - began;
-  assert.ok(out.code === 0 || out.code === 3, new TextDecoder().decode(out.stderr));
-  return {
-    code: out.code,
-    ms,
-    status: JSON.parse(new TextDecoder().decode(out.stdout)) as ClusterStatus,
-  };
 }
 
 integrationTest(
@@ -147,7 +120,7 @@ integrationTest(
       );
 
       // keelson status names it, with the digests sha256sum prints
-      const seen = await status(cp.tokenKubeconfigPath, files[leaderHost]);
+      const seen = await statusJson(cp.tokenKubeconfigPath, ["--config", files[leaderHost]]);
       assert.equal(seen.code, 3);
       assert.deepEqual(seen.status.inventory.others.map((o) => [o.host, o.sha256]), [
         [otherHost, digests[otherHost]],
@@ -168,9 +141,9 @@ integrationTest(
       });
       // a healthy cluster: status answers from the leader's published judgement
       const times: number[] = [];
-      let healthy: Awaited<ReturnType<typeof status>> | undefined;
+      let healthy: StatusRun | undefined;
       for (let i = 0; i < 3; i++) {
-        healthy = await status(cp.tokenKubeconfigPath, files[leaderHost]);
+        healthy = await statusJson(cp.tokenKubeconfigPath, ["--config", files[leaderHost]]);
         times.push(healthy.ms);
       }
       report(
