@@ -22,7 +22,13 @@ function showProtocols(exported: number): string {
   ].join("\n");
 }
 
-Deno.test("startBird after a reload removing [bgp]: BIRD gets a file announcing nothing, the gauges and the report claim no route", async () => {
+/**
+ * A fake BIRD with one Established session to tor-a, the file it started with (announcing one VIP,
+ * kept until the caches sync) and an inventory pointing at both, the agent's files (track file,
+ * staging) in the test's directory, not /run/keelson.
+ * @param statusIntervalMs how often the session monitor polls BIRD
+ */
+async function birdWithOneVip(statusIntervalMs: number) {
   const dir = await Deno.makeTempDir();
   const replies: Record<string, string> = {
     "configure": "0002-Reading configuration\n0003 Reconfigured\n",
@@ -30,21 +36,24 @@ Deno.test("startBird after a reload removing [bgp]: BIRD gets a file announcing 
   };
   const bird = fakeBird(dir, replies);
   const file = `${dir}/keelson.conf`;
-  // the file BIRD started with announces a VIP, kept until the caches sync
   await Deno.writeTextFile(
     file,
     "protocol static keelson_vips4_p1 {\n  ipv4;\n  route 198.51.100.7/32 blackhole;\n}\n",
   );
-  const start = await bgpConfig((t) =>
+  const config = await bgpConfig((t) =>
     t.replace('vip = ["10.0.0.10"]\nannounce = "bgp"\n', 'vip = ["10.0.0.10"]\n')
       .replace('interface = "eth0"\n', `interface = "eth0"\ntrack_file_dir = "${dir}"\n`)
       .replace(
         "[bgp]\n",
-        // the agent's files (track file, staging) in the test's directory, not /run/keelson
         `[bgp]\nconfig_file = "${file}"\nsocket = "${bird.path}"\n` +
-          'check_command = ["true"]\nstatus_interval_ms = 200\n',
+          `check_command = ["true"]\nstatus_interval_ms = ${statusIntervalMs}\n`,
       )
   );
+  return { dir, replies, bird, file, config };
+}
+
+Deno.test("startBird after a reload removing [bgp]: BIRD gets a file announcing nothing, the gauges and the report claim no route", async () => {
+  const { dir, replies, bird, file, config: start } = await birdWithOneVip(200);
   let config: Config = start;
   const registry = new Registry();
   const stop = new AbortController();
@@ -187,27 +196,7 @@ const SESSION_ACTIVE = [
 ].join("\n");
 
 Deno.test("startBird's data-plane share: an announcement per VIP static, holding once its session is Established, failed when down, unknown when BIRD does not answer; each change told", async () => {
-  const dir = await Deno.makeTempDir();
-  const replies: Record<string, string> = {
-    "configure": "0002-Reading configuration\n0003 Reconfigured\n",
-    "show protocols all": showProtocols(1),
-  };
-  const bird = fakeBird(dir, replies);
-  const file = `${dir}/keelson.conf`;
-  // the file BIRD started with announces a VIP, kept until the caches sync
-  await Deno.writeTextFile(
-    file,
-    "protocol static keelson_vips4_p1 {\n  ipv4;\n  route 198.51.100.7/32 blackhole;\n}\n",
-  );
-  const config = await bgpConfig((t) =>
-    t.replace('vip = ["10.0.0.10"]\nannounce = "bgp"\n', 'vip = ["10.0.0.10"]\n')
-      .replace('interface = "eth0"\n', `interface = "eth0"\ntrack_file_dir = "${dir}"\n`)
-      .replace(
-        "[bgp]\n",
-        `[bgp]\nconfig_file = "${file}"\nsocket = "${bird.path}"\n` +
-          'check_command = ["true"]\nstatus_interval_ms = 60000\n',
-      )
-  );
+  const { dir, replies, bird, config } = await birdWithOneVip(60_000);
   const stop = new AbortController();
   const root = await startRootStep(() => config, "cp-1");
   const running = await startBird({
