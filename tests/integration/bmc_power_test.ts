@@ -17,7 +17,8 @@ import { writeKubeconfig } from "./_harness/kubeconfig.ts";
 import { registerNode } from "./_harness/kubelet.ts";
 import { figure } from "./_harness/lb_services.ts";
 import { freePorts } from "./_harness/process.ts";
-import { keelsonCommand, readableByTestUser } from "./_harness/shipped_keelson.ts";
+import { readableByTestUser } from "./_harness/shipped_keelson.ts";
+import { runStatus } from "./_harness/status_cli.ts";
 import type { ClusterStatus } from "../../src/status/cluster_status.ts";
 import { makeBmcCertificates, startSushy, sushyTest } from "./_harness/sushy.ts";
 import { waitFor } from "./_harness/wait.ts";
@@ -377,19 +378,8 @@ ${Object.entries(cases).map(([name, lines]) => machine(name, lines)).join("\n")}
         "keelson status shows each machine's power from the leader's heartbeat",
         async () => {
           const run = async (args: string[]) => {
-            const [command, ...argv] = await keelsonCommand([
-              "status",
-              "--kubeconfig",
-              cp.tokenKubeconfigPath,
-              ...args,
-            ]);
-            const out = await new Deno.Command(command!, {
-              args: argv,
-              stdout: "piped",
-              stderr: "piped",
-              env: { NO_COLOR: "1" },
-            }).output();
-            return new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+            const { out, err } = await runStatus(["--kubeconfig", cp.tokenKubeconfigPath, ...args]);
+            return out + err;
           };
           const model = JSON.parse(await run(["-o", "json"])) as ClusterStatus;
           assert.equal(model.powerFrom, "w-off");

@@ -7,7 +7,7 @@
  *
  * Also: a holderIdentity holding terminal escapes (the apiserver stores it) is shown escaped.
  */
-import { keelsonCommand } from "./_harness/shipped_keelson.ts";
+import { runStatus } from "./_harness/status_cli.ts";
 import assert from "node:assert/strict";
 import type { V1Lease } from "@kubernetes/client-node";
 import { integrationTest, startControlPlane } from "./_harness/control_plane.ts";
@@ -37,26 +37,8 @@ function heartbeat(host: string, skewMs: number): V1Lease {
   };
 }
 
-async function status(
-  args: string[],
-): Promise<{ code: number; out: string; err: string; ms: number }> {
-  const started = performance.now();
-  // the shipped bundle with the baked flags: status runs in the binary too
-  const [command, ...argv] = await keelsonCommand(["status", ...args]);
-  const out = await new Deno.Command(command!, {
-    args: argv,
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const d = new TextDecoder();
-  return {
-    code: out.code,
-    out: d.decode(out.stdout),
-    err: d.decode(out.stderr),
-    ms: performance.now() - started,
-  };
-}
+// the shipped bundle with the baked flags: status runs in the binary too
+const status = runStatus;
 
 integrationTest(
   "keelson status: freshness by its own observation, whatever the writers' clocks say",
