@@ -182,13 +182,11 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
     socket: daemonPaths(config).birdReadSocket,
     registry: options.registry,
     afterPoll: () => {
+      report.check();
       announcedGauge.reset();
-      for (
-        const vip of bgpAnnouncedAddresses(bgpPeerReports(announcer.configuredModel, sessions))
-      ) {
+      for (const vip of bgpAnnouncedAddresses(report.current().sessions)) {
         announcedGauge.set({ vip }, 1);
       }
-      report.check();
     },
   });
   const loops: Promise<void>[] = [];
@@ -266,7 +264,7 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
     // (`bgp_announcements.ts`); changes of what BIRD announces (accepted by BIRD, or a session
     // that went up or down, or BIRD no longer answering) ask for a heartbeat write at once
     dataPlane: {
-      snapshot: share,
+      snapshot: () => report.current(),
       subscribe,
       lastApply: () => lastApply,
     },
@@ -374,15 +372,17 @@ function podRouteChanged(old: V1Node | undefined, node: V1Node): boolean {
 
 /**
  * Tells listeners when a report (its JSON) differs from the one last told; a listener that
- * throws is logged and the others are still told.
+ * throws is logged and the others are still told. The report last read is kept: the heartbeat
+ * takes it as it is instead of computing it a second time.
  */
-class ReportChanges {
-  readonly #read: () => unknown;
+class ReportChanges<T> {
+  readonly #read: () => T;
   readonly #listeners = new Set<() => void>();
   #last = "";
+  #current: { report: T } | undefined;
 
   /** @param read the report now */
-  constructor(read: () => unknown) {
+  constructor(read: () => T) {
     this.#read = read;
   }
 
@@ -395,9 +395,17 @@ class ReportChanges {
     return () => void this.#listeners.delete(listener);
   }
 
+  /** @returns the report as last read (read now when never read) */
+  current(): T {
+    this.#current ??= { report: this.#read() };
+    return this.#current.report;
+  }
+
   /** Reads the report and tells the listeners when it changed. */
   check(): void {
-    const now = JSON.stringify(this.#read());
+    const report = this.#read();
+    this.#current = { report };
+    const now = JSON.stringify(report);
     if (now === this.#last) return;
     this.#last = now;
     for (const listener of this.#listeners) {

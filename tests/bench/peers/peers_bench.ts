@@ -19,7 +19,8 @@
  *   (`_wire_capture.ts`: the agent's reaction and the apiserver's share);
  * - `quiet S`: nothing happens for S seconds (caches synced, the 100-machine inventory of
  *   `nodes`): the CPU a connected agent spends per second doing nothing.
- * Peak RSS is the process's VmHWM at the end of each run.
+ * Peak RSS is the process's VmHWM at the end of each run. `KEELSON_PEERS_LOG=FILE` keeps the last
+ * Keelson run's output there (with V8's `--trace-gc` among the flags: its collections).
  *
  * Run: `deno task bench peers [scenario ...]` (see tests/bench/README.md).
  *
@@ -385,6 +386,8 @@ export async function runOnce(
     const log = (await running?.log()) ?? "";
     throw new Error(`${String(error)}\n--- ${impl} log tail\n${log.slice(-3000)}`);
   } finally {
+    const keep = Deno.env.get("KEELSON_PEERS_LOG");
+    if (keep && impl === "keelson" && running) await Deno.writeTextFile(keep, await running.log());
     await running?.stop();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
