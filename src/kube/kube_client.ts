@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { pageThrough } from "./list_pages.ts";
+import { listEveryPage } from "./list_pages.ts";
 import type { Registry } from "prom-client";
 import { LIST_PAGE_SIZE } from "./bounded_body.ts";
 import { createHttpTransport, type HttpTransport } from "./http_transport.ts";
@@ -113,23 +113,9 @@ export function kubeClientOver(transport: HttpTransport, source: string): KubeCl
 }
 
 async function listAll(rest: RestApi, path: string, options: ListOptions): Promise<ListResult> {
-  let ignored = 0;
-  const { items, last } = await pageThrough(
-    async (continueToken, limit) => {
-      if (!continueToken) ignored = 0; // the first page, or a restart after an expired token
-      const page = await rest.listPage(path, {
-        limit,
-        ...(continueToken ? { continueToken } : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
-      ignored += page.ignored;
-      return page;
-    },
-    `list ${path}`,
-    {
-      pageSize: options.limit ?? LIST_PAGE_SIZE,
-      ...(options.signal ? { signal: options.signal } : {}),
-    },
-  );
+  const { items, last, ignored } = await listEveryPage(rest, path, {
+    pageSize: options.limit ?? LIST_PAGE_SIZE,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
   return { items, resourceVersion: last.resourceVersion, ignored };
 }

@@ -1,5 +1,6 @@
 /**
- * The pager every list goes through (`KubeClient.list`, the read-only client's live reads): pages
+ * The pager every list goes through (`KubeClient.list`, the read-only client's live reads, a Node's
+ * Pods): pages
  * of `limit` followed by their continue tokens; a token that expired between pages (410 Gone)
  * restarts the list once from the first page, as client-go's pager does, so the result is one
  * consistent list.
@@ -82,4 +83,46 @@ export async function pageThrough<P extends PagedList>(
     continueToken = page.continueToken;
     if (!continueToken) return { items, last: page, requests };
   }
+}
+
+/** What `listEveryPage` needs: one page of a collection (`RestApi.listPage`). */
+export interface PageLister<P extends PagedList & { ignored: number }> {
+  listPage(
+    path: string,
+    options: { limit: number; continueToken?: string; signal?: AbortSignal },
+  ): Promise<P>;
+}
+
+/**
+ * Lists one collection page by page through `pageThrough`, counting the items the pages left out
+ * (their kind or version is not the collection's) in the list that is returned: a list restarted
+ * after an expired token counts only its own pages.
+ * @param lister GETs one page
+ * @param path the collection, e.g. `/api/v1/nodes`
+ * @param options page size, item bound and signal
+ * @returns every item, the last page, the number of requests sent and of items left out
+ * @throws {KubeApiError} when a page fails; {Error} above `maxItems`
+ */
+export async function listEveryPage<P extends PagedList & { ignored: number }>(
+  lister: PageLister<P>,
+  path: string,
+  options: PageThroughOptions,
+): Promise<{ items: unknown[]; last: P; requests: number; ignored: number }> {
+  let ignored = 0;
+  const { signal } = options;
+  const listed = await pageThrough(
+    async (continueToken, limit) => {
+      if (!continueToken) ignored = 0; // the first page, or a restart after an expired token
+      const page = await lister.listPage(path, {
+        limit,
+        ...(continueToken ? { continueToken } : {}),
+        ...(signal ? { signal } : {}),
+      });
+      ignored += page.ignored;
+      return page;
+    },
+    `list ${path}`,
+    options,
+  );
+  return { ...listed, ignored };
 }

@@ -11,7 +11,7 @@
  */
 import { addListItems, emptySnapshot, type Snapshot } from "../snapshot/load_snapshot.ts";
 import { LIST_PAGE_SIZE } from "../kube/bounded_body.ts";
-import { pageThrough } from "../kube/list_pages.ts";
+import { listEveryPage } from "../kube/list_pages.ts";
 import type { ReadOnlyKubeClient } from "../kube/read_only_client.ts";
 import { HEARTBEAT_NAMESPACE } from "../status/host_report.ts";
 
@@ -79,7 +79,7 @@ export async function readLiveCluster(
 }
 
 /**
- * Lists one collection page by page through the one pager (`pageThrough`: an expired continue
+ * Lists one collection page by page through the one pager (`listEveryPage`: an expired continue
  * token restarts the list once).
  * @param client the read-only client
  * @param path the collection
@@ -92,24 +92,10 @@ export async function listAllPages(
   path: string,
   options: LiveReadOptions = {},
 ): Promise<{ items: unknown[]; requests: number; ignored: number }> {
-  let ignored = 0;
-  const { items, requests } = await pageThrough(
-    async (continueToken, limit) => {
-      if (!continueToken) ignored = 0; // the first page, or a restart after an expired token
-      const page = await client.listPage(path, {
-        limit,
-        ...(continueToken ? { continueToken } : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
-      ignored += page.ignored;
-      return page;
-    },
-    `list ${path}`,
-    {
-      pageSize: options.pageSize ?? LIST_PAGE_SIZE,
-      maxItems: options.maxItems ?? 100_000,
-      ...(options.signal ? { signal: options.signal } : {}),
-    },
-  );
+  const { items, requests, ignored } = await listEveryPage(client, path, {
+    pageSize: options.pageSize ?? LIST_PAGE_SIZE,
+    maxItems: options.maxItems ?? 100_000,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
   return { items, requests, ignored };
 }
