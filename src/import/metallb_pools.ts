@@ -249,6 +249,23 @@ function announceEntries(
       );
     }
   };
+  // service selectors: Keelson serves every Service of a pool, so a selection is a note and a
+  // restriction (the others must move to a pool of their own first)
+  const selectedServices = (
+    object: SourceObject,
+    selectors: readonly MetallbSelector[] | null | undefined,
+    advice: string,
+  ) => {
+    if ((selectors ?? []).length === 0) return;
+    note(`${mlb(object, "serviceSelectors", selectors!.map(selectorText))}: ${advice}`);
+    restriction(
+      object,
+      "serviceSelectors",
+      selectors!.map(selectorText).join(" OR "),
+      "Keelson announces every Service of the pool, not only those selected; move the " +
+        "others to a pool of their own before Keelson takes over.",
+    );
+  };
   for (const { object, ad } of how.l2) {
     entries.push(
       ...unknownFieldNotes(object, ad.spec, METALLB_SPECS.L2Advertisement.shape)
@@ -263,19 +280,11 @@ function announceEntries(
       l2Selection,
       " Check that they may, or give those Services another pool.",
     );
-    if ((s.serviceSelectors ?? []).length > 0) {
-      note(
-        `${mlb(object, "serviceSelectors", s.serviceSelectors!.map(selectorText))}: ` +
-          "Keelson serves every Service of the pool; move unannounced Services to a pool of their own.",
-      );
-      restriction(
-        object,
-        "serviceSelectors",
-        s.serviceSelectors!.map(selectorText).join(" OR "),
-        "Keelson announces every Service of the pool, not only those selected; move the " +
-          "others to a pool of their own before Keelson takes over.",
-      );
-    }
+    selectedServices(
+      object,
+      s.serviceSelectors,
+      "Keelson serves every Service of the pool; move unannounced Services to a pool of their own.",
+    );
     if ((s.preferredNodeSelectors ?? []).length > 0) {
       note(
         `${
@@ -319,19 +328,11 @@ function announceEntries(
       selection,
       " Choose the serving machines with [pools.served_by].",
     );
-    if ((s.serviceSelectors ?? []).length > 0) {
-      note(
-        `${mlb(object, "serviceSelectors", s.serviceSelectors!.map(selectorText))}: ` +
-          "Keelson announces every Service of the pool; move the others to a pool of their own.",
-      );
-      restriction(
-        object,
-        "serviceSelectors",
-        s.serviceSelectors!.map(selectorText).join(" OR "),
-        "Keelson announces every Service of the pool, not only those selected; move the " +
-          "others to a pool of their own before Keelson takes over.",
-      );
-    }
+    selectedServices(
+      object,
+      s.serviceSelectors,
+      "Keelson announces every Service of the pool; move the others to a pool of their own.",
+    );
   }
   return entries;
 }
