@@ -29,7 +29,8 @@ import {
   syncFailed,
 } from "../host_announcer.ts";
 import { BirdAnnouncer, type BirdClusterSource } from "./announcer.ts";
-import { BirdApplier, type BirdApplyOutcome } from "./config_applier.ts";
+import { BirdApplier } from "./config_applier.ts";
+import { rememberLastApply } from "../last_apply.ts";
 import { readyEndpointNodeNames } from "../../../src/kube/endpoint_nodes.ts";
 import { hostNodeReady } from "../serving_hold.ts";
 import { BIRD_RENDER_USAGE, renderBirdFile } from "./render_file.ts";
@@ -148,19 +149,13 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
   });
   const report = new ReportChanges(share);
   // the outcome of the last apply, for the heartbeat
-  let lastApply: BirdApplyOutcome | "none" = "none";
+  const remembering = rememberLastApply(applier);
   // [bgp] config_file and socket are read only here: BIRD runs with these paths until restarted
   const announcer = new BirdAnnouncer({
     config: options.config,
     configFile: bgp.config_file,
     host: options.host,
-    applier: {
-      apply: async (text) => {
-        const result = await applier.apply(text);
-        lastApply = result.result;
-        return result;
-      },
-    },
+    applier: remembering,
     controlPlaneHealthy: () => probe?.state === "healthy",
     healthy: () => hostNodeReady(cluster.current?.nodes, options.host),
     onAnnounced: (service, vips) =>
@@ -266,7 +261,7 @@ export async function startBird(options: BirdOptions): Promise<RunningBird | und
     dataPlane: {
       snapshot: () => report.current(),
       subscribe,
-      lastApply: () => lastApply,
+      lastApply: remembering.last,
     },
     loops: [["BIRD side", finished]],
     finished,

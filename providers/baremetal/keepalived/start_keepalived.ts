@@ -27,6 +27,7 @@ import { LifecycleStage } from "../lifecycle_stage.ts";
 import { hostNodeReady, nodeIsReady } from "../serving_hold.ts";
 import { KeepalivedAnnouncer } from "./announcer.ts";
 import { type ApplyOutcome, KeepalivedApplier } from "./config_applier.ts";
+import { rememberLastApply } from "../last_apply.ts";
 import { currentUser } from "./current_user.ts";
 import { readInterfaceAddresses } from "./interface_addresses.ts";
 import { APISERVER_TRACK_FILE } from "./model.ts";
@@ -133,29 +134,25 @@ export async function startKeepalived(
       problem: user.problem,
     });
   }
-  let lastApply: ApplyOutcome | "none" = "none";
+  // the outcome of the last apply, for the heartbeat and the restart check below
+  const remembering = rememberLastApply(applier);
+  const lastApply = remembering.last;
   const announcer = new KeepalivedAnnouncer({
     config: options.config,
     // the file paths are read only here (README: start-only settings)
     configFile: ka.config_file,
     host: options.host,
-    applier: {
-      apply: async (text) => {
-        const result = await applier.apply(text);
-        lastApply = result.result;
-        return result;
-      },
-    },
+    applier: remembering,
     registry: options.registry,
     signal: options.signal,
     ...(notifyFifoUser ? { notifyFifoUser } : {}),
   });
   await announcer.sync("startup");
   const failed = syncFailed("keepalived", options.registry);
-  loops.push(observeRoles(announcer, () => lastApply, options));
+  loops.push(observeRoles(announcer, lastApply, options));
   options.signal.addEventListener("abort", () => applier.close(), { once: true });
   const onStarted = () => {
-    if (lastApply === "not_running") announcer.sync("keepalived started").catch(failed);
+    if (lastApply() === "not_running") announcer.sync("keepalived started").catch(failed);
   };
   // the Service cache, once connected (for the `service` label)
   const connected = new LifecycleStage<Informer<V1Service>>();
@@ -163,7 +160,7 @@ export async function startKeepalived(
     options,
     notifyFifo: notifyFifoUser !== undefined,
     services: () => connected.current,
-    lastApply: () => lastApply,
+    lastApply,
     onStarted,
   });
   const named = [
@@ -174,7 +171,7 @@ export async function startKeepalived(
     name: "keepalived",
     announcer,
     notifyFifo: notifyFifoUser !== undefined,
-    lastApply: () => lastApply,
+    lastApply,
     onStarted,
     sync: (reason) => announcer.sync(reason),
     connect(context) {
