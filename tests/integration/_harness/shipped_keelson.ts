@@ -267,6 +267,30 @@ export async function keelsonCommand(
 }
 
 /**
+ * The agent's pid under the service manager of an `unprivileged` command: the manager's child
+ * running as the test user (the root step beside it runs as root). The manager is a Deno process
+ * of its own, so a figure read from its pid would be the manager's, not Keelson's.
+ * @param managerPid the pid of the process `keelsonCommand(..., { unprivileged: true })` started
+ * @returns the agent's pid, or undefined while it has not dropped to the test user (or is gone)
+ */
+export async function agentPidUnder(managerPid: number): Promise<number | undefined> {
+  for await (const entry of Deno.readDir("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    let status: string;
+    try {
+      status = await Deno.readTextFile(`/proc/${entry.name}/status`);
+    } catch {
+      continue; // gone since the listing
+    }
+    const ppid = Number(/^PPid:\s+(\d+)/m.exec(status)?.[1]);
+    const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
+    const name = /^Name:\s+(\S+)/m.exec(status)?.[1];
+    if (ppid === managerPid && uid !== 0 && name === "deno") return Number(entry.name);
+  }
+  return undefined;
+}
+
+/**
  * Quotes an argv for `sh -c` (tests that start Keelson inside `ip netns exec` with redirections).
  * @param argv the words
  * @returns one line of shell
