@@ -6,11 +6,10 @@
  * cp-1 and the leader renew their Leases meanwhile (the command judges freshness by seeing them
  * renewed, so a Lease nobody renews would be silent).
  */
-import { keelsonCommand } from "./_harness/shipped_keelson.ts";
+import { statusJson } from "./_harness/status_cli.ts";
 import assert from "node:assert/strict";
 import type { V1Lease } from "@kubernetes/client-node";
 import { integrationTest, startControlPlane } from "./_harness/control_plane.ts";
-import type { ClusterStatus } from "../../src/status/cluster_status.ts";
 import { encodeHostReport } from "../../src/status/encode_host_report.ts";
 import { MicroTime } from "../../src/kube/micro_time.ts";
 import { report } from "../unit/status/_leases.ts";
@@ -47,19 +46,6 @@ function heartbeat(host: string, ageMs: number): V1Lease {
   };
 }
 
-async function status(args: string[]): Promise<{ code: number; status: ClusterStatus }> {
-  // the shipped bundle with the baked flags: status runs in the binary too
-  const [command, ...argv] = await keelsonCommand(["status", "-o", "json", ...args]);
-  const out = await new Deno.Command(command!, {
-    args: argv,
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  assert.ok(out.code === 0 || out.code === 3, new TextDecoder().decode(out.stderr));
-  return { code: out.code, status: JSON.parse(new TextDecoder().decode(out.stdout)) };
-}
-
 integrationTest(
   "keelson status: a removed host's heartbeat is retired with --config (exit 0), silent without (exit 3)",
   async () => {
@@ -68,7 +54,7 @@ integrationTest(
     try {
       const config = `${dir}/keelson.toml`;
       await Deno.writeTextFile(config, INVENTORY);
-      const kubeconfig = ["--kubeconfig", cp.tokenKubeconfigPath];
+      const kubeconfig = cp.tokenKubeconfigPath;
       await cp.requestOk("POST", LEASES, {
         metadata: { name: "keelson" },
         spec: {
@@ -91,14 +77,14 @@ integrationTest(
         }
       })();
       try {
-        const known = await status([...kubeconfig, "--config", config]);
+        const known = await statusJson(kubeconfig, ["--config", config]);
         assert.equal(known.code, 0, JSON.stringify(known.status.problems));
         assert.deepEqual(known.status.hosts.map((h) => h.host), ["cp-1"]);
         assert.deepEqual(known.status.retired.map((h) => [h.host, h.cleanup]), [
           ["cp-9", "kubectl -n kube-system delete lease keelson-host-cp-9"],
         ]);
 
-        const blind = await status(kubeconfig);
+        const blind = await statusJson(kubeconfig);
         assert.equal(blind.code, 3);
         assert.deepEqual(blind.status.retired, []);
         assert.equal(blind.status.problems.length, 1, JSON.stringify(blind.status.problems));
@@ -114,7 +100,7 @@ integrationTest(
 
         // the command shown, as the admin runs it (kubectl's DELETE)
         await cp.requestOk("DELETE", `${LEASES}/keelson-host-cp-9`);
-        const cleaned = await status(kubeconfig);
+        const cleaned = await statusJson(kubeconfig);
         assert.equal(cleaned.code, 0, JSON.stringify(cleaned.status.problems));
         assert.deepEqual(cleaned.status.hosts.map((h) => h.host), ["cp-1"]);
       } finally {
