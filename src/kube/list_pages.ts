@@ -1,9 +1,8 @@
 /**
- * The pager every list goes through (`KubeClient.list`, the read-only client's live reads, a Node's
- * Pods): pages
- * of `limit` followed by their continue tokens; a token that expired between pages (410 Gone)
- * restarts the list once from the first page, as client-go's pager does, so the result is one
- * consistent list.
+ * The pager every list goes through (`KubeClient.list`, the read-only client's live reads, a
+ * Node's Pods): pages of `limit` followed by their continue tokens; a token that expired between
+ * pages (410 Gone) restarts the list once from the first page, as client-go's pager does, so the
+ * result is one consistent list.
  *
  * A page whose answer is larger than a page may be (`BODY_LIMITS.listPage`, reason
  * `ResponseTooLarge`) is asked for again with a tenth of the items, down to one, and the list goes
